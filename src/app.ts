@@ -1,0 +1,67 @@
+import fastifyCookie from '@fastify/cookie';
+import fastifyCsrf from '@fastify/csrf-protection';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { authRoutes } from './auth/auth.routes.js';
+import type { AuthServices } from './auth/auth.service.js';
+import { createAuthHooks } from './auth/authenticate.js';
+import { CSRF_SECRET_COOKIE, csrfCookieOptions } from './auth/cookies.js';
+import { createPasswordHasher, type PasswordHasher } from './auth/password-hasher.js';
+import { policyFromConfig } from './auth/password-policy.js';
+import { createTokenService } from './auth/tokens.js';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { registerJsonParser } from './http/json-parser.js';
+import { loggerOptions } from './logger.js';
+import { notesRoutes } from './notes/notes.routes.js';
+
+export interface AppOptions {
+  config: Config;
+  database: Database;
+  /** A ready logger (main shares one with start-up), or false to stay quiet (tests). */
+  logger?: FastifyBaseLogger | false;
+  hasher?: PasswordHasher;
+}
+
+/** The whole application; main.ts and the tests build exactly this. */
+export async function buildApp({ config, database, logger, hasher }: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
+    trustProxy: config.trustProxy,
+    bodyLimit: 16 * 1024,
+    // Long-running slow uploads tie up sockets; legitimate bodies here are at most a few MiB.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandling(app);
+  registerJsonParser(app);
+  await app.register(fastifyCookie, { secret: config.csrfSecret });
+  await app.register(fastifyCsrf, {
+    cookieKey: CSRF_SECRET_COOKIE,
+    cookieOpts: csrfCookieOptions(config),
+    getToken: (request) => {
+      const value = request.headers['x-csrf-token'];
+      return typeof value === 'string' ? value : undefined;
+    },
+  });
+  app.decorateRequest('claims', null);
+
+  const tokens = createTokenService(config.jwtSecret);
+  const services: AuthServices = {
+    db: database.db,
+    tokens,
+    hasher: hasher ?? createPasswordHasher(),
+    policy: policyFromConfig(config, app.log),
+    log: app.log,
+  };
+  const hooks = createAuthHooks(tokens);
+
+  await app.register(authRoutes, { prefix: '/api/auth', config, services, hooks });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, hooks });
+  return app;
+}

@@ -1,0 +1,137 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
+import { parsePage } from '../http/pagination.js';
+import { PaginationQuery } from '../http/schemas.js';
+import { normalizeId } from '../shared/ids.js';
+import * as schemas from './auth.schemas.js';
+import * as auth from './auth.service.js';
+import type { AuthHooks } from './authenticate.js';
+import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
+import { assertTrustedOrigin } from './origin-check.js';
+
+export interface AuthRoutesOptions {
+  config: Config;
+  services: auth.AuthServices;
+  hooks: AuthHooks;
+}
+
+/** Small bodies only: the largest legitimate one is two 256-character passwords, JSON-escaped. */
+const AUTH_BODY_LIMIT = 16 * 1024;
+
+const clientInfo = (request: FastifyRequest): auth.ClientInfo => ({
+  userAgent: request.headers['user-agent'],
+  ip: request.ip,
+});
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { config, services, hooks }) => {
+  app.addHook('onSend', async (_request, reply) => {
+    // Tokens and account data must never sit in a shared or browser cache.
+    reply.header('cache-control', 'no-store');
+  });
+
+  const sendTokens = (reply: FastifyReply, issued: auth.IssuedTokens) =>
+    setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
+
+  app.post('/signup', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { failureDetail: 'Failed to create user' },
+    schema: { body: schemas.Credentials, response: { 201: schemas.SignupResponse } },
+  }, async (request, reply) => {
+    const created = await auth.signup(services, request.body.username, request.body.password);
+    return reply.code(201).send(created);
+  });
+
+  app.post('/login', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { failureDetail: 'Failed to generate tokens' },
+    schema: { body: schemas.Credentials, querystring: schemas.LoginQuery, response: { 200: schemas.LoginResponse } },
+  }, async (request, reply) => {
+    const { issued, user } = await auth.login(services, request.body.username, request.body.password, clientInfo(request));
+    sendTokens(reply, issued);
+    const includeUser = schemas.parseBooleanString(request.query.includeUser);
+    return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
+  });
+
+  app.get('/me', {
+    onRequest: hooks.access,
+    config: { failureDetail: 'Failed to retrieve user' },
+    schema: { response: { 200: schemas.UserSchema } },
+  }, async (request) => auth.getUser(services, request.claims!));
+
+  app.post('/logout', {
+    onRequest: hooks.access,
+    config: { unauthenticated: Errors.notAuthenticated, failureDetail: 'Failed to logout' },
+  }, async (request, reply) => {
+    await auth.logout(services, request.claims!);
+    clearAuthCookies(reply, config);
+    return reply.code(204).send();
+  });
+
+  for (const url of ['/owner/', '/owner']) {
+    app.put(url, {
+      onRequest: hooks.access,
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { failureDetail: 'Failed to update password' },
+      schema: { body: schemas.ChangePasswordBody, response: { 200: schemas.ChangePasswordResponse } },
+    }, async (request, reply) => {
+      const { old_password, new_password } = request.body;
+      const { issued, user } = await auth.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
+      sendTokens(reply, issued);
+      return { access_token: issued.accessToken, user };
+    });
+
+    app.delete(url, {
+      onRequest: hooks.access,
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { failureDetail: 'Failed to delete user' },
+      schema: { body: schemas.DeleteOwnerBody },
+    }, async (request, reply) => {
+      await auth.deleteOwnAccount(services, request.claims!, request.body.password);
+      clearAuthCookies(reply, config);
+      return reply.code(204).send();
+    });
+  }
+
+  app.get('/admin/all', {
+    onRequest: hooks.admin,
+    config: { failureDetail: 'Failed to retrieve users' },
+    schema: { querystring: PaginationQuery, response: { 200: schemas.UserPage } },
+  }, async (request) => {
+    const { limit, offset } = parsePage(request.query);
+    return auth.listUsers(services, limit, offset);
+  });
+
+  app.delete('/admin/:id', {
+    onRequest: hooks.admin,
+    config: { failureDetail: 'Failed to delete user' },
+    schema: { params: schemas.UserIdParams },
+  }, async (request, reply) => {
+    await auth.adminDeleteUser(services, normalizeId(request.params.id));
+    return reply.code(204).send();
+  });
+
+  // Spec §4.1 rule 8: a safe method that only hands out a token, for a holder of a valid refresh cookie.
+  app.get('/cookie/csrf', async (request, reply) => {
+    const claims = services.tokens.verify(request.cookies[REFRESH_COOKIE] ?? '');
+    if (claims === null || claims.type !== 'refresh') throw Errors.unauthorized();
+    const token = await reply.generateCsrf();
+    return reply.header('x-csrf-token', token).code(204).send();
+  });
+
+  app.post('/cookie/refresh', {
+    onRequest: [
+      async (request) => {
+        if (config.production) assertTrustedOrigin(request, config.trustedOrigins);
+      },
+      app.csrfProtection,
+    ],
+    config: { failureDetail: 'Failed to generate tokens' },
+    schema: { response: { 200: schemas.AccessTokenResponse } },
+  }, async (request, reply) => {
+    const issued = await auth.refresh(services, request.cookies[REFRESH_COOKIE], clientInfo(request));
+    sendTokens(reply, issued);
+    return { access_token: issued.accessToken };
+  });
+};

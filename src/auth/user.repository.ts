@@ -1,0 +1,43 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Db, UsersTable } from '../db/schema.js';
+
+export type UserRow = Selectable<UsersTable>;
+
+export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+}
+
+export async function insertUser(db: Db, row: Insertable<UsersTable>): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+export async function updatePasswordHash(db: Db, id: string, passwordHash: string, now: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** True when a row was deleted; notes, versions and refresh tokens go with it (ON DELETE CASCADE). */
+export async function deleteUser(db: Db, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Ordered by creation time, then id, so pages stay stable. */
+export function listUsers(db: Db, limit: number, offset: number): Promise<UserRow[]> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+}
+
+export async function adminExists(db: Db): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where('is_admin', '=', true).limit(1).executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; filename: string }
+  | { kind: 'postgres'; url: string; poolMax: number };
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly production: boolean;
+  readonly database: DatabaseConfig;
+  readonly jwtSecret: string;
+  readonly csrfSecret: string;
+  /** True when the secrets were generated for this process (development only). */
+  readonly secretsGenerated: boolean;
+  readonly cookieDomain: string | undefined;
+  readonly admin: { readonly username: string; readonly password: string } | undefined;
+  /** Base URL of the k-anonymity range API, or null when the remote check is off. */
+  readonly pwnedPasswordsUrl: string | null;
+  readonly passwordMinLength: number;
+  readonly passwordMinEntropy: number;
+  readonly rateLimit: boolean;
+  readonly logLevel: string;
+  /** Origins besides the request's own HTTPS origin that may call the refresh route in production. */
+  readonly trustedOrigins: readonly string[];
+  readonly trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MIN_SECRET_LENGTH = 32;
+
+/** Reads and validates every variable once; nothing else in the app reads process.env. */
+export function loadConfig(env: Env = process.env): Config {
+  const production = (env.NODE_ENV ?? 'development') === 'production';
+  const secrets = readSecrets(env, production);
+  const config: Config = {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: nonEmpty(env.HOST) ?? '127.0.0.1',
+    production,
+    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db', integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000)),
+    ...secrets,
+    cookieDomain: nonEmpty(env.COOKIE_DOMAIN),
+    admin: readAdmin(env),
+    pwnedPasswordsUrl: readPwnedUrl(env.PWNED_PASSWORDS_URL),
+    passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 15, 1, 256),
+    passwordMinEntropy: number(env, 'PASSWORD_MIN_ENTROPY', 60, 0, 10_000),
+    rateLimit: onOff(env, 'RATE_LIMIT', true),
+    logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
+    trustedOrigins: list(env.TRUSTED_ORIGINS).map((origin) => parseOrigin(origin, 'TRUSTED_ORIGINS')),
+    trustProxy: onOff(env, 'TRUST_PROXY', false),
+  };
+  return Object.freeze(config);
+}
+
+export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    const filename = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (filename === '') throw new ConfigError('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/vellum.db');
+    return { kind: 'sqlite', filename: filename === ':memory:' ? filename : path.resolve(filename) };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url, poolMax };
+  }
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function readSecrets(env: Env, production: boolean) {
+  const jwt = nonEmpty(env.JWT_SECRET);
+  const csrf = nonEmpty(env.CSRF_SECRET);
+  for (const [name, value] of [['JWT_SECRET', jwt], ['CSRF_SECRET', csrf]] as const) {
+    if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
+      throw new ConfigError(`${name} must be at least ${MIN_SECRET_LENGTH} characters long`);
+    }
+    if (value === undefined && production) {
+      throw new ConfigError(`${name} is required when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} characters)`);
+    }
+  }
+  if (jwt !== undefined && jwt === csrf) throw new ConfigError('JWT_SECRET and CSRF_SECRET must differ');
+  return {
+    jwtSecret: jwt ?? randomBytes(32).toString('base64url'),
+    csrfSecret: csrf ?? randomBytes(32).toString('base64url'),
+    secretsGenerated: jwt === undefined || csrf === undefined,
+  };
+}
+
+function readAdmin(env: Env) {
+  const username = nonEmpty(env.ADMIN_USERNAME);
+  const password = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
+  if ((username === undefined) !== (password === undefined)) {
+    throw new ConfigError('ADMIN_USERNAME and ADMIN_PASSWORD must be set together');
+  }
+  return username !== undefined && password !== undefined ? { username, password } : undefined;
+}
+
+function readPwnedUrl(value: string | undefined): string | null {
+  const url = nonEmpty(value) ?? 'https://api.pwnedpasswords.com';
+  if (url === 'off') return null;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError('PWNED_PASSWORDS_URL must be an http(s) URL or "off"');
+  }
+  return url.replace(/\/+$/, '');
+}
+
+function parseOrigin(value: string, name: string): string {
+  try {
+    const url = new URL(value);
+    if (url.origin === 'null') throw new Error();
+    return url.origin;
+  } catch {
+    throw new ConfigError(`${name}: "${value}" is not an origin like https://notes.example.com`);
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed === undefined || trimmed === '' ? undefined : trimmed;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function number(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = number(env, name, fallback, min, max);
+  if (!Number.isInteger(value)) throw new ConfigError(`${name} must be a whole number, got "${env[name]}"`);
+  return value;
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = nonEmpty(env[name])?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be "on" or "off", got "${env[name]}"`);
+}
+
+function oneOf(env: Env, name: string, fallback: string, allowed: string[]): string {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  if (!allowed.includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return raw;
+}

@@ -1,0 +1,45 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+import type { Tables } from './schema.js';
+import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
+
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly kind: DatabaseConfig['kind'];
+  close(): Promise<void>;
+}
+
+interface OpenOptions {
+  onPoolError?: (error: Error) => void;
+}
+
+export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Database {
+  return config.kind === 'sqlite' ? openSqlite(config.filename) : openPostgres(config.url, config.poolMax, options);
+}
+
+function openSqlite(filename: string): Database {
+  if (filename !== ':memory:') fs.mkdirSync(path.dirname(filename), { recursive: true });
+  const sqlite = new BetterSqlite3(filename);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  // Several workers may share one file; wait for the write lock instead of failing at once.
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: sqlite }),
+    plugins: [new SqliteBooleanPlugin()],
+  });
+  return { db, kind: 'sqlite', close: () => db.destroy() };
+}
+
+function openPostgres(url: string, max: number, options: OpenOptions): Database {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', (error) => options.onPoolError?.(error));
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}

@@ -1,0 +1,27 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import * as accounts from './migrations/2026-11-22-01-accounts.js';
+import * as notes from './migrations/2026-11-22-02-notes.js';
+
+// Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
+const migrations: Record<string, Migration> = {
+  '2026-11-22-01-accounts': accounts,
+  '2026-11-22-02-notes': notes,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+export function createMigrator(db: Kysely<any>): Migrator {
+  return new Migrator({ db, provider });
+}
+
+/** Applies every pending migration; throws with the failing migration's name. */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const { error, results } = await createMigrator(db).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error !== undefined) {
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`, { cause: error });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export const latestMigration = Object.keys(migrations).sort().at(-1);

@@ -1,0 +1,48 @@
+/**
+ * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
+ * them (and every other error) into application/problem+json.
+ */
+export class AppError extends Error {
+  override name = 'AppError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly extensions: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+const make = (status: number, code: string, detail: string) => () => new AppError(status, code, detail);
+
+/** Every error the service can answer with, in one catalogue. Details are the spec's messages. */
+export const Errors = {
+  invalidBody: make(400, 'invalid_request_body', 'Invalid request body'),
+  validation: (detail: string) => new AppError(400, 'validation_failed', detail),
+  invalidUserId: make(400, 'invalid_user_id', 'Invalid user ID'),
+  resourceIdMissing: make(400, 'resource_id_missing', 'Resource ID missing'),
+  invalidNoteId: make(400, 'invalid_note_id', 'Invalid note ID'),
+  invalidVersionId: make(400, 'invalid_version_id', 'Invalid version ID'),
+  invalidQuery: (detail: string) => new AppError(400, 'invalid_query', detail),
+  invalidCredentials: make(401, 'invalid_credentials', 'Invalid credentials'),
+  unauthorized: make(401, 'unauthorized', 'Unauthorized'),
+  notAuthenticated: make(401, 'not_authenticated', 'Not authenticated'),
+  invalidToken: make(401, 'invalid_token', 'Invalid token'),
+  invalidRefreshToken: make(401, 'invalid_refresh_token', 'Invalid refresh token'),
+  forbidden: make(403, 'forbidden', 'Forbidden'),
+  invalidCsrf: make(403, 'invalid_csrf_token', 'Invalid CSRF token'),
+  originNotAllowed: make(403, 'origin_not_allowed', 'Origin not allowed'),
+  userNotFound: make(404, 'user_not_found', 'User not found'),
+  noteNotFound: make(404, 'note_not_found', 'Note not found'),
+  versionNotFound: make(404, 'version_not_found', 'Version not found'),
+  usernameTaken: make(409, 'username_taken', 'Username is already in use'),
+  versionMismatch: (current: number) =>
+    new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {
+      current_version: current,
+    }, { etag: `"${current}"` }),
+  contentTooLarge: (detail: string) => new AppError(413, 'content_too_large', detail),
+  busy: (retryAfterSeconds: number) =>
+    new AppError(503, 'busy', 'The server is busy; retry shortly', {}, { 'retry-after': String(retryAfterSeconds) }),
+} as const;

@@ -1,0 +1,78 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, Errors } from '../errors.js';
+import { problem, sendProblem } from './problem.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The spec's message for an unexpected failure of this route (e.g. "Failed to create user"). */
+    failureDetail?: string;
+    /** What a body that fails the route schema means here; gets the validator's own words. */
+    invalidBody?: (reason: string) => AppError;
+  }
+}
+
+/** Path parameters name what they identify; a malformed one gets the matching message. */
+const PARAM_ERRORS: Record<string, () => AppError> = {
+  noteID: Errors.invalidNoteId,
+  versionID: Errors.invalidVersionId,
+  id: Errors.resourceIdMissing,
+};
+
+/** The one place where errors become HTTP answers. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = toAppError(error, request);
+    if (known !== undefined) {
+      if (known.status >= 500) request.log.error({ err: error }, 'request failed');
+      return sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    const detail = request.routeOptions.config?.failureDetail ?? 'Internal Server Error';
+    return sendProblem(reply, problem(500, detail, 'internal_error'));
+  });
+
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(reply, problem(404, `No route for ${request.method} ${request.url.split('?')[0]}`, 'route_not_found')),
+  );
+}
+
+function toAppError(error: FastifyError, request: FastifyRequest): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (error.validation !== undefined) return validationError(error, request);
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return Errors.invalidBody();
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(413, 'body_too_large', 'Request body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(415, 'unsupported_media_type', 'Unsupported content type: send application/json');
+    case 'FST_CSRF_MISSING_SECRET':
+    case 'FST_CSRF_INVALID_TOKEN':
+      return Errors.invalidCsrf();
+  }
+  // JSON.parse failures surface as SyntaxError with a 400 status from the body parser.
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`);
+  }
+  return undefined;
+}
+
+function validationError(error: FastifyError, request: FastifyRequest): AppError {
+  const first = error.validation?.[0];
+  switch (error.validationContext) {
+    case 'params': {
+      const name = first?.instancePath.replace(/^\//, '') || String(first?.params?.missingProperty ?? '');
+      return (PARAM_ERRORS[name] ?? Errors.resourceIdMissing)();
+    }
+    case 'querystring': {
+      const name = first?.instancePath.replace(/^\//, '') || 'query';
+      return Errors.invalidQuery(`Invalid query parameter "${name}"`);
+    }
+    default:
+      const field = first?.instancePath.replace(/^\//, '').replaceAll('/', '.') || 'body';
+      return request.routeOptions.config?.invalidBody?.(`${field} ${first?.message ?? 'is invalid'}`) ?? Errors.invalidBody();
+  }
+}

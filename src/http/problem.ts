@@ -1,0 +1,31 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyReply } from 'fastify';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code?: string;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
+  return {
+    ...extensions,
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    detail,
+    ...(code === undefined ? {} : { code }),
+  };
+}
+
+/** RFC 9457 body; 401s also name the scheme the client should use (RFC 6750). */
+export function sendProblem(reply: FastifyReply, body: Problem, headers: Record<string, string> = {}): FastifyReply {
+  if (body.status === 401) reply.header('www-authenticate', 'Bearer');
+  for (const [name, value] of Object.entries(headers)) reply.header(name, value);
+  return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}

@@ -1,0 +1,72 @@
+import { pino } from 'pino';
+import { buildApp } from './app.js';
+import { bootstrapAdmin } from './auth/bootstrap-admin.js';
+import { createPasswordHasher } from './auth/password-hasher.js';
+import { policyFromConfig } from './auth/password-policy.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { loggerOptions } from './logger.js';
+
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`vellum: configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = pino(loggerOptions(config));
+  if (config.secretsGenerated) {
+    log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart');
+  }
+  const database = openDatabase(config.database, { onPoolError: (err) => log.error({ err }, 'database pool error') });
+  try {
+    const applied = await migrateToLatest(database.db);
+    if (applied.length > 0) log.info({ applied }, 'applied database migrations');
+    const hasher = createPasswordHasher();
+    await bootstrapAdmin(database.db, { admin: config.admin, policy: policyFromConfig(config, log), hasher, log });
+    const app = await buildApp({ config, database, logger: log, hasher });
+    installShutdown(async () => {
+      await app.close();
+      await database.close();
+    }, log);
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+    await database.close().catch(() => {});
+    process.exit(1);
+  }
+}
+
+function installShutdown(close: () => Promise<void>, log: pino.Logger): void {
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down');
+    // In-flight requests get a bounded time to finish.
+    const timer = setTimeout(() => {
+      log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, 10_000);
+    timer.unref();
+    close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}
+
+await main();

@@ -1,0 +1,22 @@
+import { Errors } from '../errors.js';
+
+/**
+ * If-Match (RFC 9110 §13.1.1) against ETags of the form "<version>". Returns the versions that
+ * qualify, undefined for no precondition ("*" or no header). Weak tags never match (strong
+ * comparison), so a list of only weak tags yields [] and the write is refused with 412.
+ */
+export function parseIfMatch(header: string | undefined): number[] | undefined {
+  if (header === undefined) return undefined;
+  const trimmed = header.trim();
+  if (trimmed === '*') return undefined;
+  const versions: number[] = [];
+  for (const part of trimmed.split(',')) {
+    const tag = part.trim();
+    const strong = /^"(\d{1,9})"$/.exec(tag);
+    if (strong !== null) versions.push(Number(strong[1]));
+    else if (!/^W\/"[^"]*"$/.test(tag)) {
+      throw Errors.validation('If-Match must be an entity tag from GET /api/notes/{id}, like "3"');
+    }
+  }
+  return versions;
+}

@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { requireUserId } from '../auth/auth.service.js';
+import type { AuthHooks } from '../auth/authenticate.js';
+import type { Db } from '../db/schema.js';
+import { Errors } from '../errors.js';
+import { parsePage } from '../http/pagination.js';
+import { PaginationQuery } from '../http/schemas.js';
+import { normalizeId } from '../shared/ids.js';
+import { parseIfMatch } from './if-match.js';
+import * as schemas from './notes.schemas.js';
+import * as notes from './notes.service.js';
+
+export interface NotesRoutesOptions {
+  db: Db;
+  hooks: AuthHooks;
+}
+
+/** 1 MiB of content may grow sixfold when every character is JSON-escaped as \u0000. */
+const NOTE_BODY_LIMIT = 7 * 1024 * 1024;
+
+const config = { invalidBody: (reason: string) => Errors.validation(`Invalid request body: ${reason}`) };
+
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks }) => {
+  app.addHook('onRequest', hooks.access);
+
+  app.post('/', {
+    bodyLimit: NOTE_BODY_LIMIT,
+    config,
+    schema: { body: schemas.CreateNoteBody, response: { 201: schemas.NoteSchema } },
+  }, async (request, reply) => {
+    const note = await notes.createNote(db, requireUserId(request.claims!), request.body ?? {});
+    return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
+  });
+
+  app.get('/', {
+    schema: { querystring: schemas.NotesQuery, response: { 200: { type: 'array', items: schemas.NoteRowSchema } } },
+  }, async (request) => {
+    const { limit, offset } = request.query;
+    const page = limit === undefined && offset === undefined ? undefined : parsePage(request.query);
+    // Without a limit every note is returned; an offset alone still pages from there.
+    const effective = page !== undefined && limit === undefined ? { ...page, limit: Number.MAX_SAFE_INTEGER } : page;
+    return notes.listNotes(db, requireUserId(request.claims!), effective);
+  });
+
+  app.get('/:noteID', {
+    schema: { params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
+  }, async (request, reply) => {
+    const note = await notes.getNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    return reply.header('etag', `"${note.version}"`).send(note);
+  });
+
+  app.delete('/:noteID', {
+    schema: { params: schemas.NoteParams },
+  }, async (request, reply) => {
+    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    return reply.code(204).send();
+  });
+
+  app.get('/:noteID/versions', {
+    schema: { params: schemas.NoteParams, querystring: PaginationQuery, response: { 200: { type: 'array', items: schemas.VersionRowSchema } } },
+  }, async (request) =>
+    notes.listVersions(db, requireUserId(request.claims!), normalizeId(request.params.noteID), parsePage(request.query)),
+  );
+
+  app.post('/:noteID/versions', {
+    bodyLimit: NOTE_BODY_LIMIT,
+    config,
+    schema: { params: schemas.NoteParams, headers: schemas.IfMatchHeaders, body: schemas.NewVersionBody },
+  }, async (request, reply) => {
+    const expected = parseIfMatch(request.headers['if-match']);
+    const version = await notes.addVersion(
+      db, requireUserId(request.claims!), normalizeId(request.params.noteID), request.body, expected,
+    );
+    return reply.code(204).header('etag', `"${version}"`).send();
+  });
+
+  app.get('/:noteID/:versionID', {
+    schema: { params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
+  }, async (request) =>
+    notes.getVersion(db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID)),
+  );
+};

@@ -1,0 +1,127 @@
+import type { Db } from '../db/schema.js';
+import { decodeText, encodeText, isForeignKeyViolation, nowIso, toIso } from '../db/values.js';
+import { Errors } from '../errors.js';
+import type { Page } from '../http/pagination.js';
+import { newId } from '../shared/ids.js';
+import * as repo from './notes.repository.js';
+import { CONTENT_MAX_BYTES } from './notes.schemas.js';
+
+export interface Note {
+  id: string;
+  owner_id: string;
+  title: string;
+  content: string;
+  version: number;
+  version_id: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export const PLACEHOLDER_TITLE = 'Untitled';
+
+/** Strings must be storable as UTF-8 unchanged: no lone surrogates, content within 1 MiB. */
+export function checkText(title: string, content: string): void {
+  if (!title.isWellFormed() || !content.isWellFormed()) {
+    throw Errors.validation('Invalid request body: title and content must be valid Unicode (no unpaired surrogates)');
+  }
+  if (Buffer.byteLength(content, 'utf8') > CONTENT_MAX_BYTES) {
+    throw Errors.contentTooLarge(`content must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB) of UTF-8`);
+  }
+}
+
+function toNote(record: repo.NoteRecord): Note {
+  return {
+    id: record.id,
+    owner_id: record.owner_id,
+    title: decodeText(record.title),
+    content: decodeText(record.content),
+    version: record.version,
+    version_id: record.version_id,
+    created_at: toIso(record.created_at),
+    updated_at: toIso(record.updated_at),
+  };
+}
+
+export async function createNote(db: Db, ownerId: string, input: { title?: string; content?: string }): Promise<Note> {
+  const title = input.title ?? PLACEHOLDER_TITLE;
+  const content = input.content ?? '';
+  checkText(title, content);
+  const id = newId();
+  const versionId = newId();
+  const now = nowIso();
+  const titleBytes = encodeText(title);
+  try {
+    await db.transaction().execute(async (trx) => {
+      await repo.insertNote(trx, { id, owner_id: ownerId, title: titleBytes, version_id: versionId, now });
+      await repo.insertVersion(trx, {
+        id: versionId, note_id: id, version: 1, title: titleBytes, content: encodeText(content), created_at: now,
+      });
+    });
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
+    throw error;
+  }
+  return { id, owner_id: ownerId, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now };
+}
+
+export async function getNote(db: Db, ownerId: string, noteId: string): Promise<Note> {
+  const record = await repo.findNote(db, ownerId, noteId);
+  if (record === undefined) throw Errors.noteNotFound();
+  return toNote(record);
+}
+
+export async function listNotes(db: Db, ownerId: string, page: Page | undefined) {
+  const rows = await repo.listNotes(db, ownerId, page);
+  return rows.map((row) => ({ id: row.id, owner_id: row.owner_id, title: decodeText(row.title), updated_at: toIso(row.updated_at) }));
+}
+
+export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<void> {
+  if (!(await repo.deleteNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+}
+
+/**
+ * Adds the next version. `expected` comes from If-Match: when given, the write only happens if the
+ * note is still at one of those versions, else 412 tells the client the current one.
+ */
+export async function addVersion(
+  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
+): Promise<number> {
+  checkText(input.title, input.content);
+  const versionId = newId();
+  const now = nowIso();
+  const title = encodeText(input.title);
+  const version = await db.transaction().execute(async (trx) => {
+    const next = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
+    if (next === undefined) return undefined;
+    await repo.insertVersion(trx, { id: versionId, note_id: noteId, version: next, title, content: encodeText(input.content), created_at: now });
+    return next;
+  });
+  if (version !== undefined) return version;
+  const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
+  if (current === undefined) throw Errors.noteNotFound();
+  throw Errors.versionMismatch(current);
+}
+
+export async function listVersions(db: Db, ownerId: string, noteId: string, page: Page) {
+  const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
+  if (current === undefined) throw Errors.noteNotFound();
+  if (page.offset >= current) return [];
+  const rows = await repo.listVersions(db, noteId, current, page.limit, page.offset);
+  return rows.map((row) => ({ id: row.id, title: decodeText(row.title), version: row.version, created_at: toIso(row.created_at) }));
+}
+
+export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
+  const row = await repo.findVersion(db, ownerId, noteId, versionId);
+  if (row === undefined) {
+    const noteExists = (await repo.findNoteVersionNumber(db, ownerId, noteId)) !== undefined;
+    throw noteExists ? Errors.versionNotFound() : Errors.noteNotFound();
+  }
+  return {
+    id: row.id,
+    note_id: row.note_id,
+    title: decodeText(row.title),
+    content: decodeText(row.content),
+    version: row.version,
+    created_at: toIso(row.created_at),
+  };
+}
