@@ -25,6 +25,8 @@ export interface Config {
   /** Origins besides the request's own HTTPS origin that may call the refresh route in production. */
   readonly trustedOrigins: readonly string[];
   readonly trustProxy: boolean;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -55,6 +57,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     trustedOrigins: list(env.TRUSTED_ORIGINS).map((origin) => parseOrigin(origin, 'TRUSTED_ORIGINS')),
     trustProxy: onOff(env, 'TRUST_PROXY', false),
+    metricsToken: nonEmpty(env.METRICS_TOKEN),
   };
   return Object.freeze(config);
 }

@@ -56,3 +56,26 @@ export async function revokeFamily(db: Db, familyId: string, now: string): Promi
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/**
+ * Deletes tokens that can never be used again: expired ones, and revoked ones whose whole session
+ * is over. Revoked tokens of a live session stay, so replaying one still triggers theft detection.
+ */
+export async function pruneRefreshTokens(db: Db, now: string): Promise<number> {
+  const result = await db
+    .deleteFrom('refresh_tokens')
+    .where((eb) =>
+      eb.or([
+        eb('expires_at', '<=', now),
+        eb.and([
+          eb('revoked', '=', true),
+          eb('family_id', 'not in', eb.selectFrom('refresh_tokens as live')
+            .select('live.family_id')
+            .where('live.revoked', '=', false)
+            .where('live.expires_at', '>', now)),
+        ]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

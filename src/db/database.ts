@@ -10,6 +10,8 @@ import { SqliteBooleanPlugin } from './sqlite-boolean-plugin.js';
 export interface Database {
   readonly db: Kysely<Tables>;
   readonly kind: DatabaseConfig['kind'];
+  /** Connection counts of the PostgreSQL pool (absent on SQLite). */
+  readonly poolStats?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -41,5 +43,6 @@ function openPostgres(url: string, max: number, options: OpenOptions): Database 
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.onPoolError?.(error));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  return { db, kind: 'postgres', poolStats, close: () => db.destroy() };
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, Errors } from '../errors.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -25,6 +26,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.error({ err: error }, 'database unavailable');
+      return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), { 'retry-after': '5' });
     }
     request.log.error({ err: error }, 'unhandled error');
     const detail = request.routeOptions.config?.failureDetail ?? 'Internal Server Error';

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { createPasswordHasher } from './auth/password-hasher.js';
+import { policyFromConfig } from './auth/password-policy.js';
+import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
+import { ConfigError, loadConfig } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { loggerOptions } from './logger.js';
+
+const USAGE = `Usage: vellum <command>
+
+Commands (they use the same environment variables as the server, DATABASE_URL first):
+  migrate                   apply pending database migrations
+  create-admin [USERNAME]   create an administrator (USERNAME or ADMIN_USERNAME)
+  reset-password USERNAME   set a new password and end all of the user's sessions
+  prune-sessions            delete refresh tokens that can never be used again
+
+Passwords are read from VELLUM_PASSWORD, or else from the first line of standard input.`;
+
+async function readPassword(): Promise<string> {
+  const fromEnv = process.env.VELLUM_PASSWORD;
+  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+  if (process.stdin.isTTY) process.stderr.write('Password: ');
+  let input = '';
+  for await (const chunk of process.stdin) {
+    input += String(chunk);
+    if (input.includes('\n')) break;
+  }
+  return input.split(/\r?\n/)[0] ?? '';
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
+  const [command, arg] = positionals;
+  if (command === undefined || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 1 : 0;
+  }
+  const config = loadConfig();
+  const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  const database = openDatabase(config.database);
+  const deps: CommandDeps = { db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher(), log };
+  try {
+    // Every command works on an up-to-date schema.
+    const applied = await migrateToLatest(database.db);
+    switch (command) {
+      case 'migrate':
+        process.stdout.write(applied.length > 0 ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+        return 0;
+      case 'create-admin': {
+        const username = arg ?? process.env.ADMIN_USERNAME;
+        if (username === undefined || username === '') throw new CommandError('give a USERNAME (or set ADMIN_USERNAME)');
+        const created = await createAdmin(deps, username, process.env.ADMIN_PASSWORD || (await readPassword()));
+        process.stdout.write(`created administrator "${created}"\n`);
+        return 0;
+      }
+      case 'reset-password': {
+        if (arg === undefined) throw new CommandError('give the USERNAME whose password to reset');
+        await resetPassword(deps, arg, await readPassword());
+        process.stdout.write(`password reset for "${arg.toLowerCase()}"; all of its sessions were ended\n`);
+        return 0;
+      }
+      case 'prune-sessions':
+        process.stdout.write(`deleted ${await pruneSessions(deps)} refresh tokens\n`);
+        return 0;
+      default:
+        throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);
+    }
+  } finally {
+    await database.close();
+  }
+}
+
+try {
+  process.exitCode = await run(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof CommandError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`vellum: ${(error as Error).message}\n`);
+    process.exitCode = 1;
+  } else {
+    throw error;
+  }
+}

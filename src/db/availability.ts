@@ -1,0 +1,19 @@
+/**
+ * Errors that mean "the database cannot be reached right now" rather than "this request is wrong":
+ * they become 503 with Retry-After, and the pool reconnects by itself when the database returns.
+ */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '53300', // too many connections
+  'SQLITE_BUSY', 'SQLITE_LOCKED',
+]);
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (e === null || typeof e !== 'object') return false;
+  if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  // node-postgres reports these without a code.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+}

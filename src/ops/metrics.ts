@@ -1,0 +1,70 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { parseBearer } from '../auth/authenticate.js';
+import type { PasswordHasher } from '../auth/password-hasher.js';
+import { Errors } from '../errors.js';
+
+export interface MetricsSources {
+  hasher: PasswordHasher;
+  /** Connections of the PostgreSQL pool, when there is one. */
+  pool?: () => { total: number; idle: number; waiting: number };
+  /** When set, /metrics wants `Authorization: Bearer <token>`. */
+  token: string | undefined;
+}
+
+/**
+ * Prometheus metrics at /metrics. Each app gets its own registry, so tests that build several apps
+ * (and cluster workers) never collide on metric names.
+ */
+export function registerMetrics(app: FastifyInstance, sources: MetricsSources): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  const requests = new Counter({
+    name: 'vellum_http_requests_total', help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'vellum_http_request_duration_seconds', help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  });
+  new Gauge({
+    name: 'vellum_password_hash_queue_depth', help: 'Argon2 hashes running or waiting',
+    registers: [registry], collect() { this.set(sources.hasher.depth); },
+  });
+  if (sources.pool !== undefined) {
+    const pool = sources.pool;
+    new Gauge({
+      name: 'vellum_db_pool_connections', help: 'PostgreSQL pool connections by state',
+      labelNames: ['state'] as const, registers: [registry],
+      collect() {
+        const { total, idle, waiting } = pool();
+        this.set({ state: 'total' }, total);
+        this.set({ state: 'idle' }, idle);
+        this.set({ state: 'waiting' }, waiting);
+      },
+    });
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL, so ids do not explode the label set.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (sources.token !== undefined && !sameSecret(parseBearer(request.headers.authorization), sources.token)) {
+      throw Errors.unauthorized();
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+}
+
+function sameSecret(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
