@@ -13,14 +13,11 @@ export interface Problem {
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
-  return {
-    ...extensions,
-    type: 'about:blank',
-    title: STATUS_CODES[status] ?? 'Error',
-    status,
-    detail,
-    ...(code === undefined ? {} : { code }),
-  };
+  const body: Problem = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
+  if (code !== undefined) body.code = code;
+  // Extensions follow the standard members and can never replace them.
+  for (const [key, value] of Object.entries(extensions)) if (!(key in body)) body[key] = value;
+  return body;
 }
 
 /** RFC 9457 body; 401s also name the scheme the client should use (RFC 6750). */
