@@ -8,6 +8,9 @@ import type { FastifyInstance } from 'fastify';
 export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
+  // Fastify also accepts text/plain by default, which turned a non-JSON body into a 400 instead of
+  // CONTRACT.md's 415; it is also a type a cross-site form can send without a CORS preflight.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === '') return done(null, undefined);
