@@ -56,6 +56,9 @@ export function setCookies(res: LightMyRequestResponse): Map<string, RawCookie> 
   return cookies;
 }
 
+/** The decoded value of a cookie the response sets, if it sets it. */
+export const cookieValue = (res: LightMyRequestResponse, name: string): string | undefined => cookie(res, name)?.value;
+
 export interface Jwt {
   header: Record<string, unknown>;
   payload: Record<string, unknown>;
@@ -109,7 +112,7 @@ export async function getCsrf(app: FastifyInstance, refreshToken: string): Promi
   assert.equal(res.statusCode, 204, res.body);
   const token = res.headers['x-csrf-token'];
   assert.equal(typeof token, 'string');
-  const secret = cookie(res, CSRF_SECRET_COOKIE)?.value;
+  const secret = cookieValue(res, CSRF_SECRET_COOKIE);
   assert.ok(secret, 'the CSRF secret cookie is set');
   return { token: token as string, secret };
 }
