@@ -40,7 +40,8 @@ function errorStatuses(route: RouteOptions): number[] {
   const method = String(route.method);
   const statuses = [400, 429, 500, 503];
   const auth = authOf(url);
-  if (auth !== 'public') statuses.push(401);
+  // Login is public but answers 401 "Invalid credentials"; the document used to omit it.
+  if (auth !== 'public' || url === '/api/auth/login') statuses.push(401);
   if (auth === 'admin' || auth === 'cookie') statuses.push(403);
   if (url.includes(':') || url === '/api/auth/me' || url.startsWith('/api/auth/owner')) statuses.push(404);
   if (url === '/api/auth/signup') statuses.push(409);
@@ -72,6 +73,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   });
 
   await app.register(fastifySwagger, {
+    // Shared schemas keep their $id (User, Note, ...) as their name under components.schemas
+    // instead of the plugin's positional def-0, def-1, which change whenever a schema is added.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {
