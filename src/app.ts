@@ -13,6 +13,8 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { registerThrottling } from './http/rate-limit.js';
+import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
 import { healthRoutes } from './ops/health.routes.js';
@@ -32,13 +34,19 @@ export interface AppOptions {
 export async function buildApp({ config, database, logger, hasher }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
-    trustProxy: config.trustProxy,
+    // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
+    // address by sending its own X-Forwarded-For, which the proxy only appends to.
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: 16 * 1024,
     // Long-running slow uploads tie up sockets; legitimate bodies here are at most a few MiB.
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrors(config),
+    // Fastify's default (100) answers a longer path parameter with 414 before the route's own
+    // validation could say "Invalid note ID"; Node's header limit bounds URLs anyway.
+    maxParamLength: 16 * 1024,
     // One line per request from ops/request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
@@ -48,6 +56,8 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   registerErrorHandling(app);
   registerJsonParser(app);
   registerRequestLog(app);
+  await registerSecurityHeaders(app, config);
+  await registerThrottling(app, config);
   await registerOpenApi(app);
   await app.register(fastifyCookie, { secret: config.csrfSecret });
   await app.register(fastifyCsrf, {

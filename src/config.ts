@@ -21,12 +21,30 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly passwordMinEntropy: number;
   readonly rateLimit: boolean;
+  /** Throttling thresholds; see src/http/rate-limit.ts and src/auth/login-throttle.ts. */
+  readonly rateLimits: RateLimits;
+  /** Shared throttling counters across instances; in-process memory when unset. */
+  readonly redisUrl: string | undefined;
+  readonly redisKeyPrefix: string;
+  /** Browser origins allowed to call the API cross-origin (with credentials); none by default. */
+  readonly corsOrigins: readonly string[];
   readonly logLevel: string;
   /** Origins besides the request's own HTTPS origin that may call the refresh route in production. */
   readonly trustedOrigins: readonly string[];
   readonly trustProxy: boolean;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+}
+
+export interface RateLimits {
+  /** Requests per minute per client address, all routes together. */
+  readonly globalPerMinute: number;
+  /** Password attempts (login, password change, account deletion) per minute per address. */
+  readonly loginPerMinute: number;
+  readonly signupPerHour: number;
+  readonly refreshPerMinute: number;
+  /** Failed logins per account within 15 minutes before the account is locked out. */
+  readonly loginFailures: number;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +72,16 @@ export function loadConfig(env: Env = process.env): Config {
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 15, 1, 256),
     passwordMinEntropy: number(env, 'PASSWORD_MIN_ENTROPY', 60, 0, 10_000),
     rateLimit: onOff(env, 'RATE_LIMIT', true),
+    rateLimits: {
+      globalPerMinute: integer(env, 'RATE_LIMIT_GLOBAL_PER_MINUTE', 600, 1, 1_000_000),
+      loginPerMinute: integer(env, 'RATE_LIMIT_LOGIN_PER_MINUTE', 20, 1, 1_000_000),
+      signupPerHour: integer(env, 'RATE_LIMIT_SIGNUP_PER_HOUR', 10, 1, 1_000_000),
+      refreshPerMinute: integer(env, 'RATE_LIMIT_REFRESH_PER_MINUTE', 30, 1, 1_000_000),
+      loginFailures: integer(env, 'RATE_LIMIT_LOGIN_FAILURES', 5, 1, 1000),
+    },
+    redisUrl: readRedisUrl(env.REDIS_URL),
+    redisKeyPrefix: nonEmpty(env.REDIS_KEY_PREFIX) ?? 'vellum:',
+    corsOrigins: list(env.CORS_ORIGINS).map((origin) => parseOrigin(origin, 'CORS_ORIGINS')),
     logLevel: oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS),
     trustedOrigins: list(env.TRUSTED_ORIGINS).map((origin) => parseOrigin(origin, 'TRUSTED_ORIGINS')),
     trustProxy: onOff(env, 'TRUST_PROXY', false),
@@ -117,6 +145,12 @@ function readPwnedUrl(value: string | undefined): string | null {
     throw new ConfigError('PWNED_PASSWORDS_URL must be an http(s) URL or "off"');
   }
   return url.replace(/\/+$/, '');
+}
+
+function readRedisUrl(value: string | undefined): string | undefined {
+  const url = nonEmpty(value);
+  if (url !== undefined && !/^rediss?:\/\/./.test(url)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  return url;
 }
 
 function parseOrigin(value: string, name: string): string {

@@ -43,6 +43,10 @@ export const Errors = {
       current_version: current,
     }, { etag: `"${current}"` }),
   contentTooLarge: (detail: string) => new AppError(413, 'content_too_large', detail),
+  tooManyRequests: (retryAfterSeconds: number) =>
+    new AppError(429, 'too_many_requests', `Too many requests; retry in ${retryAfterSeconds} seconds`, {
+      retry_after: retryAfterSeconds,
+    }, { 'retry-after': String(retryAfterSeconds) }),
   busy: (retryAfterSeconds: number) =>
     new AppError(503, 'busy', 'The server is busy; retry shortly', {}, { 'retry-after': String(retryAfterSeconds) }),
 } as const;

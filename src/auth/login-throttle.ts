@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { Errors } from '../errors.js';
+import type { ThrottleStore } from '../http/throttle-store.js';
+import { normalizeUsername } from './username.js';
+
+const LOGIN_ROUTE = '/api/auth/login';
+/** Failures are counted in a window that starts with the first one. */
+const FAILURE_WINDOW_MS = 15 * 60_000;
+/** The first lockout; each further failure after a lockout doubles it, up to the cap. */
+const FIRST_LOCKOUT_MS = 60_000;
+const MAX_LOCKOUT_MS = 60 * 60_000;
+
+/**
+ * Per-account brute-force protection for POST /api/auth/login, keyed on the normalized username,
+ * whether or not such a user exists (so a lockout reveals nothing about which names are taken).
+ *
+ * Every attempt is counted as a failure before the password is checked and the count is cleared
+ * when the login succeeds. Counting first means a burst of parallel guesses cannot slip past the
+ * limit while the first hashes are still being verified. The attempt that reaches `maxFailures`
+ * takes a lock for FIRST_LOCKOUT_MS and is still checked (so a user who finally types the right
+ * password gets in); while the lock holds, attempts are refused with 429 without a password check.
+ * Once it lapses, the next attempt counts again and, if it fails too, locks twice as long.
+ *
+ * Known trade-off: anyone can lock an account by failing on purpose. The lockout is short at first
+ * and the per-address limit caps how often one client can renew it.
+ */
+export function registerLoginThrottle(app: FastifyInstance, store: ThrottleStore, maxFailures: number): void {
+  /** The account key of each attempt that got through, so that a success can clear its count. */
+  const attempts = new WeakMap<FastifyRequest, string>();
+
+  async function checkAccount(request: FastifyRequest): Promise<void> {
+    const username = (request.body as { username?: unknown } | undefined)?.username;
+    if (typeof username !== 'string') return; // the schema already refused it
+    const key = accountKey(username);
+    const lockKey = `lock:${key}`;
+    let refusal: number | undefined;
+    try {
+      const locked = await store.remaining(lockKey);
+      if (locked > 0) {
+        refusal = locked;
+      } else {
+        const failures = await store.increment(`fail:${key}`, FAILURE_WINDOW_MS);
+        if (failures >= maxFailures) {
+          const lockMs = Math.min(FIRST_LOCKOUT_MS * 2 ** (failures - maxFailures), MAX_LOCKOUT_MS);
+          if (await store.claim(lockKey, lockMs)) {
+            // Keep the count through the lockout, so the next failure after it locks longer.
+            await store.expire(`fail:${key}`, lockMs + FAILURE_WINDOW_MS);
+          } else {
+            // A parallel attempt took the lock first.
+            refusal = Math.max(await store.remaining(lockKey), 1000);
+          }
+        }
+      }
+    } catch (error) {
+      // Fail open, as the per-address limits do: a Redis outage must not stop every login.
+      request.log.error({ err: error }, 'login throttle store failed; attempt let through');
+      return;
+    }
+    if (refusal !== undefined) throw Errors.tooManyRequests(Math.ceil(refusal / 1000));
+    attempts.set(request, key);
+  }
+
+  async function clearOnSuccess(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const key = attempts.get(request);
+    if (key === undefined || reply.statusCode !== 200) return;
+    try {
+      await store.delete(`fail:${key}`, `lock:${key}`);
+    } catch (error) {
+      request.log.error({ err: error }, 'login throttle store failed; failure count not cleared');
+    }
+  }
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.url !== LOGIN_ROUTE || !methods.includes('POST')) return;
+    // preHandler: after the body is parsed and validated, right before the password is checked.
+    route.preHandler = [...toArray(route.preHandler), checkAccount];
+    // onSend runs before the response leaves, so the next login already sees the cleared count.
+    route.onSend = [...toArray(route.onSend), async (request, reply, payload) => {
+      await clearOnSuccess(request, reply);
+      return payload;
+    }];
+  });
+}
+
+/** Hashed: bounded key size whatever the client sends, and no raw usernames in Redis. */
+function accountKey(username: string): string {
+  return createHash('sha256').update(normalizeUsername(username)).digest('base64url');
+}
+
+function toArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
+}

@@ -1,0 +1,81 @@
+import fastifyCors from '@fastify/cors';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { problem, sendProblem } from './problem.js';
+
+/**
+ * Headers for a JSON API that no browser should render, frame or sniff. The API docs page
+ * (/api/docs) replaces the Content-Security-Policy with its own in its plugin, which runs later.
+ */
+function securityHeaders(config: Config): Record<string, string> {
+  return {
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'content-security-policy': "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    'x-frame-options': 'DENY',
+    'cross-origin-opener-policy': 'same-origin',
+    // Only no-cors loads (<img>, <script>) are refused; fetches allowed by CORS are unaffected.
+    'cross-origin-resource-policy': 'same-origin',
+    // Production runs behind HTTPS (Secure cookies); over plain HTTP browsers ignore it anyway.
+    ...(config.production ? { 'strict-transport-security': 'max-age=31536000; includeSubDomains' } : {}),
+  };
+}
+
+function applyHeaders(headers: Array<[string, string]>, request: FastifyRequest, reply: FastifyReply): void {
+  for (const [name, value] of headers) if (!reply.hasHeader(name)) reply.header(name, value);
+  // Tokens and account data must never sit in a cache; auth.routes.ts does the same for its
+  // routes, this also covers unknown paths below /api/auth.
+  const path = request.url.split('?', 1)[0]!;
+  if (path === '/api/auth' || path.startsWith('/api/auth/')) reply.header('cache-control', 'no-store');
+  reply.removeHeader('x-powered-by');
+}
+
+/**
+ * Fastify's `frameworkErrors` option: requests refused before routing (a URL that does not decode)
+ * get no hooks at all, so by default they would go out as plain JSON without security headers.
+ */
+export function frameworkErrors(config: Config) {
+  const headers = Object.entries(securityHeaders(config));
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    applyHeaders(headers, request, reply);
+    const body = error.code === 'FST_ERR_BAD_URL' ? problem(400, 'Malformed URL', 'bad_url')
+      : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? problem(414, 'URL path segment too long', 'uri_too_long')
+      : problem(500, 'Internal Server Error', 'internal_error');
+    if (body.status >= 500) request.log.error({ err: error }, 'request failed before routing');
+    sendProblem(reply, body);
+  };
+}
+
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'X-CSRF-Token', 'X-Request-Id'];
+/** What a cross-origin client must read: new note location, version tag, CSRF token, back-off. */
+const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token', 'X-Request-Id'];
+
+/**
+ * Security headers on every response, errors and 404s included, and CORS for the configured
+ * origins. Register before throttling, so that a 429 carries the CORS headers a browser client
+ * needs to read its Retry-After.
+ */
+export async function registerSecurityHeaders(app: FastifyInstance, config: Config): Promise<void> {
+  const headers = Object.entries(securityHeaders(config));
+  // onSend rather than onRequest: it also runs for replies to requests refused during the
+  // onRequest hooks (throttling, authentication), and for the not-found handler.
+  app.addHook('onSend', async (request, reply, payload) => {
+    applyHeaders(headers, request, reply);
+    return payload;
+  });
+
+  if (config.corsOrigins.length === 0) return; // same-origin only: OPTIONS is a plain 404
+  const allowed = new Set(config.corsOrigins);
+  await app.register(fastifyCors, {
+    // A function, not the list: for an origin not listed the plugin then adds no CORS header at all
+    // (not even Allow-Credentials) and its preflight route answers 404.
+    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
+    credentials: true,
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+    // Its strict mode answers a malformed preflight with text/plain; ours stays problem+json.
+    strictPreflight: false,
+  });
+}
