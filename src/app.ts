@@ -46,7 +46,7 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
     frameworkErrors: frameworkErrors(config),
     // Fastify's default (100) answers a longer path parameter with 414 before the route's own
     // validation could say "Invalid note ID"; Node's header limit bounds URLs anyway.
-    maxParamLength: 16 * 1024,
+    routerOptions: { maxParamLength: 16 * 1024 },
     // One line per request from ops/request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
