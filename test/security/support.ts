@@ -47,6 +47,7 @@ export async function redisAvailable(): Promise<boolean> {
 
 /** Removes every key under prefix (they would expire anyway; this keeps the test Redis tidy). */
 export async function dropKeys(prefix: string): Promise<void> {
+  assert.match(prefix, /^vellum-test:/, 'only ever drop keys of a test prefix');
   const redis = new Redis(TEST_REDIS_URL);
   try {
     const keys = await redis.keys(`${prefix}*`);

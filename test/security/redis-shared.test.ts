@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { forEachDatabase, GOOD_PASSWORD, signup, uniqueName } from '../helpers/harness.js';
+import {
+  anotherInstance, assertThrottled, dropKeys, loginAttempt, redisAvailable, TEST_REDIS_URL, THROTTLE_ON, uniquePrefix,
+} from './support.js';
+
+const WRONG = 'not-the-password-at-all-1234';
+const available = await redisAvailable();
+if (!available) console.warn(`!! Redis at ${TEST_REDIS_URL} is not reachable: the shared-counter tests are SKIPPED (set TEST_REDIS_URL)`);
+
+forEachDatabase('security: counters shared through Redis', (ctx) => {
+  const prefixes: string[] = [];
+  const extra: FastifyInstance[] = [];
+  let redis: Redis;
+  before(() => {
+    redis = new Redis(TEST_REDIS_URL, { lazyConnect: !available });
+    redis.on('error', () => {});
+  });
+  after(async () => {
+    await Promise.all(extra.map((app) => app.close()));
+    await Promise.all(prefixes.map(dropKeys));
+    redis.disconnect();
+  });
+
+  /** Two instances on one database and one Redis namespace, like two replicas. */
+  async function twoInstances(env: Record<string, string>): Promise<[FastifyInstance, FastifyInstance, string]> {
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const settings = { ...THROTTLE_ON, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix, ...env };
+    const first = await ctx.rebuild(settings);
+    const second = await anotherInstance(ctx, settings);
+    extra.push(second);
+    return [first, second, prefix];
+  }
+
+  test('a lockout earned on one instance holds on the other', { skip: !available }, async () => {
+    const { username } = await signup(await ctx.rebuild());
+    const [a, b] = await twoInstances({ RATE_LIMIT_LOGIN_FAILURES: '3' });
+    assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
+    assert.equal((await loginAttempt(b, username, WRONG)).statusCode, 401);
+    assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
+    assertThrottled(await loginAttempt(b, username, GOOD_PASSWORD), 60);
+    assertThrottled(await loginAttempt(a, username, GOOD_PASSWORD), 60);
+  });
+
+  test('a success on one instance clears failures counted on the other', { skip: !available }, async () => {
+    const { username } = await signup(await ctx.rebuild());
+    const [a, b] = await twoInstances({ RATE_LIMIT_LOGIN_FAILURES: '3' });
+    for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
+    assert.equal((await loginAttempt(b, username, GOOD_PASSWORD)).statusCode, 200);
+    for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
+    assert.equal((await loginAttempt(b, username, WRONG)).statusCode, 401);
+    assertThrottled(await loginAttempt(a, username, GOOD_PASSWORD), 60);
+  });
+
+  test('lockouts grow: each failure after a lockout lapses locks twice as long', { skip: !available }, async () => {
+    const { username } = await signup(await ctx.rebuild());
+    const [a, b, prefix] = await twoInstances({ RATE_LIMIT_LOGIN_FAILURES: '2' });
+    for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
+    const waits = [assertThrottled(await loginAttempt(b, username, WRONG), 60)];
+    for (let round = 0; round < 3; round++) {
+      // Let the lockout lapse instead of waiting for it.
+      const locks = await redis.keys(`${prefix}login:lock:*`);
+      assert.equal(locks.length, 1);
+      await redis.del(locks[0]!);
+      assert.equal((await loginAttempt(round % 2 === 0 ? a : b, username, WRONG)).statusCode, 401);
+      waits.push(assertThrottled(await loginAttempt(a, username, GOOD_PASSWORD), 3600));
+    }
+    assert.deepEqual(waits, [60, 120, 240, 480]);
+  });
+
+  test('per-address limits add up across instances', { skip: !available }, async () => {
+    const [a, b] = await twoInstances({ RATE_LIMIT_LOGIN_PER_MINUTE: '4', RATE_LIMIT_GLOBAL_PER_MINUTE: '8' });
+    for (const app of [a, b, a, b]) assert.equal((await loginAttempt(app, uniqueName('ghost'), WRONG)).statusCode, 401);
+    assertThrottled(await loginAttempt(a, uniqueName('ghost'), WRONG), 60);
+    assertThrottled(await loginAttempt(b, uniqueName('ghost'), WRONG), 60);
+    // 6 requests so far count towards the global ceiling of 8, on either instance.
+    assert.equal((await a.inject({ url: '/api/notes' })).statusCode, 401);
+    assert.equal((await b.inject({ url: '/api/notes' })).statusCode, 401);
+    assertThrottled(await a.inject({ url: '/api/notes' }), 60);
+    assertThrottled(await b.inject({ url: '/api/notes' }), 60);
+  });
+
+  test('instances with another key prefix do not share counters', { skip: !available }, async () => {
+    const [a] = await twoInstances({ RATE_LIMIT_GLOBAL_PER_MINUTE: '1' });
+    const otherPrefix = uniquePrefix();
+    prefixes.push(otherPrefix);
+    const separate = await anotherInstance(ctx, {
+      ...THROTTLE_ON, RATE_LIMIT_GLOBAL_PER_MINUTE: '1', REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: otherPrefix,
+    });
+    extra.push(separate);
+    assert.equal((await a.inject({ url: '/api/notes' })).statusCode, 401);
+    assertThrottled(await a.inject({ url: '/api/notes' }), 60);
+    assert.equal((await separate.inject({ url: '/api/notes' })).statusCode, 401);
+  });
+});

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import Fastify from 'fastify';
+import type { Redis } from 'ioredis';
+import { registerLoginThrottle } from '../../src/auth/login-throttle.js';
+import { registerErrorHandling } from '../../src/http/error-handler.js';
+import { connectRedis, createMemoryStore, createRedisStore, type ThrottleStore } from '../../src/http/throttle-store.js';
+import { dropKeys, redisAvailable, TEST_REDIS_URL, uniquePrefix } from './support.js';
+
+// No database here: these are the building blocks under the black-box tests, checked where a
+// fake clock can show what would otherwise take an hour.
+
+const available = await redisAvailable();
+
+/** The same contract, whichever store: memory (fake clock) or Redis (real one, short TTLs). */
+function storeContract(name: string, make: () => Promise<{ store: ThrottleStore; wait(ms: number): Promise<void> }>) {
+  describe(`throttle store: ${name}`, () => {
+    test('increment counts in a fixed window that starts with the first hit', async () => {
+      const { store, wait } = await make();
+      assert.equal(await store.increment('a', 300), 1);
+      assert.equal(await store.increment('a', 300), 2);
+      assert.equal(await store.increment('b', 300), 1);
+      const left = await store.remaining('a');
+      assert.ok(left > 0 && left <= 300, String(left));
+      await wait(350);
+      assert.equal(await store.remaining('a'), 0);
+      assert.equal(await store.increment('a', 300), 1);
+    });
+
+    test('claim sets a key only when absent; expire and delete', async () => {
+      const { store, wait } = await make();
+      assert.equal(await store.claim('lock', 300), true);
+      assert.equal(await store.claim('lock', 300), false);
+      await store.expire('lock', 2000);
+      await wait(350);
+      assert.ok((await store.remaining('lock')) > 1000);
+      await store.delete('lock', 'absent');
+      assert.equal(await store.remaining('lock'), 0);
+      assert.equal(await store.claim('lock', 300), true);
+    });
+  });
+}
+
+let clock = 1_000_000;
+storeContract('memory', async () => ({
+  store: createMemoryStore({ now: () => clock }),
+  wait: async (ms) => void (clock += ms),
+}));
+
+if (available) {
+  const prefix = uniquePrefix();
+  let redis: Redis | undefined;
+  storeContract('redis', async () => {
+    redis ??= await connectRedis(TEST_REDIS_URL);
+    return { store: createRedisStore(redis, `${prefix}${Math.random()}:`), wait: (ms) => new Promise((r) => setTimeout(r, ms)) };
+  });
+  after(async () => {
+    await redis?.quit();
+    await dropKeys(prefix);
+  });
+}
+
+test('memory store: a flood of keys is bounded', async () => {
+  const store = createMemoryStore({ maxEntries: 100 });
+  for (let i = 0; i < 1000; i++) await store.increment(`k${i}`, 60_000);
+  // The newest keys survive; the oldest were evicted to make room.
+  assert.equal(await store.increment('k999', 60_000), 2);
+  assert.equal(await store.remaining('k0'), 0);
+});
+
+describe('login lockout schedule', () => {
+  let now = 5_000_000;
+  const app = Fastify();
+  registerErrorHandling(app);
+  registerLoginThrottle(app, createMemoryStore({ now: () => now }), 3);
+  // Stands in for the real route: only the password decides.
+  app.post('/api/auth/login', async (request, reply) => {
+    const { password } = request.body as { password: string };
+    return password === 'right' ? { ok: true } : reply.code(401).send({ ok: false });
+  });
+  after(() => app.close());
+  const attempt = (password: string, username = 'Alice') =>
+    app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } });
+  const retryAfter = async (password: string) => {
+    const res = await attempt(password);
+    assert.equal(res.statusCode, 429, res.body);
+    return Number(res.headers['retry-after']);
+  };
+
+  test('lockouts double from one minute up to an hour, and a success clears them', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await attempt('wrong')).statusCode, 401);
+    const waits = [await retryAfter('right')];
+    for (let round = 0; round < 8; round++) {
+      now += waits.at(-1)! * 1000;
+      assert.equal((await attempt('wrong', 'ALICE')).statusCode, 401);
+      waits.push(await retryAfter('right'));
+    }
+    assert.deepEqual(waits, [60, 120, 240, 480, 960, 1920, 3600, 3600, 3600]);
+    now += 3600 * 1000;
+    assert.equal((await attempt('right')).statusCode, 200);
+    assert.equal((await attempt('wrong')).statusCode, 401);
+    assert.equal((await attempt('wrong')).statusCode, 401);
+    assert.equal((await attempt('right')).statusCode, 200);
+  });
+
+  test('failures are forgotten 15 minutes after the first one', async () => {
+    for (let i = 0; i < 2; i++) assert.equal((await attempt('wrong', 'bob')).statusCode, 401);
+    now += 15 * 60_000 + 1;
+    for (let i = 0; i < 2; i++) assert.equal((await attempt('wrong', 'bob')).statusCode, 401);
+    assert.equal((await attempt('wrong', 'bob')).statusCode, 401);
+    assert.equal((await attempt('right', 'bob')).statusCode, 429);
+  });
+});
