@@ -27,6 +27,10 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     bodyLimit: NOTE_BODY_LIMIT,
     config,
     schema: { body: schemas.CreateNoteBody, response: { 201: schemas.NoteSchema } },
+    // Fastify validates an absent body as null; here no body means no fields, so placeholders.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
   }, async (request, reply) => {
     const note = await notes.createNote(db, requireUserId(request.claims!), request.body ?? {});
     return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
