@@ -42,6 +42,11 @@ function openPostgres(url: string, max: number, options: OpenOptions): Database 
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.onPoolError?.(error));
+  // The pool only listens for errors of idle clients. A connection lost while a client is checked
+  // out (mid-query) emits 'error' on the client too, and with no listener that crashed the process;
+  // the query itself fails with the same error (answered as 503) and the pool drops the client on
+  // release, so there is nothing more to do here.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return { db, kind: 'postgres', poolStats, close: () => db.destroy() };

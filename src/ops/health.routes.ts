@@ -20,8 +20,20 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database }> = async (a
       }
       return { status: 'ready', migration: applied };
     } catch (error) {
+      // A database that was never migrated has no kysely_migration table: that is "not migrated",
+      // not an outage (it used to say "Database unavailable", sending operators the wrong way).
+      if (isMissingTable(error)) {
+        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), { 'retry-after': '5' });
+      }
       request.log.warn({ err: error }, 'readiness check failed');
       return sendProblem(reply, problem(503, 'Database unavailable', 'database_unavailable'), { 'retry-after': '5' });
     }
   });
 };
+
+/** "relation does not exist" on PostgreSQL (42P01), "no such table" on SQLite. */
+function isMissingTable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (e === null || typeof e !== 'object') return false;
+  return e.code === '42P01' || (e.code === 'SQLITE_ERROR' && typeof e.message === 'string' && e.message.startsWith('no such table'));
+}
