@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { assertProblem, bearer, newAdminSession, refreshSession } from '../helpers/auth.js';
-import { forEachDatabase, GOOD_PASSWORD, login, newSession, signup, type Session } from '../helpers/harness.js';
+import { forEachDatabase, GOOD_PASSWORD, login, newSession, problemOf, signup, type Session } from '../helpers/harness.js';
 
 const LIMIT_MESSAGE = 'Query parameter "limit" must be an integer from 1 to 100';
 const OFFSET_MESSAGE = 'Query parameter "offset" must be an integer 0 or more';
@@ -67,6 +67,11 @@ forEachDatabase('admin routes', (ctx) => {
     }
     for (const offset of ['-1', 'abc', '1.5', '', '9007199254740992', '1e3']) {
       assertProblem(await list(`?offset=${offset}`), 400, OFFSET_MESSAGE);
+    }
+    for (const [query, name] of [['?limit=5&limit=6', 'limit'], ['?offset=1&offset=2', 'offset']]) {
+      const res = await list(query);
+      assert.equal(res.statusCode, 400);
+      assert.match(problemOf(res).detail, new RegExp(`"${name}"`));
     }
   });
 

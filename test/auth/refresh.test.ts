@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import {
   assertProblem, bearer, claims, cookieValue, CSRF_SECRET_COOKIE, decodeJwt, forgeToken, getCsrf, newAdminSession, nowSeconds,
@@ -88,6 +89,21 @@ forEachDatabase('cookie routes: CSRF token and refresh', (ctx) => {
     // Well signed, but never issued: not in storage.
     assertProblem(await postRefresh(ctx.app, forgeToken(claims(s.userId, 'refresh')), csrf), 401, 'Invalid refresh token');
     assert.equal((await postRefresh(ctx.app, s.refreshToken, csrf)).statusCode, 200);
+  });
+
+  test('a stored token whose sub is not a UUID: revoked first, then 400 Invalid user ID (rule 9.4, 9.5)', async () => {
+    const s = await newSession(ctx.app);
+    // Only a token the service stored gets this far, so store one, as a leaked secret would allow.
+    const token = forgeToken(claims('not-a-uuid', 'refresh'));
+    const exp = decodeJwt(token).payload.exp as number;
+    await ctx.database.db.insertInto('refresh_tokens').values({
+      id: randomUUID(), user_id: s.userId, family_id: randomUUID(), parent_id: null,
+      token_hash: createHash('sha256').update(token).digest('hex'), expires_at: new Date(exp * 1000).toISOString(),
+      revoked: false, revoked_at: null, created_at: new Date().toISOString(), user_agent: null, ip_address: null,
+    }).execute();
+    const csrf = await getCsrf(ctx.app, token);
+    assertProblem(await postRefresh(ctx.app, token, csrf), 400, 'Invalid user ID');
+    assertProblem(await postRefresh(ctx.app, token, csrf), 401, 'Invalid refresh token');
   });
 
   test('a stored token past its expiry is 401 Invalid refresh token', async () => {

@@ -100,6 +100,9 @@ forEachDatabase('POST /auth/signup', (ctx) => {
       {}, { username: uniqueName() }, { password: GOOD_PASSWORD }, { username: 42, password: GOOD_PASSWORD },
       { username: uniqueName(), password: null }, { username: [uniqueName()], password: GOOD_PASSWORD },
       [], 'null', '"text"', '{"username":', '{username: "a"}', '', '   ',
+      // Prototype poisoning is refused outright.
+      `{"username":"${uniqueName()}","password":"${GOOD_PASSWORD}","__proto__":{"is_admin":true}}`,
+      `{"username":"${uniqueName()}","password":"${GOOD_PASSWORD}","constructor":{"prototype":{"is_admin":true}}}`,
     ];
     for (const body of bodies) assertProblem(await post(body), 400, 'Invalid request body');
   });
