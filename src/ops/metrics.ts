@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { parseBearer } from '../auth/authenticate.js';
 import type { PasswordHasher } from '../auth/password-hasher.js';
 import { Errors } from '../errors.js';
+import { routePattern } from './request-log.js';
 
 export interface MetricsSources {
   hasher: PasswordHasher;
@@ -49,7 +50,7 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
 
   app.addHook('onResponse', async (request, reply) => {
     // The route pattern, never the raw URL, so ids do not explode the label set.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    const labels = { method: request.method, route: routePattern(request), status: String(reply.statusCode) };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
   });
