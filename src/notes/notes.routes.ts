@@ -29,7 +29,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     schema: { body: schemas.CreateNoteBody, response: { 201: schemas.NoteSchema } },
     // Fastify validates an absent body as null; here no body means no fields, so placeholders.
     preValidation: async (request) => {
-      request.body ??= {};
+      if (request.body === undefined) request.body = {};
     },
   }, async (request, reply) => {
     const note = await notes.createNote(db, requireUserId(request.claims!), request.body ?? {});
