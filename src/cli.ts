@@ -19,6 +19,8 @@ Commands (they use the same environment variables as the server, DATABASE_URL fi
 
 Passwords are read from VELLUM_PASSWORD, or else from the first line of standard input.`;
 
+const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions'];
+
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.VELLUM_PASSWORD;
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
@@ -34,12 +36,19 @@ async function readPassword(): Promise<string> {
 async function run(argv: string[]): Promise<number> {
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
   const [command, arg] = positionals;
-  if (command === undefined || command === 'help') {
+  if (command === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return command === undefined ? 1 : 0;
+    return 0;
   }
+  if (command === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 1;
+  }
+  // Checked before the database is opened: a mistyped command must not create or migrate anything.
+  if (!COMMANDS.includes(command)) throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);
   const config = loadConfig();
-  const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel });
+  // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
+  const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   const database = openDatabase(config.database);
   const deps: CommandDeps = { db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher(), log };
   try {
