@@ -1,4 +1,4 @@
-import type { ColumnType, Kysely } from 'kysely';
+import type { ColumnType, Generated, Kysely } from 'kysely';
 
 /**
  * Row types of every table. Timestamps are written as ISO-8601 strings made by the app; PostgreSQL
@@ -55,11 +55,27 @@ export interface NoteVersionsTable {
   created_at: Timestamp;
 }
 
+/** Append-only audit trail; user_id has no foreign key so that events outlive their user. */
+export interface AuthEventsTable {
+  /** Insertion order (bigint arrives as a string from PostgreSQL); never shown. */
+  seq: Generated<number | string>;
+  id: string;
+  user_id: string | null;
+  username: string | null;
+  kind: string;
+  outcome: 'success' | 'failure';
+  ip_address: string | null;
+  user_agent: string | null;
+  detail: string | null;
+  created_at: Timestamp;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   notes: NotesTable;
   note_versions: NoteVersionsTable;
+  auth_events: AuthEventsTable;
 }
 
 export type Db = Kysely<Tables>;

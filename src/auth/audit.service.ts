@@ -1,0 +1,106 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../db/schema.js';
+import { toIso } from '../db/values.js';
+import { Errors } from '../errors.js';
+import type { Page } from '../http/pagination.js';
+import { isUuid, newId, normalizeId } from '../shared/ids.js';
+import * as events from './audit.repository.js';
+import type { ClientInfo } from './auth.service.js';
+import { isValidUsername, normalizeUsername } from './username.js';
+
+/** Every kind of event the trail holds; the admin filter accepts exactly these. */
+export const EVENT_KINDS = [
+  'signup',
+  'login',
+  'refresh',
+  'refresh_reuse',
+  'password_change',
+  'logout',
+  'account_delete',
+  'admin_list_users',
+  'admin_delete_user',
+  'session_revoke',
+] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+export interface AuditEvent {
+  kind: EventKind;
+  outcome: 'success' | 'failure';
+  /** Who acted (or, for a login attempt, the account tried); null when unknown. */
+  userId?: string | null;
+  username?: string | null;
+  client?: ClientInfo;
+  /** Plain facts such as "wrong password" or "session <id>"; never a password or a token. */
+  detail?: string;
+}
+
+export interface AuthEvent {
+  id: string;
+  user_id: string | null;
+  username: string | null;
+  kind: string;
+  outcome: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  detail: string | null;
+  created_at: string;
+}
+
+/**
+ * Records an event. The trail must never cost the user their request: a failure to write it is
+ * logged and swallowed. Called outside transactions, so that a failed insert cannot abort one.
+ */
+export async function audit(s: { db: Db; log: FastifyBaseLogger }, event: AuditEvent): Promise<void> {
+  try {
+    await events.recordEvent(s.db, {
+      id: newId(),
+      user_id: event.userId ?? null,
+      username: event.username ?? null,
+      kind: event.kind,
+      outcome: event.outcome,
+      ip_address: event.client?.ip ?? null,
+      user_agent: event.client?.userAgent?.slice(0, 512) ?? null,
+      detail: event.detail ?? null,
+      created_at: new Date().toISOString(),
+    });
+  } catch (error) {
+    s.log.error({ err: error, kind: event.kind, outcome: event.outcome, userId: event.userId }, 'recording an auth event failed');
+  }
+}
+
+/**
+ * The username a login attempt named, when it could be one. Anything else is dropped: people
+ * type their password into the username field, and the trail must not keep it.
+ */
+export function attemptedUsername(username: string): string | null {
+  const normalized = normalizeUsername(username);
+  return isValidUsername(normalized) ? normalized : null;
+}
+
+export interface EventQuery {
+  user_id?: string | undefined;
+  kind?: string | undefined;
+}
+
+/** Newest first; filters are checked here so that a 400 names the parameter and what it takes. */
+export async function listEvents(db: Db, query: EventQuery, page: Page): Promise<AuthEvent[]> {
+  if (query.user_id !== undefined && !isUuid(query.user_id)) {
+    throw Errors.invalidQuery('Query parameter "user_id" must be a UUID');
+  }
+  if (query.kind !== undefined && !(EVENT_KINDS as readonly string[]).includes(query.kind)) {
+    throw Errors.invalidQuery(`Query parameter "kind" must be one of ${EVENT_KINDS.join(', ')}`);
+  }
+  const filter = { userId: query.user_id === undefined ? undefined : normalizeId(query.user_id), kind: query.kind };
+  const rows = await events.listEvents(db, filter, page.limit, page.offset);
+  return rows.map((row) => ({
+    id: row.id,
+    user_id: row.user_id,
+    username: row.username,
+    kind: row.kind,
+    outcome: row.outcome,
+    ip_address: row.ip_address,
+    user_agent: row.user_agent,
+    detail: row.detail,
+    created_at: toIso(row.created_at),
+  }));
+}
