@@ -25,6 +25,7 @@ export const Errors = {
   resourceIdMissing: make(400, 'resource_id_missing', 'Resource ID missing'),
   invalidNoteId: make(400, 'invalid_note_id', 'Invalid note ID'),
   invalidVersionId: make(400, 'invalid_version_id', 'Invalid version ID'),
+  invalidSessionId: make(400, 'invalid_session_id', 'Invalid session ID'),
   invalidQuery: (detail: string) => new AppError(400, 'invalid_query', detail),
   invalidCredentials: make(401, 'invalid_credentials', 'Invalid credentials'),
   unauthorized: make(401, 'unauthorized', 'Unauthorized'),
@@ -37,6 +38,7 @@ export const Errors = {
   userNotFound: make(404, 'user_not_found', 'User not found'),
   noteNotFound: make(404, 'note_not_found', 'Note not found'),
   versionNotFound: make(404, 'version_not_found', 'Version not found'),
+  sessionNotFound: make(404, 'session_not_found', 'Session not found'),
   usernameTaken: make(409, 'username_taken', 'Username is already in use'),
   versionMismatch: (current: number) =>
     new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {

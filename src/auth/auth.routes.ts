@@ -5,11 +5,13 @@ import { Errors } from '../errors.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
+import { auditRoutes } from './audit.routes.js';
 import * as schemas from './auth.schemas.js';
 import * as auth from './auth.service.js';
 import type { AuthHooks } from './authenticate.js';
 import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
 import { assertTrustedOrigin } from './origin-check.js';
+import { sessionRoutes } from './sessions.routes.js';
 
 export interface AuthRoutesOptions {
   config: Config;
@@ -31,6 +33,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     reply.header('cache-control', 'no-store');
   });
 
+  // Child plugins: same /api/auth prefix, same no-store header.
+  await app.register(sessionRoutes, { services, hooks, clientInfo });
+  await app.register(auditRoutes, { services, hooks });
+
   const sendTokens = (reply: FastifyReply, issued: auth.IssuedTokens) =>
     setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
 
@@ -39,7 +45,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     config: { failureDetail: 'Failed to create user' },
     schema: { body: schemas.Credentials, response: { 201: schemas.SignupResponse } },
   }, async (request, reply) => {
-    const created = await auth.signup(services, request.body.username, request.body.password);
+    const created = await auth.signup(services, request.body.username, request.body.password, clientInfo(request));
     return reply.code(201).send(created);
   });
 
@@ -64,7 +70,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     onRequest: hooks.access,
     config: { unauthenticated: Errors.notAuthenticated, failureDetail: 'Failed to logout' },
   }, async (request, reply) => {
-    await auth.logout(services, request.claims!);
+    await auth.logout(services, request.claims!, clientInfo(request));
     clearAuthCookies(reply, config);
     return reply.code(204).send();
   });
@@ -88,7 +94,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       config: { failureDetail: 'Failed to delete user' },
       schema: { body: schemas.DeleteOwnerBody },
     }, async (request, reply) => {
-      await auth.deleteOwnAccount(services, request.claims!, request.body.password);
+      await auth.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
       clearAuthCookies(reply, config);
       return reply.code(204).send();
     });
@@ -100,7 +106,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     schema: { querystring: PaginationQuery, response: { 200: schemas.UserPage } },
   }, async (request) => {
     const { limit, offset } = parsePage(request.query);
-    return auth.listUsers(services, limit, offset);
+    return auth.listUsers(services, request.claims!, limit, offset, clientInfo(request));
   });
 
   app.delete('/admin/:id', {
@@ -108,7 +114,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     config: { failureDetail: 'Failed to delete user' },
     schema: { params: schemas.UserIdParams },
   }, async (request, reply) => {
-    await auth.adminDeleteUser(services, normalizeId(request.params.id));
+    await auth.adminDeleteUser(services, request.claims!, normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 

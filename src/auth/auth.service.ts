@@ -4,6 +4,7 @@ import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso, toBool, toIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { isUuid, newId } from '../shared/ids.js';
+import { attemptedUsername, audit } from './audit.service.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from './password-policy.js';
 import * as refreshTokens from './refresh-token.repository.js';
@@ -38,6 +39,8 @@ export interface IssuedTokens {
   refreshToken: string;
   /** Unix seconds of the refresh token's expiry (the view cookie's value). */
   refreshExpiresAt: number;
+  /** The refresh-token family, i.e. the session id of GET /auth/sessions. */
+  sessionId: string;
 }
 
 export function toUser(row: users.UserRow): User {
@@ -64,21 +67,25 @@ export async function issueTokenPair(
   const access = tokens.sign('access', subject);
   const refreshId = newId();
   const refresh = tokens.sign('refresh', subject, refreshId);
+  const familyId = rotatedFrom?.family_id ?? refreshId;
   await refreshTokens.insertRefreshToken(db, {
     id: refreshId,
     user_id: user.id,
-    family_id: rotatedFrom?.family_id ?? refreshId,
+    family_id: familyId,
     parent_id: rotatedFrom?.id ?? null,
     token_hash: hashRefreshToken(refresh.token),
     expires_at: new Date(refresh.claims.exp * 1000).toISOString(),
-    created_at: new Date(refresh.claims.iat * 1000).toISOString(),
+    // Milliseconds, not the whole-second iat: sessions begun in the same second still sort.
+    created_at: nowIso(),
     user_agent: client.userAgent?.slice(0, 512) ?? null,
     ip_address: client.ip ?? null,
   });
-  return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp };
+  return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
 }
 
-export async function signup(s: AuthServices, username: string, password: string): Promise<{ id: string; username: string }> {
+export async function signup(
+  s: AuthServices, username: string, password: string, client: ClientInfo,
+): Promise<{ id: string; username: string }> {
   const normalized = validUsername(username);
   await validatePassword(s.policy, password);
   const id = newId();
@@ -89,23 +96,33 @@ export async function signup(s: AuthServices, username: string, password: string
       id, username: normalized, password_hash: passwordHash, is_admin: false, created_at: now, updated_at: now,
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw Errors.usernameTaken();
+    if (isUniqueViolation(error)) {
+      await audit(s, { kind: 'signup', outcome: 'failure', username: normalized, client, detail: 'username taken' });
+      throw Errors.usernameTaken();
+    }
     throw error;
   }
+  await audit(s, { kind: 'signup', outcome: 'success', userId: id, username: normalized, client });
   return { id, username: normalized };
 }
 
 /** Unknown user and wrong password cost the same and answer the same. */
 export async function login(s: AuthServices, username: string, password: string, client: ClientInfo) {
-  if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw Errors.invalidCredentials();
+  // Every failure writes the same kind of event, so the trail adds no timing difference either.
+  const fail = async (userId: string | null, detail: string) => {
+    await audit(s, { kind: 'login', outcome: 'failure', userId, username: attemptedUsername(username), client, detail });
+    return Errors.invalidCredentials();
+  };
+  if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
   const row = await users.findUserByUsername(s.db, normalizeUsername(username));
   if (row === undefined) {
     await s.hasher.verifyDummy(password);
-    throw Errors.invalidCredentials();
+    throw await fail(null, 'unknown user');
   }
-  if (!(await s.hasher.verify(row.password_hash, password))) throw Errors.invalidCredentials();
+  if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
   const user = toUser(row);
   const issued = await issueTokenPair(s.db, s.tokens, { id: user.id, admin: user.is_admin }, client);
+  await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: `session ${issued.sessionId}` });
   return { issued, user };
 }
 
@@ -126,10 +143,17 @@ export async function changePassword(
 ) {
   const row = await users.findUserById(s.db, requireUserId(claims));
   if (row === undefined) throw Errors.userNotFound();
+  const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
   if (passwordLength(oldPassword) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, oldPassword))) {
+    await audit(s, { ...event, outcome: 'failure', detail: 'wrong old password' });
     throw Errors.invalidCredentials();
   }
-  await validatePassword(s.policy, newPassword);
+  try {
+    await validatePassword(s.policy, newPassword);
+  } catch (error) {
+    await audit(s, { ...event, outcome: 'failure', detail: 'new password rejected' });
+    throw error;
+  }
   const passwordHash = await s.hasher.hash(newPassword);
   const now = nowIso();
   const issued = await s.db.transaction().execute(async (trx) => {
@@ -137,16 +161,20 @@ export async function changePassword(
     await refreshTokens.revokeAllForUser(trx, row.id, now);
     return issueTokenPair(trx, s.tokens, { id: row.id, admin: toBool(row.is_admin) }, client);
   });
+  await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
 
-export async function deleteOwnAccount(s: AuthServices, claims: Claims, password: string): Promise<void> {
+export async function deleteOwnAccount(s: AuthServices, claims: Claims, password: string, client: ClientInfo): Promise<void> {
   const row = await users.findUserById(s.db, requireUserId(claims));
   if (row === undefined) throw Errors.userNotFound();
+  const event = { kind: 'account_delete', userId: row.id, username: row.username, client } as const;
   if (passwordLength(password) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, password))) {
+    await audit(s, { ...event, outcome: 'failure', detail: 'wrong password' });
     throw Errors.invalidCredentials();
   }
   await removeUser(s, row.id);
+  await audit(s, { ...event, outcome: 'success' });
 }
 
 /** Revokes every refresh token, then deletes the user and, by cascade, their notes and tokens. */
@@ -160,18 +188,32 @@ export async function removeUser(s: AuthServices, userId: string): Promise<boole
   return users.deleteUser(s.db, userId);
 }
 
-export async function adminDeleteUser(s: AuthServices, id: string): Promise<void> {
-  if (!(await removeUser(s, id))) throw Errors.userNotFound();
+/** The event names the administrator who acted; the deleted user is in its detail. */
+export async function adminDeleteUser(s: AuthServices, claims: Claims, id: string, client: ClientInfo): Promise<void> {
+  const deleted = await removeUser(s, id);
+  await audit(s, {
+    kind: 'admin_delete_user', outcome: deleted ? 'success' : 'failure', userId: adminId(claims), client,
+    detail: deleted ? `user ${id}` : `user ${id} not found`,
+  });
+  if (!deleted) throw Errors.userNotFound();
 }
 
+/** The admin routes check only the admin claim; a malformed sub still gets its actor recorded as unknown. */
+const adminId = (claims: Claims): string | null => (isUuid(claims.sub) ? claims.sub.toLowerCase() : null);
+
 /** An empty page is null, as the spec shows. */
-export async function listUsers(s: AuthServices, limit: number, offset: number): Promise<User[] | null> {
+export async function listUsers(
+  s: AuthServices, claims: Claims, limit: number, offset: number, client: ClientInfo,
+): Promise<User[] | null> {
   const rows = await users.listUsers(s.db, limit, offset);
+  await audit(s, { kind: 'admin_list_users', outcome: 'success', userId: adminId(claims), client, detail: `limit ${limit} offset ${offset}` });
   return rows.length === 0 ? null : rows.map(toUser);
 }
 
-export async function logout(s: AuthServices, claims: Claims): Promise<void> {
-  await refreshTokens.revokeAllForUser(s.db, requireUserId(claims), nowIso());
+export async function logout(s: AuthServices, claims: Claims, client: ClientInfo): Promise<void> {
+  const userId = requireUserId(claims);
+  await refreshTokens.revokeAllForUser(s.db, userId, nowIso());
+  await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: 'all sessions revoked' });
 }
 
 /**
@@ -186,23 +228,47 @@ export async function refresh(s: AuthServices, token: string | undefined, client
   if (claims.type !== 'refresh') throw Errors.invalidToken();
   const tokenHash = hashRefreshToken(token);
   const now = nowIso();
-  const revoked = await refreshTokens.revokeIfActive(s.db, tokenHash, now);
-  if (revoked === undefined) {
-    await detectReuse(s, tokenHash, now);
+  const subject = isUuid(claims.sub) ? claims.sub.toLowerCase() : null;
+  let rotation;
+  try {
+    // Revoke and issue in one transaction: a concurrent refresh with the same token that loses the
+    // race then finds the new token committed when it revokes the family, never in between.
+    rotation = await s.db.transaction().execute(async (trx) => {
+      const old = await refreshTokens.revokeIfActive(trx, tokenHash, now);
+      // Spec order: revoke, then the sub check (the 400 below); the revocation is kept.
+      if (old === undefined || subject === null) return { old, issued: undefined };
+      return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old) };
+    });
+  } catch (error) {
+    if (!isForeignKeyViolation(error)) throw error;
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: subject, client, detail: 'user deleted' });
     throw Errors.invalidRefreshToken();
   }
-  const userId = requireUserId(claims);
-  try {
-    return await issueTokenPair(s.db, s.tokens, { id: userId, admin: claims.admin }, client, revoked);
-  } catch (error) {
-    if (isForeignKeyViolation(error)) throw Errors.invalidRefreshToken(); // the user was deleted meanwhile
-    throw error;
+  if (rotation.old === undefined) {
+    await detectReuse(s, tokenHash, now, subject, client);
+    throw Errors.invalidRefreshToken();
   }
+  requireUserId(claims);
+  const issued = rotation.issued!;
+  await audit(s, { kind: 'refresh', outcome: 'success', userId: subject, client, detail: `session ${issued.sessionId}` });
+  return issued;
 }
 
-async function detectReuse(s: AuthServices, tokenHash: string, now: string): Promise<void> {
+/**
+ * A token that was rotated (it has a successor) and is presented again: revoke the session. A
+ * token revoked by logout, a password change or a session revoke is merely invalid.
+ */
+async function detectReuse(s: AuthServices, tokenHash: string, now: string, subject: string | null, client: ClientInfo) {
   const row = await refreshTokens.findByHash(s.db, tokenHash);
-  if (row === undefined || !toBool(row.revoked)) return;
+  if (row === undefined || !toBool(row.revoked) || !(await refreshTokens.wasRotated(s.db, row))) {
+    const detail = row === undefined ? 'unknown token' : toBool(row.revoked) ? 'revoked token' : 'expired token';
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: row?.user_id ?? subject, client, detail });
+    return;
+  }
   const revokedCount = await refreshTokens.revokeFamily(s.db, row.family_id, now);
   s.log.warn({ userId: row.user_id, familyId: row.family_id, revokedCount }, 'refresh token reuse detected; session revoked');
+  await audit(s, {
+    kind: 'refresh_reuse', outcome: 'failure', userId: row.user_id, client,
+    detail: `a rotated token of session ${row.family_id} was presented again; ${revokedCount} active tokens revoked`,
+  });
 }

@@ -38,6 +38,18 @@ export function findByHash(db: Db, tokenHash: string): Promise<RefreshTokenRow |
   return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
 }
 
+/** True when the token has a successor: it was spent on a refresh, not revoked by a sign-out. */
+export async function wasRotated(db: Db, token: { id: string; family_id: string }): Promise<boolean> {
+  const child = await db
+    .selectFrom('refresh_tokens')
+    .select('id')
+    .where('family_id', '=', token.family_id) // uses the family index
+    .where('parent_id', '=', token.id)
+    .limit(1)
+    .executeTakeFirst();
+  return child !== undefined;
+}
+
 export async function revokeAllForUser(db: Db, userId: string, now: string): Promise<void> {
   await db
     .updateTable('refresh_tokens')

@@ -16,6 +16,7 @@ declare module 'fastify' {
 const PARAM_ERRORS: Record<string, () => AppError> = {
   noteID: Errors.invalidNoteId,
   versionID: Errors.invalidVersionId,
+  sessionID: Errors.invalidSessionId,
   id: Errors.resourceIdMissing,
 };
 

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { Timestamp, Uuid } from '../http/schemas.js';
+import { normalizeId } from '../shared/ids.js';
+import type { AuthServices, ClientInfo } from './auth.service.js';
+import type { AuthHooks } from './authenticate.js';
+import { listSessions, revokeSession } from './sessions.service.js';
+
+export const SessionSchema = Type.Object(
+  {
+    id: Uuid,
+    created_at: Timestamp,
+    last_used_at: Timestamp,
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+    ip_address: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Session', description: 'one login: its refresh tokens, linked by rotation' },
+);
+
+const SessionParams = Type.Object({ sessionID: Uuid });
+
+export interface SessionRoutesOptions {
+  services: AuthServices;
+  hooks: AuthHooks;
+  clientInfo: (request: FastifyRequest) => ClientInfo;
+}
+
+/** The caller's own sign-ins; registered under /api/auth. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { services, hooks, clientInfo }) => {
+  app.get('/sessions', {
+    onRequest: hooks.access,
+    config: { failureDetail: 'Failed to retrieve sessions' },
+    schema: {
+      description: 'Active sessions of the caller, newest first',
+      response: { 200: Type.Array(SessionSchema) },
+    },
+  }, async (request) => listSessions(services, request.claims!));
+
+  app.delete('/sessions/:sessionID', {
+    onRequest: hooks.access,
+    config: { failureDetail: 'Failed to revoke session' },
+    schema: { description: 'Revokes one session (every refresh token of it)', params: SessionParams },
+  }, async (request, reply) => {
+    await revokeSession(services, request.claims!, normalizeId(request.params.sessionID), clientInfo(request));
+    return reply.code(204).send();
+  });
+};
