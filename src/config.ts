@@ -117,6 +117,9 @@ function readSecrets(env: Env, production: boolean) {
     if (value === undefined && production) {
       throw new ConfigError(`${name} is required when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} characters)`);
     }
+    if (value !== undefined && production && isPlaceholderSecret(value)) {
+      throw new ConfigError(`${name} looks like a placeholder or default value; generate a random one, e.g. openssl rand -base64 48`);
+    }
   }
   if (jwt !== undefined && jwt === csrf) throw new ConfigError('JWT_SECRET and CSRF_SECRET must differ');
   return {
@@ -124,6 +127,19 @@ function readSecrets(env: Env, production: boolean) {
     csrfSecret: csrf ?? randomBytes(32).toString('base64url'),
     secretsGenerated: jwt === undefined || csrf === undefined,
   };
+}
+
+/**
+ * Values copied from examples or typed by hand rather than generated: a known placeholder word,
+ * "secret" more than once, few distinct characters, or one short piece repeated. A generated
+ * secret (base64 or hex of random bytes) never looks like this.
+ */
+export function isPlaceholderSecret(value: string): boolean {
+  const lower = value.toLowerCase();
+  if (/change[-_. ]?me|placeholder|example|default|dummy|insecure|replace[-_. ]?(me|this)/.test(lower)) return true;
+  if ((lower.match(/secret/g) ?? []).length >= 2) return true;
+  if (new Set(value).size < 8) return true;
+  return /^(.+?)\1+$/s.test(value);
 }
 
 function readAdmin(env: Env) {
