@@ -15,6 +15,18 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * An unexpected failure of one step that spec §7 names apart from the rest of its route (refresh:
+ * "Failed to revoke token", then "Failed to generate tokens"). It is answered like its cause (500,
+ * or 503 when the database is down) with this detail in place of the route's failureDetail.
+ */
+export class StepFailure extends Error {
+  override name = 'StepFailure';
+  constructor(readonly detail: string, cause: unknown) {
+    super(detail, { cause });
+  }
+}
+
 const make = (status: number, code: string, detail: string) => () => new AppError(status, code, detail);
 
 /** Every error the service can answer with, in one catalogue. Details are the spec's messages. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso, toBool, toIso } from '../db/values.js';
-import { Errors } from '../errors.js';
+import { Errors, StepFailure } from '../errors.js';
 import { isUuid, newId } from '../shared/ids.js';
 import { attemptedUsername, audit } from './audit.service.js';
 import type { PasswordHasher } from './password-hasher.js';
@@ -234,7 +234,9 @@ export async function refresh(s: AuthServices, token: string | undefined, client
     // Revoke and issue in one transaction: a concurrent refresh with the same token that loses the
     // race then finds the new token committed when it revokes the family, never in between.
     rotation = await s.db.transaction().execute(async (trx) => {
-      const old = await refreshTokens.revokeIfActive(trx, tokenHash, now);
+      const old = await refreshTokens.revokeIfActive(trx, tokenHash, now).catch((error: unknown) => {
+        throw new StepFailure('Failed to revoke token', error); // spec §4.1 rule 9.4 has its own 500
+      });
       // Spec order: revoke, then the sub check (the 400 below); the revocation is kept.
       if (old === undefined || subject === null) return { old, issued: undefined };
       return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old) };

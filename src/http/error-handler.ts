@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/availability.js';
-import { AppError, Errors } from '../errors.js';
+import { AppError, Errors, StepFailure } from '../errors.js';
 import { problem, sendProblem } from './problem.js';
 
 declare module 'fastify' {
@@ -28,12 +28,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
       return sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
     }
-    if (isDatabaseUnavailable(error)) {
+    const step = error instanceof StepFailure ? error : undefined;
+    if (isDatabaseUnavailable(step?.cause ?? error)) {
       request.log.error({ err: error }, 'database unavailable');
       return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), { 'retry-after': '5' });
     }
     request.log.error({ err: error }, 'unhandled error');
-    const detail = request.routeOptions.config?.failureDetail ?? 'Internal Server Error';
+    const detail = step?.detail ?? request.routeOptions.config?.failureDetail ?? 'Internal Server Error';
     return sendProblem(reply, problem(500, detail, 'internal_error'));
   });
 
