@@ -20,6 +20,7 @@ import { notesRoutes } from './notes/notes.routes.js';
 import { healthRoutes } from './ops/health.routes.js';
 import { registerMetrics } from './ops/metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
+import { registerGracefulClose } from './ops/graceful-close.js';
 import { registerRequestLog, requestId } from './ops/request-log.js';
 
 export interface AppOptions {
@@ -56,6 +57,7 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   registerErrorHandling(app);
   registerJsonParser(app);
   registerRequestLog(app);
+  registerGracefulClose(app);
   await registerSecurityHeaders(app, config);
   await registerThrottling(app, config);
   await registerOpenApi(app);

@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, uniqueName } from '../helpers/harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** Resolves with the first value `check` returns for a log line, or rejects after `ms`. */
+function waitForLine<T>(lines: string[], listen: (fn: () => void) => () => void, check: (line: string) => T | undefined, ms: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const scan = () => {
+      for (const line of lines) {
+        const found = check(line);
+        if (found !== undefined) {
+          finish();
+          resolve(found);
+          return;
+        }
+      }
+    };
+    const stop = listen(scan);
+    const timer = setTimeout(() => {
+      finish();
+      reject(new Error(`timed out waiting for ${what}; output:\n${lines.join('\n')}`));
+    }, ms);
+    const finish = () => {
+      clearTimeout(timer);
+      stop();
+    };
+    scan();
+  });
+}
+
+function logMessage(line: string): { msg?: string } | undefined {
+  try {
+    return JSON.parse(line) as { msg?: string };
+  } catch {
+    return undefined;
+  }
+}
+
+describe('graceful shutdown of the real server', () => {
+  let dir: string;
+  let child: ChildProcessWithoutNullStreams;
+  const lines: string[] = [];
+  const listeners = new Set<() => void>();
+  const listen = (fn: () => void) => {
+    listeners.add(fn);
+    return () => listeners.delete(fn);
+  };
+  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let port: number;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shutdown-'));
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${path.join(dir, 'vellum.db')}`,
+        JWT_SECRET,
+        CSRF_SECRET,
+        PWNED_PASSWORDS_URL: 'off',
+        RATE_LIMIT: 'off',
+        LOG_LEVEL: 'info',
+      },
+    });
+    exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    let partial = '';
+    const onOutput = (chunk: Buffer) => {
+      partial += String(chunk);
+      const complete = partial.split('\n');
+      partial = complete.pop()!;
+      lines.push(...complete);
+      for (const fn of [...listeners]) fn();
+    };
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
+    port = await waitForLine(lines, listen, (line) => {
+      const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logMessage(line)?.msg ?? '');
+      return m === null ? undefined : Number(m[1]);
+    }, 60_000, 'the listening line');
+  });
+
+  after(async () => {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('SIGTERM lets an in-flight request finish, then exits 0 and refuses new connections', { timeout: 90_000 }, async () => {
+    const base = `http://127.0.0.1:${port}`;
+    const username = uniqueName('shutdown');
+    const signup = await fetch(`${base}/api/auth/signup`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+    });
+    assert.equal(signup.status, 201, await signup.text());
+    const login = await fetch(`${base}/api/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+    });
+    assert.equal(login.status, 200);
+    const { access_token: token } = (await login.json()) as { access_token: string };
+
+    const body = Buffer.from(JSON.stringify({ title: 'in flight', content: 'x'.repeat(10_000) }));
+    const half = Math.floor(body.length / 2);
+    // `Expect: 100-continue`: the server answers 100 once it has read the headers and started the
+    // request, so SIGTERM below arrives while the request is certainly in progress.
+    // A client that keeps connections open (like a reverse proxy): the server must close this one
+    // once its response is out, not wait for the client to give up on it.
+    const agent = new http.Agent({ keepAlive: true });
+    const request = http.request(`${base}/api/notes`, {
+      agent,
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length), expect: '100-continue',
+      },
+    });
+    const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
+      request.on('response', (res) => {
+        let text = '';
+        res.on('data', (chunk) => { text += String(chunk); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        res.on('error', reject);
+      });
+      request.on('error', reject);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no 100 Continue')), 30_000);
+      request.once('continue', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await new Promise<void>((resolve, reject) => request.write(body.subarray(0, half), (err) => (err ? reject(err) : resolve())));
+
+    assert.ok(child.kill('SIGTERM'));
+    // The server has seen the signal before the rest of the body arrives.
+    await waitForLine(lines, listen, (line) => (logMessage(line)?.msg === 'shutting down' ? true : undefined), 30_000, 'shutting down');
+    request.end(body.subarray(half));
+
+    const res = await response;
+    assert.equal(res.status, 201, res.text);
+    const note = JSON.parse(res.text) as { id: string; title: string; content: string; version: number };
+    assert.equal(note.title, 'in flight');
+    assert.equal(note.content.length, 10_000);
+    assert.equal(res.headers.location, `/api/notes/${note.id}`);
+    // The server ends the connection with this response instead of keeping it for another request.
+    assert.equal(res.headers.connection, 'close');
+    agent.destroy();
+
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      exited,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no exit within 20 s:\n${lines.join('\n')}`)), 20_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assert.deepEqual(outcome, { code: 0, signal: null }, lines.join('\n'));
+    assert.ok(!lines.some((line) => /shutdown timed out|shutdown failed/.test(line)), lines.join('\n'));
+
+    const refused = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? String(err)));
+    });
+    assert.equal(refused, 'ECONNREFUSED');
+  });
+});
