@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { forEachDatabase, newSession } from '../helpers/harness.js';
+import { before, test } from 'node:test';
+import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
   expectNoContent, JSON_TYPE, nextMillisecond, NOTE_KEYS, NOTE_ROW_KEYS, notesClient, okJson, TIMESTAMP, UUID_V4,
   VERSION_KEYS, VERSION_ROW_KEYS, type Note, type VersionRow,
@@ -8,9 +8,14 @@ import {
 
 forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   const api = notesClient(() => ctx.app);
+  /** One account for the tests that only look at their own notes. */
+  let shared: Session;
+  before(async () => {
+    shared = await newSession(ctx.app);
+  });
 
   test('POST /api/notes: 201, Location, ETag "1" and the full note', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const res = await api.create(s, { title: 'Groceries', content: 'milk\neggs' });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
@@ -31,7 +36,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   });
 
   test('POST /api/notes: placeholders for absent fields, no body and an empty JSON body', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const cases: Array<[string, Record<string, unknown>, { title: string; content: string }]> = [
       ['no body at all', {}, { title: 'Untitled', content: '' }],
       ['empty body with content-type json', { payload: '', headers: { 'content-type': 'application/json' } }, { title: 'Untitled', content: '' }],
@@ -54,7 +59,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   });
 
   test('GET /api/notes/{id}: the full note with ETag "<version>", current version supplies title and content', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const created = await api.createOk(s, { title: 'v1', content: 'one' });
     const first = await api.get(s, created.id);
     assert.equal(first.headers.etag, '"1"');
@@ -109,7 +114,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   });
 
   test('POST /api/notes/{id}/versions: 204 without a body, ETag of the new version', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s);
     const res = await api.addVersion(s, note.id, { title: 'Second', content: 'body 2' });
     expectNoContent(res);
@@ -122,7 +127,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   });
 
   test('GET /api/notes/{id}/versions: rows {id, title, version, created_at}, newest first', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s, { title: 't1', content: 'c1' });
     await api.addVersionOk(s, note.id, { title: 't2', content: 'c2' });
     await api.addVersionOk(s, note.id, { title: 't3', content: 'c3' });
@@ -141,7 +146,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   });
 
   test('GET /api/notes/{id}/{versionID}: the full version {id, note_id, title, content, version, created_at}', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s, { title: 'old title', content: 'old content' });
     await api.addVersionOk(s, note.id, { title: 'new title', content: 'new content' });
     const [newest, oldest] = await api.history(s, note.id);

@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { forEachDatabase, newSession } from '../helpers/harness.js';
+import { before, test } from 'node:test';
+import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { expectNoContent, expectProblem, notesClient, okJson, type Note } from './support.js';
 
 const IF_MATCH_ERROR = 'If-Match must be an entity tag from GET /api/notes/{id}, like "3"';
 
 forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx) => {
   const api = notesClient(() => ctx.app);
+  /** One account for the tests that only look at their own notes. */
+  let shared: Session;
+  before(async () => {
+    shared = await newSession(ctx.app);
+  });
 
   const expectMismatch = (res: Awaited<ReturnType<typeof api.addVersion>>, current: number) => {
     expectProblem(res, 412, `The note has changed: its current version is ${current}`, 'version_mismatch', { current_version: current });
@@ -14,7 +19,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   };
 
   test('25 concurrent new versions: all 204, history exactly 1..26, no gap or duplicate', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s, { title: 'v1', content: 'c1' });
     const writes = Array.from({ length: 25 }, (_, i) => api.addVersion(s, note.id, { title: `writer ${i}`, content: `content ${i}` }));
     const responses = await Promise.all(writes);
@@ -42,7 +47,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   });
 
   test('25 concurrent writers with the same If-Match: exactly one wins, the others get 412', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s);
     const responses = await Promise.all(Array.from({ length: 25 }, (_, i) =>
       api.addVersion(s, note.id, { title: `writer ${i}`, content: '' }, { 'if-match': '"1"' })));
@@ -54,7 +59,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   });
 
   test('the ETag/If-Match flow', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s, { title: 'one', content: '1' });
     assert.equal((await api.get(s, note.id)).headers.etag, '"1"');
 
@@ -96,7 +101,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   });
 
   test('well-formed tags that are not the current version do not match: 412', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s);
     for (const tag of ['"01"', '"1.0"', '"0"', '""', '"abc"', '"999999999"', '"2"']) {
       expectMismatch(await api.addVersion(s, note.id, { title: 'x', content: 'x' }, { 'if-match': tag }), 1);
@@ -105,7 +110,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   });
 
   test('a malformed If-Match is 400 and writes nothing', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s);
     for (const header of ['1', 'abc', '"1', '1"', "'1'", 'W/1', 'w/"1"', '"1" "2"', '"1",', ',', '', '**', '* , "1"']) {
       expectProblem(await api.addVersion(s, note.id, { title: 'x', content: 'x' }, { 'if-match': header }), 400, IF_MATCH_ERROR, 'validation_failed');
@@ -114,7 +119,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
   });
 
   test('If-Match on a missing note is 404, not 412', async () => {
-    const s = await newSession(ctx.app);
+    const s = shared;
     const note = await api.createOk(s);
     expectNoContent(await api.remove(s, note.id));
     for (const header of ['"1"', '*', 'W/"1"']) {
