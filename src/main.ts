@@ -3,6 +3,7 @@ import { buildApp } from './app.js';
 import { bootstrapAdmin } from './auth/bootstrap-admin.js';
 import { createPasswordHasher } from './auth/password-hasher.js';
 import { policyFromConfig } from './auth/password-policy.js';
+import { runWorkers } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -69,4 +70,5 @@ function installShutdown(close: () => Promise<void>, log: pino.Logger): void {
   process.once('SIGINT', onSignal);
 }
 
-await main();
+// WORKERS=N: N processes of main() sharing the port (src/cluster.ts); 1 (default) runs it right here.
+await runWorkers(main);

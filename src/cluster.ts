@@ -1,0 +1,143 @@
+import cluster, { type Worker } from 'node:cluster';
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.js';
+import { loggerOptions } from './logger.js';
+
+/**
+ * WORKERS=N runs N server processes that share the listening port through node:cluster (the primary
+ * accepts connections and hands them to the workers round-robin). The default, 1, runs the server
+ * in this process with no cluster at all.
+ *
+ * Each worker is a whole server with its own database pool (DATABASE_POOL_MAX connections each on
+ * PostgreSQL), password-hash queue, metrics registry and in-process rate-limit counters. Tokens are
+ * stateless and refresh tokens live in the database, so any worker can serve any request.
+ */
+export const MAX_WORKERS = 64;
+
+type Env = Record<string, string | undefined>;
+
+/** WORKERS: a whole number from 1 to 64, default 1. Process topology, so it is read here, not in config.ts. */
+export function readWorkers(env: Env = process.env): number {
+  const raw = env.WORKERS?.trim();
+  if (raw === undefined || raw === '') return 1;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > MAX_WORKERS) {
+    throw new ConfigError(`WORKERS must be a whole number from 1 to ${MAX_WORKERS}, got "${raw}"`);
+  }
+  return value;
+}
+
+/** A worker that dies sooner than this after it started listening counts as a crash loop. */
+const MIN_HEALTHY_UPTIME_MS = 10_000;
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+/**
+ * Runs `serve` (the whole single-process server: migrate, bootstrap, listen) in this process when
+ * WORKERS is 1 or this process is already a worker; otherwise becomes the primary of WORKERS
+ * processes that each run `serve`.
+ *
+ * The first worker starts alone and the others only once it listens, so database migrations and the
+ * admin bootstrap run once, never concurrently. A worker that exits unexpectedly is replaced; one
+ * that fails during start-up, or dies again right after starting, stops the service with its exit
+ * code. SIGTERM/SIGINT reach every worker, which shuts down gracefully as a single process would.
+ */
+export async function runWorkers(serve: () => Promise<void>, env: Env = process.env): Promise<void> {
+  if (cluster.isWorker) {
+    await serve();
+    return;
+  }
+  let workers: number;
+  let log: pino.Logger;
+  let workerEnv: Env = {};
+  try {
+    workers = readWorkers(env);
+    if (workers === 1) {
+      await serve();
+      return;
+    }
+    // Validate everything once here, rather than have every worker fail the same way.
+    const config = loadConfig(env);
+    if (config.database.kind === 'sqlite' && config.database.filename === ':memory:') {
+      throw new ConfigError('WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process');
+    }
+    log = pino(loggerOptions(config)).child({ role: 'primary' });
+    if (config.secretsGenerated) {
+      // Every worker must sign and verify with the same secrets, so generate them once, here.
+      log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets shared by the workers; tokens will not survive a restart');
+      workerEnv = { JWT_SECRET: config.jwtSecret, CSRF_SECRET: config.csrfSecret };
+    }
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`vellum: configuration error: ${error.message}\n`);
+    process.exit(2);
+  }
+
+  let stopping = false;
+  const listeningSince = new Map<Worker, number>();
+
+  const fork = (): Promise<Worker> =>
+    new Promise((resolve, reject) => {
+      const worker = cluster.fork(workerEnv);
+      const onExit = (code: number | null, signal: string | null) =>
+        reject(Object.assign(new Error(`worker ${worker.process.pid} exited during start-up (code ${code}, signal ${signal})`), { exitCode: code }));
+      worker.once('exit', onExit);
+      worker.once('listening', () => {
+        worker.off('exit', onExit);
+        listeningSince.set(worker, Date.now());
+        resolve(worker);
+      });
+    });
+
+  const shutdown = async (exitCode: number): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      log.error('workers did not stop in time; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+    await Promise.all(alive.map((worker) => new Promise<void>((resolve) => {
+      worker.once('exit', (code) => {
+        if (code !== 0 && code !== null && exitCode === 0) exitCode = code;
+        resolve();
+      });
+      worker.process.kill('SIGTERM');
+    })));
+    process.exit(exitCode);
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const since = listeningSince.get(worker);
+    listeningSince.delete(worker);
+    if (stopping || since === undefined) return; // start-up failures are handled by fork()
+    const uptimeMs = Date.now() - since;
+    if (uptimeMs < MIN_HEALTHY_UPTIME_MS) {
+      log.fatal({ workerPid: worker.process.pid, code, signal, uptimeMs }, 'worker died right after starting; stopping the service');
+      void shutdown(code || 1);
+      return;
+    }
+    log.error({ workerPid: worker.process.pid, code, signal }, 'worker exited unexpectedly; starting a replacement');
+    fork().catch((error: unknown) => {
+      log.fatal({ err: error }, 'replacement worker failed to start; stopping the service');
+      void shutdown(1);
+    });
+  });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      log.info({ signal }, 'shutting down workers');
+      void shutdown(0);
+    });
+  }
+
+  try {
+    await fork(); // alone first: migrations and the admin bootstrap run exactly once
+    await Promise.all(Array.from({ length: workers - 1 }, fork));
+    log.info({ workers, workerPids: [...listeningSince.keys()].map((w) => w.process.pid) }, 'all workers listening');
+  } catch (error) {
+    if (stopping) return;
+    log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+    const code = (error as { exitCode?: unknown }).exitCode;
+    await shutdown(typeof code === 'number' && code !== 0 ? code : 1);
+  }
+}

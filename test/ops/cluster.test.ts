@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { readWorkers } from '../../src/cluster.js';
+import { ConfigError } from '../../src/config.js';
+import { GOOD_PASSWORD, uniqueName } from '../helpers/harness.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+describe('WORKERS', () => {
+  test('defaults to 1 and accepts whole numbers from 1 to 64', () => {
+    assert.equal(readWorkers({}), 1);
+    assert.equal(readWorkers({ WORKERS: '' }), 1);
+    assert.equal(readWorkers({ WORKERS: ' 2 ' }), 2);
+    assert.equal(readWorkers({ WORKERS: '64' }), 64);
+    for (const bad of ['0', '65', '1.5', '-1', 'two', '2x']) {
+      assert.throws(() => readWorkers({ WORKERS: bad }), ConfigError, bad);
+    }
+  });
+
+  test('an invalid value stops start-up with exit code 2 and names the variable', { timeout: 60_000 }, () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', WORKERS: 'many', DATABASE_URL: 'sqlite::memory:' },
+      encoding: 'utf8',
+      timeout: 50_000,
+    });
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stderr, /WORKERS must be a whole number from 1 to 64/);
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('WORKERS=2 on the real server', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-cluster-'));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('two processes share the port and the (generated) secrets, and SIGTERM stops them all with exit 0', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    // No JWT_SECRET/CSRF_SECRET: the primary generates them once for both workers.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        WORKERS: '2',
+        DATABASE_URL: `sqlite:${path.join(dir, 'vellum.db')}`,
+        PWNED_PASSWORDS_URL: 'off',
+        RATE_LIMIT: 'off',
+        LOG_LEVEL: 'info',
+      },
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    let output = '';
+    child.stdout.on('data', (chunk) => { output += String(chunk); });
+    child.stderr.on('data', (chunk) => { output += String(chunk); });
+    try {
+      const deadline = Date.now() + 90_000;
+      while (!output.includes('all workers listening')) {
+        assert.ok(Date.now() < deadline && child.exitCode === null, `workers did not start:\n${output}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const base = `http://127.0.0.1:${port}`;
+      const username = uniqueName('cluster');
+      const json = { 'content-type': 'application/json' };
+      const signup = await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      assert.equal(signup.status, 201, await signup.text());
+      const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      assert.equal(login.status, 200);
+      const { access_token: token } = (await login.json()) as { access_token: string };
+
+      // A new connection per request: the primary deals them out round-robin, so both workers
+      // answer, and each accepts a token the other signed.
+      for (let i = 0; i < 12; i++) {
+        const status = await new Promise<number>((resolve, reject) => {
+          http.get(`${base}/api/auth/me`, { agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          }).on('error', reject);
+        });
+        assert.equal(status, 200);
+      }
+      const pids = new Set(
+        output.split('\n').flatMap((line) => {
+          try {
+            const entry = JSON.parse(line) as { msg?: string; route?: string; pid?: number };
+            return entry.msg === 'request' && entry.route === '/api/auth/me' ? [entry.pid] : [];
+          } catch {
+            return [];
+          }
+        }),
+      );
+      assert.equal(pids.size, 2, `expected both workers to answer, saw ${[...pids].join(', ')}`);
+      assert.equal((output.match(/applied database migrations/g) ?? []).length, 1, 'migrations ran once');
+
+      child.kill('SIGTERM');
+      const outcome = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 30 s:\n${output}`)), 30_000).unref()),
+      ]);
+      assert.deepEqual(outcome, { code: 0, signal: null }, output);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+});
