@@ -123,6 +123,11 @@ export async function connectRedis(url: string): Promise<Redis> {
   });
   // Without a listener ioredis would print connection errors itself; callers log command failures.
   redis.on('error', () => {});
-  await redis.connect();
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect(); // or it keeps reconnecting in the background
+    throw new Error(`REDIS_URL: cannot connect to Redis (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+  }
   return redis;
 }

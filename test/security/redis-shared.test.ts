@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -95,5 +96,42 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     assert.equal((await a.inject({ url: '/api/notes' })).statusCode, 401);
     assertThrottled(await a.inject({ url: '/api/notes' }), 60);
     assert.equal((await separate.inject({ url: '/api/notes' })).statusCode, 401);
+  });
+
+  test('an unreachable Redis stops start-up with a message naming REDIS_URL', async () => {
+    await assert.rejects(() => anotherInstance(ctx, { ...THROTTLE_ON, REDIS_URL: 'redis://127.0.0.1:1' }), /REDIS_URL/);
+  });
+
+  test('when Redis goes away, requests are let through (fail open), never a 500', { skip: !available }, async () => {
+    // A TCP relay to Redis that the test can cut.
+    const target = new URL(TEST_REDIS_URL);
+    const sockets: net.Socket[] = [];
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 6379), target.hostname);
+      for (const socket of [client, upstream]) {
+        socket.on('error', () => {});
+        sockets.push(socket);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const port = (relay.address() as net.AddressInfo).port;
+    const { username } = await signup(await ctx.rebuild());
+    const prefix = uniquePrefix();
+    prefixes.push(prefix);
+    const app = await anotherInstance(ctx, {
+      ...THROTTLE_ON, REDIS_URL: `redis://${target.username ? `${target.username}:${target.password}@` : ''}127.0.0.1:${port}`,
+      REDIS_KEY_PREFIX: prefix, RATE_LIMIT_LOGIN_FAILURES: '2',
+    });
+    extra.push(app);
+    for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(app, username, WRONG)).statusCode, 401);
+    assertThrottled(await loginAttempt(app, username, GOOD_PASSWORD), 60);
+
+    relay.close();
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await loginAttempt(app, username, WRONG)).statusCode, 401);
+    assert.equal((await loginAttempt(app, username, GOOD_PASSWORD)).statusCode, 200);
+    assert.equal((await app.inject({ url: '/api/notes' })).statusCode, 401);
   });
 });
