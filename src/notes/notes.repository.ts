@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
 
 export interface NoteRecord {
@@ -66,14 +67,16 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string): Promi
 }
 
 /**
- * Moves the note to its next version number and returns it. The UPDATE takes the row's write lock
- * (PostgreSQL) or the database's (SQLite) until the caller's transaction ends, so concurrent writers
- * queue up and numbers never repeat or skip. With `expected`, only that current version qualifies.
+ * Moves the note to its next version number and returns it with the new update time. The UPDATE
+ * takes the row's write lock (PostgreSQL) or the database's (SQLite) until the caller's transaction
+ * ends, so concurrent writers queue up and numbers never repeat or skip. With `expected`, only that
+ * current version qualifies. A writer that waited for the lock may carry an older clock reading
+ * than the version before it; the time then stays at that version's, so it never goes backwards.
  */
 export async function advanceVersion(
   db: Db,
   change: { ownerId: string; noteId: string; versionId: string; title: Buffer; now: string; expected: number[] | undefined },
-): Promise<number | undefined> {
+): Promise<{ version: number; updated_at: Date | string } | undefined> {
   if (change.expected?.length === 0) return undefined;
   let query = db
     .updateTable('notes')
@@ -81,13 +84,12 @@ export async function advanceVersion(
       version: eb('version', '+', 1),
       version_id: change.versionId,
       title: change.title,
-      updated_at: change.now,
+      updated_at: sql<string>`case when updated_at > ${change.now} then updated_at else ${change.now} end`,
     }))
     .where('id', '=', change.noteId)
     .where('owner_id', '=', change.ownerId);
   if (change.expected !== undefined) query = query.where('version', 'in', change.expected);
-  const row = await query.returning('version').executeTakeFirst();
-  return row?.version;
+  return query.returning(['version', 'updated_at']).executeTakeFirst();
 }
 
 /**

@@ -93,8 +93,10 @@ export async function addVersion(
   const version = await db.transaction().execute(async (trx) => {
     const next = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
     if (next === undefined) return undefined;
-    await repo.insertVersion(trx, { id: versionId, note_id: noteId, version: next, title, content: encodeText(input.content), created_at: now });
-    return next;
+    await repo.insertVersion(trx, {
+      id: versionId, note_id: noteId, version: next.version, title, content: encodeText(input.content), created_at: toIso(next.updated_at),
+    });
+    return next.version;
   });
   if (version !== undefined) return version;
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);

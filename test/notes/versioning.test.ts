@@ -35,6 +35,10 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
     const byWriter = new Map(responses.map((res, i) => [`writer ${i}`, Number((res.headers.etag as string).slice(1, -1))]));
     for (const row of history.slice(0, 25)) assert.equal(byWriter.get(row.title), row.version, row.title);
     assert.deepEqual(history.at(-1), { id: note.version_id, title: 'v1', version: 1, created_at: note.created_at });
+    // Times follow the numbers: a writer that waited for its turn never gets an earlier time.
+    for (let i = 1; i < history.length; i += 1) {
+      assert.ok(history[i - 1]!.created_at >= history[i]!.created_at, `version ${history[i - 1]!.version} is dated before version ${history[i]!.version}`);
+    }
 
     // The note shows the last version, and its content is that version's.
     const current = await api.get(s, note.id);
@@ -42,6 +46,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
     const body = okJson<Note>(current);
     assert.equal(body.version, 26);
     assert.equal(body.version_id, history[0]!.id);
+    assert.equal(body.updated_at, history[0]!.created_at);
     assert.equal(body.title, history[0]!.title);
     assert.equal(body.content, `content ${body.title.slice('writer '.length)}`);
   });
