@@ -3,6 +3,7 @@ import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
 import { registerLoginThrottle } from '../../src/auth/login-throttle.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { registerErrorHandling } from '../../src/http/error-handler.js';
 import { connectRedis, createMemoryStore, createRedisStore, type ThrottleStore } from '../../src/http/throttle-store.js';
 import { dropKeys, redisAvailable, TEST_REDIS_URL, uniquePrefix } from './support.js';
@@ -109,5 +110,26 @@ describe('login lockout schedule', () => {
     for (let i = 0; i < 2; i++) assert.equal((await attempt('wrong', 'bob')).statusCode, 401);
     assert.equal((await attempt('wrong', 'bob')).statusCode, 401);
     assert.equal((await attempt('right', 'bob')).statusCode, 429);
+  });
+});
+
+describe('throttling configuration', () => {
+  test('defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.rateLimit, true);
+    assert.deepEqual(config.rateLimits, { globalPerMinute: 600, loginPerMinute: 20, signupPerHour: 10, refreshPerMinute: 30, loginFailures: 5 });
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.redisKeyPrefix, 'vellum:');
+    assert.deepEqual(config.corsOrigins, []);
+  });
+
+  test('bad values stop start-up with a message naming the variable', () => {
+    for (const [name, value] of [
+      ['RATE_LIMIT_GLOBAL_PER_MINUTE', '0'], ['RATE_LIMIT_LOGIN_PER_MINUTE', 'many'], ['RATE_LIMIT_SIGNUP_PER_HOUR', '1.5'],
+      ['RATE_LIMIT_REFRESH_PER_MINUTE', '-1'], ['RATE_LIMIT_LOGIN_FAILURES', '0'], ['REDIS_URL', 'http://127.0.0.1:6379'],
+      ['CORS_ORIGINS', 'notes.example.com'], ['RATE_LIMIT', 'maybe'],
+    ]) {
+      assert.throws(() => loadConfig({ [name!]: value! }), (error: Error) => error instanceof ConfigError && error.message.includes(name!), name);
+    }
   });
 });
