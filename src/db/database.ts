@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.js';
 import type { Tables } from './schema.js';
@@ -32,10 +32,40 @@ function openSqlite(filename: string): Database {
   // Several workers may share one file; wait for the write lock instead of failing at once.
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Tables>({
-    dialect: new SqliteDialect({ database: sqlite }),
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite) }),
     plugins: [new SqliteBooleanPlugin()],
   });
   return { db, kind: 'sqlite', close: () => db.destroy() };
+}
+
+/** Distinct SQL texts kept prepared; the app has a few dozen, IN-lists of different lengths add some. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely's SQLite driver prepares every query afresh, and parsing and planning the SQL was about a
+ * tenth of the server's CPU on a note read (see BENCHMARKS.md). A prepared statement can be run any
+ * number of times, so keep the most recently used ones by their SQL text. One still iterating (a
+ * streamed query) is busy and not shared: that query gets a statement of its own.
+ */
+function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      const cached = cache.get(sql);
+      if (cached !== undefined && !cached.busy) {
+        cache.delete(sql); // most recently used goes last
+        cache.set(sql, cached);
+        return cached;
+      }
+      const statement = sqlite.prepare(sql);
+      if (cached === undefined) {
+        cache.set(sql, statement);
+        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(url: string, max: number, options: OpenOptions): Database {
