@@ -26,7 +26,9 @@ export interface HasherOptions {
  * storm from tying up every thread and from piling up memory: excess work is refused early.
  */
 export function createPasswordHasher(options: HasherOptions = {}): PasswordHasher {
-  const concurrency = options.concurrency ?? Math.max(1, os.availableParallelism());
+  // One core is left to the event loop: with a hash on every core, a login storm starved every other
+  // request (GET note p99 x28 on 2 cores, BENCHMARKS.md). Past the queue, logins are shed with 503.
+  const concurrency = options.concurrency ?? Math.max(1, os.availableParallelism() - 1);
   const maxQueue = options.maxQueue ?? concurrency * 16;
   let running = 0;
   const waiting: Array<() => void> = [];
