@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { runLoad, round, type LoadRequest, type LoadResult } from './lib/load.js';
+import { mergeRuns, round, runLoad, withoutSamples, type LoadRequest, type LoadResult, type RawLoadResult } from './lib/load.js';
 import { cpuSeconds, freePort, machineBusySeconds, startChild, stopAll, stopChild, waitForHttp, type Child } from './lib/processes.js';
 import { renderMarkdown, updateBenchmarksMd } from './lib/report.js';
 import { BENCH_PASSWORD, createApi, inParallel, prose, type Api } from './lib/seed.js';
@@ -36,6 +36,7 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
     label: { type: 'string' },
+    tag: { type: 'string' },
     'server-env': { type: 'string', multiple: true },
     build: { type: 'boolean', default: true },
     'no-build': { type: 'boolean', default: false },
@@ -60,6 +61,7 @@ if (args.help) {
   --cpu-prof               run the server under node --cpu-prof (profile lands in bench/results/profiles/)
   --log-level L            the server's LOG_LEVEL (default info, written to a temp file)
   --label TEXT             a note stored with the results (e.g. "before verifier cache")
+  --tag NAME               write bench/results/<db>-<date>-NAME.json and leave BENCHMARKS.md alone
   --server-env K=V         an extra environment variable for the server (repeatable; for experiments)
   --no-build               skip npm run build
   --no-write               print only; do not write bench/results/*.json or BENCHMARKS.md
@@ -207,7 +209,7 @@ interface Seeded {
 const NOTE_CONTENT = prose(1024);
 const PAGE = 50;
 
-async function seed(api: Api): Promise<Seeded> {
+async function seed(api: Api, url: string): Promise<Seeded> {
   const t0 = Date.now();
   for (const user of ['bench_reader', 'bench_writer', 'bench_history', 'bench_login']) await api.signup(user);
   const [readerToken, writerToken, historyToken] = await Promise.all(['bench_reader', 'bench_writer', 'bench_history'].map((u) => api.login(u)));
@@ -219,16 +221,65 @@ async function seed(api: Api): Promise<Seeded> {
   const writeNoteId = await api.createNote(writerToken!, 'Write target', NOTE_CONTENT);
   let historyNoteId = '';
   if (selected.has('versions-first') || selected.has('versions-deepest')) {
-    historyNoteId = await api.createNote(historyToken!, 'Deep history, version 1', prose(256));
+    historyNoteId = await api.createNote(historyToken!, 'Deep history', prose(256));
     const t1 = Date.now();
-    // Concurrent writers: the service serialises them and numbers stay gapless (versions 2..N).
-    await inParallel(16, settings.history - 1, async (i) => {
-      await api.addVersion(historyToken!, historyNoteId, `Deep history, edit ${i + 2}`, prose(256, i));
-    });
+    // Versions 2..N from 16 concurrent writers; the service serialises them and numbers stay gapless.
+    const writes = await runLoad(url, {
+      method: 'POST', path: `/api/notes/${historyNoteId}/versions`, headers: { authorization: `Bearer ${historyToken}` },
+      body: JSON.stringify({ title: 'Deep history', content: prose(256) }),
+    }, { connections: 16, duration: 0, amount: settings.history - 1 });
+    if ((writes.statusCodes['204'] ?? 0) !== settings.history - 1) throw new Error(`seeding history: ${JSON.stringify(writes.statusCodes)}`);
+    const top = await api.expect(200, 'GET', `/api/notes/${historyNoteId}`, { token: historyToken! });
+    if ((top.body as { version: number }).version !== settings.history) throw new Error(`history note is at version ${(top.body as { version: number }).version}`);
     log(`seeded ${settings.history} versions in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
   }
   log(`seeding done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return { readerToken: readerToken!, writerToken: writerToken!, historyToken: historyToken!, noteId, writeNoteId, historyNoteId };
+}
+
+/** A few seconds of mixed reads after seeding, so the JIT has settled before anything is measured. */
+async function warmUp(url: string, s: Pick<Seeded, 'readerToken' | 'noteId'>): Promise<void> {
+  const auth = { authorization: `Bearer ${s.readerToken}` };
+  const requests: LoadRequest[] = [
+    { method: 'GET', path: `/api/notes/${s.noteId}`, headers: auth },
+    { method: 'GET', path: '/api/auth/me', headers: auth },
+    { method: 'GET', path: '/api/notes?limit=20', headers: auth },
+  ];
+  await runLoad(url, requests[0]!, { connections: settings.connections, duration: SERVER_WARMUP_SECONDS, requests });
+}
+const SERVER_WARMUP_SECONDS = 6;
+
+/**
+ * Waits until the server's password-hash queue is empty. A run that ends leaves the logins it sent
+ * queued in the server (which finishes them for clients that are gone); the next run must not
+ * start against that backlog.
+ */
+async function hasherIdle(url: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+    const depth = /^vellum_password_hash_queue_depth (\d+)/m.exec(text);
+    if (depth === null || depth[1] === '0') return;
+    await sleep(100);
+  }
+}
+
+/** Where the server's memory is, from its own /metrics (prom-client's default process metrics). */
+async function memoryBreakdown(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string, labels = '') => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+    return line === undefined ? Number.NaN : mb(Number(line.split(' ').at(-1)));
+  };
+  return {
+    rssMb: value('process_resident_memory_bytes'),
+    heapTotalMb: value('nodejs_heap_size_total_bytes'),
+    heapUsedMb: value('nodejs_heap_size_used_bytes'),
+    externalMb: value('nodejs_external_memory_bytes'),
+    newSpaceMb: value('nodejs_heap_space_size_total_bytes', '{space="new"}'),
+    oldSpaceMb: value('nodejs_heap_space_size_total_bytes', '{space="old"}'),
+    codeSpaceMb: value('nodejs_heap_space_size_total_bytes', '{space="code"}'),
+  };
 }
 
 interface ScenarioDef {
@@ -288,25 +339,56 @@ interface CpuFigures {
   otherCores: number;
 }
 
+type Figures = LoadResult & CpuFigures;
+
 /** Warm-up (discarded), then the measured run, with the server's CPU use sampled around it. */
-async function measure(url: string, request: LoadRequest, server: Child, connections = settings.connections): Promise<LoadResult & CpuFigures> {
-  if (settings.warmup > 0) await runLoad(url, request, { connections, duration: settings.warmup });
-  const cpu0 = cpuSeconds(server);
-  const machine0 = machineBusySeconds();
-  const self0 = process.cpuUsage();
-  const t0 = performance.now();
-  const result = await runLoad(url, request, { connections, duration: settings.duration });
-  const wall = (performance.now() - t0) / 1000;
-  const serverCpu = cpuSeconds(server) - cpu0;
-  const self = process.cpuUsage(self0);
-  const selfCpu = (self.user + self.system) / 1e6;
-  const other = Math.max(0, machineBusySeconds() - machine0 - serverCpu - selfCpu);
-  return {
-    ...result,
-    serverCpuMsPerRequest: round((serverCpu * 1000) / Math.max(1, result.total), 4),
-    serverCores: round(serverCpu / wall, 2),
-    otherCores: round(other / wall, 2),
-  };
+async function measure(url: string, request: LoadRequest, server: Child, connections = settings.connections): Promise<Figures> {
+  return (await measureInterleaved(url, server, [request], 1, connections))[0]!;
+}
+
+/**
+ * Several requests measured in alternating rounds (A B A B ...), each round a slice of the
+ * duration, so that a burst of load from elsewhere on the machine hits them alike. Each request's
+ * rounds are pooled into one result (latency percentiles over all its responses).
+ */
+async function measureInterleaved(
+  url: string, server: Child, requests: LoadRequest[], rounds: number, connections = settings.connections, settle: () => Promise<void> = async () => {},
+): Promise<Figures[]> {
+  if (settings.warmup > 0) {
+    for (const request of requests) {
+      await runLoad(url, request, { connections, duration: settings.warmup });
+      await settle();
+    }
+  }
+  const runs = requests.map(() => [] as RawLoadResult[]);
+  const cpu = requests.map(() => ({ server: 0, other: 0, wall: 0 }));
+  const slice = Math.max(1, Math.round(settings.duration / rounds));
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, request] of requests.entries()) {
+      const cpu0 = cpuSeconds(server);
+      const machine0 = machineBusySeconds();
+      const self0 = process.cpuUsage();
+      const t0 = performance.now();
+      runs[i]!.push(await runLoad(url, request, { connections, duration: slice }));
+      const wall = (performance.now() - t0) / 1000;
+      await settle();
+      const serverCpu = cpuSeconds(server) - cpu0;
+      const self = process.cpuUsage(self0);
+      cpu[i]!.server += serverCpu;
+      cpu[i]!.other += Math.max(0, machineBusySeconds() - machine0 - serverCpu - (self.user + self.system) / 1e6);
+      cpu[i]!.wall += wall;
+    }
+  }
+  return runs.map((parts, i) => {
+    const merged = mergeRuns(parts);
+    const c = cpu[i]!;
+    return {
+      ...withoutSamples(merged),
+      serverCpuMsPerRequest: round((c.server * 1000) / Math.max(1, merged.total), 4),
+      serverCores: round(c.server / c.wall, 2),
+      otherCores: round(c.other / c.wall, 2),
+    };
+  });
 }
 
 /** What the baseline serves for a scenario: a body of the same size, for the same method and request body. */
@@ -336,10 +418,35 @@ async function responseSize(api: Api, def: ScenarioDef): Promise<number> {
 async function loginStorm(url: string, server: Child, s: Seeded) {
   const note: LoadRequest = { method: 'GET', path: `/api/notes/${s.noteId}`, headers: { authorization: `Bearer ${s.readerToken}` } };
   const loginBody = JSON.stringify({ username: 'bench_login', password: BENCH_PASSWORD });
-  const alone = await measure(url, note, server);
-  log(`storm: GET note alone p99 ${alone.latencyP99Ms} ms, ${alone.requestsPerSec} req/s`);
+  await hasherIdle(url);
+  // "Alone" is measured half before and half after the storm and pooled, so drift in the machine's
+  // other load between the two does not pass for an effect of the storm.
+  const half = Math.max(1, Math.round(settings.duration / 2));
+  if (settings.warmup > 0) await runLoad(url, note, { connections: settings.connections, duration: settings.warmup });
+  const aloneBefore = await runLoad(url, note, { connections: settings.connections, duration: half });
   const stormSeconds = settings.warmup + settings.duration + 2;
-  const storm = runLoad(url, { method: 'POST', path: '/api/auth/login', body: loginBody }, { connections: settings.stormConnections, duration: stormSeconds });
+  // The storm comes from an autocannon of its own (a separate process), so the GET measurement's
+  // client is not slowed down by handling the storm's responses.
+  const stormChild = startChild('login storm', [
+    'node', path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json',
+    '-c', String(settings.stormConnections), '-d', String(stormSeconds), '-m', 'POST',
+    '-H', 'content-type=application/json', '-b', loginBody, `${url}/api/auth/login`,
+  ], { cwd: ROOT, logFile: path.join(tmp, 'storm.json'), maxSeconds: stormSeconds + 60, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const storm = new Promise<LoadResult>((resolve, reject) => {
+    stormChild.proc.once('exit', () => {
+      try {
+        const text = fs.readFileSync(stormChild.logFile, 'utf8');
+        const json = JSON.parse(text.slice(text.indexOf('{'))) as { requests: { total: number }; duration: number; errors: number; non2xx: number; timeouts: number; statusCodeStats?: Record<string, { count: number }>; latency: { p50: number; p99: number; average: number } };
+        resolve({
+          requestsPerSec: round(json.requests.total / json.duration, 1), latencyP50Ms: json.latency.p50, latencyP99Ms: json.latency.p99,
+          latencyAvgMs: json.latency.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors, timeouts: json.timeouts,
+          statusCodes: Object.fromEntries(Object.entries(json.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])), durationSec: json.duration,
+        });
+      } catch (error) {
+        reject(new Error(`login storm: no result (${String(error)})`));
+      }
+    });
+  });
   // A few plain requests during the storm check that shed logins carry Retry-After.
   const probes: Array<{ status: number; retryAfter: string | null }> = [];
   const probing = (async () => {
@@ -359,6 +466,9 @@ async function loginStorm(url: string, server: Child, s: Seeded) {
   const underStorm = await measure(url, note, server);
   const stormResult = await storm;
   await probing;
+  await hasherIdle(url);
+  const alone = withoutSamples(mergeRuns([aloneBefore, await runLoad(url, note, { connections: settings.connections, duration: half })]));
+  log(`storm: GET note alone p99 ${alone.latencyP99Ms} ms, ${alone.requestsPerSec} req/s`);
   log(`storm: GET note under storm p99 ${underStorm.latencyP99Ms} ms; login statuses ${JSON.stringify(stormResult.statusCodes)}`);
   const shed = stormResult.statusCodes['503'] ?? 0;
   return {
@@ -406,7 +516,8 @@ async function main() {
     const baseline = await startBaseline();
     const vellum = await startVellum(database.url, 1, 'w1');
     const api = createApi(vellum.url);
-    const seeded = await seed(api);
+    const seeded = await seed(api, vellum.url);
+    await warmUp(vellum.url, seeded);
     const baselineApi = createApi(baseline.url);
 
     const scenarios: Measured[] = [];
@@ -417,35 +528,48 @@ async function main() {
       peaks.push({ after, peakRssMb: mb(vellum.child.memory.peakProcess) });
     };
     notePeak('seeding');
-    for (const def of scenarioDefs(seeded)) {
-      const responseBytes = await responseSize(api, def);
-      const result = await measure(vellum.url, def.request, vellum.child);
-      notePeak(def.id);
-      const unexpected = result.total - (result.statusCodes[String(def.status)] ?? 0);
-      // The yardstick is measured right after each scenario, so both see the same machine load.
-      const base = baselineRequest(def, def.status === 204 ? 0 : responseBytes);
-      const key = `${base.method} ${base.path}${base.body === undefined ? '' : ` +${Buffer.byteLength(base.body)}B body`}`;
-      await baselineApi.expect(def.status === 204 ? 204 : 200, base.method, base.path, base.body === undefined ? {} : { body: JSON.parse(base.body) });
-      const b = await measure(baseline.url, base, baseline.child);
-      const measured: Measured = {
-        id: def.id,
-        title: def.title,
-        method: def.request.method,
-        path: def.request.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}'),
-        responseBytes,
-        ...result,
-        unexpectedStatuses: unexpected,
-        baseline: {
-          key, requestsPerSec: b.requestsPerSec, latencyP50Ms: b.latencyP50Ms, latencyP99Ms: b.latencyP99Ms,
-          serverCpuMsPerRequest: b.serverCpuMsPerRequest, otherCores: b.otherCores,
-        },
-        ratio: round(result.requestsPerSec / b.requestsPerSec, 3),
-        cpuRatio: round(b.serverCpuMsPerRequest / result.serverCpuMsPerRequest, 3),
-      };
-      scenarios.push(measured);
-      log(`${def.title}: ${result.requestsPerSec} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms; ` +
-        `${result.serverCpuMsPerRequest} ms CPU/req, other load ${result.otherCores} cores; ` +
-        `baseline ${b.requestsPerSec} req/s, ${b.serverCpuMsPerRequest} ms CPU/req -> ${(measured.ratio! * 100).toFixed(1)}% (CPU ${(measured.cpuRatio! * 100).toFixed(1)}%)${unexpected > 0 ? `; ${unexpected} UNEXPECTED statuses ${JSON.stringify(result.statusCodes)}` : ''}`);
+    const defs = scenarioDefs(seeded);
+    // The two history pages are compared with each other, so they are measured in alternating rounds.
+    const groups: ScenarioDef[][] = [];
+    for (const def of defs) {
+      const last = groups.at(-1);
+      if (def.id === 'versions-deepest' && last?.[0]?.id === 'versions-first') last.push(def);
+      else groups.push([def]);
+    }
+    for (const group of groups) {
+      const sizes = await Promise.all(group.map((def) => responseSize(api, def)));
+      const settle = group.some((d) => d.id === 'login') ? () => hasherIdle(vellum.url) : undefined;
+      const results = await measureInterleaved(vellum.url, vellum.child, group.map((d) => d.request), group.length > 1 ? 3 : 1, settings.connections, settle);
+      notePeak(group.map((d) => d.id).join('+'));
+      for (const [i, def] of group.entries()) {
+        const result = results[i]!;
+        const responseBytes = sizes[i]!;
+        const unexpected = result.total - (result.statusCodes[String(def.status)] ?? 0);
+        // The yardstick is measured right after each scenario, so both see the same machine load.
+        const base = baselineRequest(def, def.status === 204 ? 0 : responseBytes);
+        const key = `${base.method} ${base.path}${base.body === undefined ? '' : ` +${Buffer.byteLength(base.body)}B body`}`;
+        await baselineApi.expect(def.status === 204 ? 204 : 200, base.method, base.path, base.body === undefined ? {} : { body: JSON.parse(base.body) });
+        const b = await measure(baseline.url, base, baseline.child);
+        const measured: Measured = {
+          id: def.id,
+          title: def.title,
+          method: def.request.method,
+          path: def.request.path.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '{id}'),
+          responseBytes,
+          ...result,
+          unexpectedStatuses: unexpected,
+          baseline: {
+            key, requestsPerSec: b.requestsPerSec, latencyP50Ms: b.latencyP50Ms, latencyP99Ms: b.latencyP99Ms,
+            serverCpuMsPerRequest: b.serverCpuMsPerRequest, otherCores: b.otherCores,
+          },
+          ratio: round(result.requestsPerSec / b.requestsPerSec, 3),
+          cpuRatio: round(b.serverCpuMsPerRequest / result.serverCpuMsPerRequest, 3),
+        };
+        scenarios.push(measured);
+        log(`${def.title}: ${result.requestsPerSec} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms; ` +
+          `${result.serverCpuMsPerRequest} ms CPU/req, other load ${result.otherCores} cores; ` +
+          `baseline ${b.requestsPerSec} req/s, ${b.serverCpuMsPerRequest} ms CPU/req -> ${(measured.ratio! * 100).toFixed(1)}% (CPU ${(measured.cpuRatio! * 100).toFixed(1)}%)${unexpected > 0 ? `; ${unexpected} UNEXPECTED statuses ${JSON.stringify(result.statusCodes)}` : ''}`);
+      }
     }
     results.scenarios = scenarios;
     if (selected.has('storm')) {
@@ -453,8 +577,10 @@ async function main() {
       notePeak('storm');
     }
 
+    const breakdown = await memoryBreakdown(vellum.url).catch(() => undefined);
     await stopChild(vellum.child);
     results.memory = {
+      atEnd: breakdown,
       peakRssMb: mb(vellum.child.memory.peakProcess),
       note: 'VmHWM of the server process (polled VmRSS as a floor), whole run incl. seeding',
       peakAfter: peaks,
@@ -465,6 +591,7 @@ async function main() {
       const clustered = await startVellum(database.url, settings.workers, `w${settings.workers}`);
       const tokenN = await createApi(clustered.url).login('bench_reader');
       const request: LoadRequest = { method: 'GET', path: `/api/notes/${seeded.noteId}`, headers: { authorization: `Bearer ${tokenN}` } };
+      await warmUp(clustered.url, { readerToken: tokenN, noteId: seeded.noteId });
       const many = await measure(clustered.url, request, clustered.child);
       await stopChild(clustered.child);
       const one = scenarios.find((s) => s.id === 'note-get');
@@ -509,11 +636,16 @@ async function main() {
 
   if (write) {
     const day = report.date.slice(0, 10);
-    const out = path.join(ROOT, 'bench/results', `${dbKind}-${day}.json`);
+    const tag = args.tag === undefined ? '' : `-${args.tag.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+    const out = path.join(ROOT, 'bench/results', `${dbKind}-${day}${tag}.json`);
     fs.mkdirSync(path.dirname(out), { recursive: true });
     fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-    updateBenchmarksMd(path.join(ROOT, 'BENCHMARKS.md'), dbKind, renderMarkdown(report, path.relative(ROOT, out)));
-    log(`wrote ${path.relative(ROOT, out)} and the ${dbKind} section of BENCHMARKS.md`);
+    if (tag === '') {
+      updateBenchmarksMd(path.join(ROOT, 'BENCHMARKS.md'), dbKind, renderMarkdown(report, path.relative(ROOT, out)));
+      log(`wrote ${path.relative(ROOT, out)} and the ${dbKind} section of BENCHMARKS.md`);
+    } else {
+      log(`wrote ${path.relative(ROOT, out)}`);
+    }
   } else {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
