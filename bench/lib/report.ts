@@ -10,8 +10,11 @@ interface Row {
   responseBytes: number;
   unexpectedStatuses: number;
   statusCodes: Record<string, number>;
-  baseline?: { requestsPerSec: number; latencyP50Ms: number; latencyP99Ms: number };
+  baseline?: { requestsPerSec: number; latencyP50Ms: number; latencyP99Ms: number; serverCpuMsPerRequest?: number };
   ratio?: number;
+  serverCpuMsPerRequest?: number;
+  cpuRatio?: number;
+  otherCores?: number;
 }
 
 interface StormSide {
@@ -32,6 +35,7 @@ export interface Report {
   settings: { duration: number; warmup: number; connections: number; stormConnections: number; history: number; noteContentBytes: number; serverLogLevel: string };
   scenarios?: unknown;
   loginStorm?: unknown;
+  loginStormPaced?: unknown;
   memory?: unknown;
   workers?: unknown;
   targets: Array<{ name: string; goal: string; value: string; met: boolean }>;
@@ -53,25 +57,28 @@ export function renderMarkdown(report: Report, resultFile: string): string {
     '',
   );
   const rows = (report.scenarios ?? []) as Row[];
-  lines.push('| Scenario | req/s | p50 ms | p99 ms | body B | baseline req/s | ratio to baseline | non-expected statuses |');
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('| Scenario | req/s | p50 ms | p99 ms | body B | baseline req/s | **ratio to baseline** | server CPU ms/req (baseline) | CPU ratio | other load, cores | non-expected statuses |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const pct = (r: number | undefined) => (r === undefined ? '–' : `${(r * 100).toFixed(1)}%`);
   for (const r of rows) {
-    lines.push(`| ${r.title} | ${fmt(r.requestsPerSec)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${fmt(r.responseBytes)} | ${r.baseline === undefined ? '–' : fmt(r.baseline.requestsPerSec)} | ${r.ratio === undefined ? '–' : `${(r.ratio * 100).toFixed(1)}%`} | ${r.unexpectedStatuses} |`);
+    const cpu = r.serverCpuMsPerRequest === undefined ? '–' : `${r.serverCpuMsPerRequest.toFixed(3)} (${r.baseline?.serverCpuMsPerRequest?.toFixed(3) ?? '–'})`;
+    lines.push(`| ${r.title} | ${fmt(r.requestsPerSec)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${fmt(r.responseBytes)} | ${r.baseline === undefined ? '–' : fmt(r.baseline.requestsPerSec)} | **${pct(r.ratio)}** | ${cpu} | ${pct(r.cpuRatio)} | ${r.otherCores ?? '–'} | ${r.unexpectedStatuses} |`);
   }
-  lines.push('');
+  lines.push('', '"CPU ratio" is the baseline\'s server CPU per request over Vellum\'s: the req/s ratio the two would have if each had a core to itself. "Other load" is CPU used meanwhile by other processes (PostgreSQL itself, on the PostgreSQL runs).', '');
 
-  const storm = report.loginStorm as
-    | { alone: StormSide; underStorm: StormSide; p99Ratio: number; login: { connections: number; requestsPerSec: number; accepted: number; shed503: number; statusCodes: Record<string, number>; retryAfterOn503: boolean } }
-    | undefined;
-  if (storm !== undefined) {
-    lines.push(`Login storm (${storm.login.connections} connections on POST /api/auth/login alongside ${s.connections} on GET /api/notes/{id}):`, '');
+  type Storm = { alone: StormSide; underStorm: StormSide; p99Ratio: number; login: { connections: number; rate: number | string; requestsPerSec: number; accepted: number; shed503: number; statusCodes: Record<string, number>; retryAfterOn503: boolean } };
+  const storms = [['Login storm, flood', report.loginStorm], ['Login storm, paced', report.loginStormPaced]] as Array<[string, Storm | undefined]>;
+  for (const [name, storm] of storms) {
+    if (storm === undefined) continue;
+    const rate = typeof storm.login.rate === 'number' ? `${storm.login.rate} logins/s in all` : 'as fast as answered';
+    lines.push(`${name} (${storm.login.connections} connections on POST /api/auth/login, ${rate}, from a separate autocannon process, alongside ${s.connections} connections on GET /api/notes/{id}):`, '');
     lines.push('| GET /api/notes/{id} | req/s | p50 ms | p99 ms |', '|---|---:|---:|---:|');
-    lines.push(`| alone | ${fmt(storm.alone.requestsPerSec)} | ${storm.alone.latencyP50Ms} | ${storm.alone.latencyP99Ms} |`);
-    lines.push(`| during the login storm | ${fmt(storm.underStorm.requestsPerSec)} | ${storm.underStorm.latencyP50Ms} | ${storm.underStorm.latencyP99Ms} |`);
+    lines.push(`| alone (half before, half after the storm) | ${fmt(storm.alone.requestsPerSec)} | ${storm.alone.latencyP50Ms} | ${storm.alone.latencyP99Ms} |`);
+    lines.push(`| during the storm | ${fmt(storm.underStorm.requestsPerSec)} | ${storm.underStorm.latencyP50Ms} | ${storm.underStorm.latencyP99Ms} |`);
     lines.push('');
     lines.push(
-      `p99 ratio ${storm.p99Ratio}x. Logins during the storm: ${fmt(storm.login.requestsPerSec)} responses/s; ${fmt(storm.login.accepted)} accepted (200), ` +
-        `${fmt(storm.login.shed503)} shed with 503 (statuses ${JSON.stringify(storm.login.statusCodes)}); Retry-After present on every probed 503: ${storm.login.retryAfterOn503 ? 'yes' : 'no'}.`,
+      `p99 ratio **${storm.p99Ratio}x**. Logins during the storm: ${fmt(storm.login.requestsPerSec)} responses/s; ${fmt(storm.login.accepted)} accepted (200), ` +
+        `${fmt(storm.login.shed503)} shed with 503 (statuses ${JSON.stringify(storm.login.statusCodes)}); Retry-After on every probed 503: ${storm.login.retryAfterOn503 ? 'yes' : 'no'}.`,
       '',
     );
   }
