@@ -141,13 +141,8 @@ export async function getUser(s: AuthServices, claims: Claims): Promise<User> {
 export async function changePassword(
   s: AuthServices, claims: Claims, oldPassword: string, newPassword: string, client: ClientInfo,
 ) {
-  const row = await users.findUserById(s.db, requireUserId(claims));
-  if (row === undefined) throw Errors.userNotFound();
+  const row = await confirmPassword(s, claims, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
   const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
-  if (passwordLength(oldPassword) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, oldPassword))) {
-    await audit(s, { ...event, outcome: 'failure', detail: 'wrong old password' });
-    throw Errors.invalidCredentials();
-  }
   try {
     await validatePassword(s.policy, newPassword);
   } catch (error) {
@@ -166,15 +161,23 @@ export async function changePassword(
 }
 
 export async function deleteOwnAccount(s: AuthServices, claims: Claims, password: string, client: ClientInfo): Promise<void> {
+  const row = await confirmPassword(s, claims, password, { kind: 'account_delete', client, detail: 'wrong password' });
+  await removeUser(s, row.id);
+  await audit(s, { kind: 'account_delete', userId: row.id, username: row.username, client, outcome: 'success' });
+}
+
+/** Loads the caller (404 when gone) and checks their current password (401, audited). */
+async function confirmPassword(
+  s: AuthServices, claims: Claims, password: string,
+  failure: { kind: 'password_change' | 'account_delete'; client: ClientInfo; detail: string },
+): Promise<users.UserRow> {
   const row = await users.findUserById(s.db, requireUserId(claims));
   if (row === undefined) throw Errors.userNotFound();
-  const event = { kind: 'account_delete', userId: row.id, username: row.username, client } as const;
   if (passwordLength(password) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, password))) {
-    await audit(s, { ...event, outcome: 'failure', detail: 'wrong password' });
+    await audit(s, { kind: failure.kind, userId: row.id, username: row.username, client: failure.client, outcome: 'failure', detail: failure.detail });
     throw Errors.invalidCredentials();
   }
-  await removeUser(s, row.id);
-  await audit(s, { ...event, outcome: 'success' });
+  return row;
 }
 
 /** Revokes every refresh token, then deletes the user and, by cascade, their notes and tokens. */
