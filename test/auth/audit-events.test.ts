@@ -1,3 +1,4 @@
+import type { AuthEvent } from '../../src/auth/audit.service.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
@@ -16,17 +17,7 @@ const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
 const KINDS = 'signup, login, refresh, refresh_reuse, password_change, logout, account_delete, admin_list_users, '
   + 'admin_delete_user, session_revoke';
 
-interface Event {
-  id: string;
-  user_id: string | null;
-  username: string | null;
-  kind: string;
-  outcome: string;
-  ip_address: string | null;
-  user_agent: string | null;
-  detail: string | null;
-  created_at: string;
-}
+type Event = AuthEvent;
 
 /** The parts of an event a test can predict; id and created_at are checked for form and order. */
 const stripped = (events: Event[]) => events.map(({ id: _id, created_at: _at, ...rest }) => rest);

@@ -16,16 +16,8 @@ export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at'];
 export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at'];
 export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at'];
 
-export interface Note {
-  id: string;
-  owner_id: string;
-  title: string;
-  content: string;
-  version: number;
-  version_id: string;
-  created_at: string;
-  updated_at: string;
-}
+import type { Note } from '../../src/notes/notes.service.js';
+export type { Note };
 
 export interface VersionRow {
   id: string;
