@@ -148,10 +148,14 @@ async function createDatabase(): Promise<BenchDatabase> {
 const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789abcdef';
 const CSRF_SECRET = 'bench-csrf-secret-0123456789abcdef0123456789abcdef';
 
+const START_SCRIPT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+
 async function startVellum(databaseUrl: string, workers: number, tag: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const nodeArgs = settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
-  const child = startChild(`vellum (${tag})`, ['node', ...nodeArgs, 'dist/main.js'], {
+  const nodeOptions = settings.cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}` } : {};
+  // Started exactly as `npm start` starts it (its script, after the build the runner already did),
+  // so that what it sets for the process (the allocator's mmap threshold) is measured too.
+  const child = startChild(`vellum (${tag})`, ['sh', '-c', START_SCRIPT], {
     cwd: ROOT,
     logFile: path.join(tmp, `vellum-${tag}.log`),
     maxSeconds: MAX_RUN_SECONDS,
@@ -168,6 +172,7 @@ async function startVellum(databaseUrl: string, workers: number, tag: string): P
       CSRF_SECRET,
       LOG_LEVEL: settings.logLevel,
       WORKERS: String(workers),
+      ...nodeOptions,
       ...settings.serverEnv,
     },
   });

@@ -14,6 +14,7 @@ import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { registerThrottling } from './http/rate-limit.js';
+import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
@@ -63,6 +64,9 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   registerRequestLog(app);
   const closing = registerGracefulClose(app);
   await registerSecurityHeaders(app, config, closing);
+  const passwordHasher = hasher ?? createPasswordHasher();
+  // Before throttling: its per-route limits then run first, so a throttled client still gets 429.
+  registerHashShedding(app, passwordHasher);
   await registerThrottling(app, config);
   await registerOpenApi(app);
   app.decorateRequest('claims', null);
@@ -71,7 +75,7 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   const services: AuthServices = {
     db: database.db,
     tokens,
-    hasher: hasher ?? createPasswordHasher(),
+    hasher: passwordHasher,
     policy: policyFromConfig(config, app.log),
     log: app.log,
   };

@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { loggerOptions } from './logger.js';
+import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 
 function readConfig(): Config {
   try {
@@ -38,7 +39,10 @@ async function main(): Promise<void> {
       await app.close();
       await database.close();
     }, log);
+    await startThreadPool();
+    const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
+    log.debug({ threads: lowered }, 'background threads run at lower CPU priority than the event loop');
   } catch (error) {
     log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);
     await database.close().catch(() => {});
