@@ -37,6 +37,7 @@ export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteR
     .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at'])
     .where('n.id', '=', noteId)
     .where('n.owner_id', '=', ownerId)
+    .where('n.deleted_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -46,6 +47,7 @@ export function findNoteVersionNumber(db: Db, ownerId: string, noteId: string): 
     .select('version')
     .where('id', '=', noteId)
     .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst()
     .then((row) => row?.version);
 }
@@ -55,15 +57,27 @@ export function listNotes(db: Db, ownerId: string, page: { limit: number; offset
     .selectFrom('notes')
     .select(['id', 'owner_id', 'title', 'updated_at'])
     .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is', null)
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
   return query.execute();
 }
 
+/** Deletes a note that is not in the trash, with its history, for good. */
 export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
-  const result = await db.deleteFrom('notes').where('id', '=', noteId).where('owner_id', '=', ownerId).executeTakeFirst();
+  const result = await db.deleteFrom('notes')
+    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** Moves a note that is not in the trash into it. */
+export async function trashNote(db: Db, ownerId: string, noteId: string, now: string): Promise<boolean> {
+  const result = await db.updateTable('notes').set({ deleted_at: now })
+    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -87,7 +101,8 @@ export async function advanceVersion(
       updated_at: sql<string>`case when updated_at > ${change.now} then updated_at else ${change.now} end`,
     }))
     .where('id', '=', change.noteId)
-    .where('owner_id', '=', change.ownerId);
+    .where('owner_id', '=', change.ownerId)
+    .where('deleted_at', 'is', null);
   if (change.expected !== undefined) query = query.where('version', 'in', change.expected);
   return query.returning(['version', 'updated_at']).executeTakeFirst();
 }
@@ -116,5 +131,6 @@ export function findVersion(db: Db, ownerId: string, noteId: string, versionId: 
     .where('v.id', '=', versionId)
     .where('v.note_id', '=', noteId)
     .where('n.owner_id', '=', ownerId)
+    .where('n.deleted_at', 'is', null)
     .executeTakeFirst();
 }

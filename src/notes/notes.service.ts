@@ -75,8 +75,12 @@ export async function listNotes(db: Db, ownerId: string, page: Page | undefined)
   return rows.map((row) => ({ id: row.id, owner_id: row.owner_id, title: decodeText(row.title), updated_at: toIso(row.updated_at) }));
 }
 
-export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<void> {
-  if (!(await repo.deleteNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+/** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
+export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
+  const done = trashDays === 0
+    ? await repo.deleteNote(db, ownerId, noteId)
+    : await repo.trashNote(db, ownerId, noteId, nowIso());
+  if (!done) throw Errors.noteNotFound();
 }
 
 /**
