@@ -236,6 +236,15 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
     await call(404, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
 
+    // Trash.
+    await call(200, { method: 'GET', url: '/api/trash', headers: auth });
+    await call(400, { method: 'GET', url: '/api/trash?limit=101', headers: auth });
+    await call(200, { method: 'POST', url: `/api/trash/${note.id}/restore`, headers: auth });
+    await call(404, { method: 'POST', url: `/api/trash/${note.id}/restore`, headers: auth });
+    await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
+    await call(204, { method: 'DELETE', url: `/api/trash/${note.id}`, headers: auth });
+    await call(404, { method: 'DELETE', url: `/api/trash/${note.id}`, headers: auth });
+
     // Administration and cookies.
     await call(403, { method: 'GET', url: '/api/auth/admin/all', headers: auth });
     const admin = await newAdminSession(ctx);
