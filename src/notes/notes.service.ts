@@ -3,6 +3,7 @@ import { decodeText, encodeText, isForeignKeyViolation, nowIso, toIso } from '..
 import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { newId } from '../shared/ids.js';
+import { indexVersion } from '../search/search.index.js';
 import * as repo from './notes.repository.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 
@@ -56,6 +57,7 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title: titleBytes, content: encodeText(content), created_at: now,
       });
+      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content }, { current: true });
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
@@ -100,6 +102,7 @@ export async function addVersion(
     await repo.insertVersion(trx, {
       id: versionId, note_id: noteId, version: next.version, title, content: encodeText(input.content), created_at: toIso(next.updated_at),
     });
+    await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content }, { current: true });
     return next.version;
   });
   if (version !== undefined) return version;
