@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
-import { toIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { isUuid, newId, normalizeId } from '../shared/ids.js';
@@ -101,6 +100,6 @@ export async function listEvents(db: Db, query: EventQuery, page: Page): Promise
     ip_address: row.ip_address,
     user_agent: row.user_agent,
     detail: row.detail,
-    created_at: toIso(row.created_at),
+    created_at: row.created_at,
   }));
 }

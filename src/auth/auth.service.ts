@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
-import { isForeignKeyViolation, isUniqueViolation, nowIso, toBool, toIso } from '../db/values.js';
+import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors, StepFailure } from '../errors.js';
 import { isUuid, newId } from '../shared/ids.js';
 import { attemptedUsername, audit } from './audit.service.js';
@@ -47,9 +47,9 @@ export function toUser(row: users.UserRow): User {
   return {
     id: row.id,
     username: row.username,
-    is_admin: toBool(row.is_admin),
-    created_at: toIso(row.created_at),
-    updated_at: toIso(row.updated_at),
+    is_admin: row.is_admin,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -154,7 +154,7 @@ export async function changePassword(
   const issued = await s.db.transaction().execute(async (trx) => {
     await users.updatePasswordHash(trx, row.id, passwordHash, now);
     await refreshTokens.revokeAllForUser(trx, row.id, now);
-    return issueTokenPair(trx, s.tokens, { id: row.id, admin: toBool(row.is_admin) }, client);
+    return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
   });
   await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
@@ -265,8 +265,8 @@ export async function refresh(s: AuthServices, token: string | undefined, client
  */
 async function detectReuse(s: AuthServices, tokenHash: string, now: string, subject: string | null, client: ClientInfo) {
   const row = await refreshTokens.findByHash(s.db, tokenHash);
-  if (row === undefined || !toBool(row.revoked) || !(await refreshTokens.wasRotated(s.db, row))) {
-    const detail = row === undefined ? 'unknown token' : toBool(row.revoked) ? 'revoked token' : 'expired token';
+  if (row === undefined || !row.revoked || !(await refreshTokens.wasRotated(s.db, row))) {
+    const detail = row === undefined ? 'unknown token' : row.revoked ? 'revoked token' : 'expired token';
     await audit(s, { kind: 'refresh', outcome: 'failure', userId: row?.user_id ?? subject, client, detail });
     return;
   }

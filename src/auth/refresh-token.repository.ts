@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { compiled } from '../db/compiled.js';
 import type { Db, RefreshTokensTable } from '../db/schema.js';
 
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
@@ -15,27 +16,39 @@ export interface NewRefreshToken {
   ip_address: string | null;
 }
 
+const insertQuery = compiled((db, p: NewRefreshToken) =>
+  db.insertInto('refresh_tokens').values({
+    id: p.id, user_id: p.user_id, family_id: p.family_id, parent_id: p.parent_id, token_hash: p.token_hash,
+    expires_at: p.expires_at, revoked: false, revoked_at: null, created_at: p.created_at,
+    user_agent: p.user_agent, ip_address: p.ip_address,
+  }));
+
 export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promise<void> {
-  await db.insertInto('refresh_tokens').values({ ...token, revoked: false, revoked_at: null }).execute();
+  await insertQuery.run(db, token);
 }
 
 /**
  * Revokes the token if, and only if, it is still active: one conditional UPDATE, so of several
  * concurrent refreshes with the same token exactly one gets the row back.
  */
-export function revokeIfActive(db: Db, tokenHash: string, now: string): Promise<RefreshTokenRow | undefined> {
-  return db
+const revokeIfActiveQuery = compiled((db, p: { tokenHash: string; now: string }) =>
+  db
     .updateTable('refresh_tokens')
-    .set({ revoked: true, revoked_at: now })
-    .where('token_hash', '=', tokenHash)
+    .set({ revoked: true, revoked_at: p.now })
+    .where('token_hash', '=', p.tokenHash)
     .where('revoked', '=', false)
-    .where('expires_at', '>', now)
-    .returningAll()
-    .executeTakeFirst();
+    .where('expires_at', '>', p.now)
+    .returningAll());
+
+export function revokeIfActive(db: Db, tokenHash: string, now: string): Promise<RefreshTokenRow | undefined> {
+  return revokeIfActiveQuery.takeFirst(db, { tokenHash, now });
 }
 
+const findByHashQuery = compiled((db, p: { tokenHash: string }) =>
+  db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', p.tokenHash));
+
 export function findByHash(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
-  return db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  return findByHashQuery.takeFirst(db, { tokenHash });
 }
 
 /** True when the token has a successor: it was spent on a refresh, not revoked by a sign-out. */

@@ -4,8 +4,8 @@ import type { Db } from '../db/schema.js';
 export interface ActiveTokenRow {
   family_id: string;
   /** When the family's oldest stored token was issued: the login, unless that token was pruned. */
-  started_at: Date | string;
-  created_at: Date | string;
+  started_at: string;
+  created_at: string;
   user_agent: string | null;
   ip_address: string | null;
 }

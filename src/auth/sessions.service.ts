@@ -1,4 +1,4 @@
-import { nowIso, toIso } from '../db/values.js';
+import { nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { audit } from './audit.service.js';
 import { requireUserId, type AuthServices, type ClientInfo } from './auth.service.js';
@@ -23,8 +23,8 @@ export async function listSessions(s: AuthServices, claims: Claims): Promise<Ses
     if (byFamily.has(row.family_id)) continue;
     byFamily.set(row.family_id, {
       id: row.family_id,
-      created_at: toIso(row.started_at),
-      last_used_at: toIso(row.created_at),
+      created_at: row.started_at,
+      last_used_at: row.created_at,
       user_agent: row.user_agent,
       ip_address: row.ip_address,
     });

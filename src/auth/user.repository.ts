@@ -1,14 +1,20 @@
 import type { Insertable, Selectable } from 'kysely';
+import { compiled } from '../db/compiled.js';
 import type { Db, UsersTable } from '../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
 
+const findUserByIdQuery = compiled((db, p: { id: string }) => db.selectFrom('users').selectAll().where('id', '=', p.id));
+
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return findUserByIdQuery.takeFirst(db, { id });
 }
 
+const findUserByUsernameQuery = compiled((db, p: { username: string }) =>
+  db.selectFrom('users').selectAll().where('username', '=', p.username));
+
 export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  return findUserByUsernameQuery.takeFirst(db, { username });
 }
 
 export async function insertUser(db: Db, row: Insertable<UsersTable>): Promise<void> {

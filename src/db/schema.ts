@@ -1,19 +1,18 @@
 import type { ColumnType, Generated, Kysely } from 'kysely';
 
 /**
- * Row types of every table. Timestamps are written as ISO-8601 strings made by the app; PostgreSQL
- * reads them back as Date (timestamptz), SQLite as the same string (text). Booleans read back as
- * 0/1 on SQLite. Note titles and contents are UTF-8 bytes (bytea/blob) so that NUL survives.
+ * Row types of every table, as rows leave the dialect boundary (database.ts): timestamps are the
+ * app's ISO-8601 strings with milliseconds, booleans are booleans, and note titles and contents are
+ * strings — stored as UTF-8 bytes (bytea/blob) so that NUL survives, so they are written as Buffers.
  */
-type Timestamp = ColumnType<Date | string, string, string>;
-type NullableTimestamp = ColumnType<Date | string | null, string | null, string | null>;
-type Bool = ColumnType<boolean | number, boolean, boolean>;
+type Timestamp = string;
+type Utf8 = ColumnType<string, Buffer, Buffer>;
 
 export interface UsersTable {
   id: string;
   username: string;
   password_hash: string;
-  is_admin: Bool;
+  is_admin: boolean;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -28,8 +27,8 @@ export interface RefreshTokensTable {
   /** Lowercase hex SHA-256 of the token string; the token itself is never stored. */
   token_hash: string;
   expires_at: Timestamp;
-  revoked: Bool;
-  revoked_at: NullableTimestamp;
+  revoked: boolean;
+  revoked_at: Timestamp | null;
   created_at: Timestamp;
   user_agent: string | null;
   ip_address: string | null;
@@ -39,28 +38,28 @@ export interface NotesTable {
   id: string;
   owner_id: string;
   /** Title of the current version, kept here so that lists never touch the history. */
-  title: Buffer;
+  title: Utf8;
   version: number;
   version_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** Set while the note is in the trash; every notes route then treats it as missing. */
-  deleted_at: ColumnType<Date | string | null, string | null | undefined, string | null>;
+  deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
 }
 
 export interface NoteVersionsTable {
   id: string;
   note_id: string;
   version: number;
-  title: Buffer;
-  content: Buffer;
+  title: Utf8;
+  content: Utf8;
   created_at: Timestamp;
 }
 
 /** Append-only audit trail; user_id has no foreign key so that events outlive their user. */
 export interface AuthEventsTable {
-  /** Insertion order (bigint arrives as a string from PostgreSQL); never shown. */
-  seq: Generated<number | string>;
+  /** Insertion order; never shown. */
+  seq: Generated<number>;
   id: string;
   user_id: string | null;
   username: string | null;

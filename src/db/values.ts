@@ -1,21 +1,10 @@
-/** The few places where SQLite and PostgreSQL differ in what they hand back or throw. */
-
-export function toIso(value: Date | string): string {
-  return typeof value === 'string' ? value : value.toISOString();
-}
+/** Values going in, and the errors the two dialects throw (rows coming out: database.ts). */
 
 export const nowIso = (): string => new Date().toISOString();
 
-export function toBool(value: boolean | number): boolean {
-  return value === true || value === 1;
-}
-
+/** For `utf8` columns (text stored as bytes so NUL survives); they read back as strings. */
 export function encodeText(value: string): Buffer {
   return Buffer.from(value, 'utf8');
-}
-
-export function decodeText(value: Buffer | Uint8Array): string {
-  return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -1,84 +1,137 @@
 import { sql } from 'kysely';
+import { compiled } from '../db/compiled.js';
 import type { Db } from '../db/schema.js';
+import { encodeText } from '../db/values.js';
 
 export interface NoteRecord {
   id: string;
   owner_id: string;
-  title: Buffer;
-  content: Buffer;
+  title: string;
+  content: string;
   version: number;
   version_id: string;
-  created_at: Date | string;
-  updated_at: Date | string;
+  created_at: string;
+  updated_at: string;
 }
+
+const insertNoteQuery = compiled((db, p: { id: string; owner_id: string; title: Buffer; version_id: string; now: string }) =>
+  db.insertInto('notes').values({
+    id: p.id, owner_id: p.owner_id, title: p.title, version: 1, version_id: p.version_id, created_at: p.now, updated_at: p.now,
+  }));
 
 export async function insertNote(
   db: Db,
-  note: { id: string; owner_id: string; title: Buffer; version_id: string; now: string },
+  note: { id: string; owner_id: string; title: string; version_id: string; now: string },
 ): Promise<void> {
-  await db.insertInto('notes').values({
-    id: note.id, owner_id: note.owner_id, title: note.title, version: 1, version_id: note.version_id,
-    created_at: note.now, updated_at: note.now,
-  }).execute();
+  await insertNoteQuery.run(db, { ...note, title: encodeText(note.title) });
 }
+
+const insertVersionQuery = compiled((db, p: { id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string }) =>
+  db.insertInto('note_versions').values({
+    id: p.id, note_id: p.note_id, version: p.version, title: p.title, content: p.content, created_at: p.created_at,
+  }));
 
 export async function insertVersion(
   db: Db,
-  version: { id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string },
+  version: { id: string; note_id: string; version: number; title: string; content: string; created_at: string },
 ): Promise<void> {
-  await db.insertInto('note_versions').values(version).execute();
+  await insertVersionQuery.run(db, { ...version, title: encodeText(version.title), content: encodeText(version.content) });
 }
 
-/** The note with its current version's content: two primary-key look-ups, no history scan. */
-export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteRecord | undefined> {
-  return db
+const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db
     .selectFrom('notes as n')
     .innerJoin('note_versions as v', 'v.id', 'n.version_id')
     .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at'])
-    .where('n.id', '=', noteId)
-    .where('n.owner_id', '=', ownerId)
-    .where('n.deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('n.id', '=', p.noteId)
+    .where('n.owner_id', '=', p.ownerId)
+    .where('n.deleted_at', 'is', null));
+
+/** The note with its current version's content: two primary-key look-ups, no history scan. */
+export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteRecord | undefined> {
+  return findNoteQuery.takeFirst(db, { ownerId, noteId });
 }
 
-export function findNoteVersionNumber(db: Db, ownerId: string, noteId: string): Promise<number | undefined> {
-  return db
-    .selectFrom('notes')
-    .select('version')
-    .where('id', '=', noteId)
-    .where('owner_id', '=', ownerId)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst()
-    .then((row) => row?.version);
+const findNoteVersionNumberQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db.selectFrom('notes').select('version').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+export async function findNoteVersionNumber(db: Db, ownerId: string, noteId: string): Promise<number | undefined> {
+  return (await findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId }))?.version;
 }
 
-export function listNotes(db: Db, ownerId: string, page: { limit: number; offset: number } | undefined) {
-  let query = db
+const listNotesQuery = compiled((db, p: { ownerId: string }) =>
+  db
     .selectFrom('notes')
     .select(['id', 'owner_id', 'title', 'updated_at'])
-    .where('owner_id', '=', ownerId)
+    .where('owner_id', '=', p.ownerId)
     .where('deleted_at', 'is', null)
     .orderBy('updated_at', 'desc')
-    .orderBy('id', 'desc');
-  if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
-  return query.execute();
+    .orderBy('id', 'desc'));
+
+const listNotesPageQuery = compiled((db, p: { ownerId: string; limit: number; offset: number }) =>
+  db
+    .selectFrom('notes')
+    .select(['id', 'owner_id', 'title', 'updated_at'])
+    .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null)
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(p.limit)
+    .offset(p.offset));
+
+export function listNotes(db: Db, ownerId: string, page: { limit: number; offset: number } | undefined) {
+  return page === undefined
+    ? listNotesQuery.execute(db, { ownerId })
+    : listNotesPageQuery.execute(db, { ownerId, limit: page.limit, offset: page.offset });
 }
+
+const deleteNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db.deleteFrom('notes').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
 
 /** Deletes a note that is not in the trash, with its history, for good. */
 export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
-  const result = await db.deleteFrom('notes')
-    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  const result = await deleteNoteQuery.run(db, { ownerId, noteId });
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
+
+const trashNoteQuery = compiled((db, p: { ownerId: string; noteId: string; now: string }) =>
+  db.updateTable('notes').set({ deleted_at: p.now })
+    .where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
 
 /** Moves a note that is not in the trash into it. */
 export async function trashNote(db: Db, ownerId: string, noteId: string, now: string): Promise<boolean> {
-  const result = await db.updateTable('notes').set({ deleted_at: now })
-    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const result = await trashNoteQuery.run(db, { ownerId, noteId, now });
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
+
+interface VersionChange {
+  ownerId: string;
+  noteId: string;
+  versionId: string;
+  title: Buffer;
+  now: string;
+}
+
+function advanceVersionBuilder(db: Db, p: VersionChange) {
+  return db
+    .updateTable('notes')
+    .set((eb) => ({
+      version: eb('version', '+', 1),
+      version_id: p.versionId,
+      title: p.title,
+      updated_at: sql<string>`case when updated_at > ${p.now} then updated_at else ${p.now} end`,
+    }))
+    .where('id', '=', p.noteId)
+    .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null);
+}
+
+const advanceVersionQuery = compiled((db, p: VersionChange) =>
+  advanceVersionBuilder(db, p).returning(['version', 'updated_at']));
+
+/** With If-Match: one expected version is the usual case; lists of several are built each time. */
+const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: number }) =>
+  advanceVersionBuilder(db, p).where('version', '=', p.expected).returning(['version', 'updated_at']));
 
 /**
  * Moves the note to its next version number and returns it with the new update time. The UPDATE
@@ -89,23 +142,24 @@ export async function trashNote(db: Db, ownerId: string, noteId: string, now: st
  */
 export async function advanceVersion(
   db: Db,
-  change: { ownerId: string; noteId: string; versionId: string; title: Buffer; now: string; expected: number[] | undefined },
-): Promise<{ version: number; updated_at: Date | string } | undefined> {
-  if (change.expected?.length === 0) return undefined;
-  let query = db
-    .updateTable('notes')
-    .set((eb) => ({
-      version: eb('version', '+', 1),
-      version_id: change.versionId,
-      title: change.title,
-      updated_at: sql<string>`case when updated_at > ${change.now} then updated_at else ${change.now} end`,
-    }))
-    .where('id', '=', change.noteId)
-    .where('owner_id', '=', change.ownerId)
-    .where('deleted_at', 'is', null);
-  if (change.expected !== undefined) query = query.where('version', 'in', change.expected);
-  return query.returning(['version', 'updated_at']).executeTakeFirst();
+  change: { ownerId: string; noteId: string; versionId: string; title: string; now: string; expected: number[] | undefined },
+): Promise<{ version: number; updated_at: string } | undefined> {
+  const { expected } = change;
+  if (expected?.length === 0) return undefined;
+  const p: VersionChange = { ownerId: change.ownerId, noteId: change.noteId, versionId: change.versionId, title: encodeText(change.title), now: change.now };
+  if (expected === undefined) return advanceVersionQuery.takeFirst(db, p);
+  if (expected.length === 1) return advanceVersionIfQuery.takeFirst(db, { ...p, expected: expected[0]! });
+  return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at']).executeTakeFirst();
 }
+
+const listVersionsQuery = compiled((db, p: { noteId: string; top: number; bottom: number }) =>
+  db
+    .selectFrom('note_versions')
+    .select(['id', 'title', 'version', 'created_at'])
+    .where('note_id', '=', p.noteId)
+    .where('version', '<=', p.top)
+    .where('version', '>', p.bottom)
+    .orderBy('version', 'desc'));
 
 /**
  * One page of history, newest first. Versions run 1..current without gaps, so a page is a range of
@@ -113,24 +167,19 @@ export async function advanceVersion(
  */
 export function listVersions(db: Db, noteId: string, current: number, limit: number, offset: number) {
   const top = current - offset;
-  return db
-    .selectFrom('note_versions')
-    .select(['id', 'title', 'version', 'created_at'])
-    .where('note_id', '=', noteId)
-    .where('version', '<=', top)
-    .where('version', '>', top - limit)
-    .orderBy('version', 'desc')
-    .execute();
+  return listVersionsQuery.execute(db, { noteId, top, bottom: top - limit });
 }
 
-export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
-  return db
+const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; versionId: string }) =>
+  db
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
     .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at'])
-    .where('v.id', '=', versionId)
-    .where('v.note_id', '=', noteId)
-    .where('n.owner_id', '=', ownerId)
-    .where('n.deleted_at', 'is', null)
-    .executeTakeFirst();
+    .where('v.id', '=', p.versionId)
+    .where('v.note_id', '=', p.noteId)
+    .where('n.owner_id', '=', p.ownerId)
+    .where('n.deleted_at', 'is', null));
+
+export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
+  return findVersionQuery.takeFirst(db, { ownerId, noteId, versionId });
 }

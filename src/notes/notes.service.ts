@@ -1,5 +1,5 @@
 import type { Db } from '../db/schema.js';
-import { decodeText, encodeText, isForeignKeyViolation, nowIso, toIso } from '../db/values.js';
+import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { newId } from '../shared/ids.js';
@@ -30,19 +30,6 @@ export function checkText(title: string, content: string): void {
   }
 }
 
-function toNote(record: repo.NoteRecord): Note {
-  return {
-    id: record.id,
-    owner_id: record.owner_id,
-    title: decodeText(record.title),
-    content: decodeText(record.content),
-    version: record.version,
-    version_id: record.version_id,
-    created_at: toIso(record.created_at),
-    updated_at: toIso(record.updated_at),
-  };
-}
-
 export async function createNote(db: Db, ownerId: string, input: { title?: string; content?: string }): Promise<Note> {
   const title = input.title ?? PLACEHOLDER_TITLE;
   const content = input.content ?? '';
@@ -50,12 +37,11 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
   const id = newId();
   const versionId = newId();
   const now = nowIso();
-  const titleBytes = encodeText(title);
   try {
     await db.transaction().execute(async (trx) => {
-      await repo.insertNote(trx, { id, owner_id: ownerId, title: titleBytes, version_id: versionId, now });
+      await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now });
       await repo.insertVersion(trx, {
-        id: versionId, note_id: id, version: 1, title: titleBytes, content: encodeText(content), created_at: now,
+        id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
       await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content }, { current: true });
     });
@@ -69,12 +55,11 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
 export async function getNote(db: Db, ownerId: string, noteId: string): Promise<Note> {
   const record = await repo.findNote(db, ownerId, noteId);
   if (record === undefined) throw Errors.noteNotFound();
-  return toNote(record);
+  return record;
 }
 
 export async function listNotes(db: Db, ownerId: string, page: Page | undefined) {
-  const rows = await repo.listNotes(db, ownerId, page);
-  return rows.map((row) => ({ id: row.id, owner_id: row.owner_id, title: decodeText(row.title), updated_at: toIso(row.updated_at) }));
+  return repo.listNotes(db, ownerId, page);
 }
 
 /** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
@@ -95,12 +80,12 @@ export async function addVersion(
   checkText(input.title, input.content);
   const versionId = newId();
   const now = nowIso();
-  const title = encodeText(input.title);
+  const title = input.title;
   const version = await db.transaction().execute(async (trx) => {
     const next = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
     if (next === undefined) return undefined;
     await repo.insertVersion(trx, {
-      id: versionId, note_id: noteId, version: next.version, title, content: encodeText(input.content), created_at: toIso(next.updated_at),
+      id: versionId, note_id: noteId, version: next.version, title, content: input.content, created_at: next.updated_at,
     });
     await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content }, { current: true });
     return next.version;
@@ -115,8 +100,7 @@ export async function listVersions(db: Db, ownerId: string, noteId: string, page
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
   if (page.offset >= current) return [];
-  const rows = await repo.listVersions(db, noteId, current, page.limit, page.offset);
-  return rows.map((row) => ({ id: row.id, title: decodeText(row.title), version: row.version, created_at: toIso(row.created_at) }));
+  return repo.listVersions(db, noteId, current, page.limit, page.offset);
 }
 
 export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
@@ -125,12 +109,5 @@ export async function getVersion(db: Db, ownerId: string, noteId: string, versio
     const noteExists = (await repo.findNoteVersionNumber(db, ownerId, noteId)) !== undefined;
     throw noteExists ? Errors.versionNotFound() : Errors.noteNotFound();
   }
-  return {
-    id: row.id,
-    note_id: row.note_id,
-    title: decodeText(row.title),
-    content: decodeText(row.content),
-    version: row.version,
-    created_at: toIso(row.created_at),
-  };
+  return row;
 }

@@ -7,7 +7,7 @@ import { toFts5, toTsquery, type SearchQuery } from './query.js';
 /** A found note: which version matched (the current one unless searching history). */
 export interface Hit {
   id: string;
-  updated_at: Date | string;
+  updated_at: string;
   version: number;
   version_id: string;
 }

@@ -1,5 +1,4 @@
 import type { Db } from '../db/schema.js';
-import { decodeText, toIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { parseQuery } from './query.js';
 import * as repo from './search.repository.js';
@@ -31,10 +30,10 @@ export async function searchNotes(
   const texts = new Map((await repo.versionTexts(db, hits.map((h) => h.version_id))).map((row) => [row.id, row]));
   return hits.map((hit) => {
     const text = texts.get(hit.version_id);
-    const title = text === undefined ? '' : decodeText(text.title);
-    const content = text === undefined ? '' : decodeText(text.content);
+    const title = text?.title ?? '';
+    const content = text?.content ?? '';
     const snippet = makeSnippet(content, query.include) ?? makeSnippet(title, query.include) ?? leadSnippet(content);
-    const result: SearchResult = { id: hit.id, title, updated_at: toIso(hit.updated_at), ...snippet };
+    const result: SearchResult = { id: hit.id, title, updated_at: hit.updated_at, ...snippet };
     if (input.history) {
       result.version = hit.version;
       result.version_id = hit.version_id;

@@ -1,5 +1,4 @@
 import type { Db } from '../db/schema.js';
-import { decodeText, toIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { getNote, type Note } from '../notes/notes.service.js';
@@ -22,8 +21,8 @@ export function purgeTime(deletedAt: string, trashDays: number): string {
 export async function listTrash(db: Db, ownerId: string, page: Page, trashDays: number): Promise<TrashEntry[]> {
   const rows = await repo.listTrash(db, ownerId, page);
   return rows.map((row) => {
-    const deletedAt = toIso(row.deleted_at!);
-    return { id: row.id, title: decodeText(row.title), deleted_at: deletedAt, purge_at: purgeTime(deletedAt, trashDays) };
+    const deletedAt = row.deleted_at!;
+    return { id: row.id, title: row.title, deleted_at: deletedAt, purge_at: purgeTime(deletedAt, trashDays) };
   });
 }
 

@@ -74,7 +74,7 @@ forEachDatabase('admin bootstrap (spec §1)', (ctx) => {
     assert.equal(await outcome, 'created');
     assert.deepEqual(calls.map((c) => c.level), ['info']);
     const row = await ctx.database.db.selectFrom('users').selectAll().where('username', '=', 'rootadmin').executeTakeFirstOrThrow();
-    assert.ok(row.is_admin === true || row.is_admin === 1);
+    assert.equal(row.is_admin, true);
     // Argon2id in the PHC format, at least OWASP's m = 19 MiB, t = 2, p = 1 (CONTRACT.md "Hashing").
     const phc = /^\$argon2id\$v=19\$([a-z=0-9,]+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.exec(row.password_hash);
     assert.ok(phc, row.password_hash);

@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import type { Tables } from './schema.js';
+
+/**
+ * SQLite's side of the dialect boundary. Rows leave here with the same plain values PostgreSQL's
+ * type parsers give (see postgres.ts): booleans as booleans, UTF-8 text stored as bytes as strings.
+ * Timestamps are stored as the app's ISO strings already. Parameters going in have booleans bound
+ * as 0/1, which better-sqlite3 cannot bind itself.
+ */
+export function openSqliteKysely(filename: string): Kysely<Tables> {
+  if (filename !== ':memory:') fs.mkdirSync(path.dirname(filename), { recursive: true });
+  const sqlite = new BetterSqlite3(filename);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  // Several workers may share one file; wait for the write lock instead of failing at once.
+  sqlite.pragma('busy_timeout = 5000');
+  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+}
+
+/**
+ * Boolean columns declared before SQLite columns were declared `boolean`: by origin table and
+ * column, so aliases do not matter. Newer tables declare `boolean` (see dialect-types.ts).
+ */
+const LEGACY_BOOLEAN_COLUMNS = new Set(['users.is_admin', 'refresh_tokens.revoked']);
+
+type Convert = (value: unknown) => unknown;
+const toBoolean: Convert = (value) => (value === null ? null : value === 1 || value === 1n || value === true);
+const toText: Convert = (value) =>
+  value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8') : value;
+
+/** Which result columns need converting, found once per prepared statement from its declared types. */
+function rowMapper(statement: BetterSqlite3.Statement): ((row: Record<string, unknown>) => void) | undefined {
+  const conversions: Array<[string, Convert]> = [];
+  for (const column of statement.columns()) {
+    const declared = column.type?.toLowerCase();
+    if (declared === 'boolean' || LEGACY_BOOLEAN_COLUMNS.has(`${column.table}.${column.column}`)) {
+      conversions.push([column.name, toBoolean]);
+    } else if (declared === 'blob') {
+      conversions.push([column.name, toText]);
+    }
+  }
+  if (conversions.length === 0) return undefined;
+  return (row) => {
+    for (const [name, convert] of conversions) row[name] = convert(row[name]);
+  };
+}
+
+function bindable(parameters: readonly unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i];
+    if (typeof value === 'boolean') {
+      out ??= parameters.slice();
+      out[i] = value ? 1 : 0;
+    }
+  }
+  return out ?? (parameters as unknown[]);
+}
+
+interface CachedStatement extends SqliteStatement {
+  readonly busy: boolean;
+}
+
+function wrap(statement: BetterSqlite3.Statement): CachedStatement {
+  const reader = statement.reader;
+  const map = reader ? rowMapper(statement) : undefined;
+  return {
+    reader,
+    get busy() {
+      return statement.busy;
+    },
+    all(parameters) {
+      const rows = statement.all(bindable(parameters)) as Array<Record<string, unknown>>;
+      if (map !== undefined) for (const row of rows) map(row);
+      return rows;
+    },
+    run(parameters) {
+      return statement.run(bindable(parameters));
+    },
+    *iterate(parameters) {
+      for (const row of statement.iterate(bindable(parameters)) as IterableIterator<Record<string, unknown>>) {
+        map?.(row);
+        yield row;
+      }
+    },
+  };
+}
+
+/** Distinct SQL texts kept prepared; the app has a few dozen, IN-lists of different lengths add some. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely's SQLite driver prepares every query afresh, and parsing and planning the SQL was about a
+ * tenth of the server's CPU on a note read (see BENCHMARKS.md). A prepared statement can be run any
+ * number of times, so keep the most recently used ones by their SQL text. One still iterating (a
+ * streamed query) is busy and not shared: that query gets a statement of its own.
+ */
+function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, CachedStatement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      const cached = cache.get(sql);
+      if (cached !== undefined && !cached.busy) {
+        cache.delete(sql); // most recently used goes last
+        cache.set(sql, cached);
+        return cached;
+      }
+      const statement = wrap(sqlite.prepare(sql));
+      if (cached === undefined) {
+        cache.set(sql, statement);
+        if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      return statement;
+    },
+  };
+}
