@@ -71,14 +71,17 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
   if (query.include.length > 0) parts.push(`(${toTsquery(query.include, '&')})`);
   for (const clause of query.exclude) parts.push(`!${toTsquery([clause], '&')}`);
   const tsquery = sql`${parts.join(' & ')}::tsquery`;
-  const tier = query.include.length > 0 ? sql`(s.tsv @@ ${toTsquery(query.include, '|', 'A')}::tsquery)` : sql`false`;
-  const score = query.include.length > 0 ? sql`ts_rank(s.tsv, ${tsquery})` : sql`0`;
+  const ranked = query.include.length > 0;
+  const tier = ranked ? sql`(s.tsv @@ ${toTsquery(query.include, '|', 'A')}::tsquery)` : sql`false`;
+  const score = ranked ? sql`ts_rank(s.tsv, ${tsquery})` : sql`0::real`;
   if (!history) {
+    // Constants may not stand in ORDER BY, so a query of only exclusions orders by time alone.
+    const order = ranked ? sql`${tier} desc, ${score} desc, ` : sql``;
     const { rows } = await sql<Hit>`
       select n.id, n.updated_at, n.version, n.version_id
       from search_current s join notes n on n.id = s.note_id
       where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null
-      order by ${tier} desc, ${score} desc, n.updated_at desc, n.id desc
+      order by ${order}n.updated_at desc, n.id desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
   }
