@@ -7,6 +7,8 @@ import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDe
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { runTasks } from './jobs/maintenance.js';
+import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions } from './logger.js';
 
 const USAGE = `Usage: vellum <command>
@@ -16,10 +18,11 @@ Commands (they use the same environment variables as the server, DATABASE_URL fi
   create-admin [USERNAME]   create an administrator (USERNAME or ADMIN_USERNAME)
   reset-password USERNAME   set a new password and end all of the user's sessions
   prune-sessions            delete refresh tokens that can never be used again
+  maintenance               run every periodic housekeeping task once now
 
 Passwords are read from VELLUM_PASSWORD, or else from the first line of standard input.`;
 
-const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions'];
+const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions', 'maintenance'];
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.VELLUM_PASSWORD;
@@ -74,6 +77,22 @@ async function run(argv: string[]): Promise<number> {
       case 'prune-sessions':
         process.stdout.write(`deleted ${await pruneSessions(deps)} refresh tokens\n`);
         return 0;
+      case 'maintenance': {
+        let failed = false;
+        for (const outcome of await runTasks(database, maintenanceTasks(config), new Date())) {
+          if (outcome.status === 'done') {
+            const counts = Object.entries(outcome.counts).map(([what, n]) => `${n} ${what}`).join(', ');
+            process.stdout.write(`${outcome.task}: ${counts === '' ? 'nothing to do' : `deleted ${counts}`}\n`);
+          } else if (outcome.status === 'skipped') {
+            process.stdout.write(`${outcome.task}: skipped, another instance is running it\n`);
+          } else {
+            failed = true;
+            log.error({ err: outcome.error, task: outcome.task }, 'maintenance task failed');
+            process.stdout.write(`${outcome.task}: failed\n`);
+          }
+        }
+        return failed ? 1 : 0;
+      }
       default:
         throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);
     }

@@ -7,6 +7,8 @@ import { runWorkers } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startMaintenance } from './jobs/maintenance.js';
+import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions } from './logger.js';
 
 function readConfig(): Config {
@@ -34,8 +36,11 @@ async function main(): Promise<void> {
     const hasher = createPasswordHasher();
     await bootstrapAdmin(database.db, { admin: config.admin, policy: policyFromConfig(config, log), hasher, log });
     const app = await buildApp({ config, database, logger: log, hasher });
+    // Housekeeping at start-up and hourly; on PostgreSQL one instance at a time runs each task.
+    const maintenance = startMaintenance({ database, tasks: maintenanceTasks(config), log });
     installShutdown(async () => {
       await app.close();
+      await maintenance.stop();
       await database.close();
     }, log);
     await app.listen({ port: config.port, host: config.host });
