@@ -88,3 +88,31 @@ export function tsvectorText(title: string[], body: string[]): string {
   }
   return parts.join(' ');
 }
+
+const BACKFILL_BATCH = 100;
+
+/**
+ * Indexes every version that has no index entry: the notes written before search existed (the
+ * migration cannot fold text; this runs at start-up with the other maintenance tasks). New writes
+ * index themselves, so after the first pass this finds nothing, at the cost of one anti-join.
+ */
+export async function indexMissingVersions(db: Db): Promise<{ versions: number }> {
+  const entries = sql.table(isPostgres(db) ? 'search_history' : 'search_version_keys');
+  let versions = 0;
+  for (;;) {
+    const { rows } = await sql<{ id: string; note_id: string; version: number; title: string; content: string; owner_id: string; current: boolean | number }>`
+      select v.id, v.note_id, v.version, v.title, v.content, n.owner_id, (n.version_id = v.id) as current
+      from note_versions v join notes n on n.id = v.note_id
+      where not exists (select 1 from ${entries} e where e.version_id = v.id)
+      limit ${BACKFILL_BATCH}`.execute(db);
+    await db.transaction().execute(async (trx) => {
+      for (const row of rows) {
+        await indexVersion(trx, {
+          ownerId: row.owner_id, noteId: row.note_id, versionId: row.id, version: row.version, title: row.title, content: row.content,
+        }, { current: row.current === true || row.current === 1 });
+      }
+    });
+    versions += rows.length;
+    if (rows.length < BACKFILL_BATCH) return { versions };
+  }
+}

@@ -233,6 +233,14 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(400, { method: 'GET', url: `/api/notes/${note.id}/versions?offset=-1`, headers: auth });
     await call(200, { method: 'GET', url: `/api/notes/${note.id}/${note.version_id}`, headers: auth });
     await call(404, { method: 'GET', url: `/api/notes/${note.id}/${randomUUID()}`, headers: auth });
+    // Search.
+    const found = await call(200, { method: 'GET', url: '/api/notes/search?q=two', headers: auth });
+    assert.equal((found.json() as unknown[]).length, 1);
+    const old = await call(200, { method: 'GET', url: '/api/notes/search?q=one&history=true&limit=5', headers: auth });
+    assert.equal((old.json() as unknown[]).length, 1);
+    await call(400, { method: 'GET', url: '/api/notes/search', headers: auth });
+    await call(401, { method: 'GET', url: '/api/notes/search?q=x' });
+
     await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
     await call(404, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
 

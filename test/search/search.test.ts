@@ -211,6 +211,30 @@ forEachDatabase('search', (ctx) => {
     assert.equal(await indexRows(), await versionCount());
   });
 
+  test('notes written before the index existed are indexed by the maintenance pass', async () => {
+    const u = await newSession(ctx.app);
+    const note = await api.createOk(u, { title: 'Legacy', content: 'axolotl' });
+    await api.addVersionOk(u, note.id, { title: 'Legacy', content: 'salamander' });
+    // Drop the note's index entries, as if it predated search.
+    const { sql } = await import('kysely');
+    if (ctx.kind === 'postgres') {
+      await sql`delete from search_history where note_id = ${note.id}`.execute(ctx.database.db);
+      await sql`delete from search_current where note_id = ${note.id}`.execute(ctx.database.db);
+    } else {
+      await sql`delete from search_version_keys where note_id = ${note.id}`.execute(ctx.database.db);
+      await sql`delete from search_note_keys where note_id = ${note.id}`.execute(ctx.database.db);
+    }
+    assert.deepEqual(await find.search(u, 'salamander'), []);
+    const { runTasks } = await import('../../src/jobs/maintenance.js');
+    const { maintenanceTasks } = await import('../../src/jobs/tasks.js');
+    const [outcome] = await runTasks(ctx.database, maintenanceTasks(ctx.config).filter((t) => t.name === 'search-index'), new Date());
+    assert.deepEqual(outcome, { task: 'search-index', status: 'done', counts: { versions: 2 } });
+    assert.deepEqual(await find.titles(u, 'salamander'), ['Legacy']);
+    assert.deepEqual(await find.search(u, 'axolotl'), []);
+    assert.deepEqual(await find.titles(u, 'axolotl', '&history=true'), ['Legacy']);
+    assert.equal(await indexRows(), await versionCount());
+  });
+
   test('q: required, 1 to 256 characters; no token 401', async () => {
     const message = 'Query parameter "q" must be 1 to 256 characters';
     expectProblem(await find.raw(s, ''), 400, 'Query parameter "q" is required (1 to 256 characters)', 'invalid_query');

@@ -4,6 +4,8 @@ import { forEachDatabase, newSession, type Session } from '../helpers/harness.js
 import {
   expectNoContent, expectNoteNotFound, expectProblem, MISSING_ID, nextMillisecond, notesClient, okJson, TIMESTAMP, type Note,
 } from '../notes/support.js';
+import { runTasks } from '../../src/jobs/maintenance.js';
+import { maintenanceTasks } from '../../src/jobs/tasks.js';
 import { purgeTrash } from '../../src/trash/trash.service.js';
 
 interface TrashEntry { id: string; title: string; deleted_at: string; purge_at: string }
@@ -156,6 +158,21 @@ forEachDatabase('trash', (ctx) => {
     const result = await purgeTrash(db, new Date('2026-01-01T00:00:00.000Z'), { trashDays: 30 });
     assert.ok(result.notes >= 205, JSON.stringify(result));
     assert.deepEqual(await db.selectFrom('notes').select('id').where('id', 'in', ids).execute(), []);
+  });
+
+  test('the maintenance pass (hourly job and `vellum maintenance`) purges the trash with its clock', async () => {
+    const s = await newSession(ctx.app);
+    const note = await api.createOk(s, { title: 'expiring' });
+    expectNoContent(await api.remove(s, note.id));
+    const [entry] = okJson<TrashEntry[]>(await trash(s));
+    const tasks = maintenanceTasks(ctx.config).filter((t) => t.name === 'trash-purge');
+    assert.equal(tasks.length, 1);
+    const early = await runTasks(ctx.database, tasks, new Date(Date.parse(entry!.purge_at) - 1));
+    assert.equal(early[0]!.status, 'done');
+    assert.equal(await rowCount('notes', 'id', note.id), 1);
+    const [outcome] = await runTasks(ctx.database, tasks, new Date(entry!.purge_at));
+    assert.ok(outcome!.status === 'done' && outcome.counts.notes! >= 1, JSON.stringify(outcome));
+    assert.equal(await rowCount('notes', 'id', note.id), 0);
   });
 
   test('TRASH_DAYS=0: DELETE removes the note and its versions at once; the trash stays empty', async () => {
