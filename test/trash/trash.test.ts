@@ -171,7 +171,7 @@ forEachDatabase('trash', (ctx) => {
     assert.equal(early[0]!.status, 'done');
     assert.equal(await rowCount('notes', 'id', note.id), 1);
     const [outcome] = await runTasks(ctx.database, tasks, new Date(entry!.purge_at));
-    assert.ok(outcome!.status === 'done' && outcome.counts.notes! >= 1, JSON.stringify(outcome));
+    assert.ok(outcome?.status === 'done' && outcome.counts.notes! >= 1, JSON.stringify(outcome));
     assert.equal(await rowCount('notes', 'id', note.id), 0);
   });
 
