@@ -244,6 +244,12 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
     await call(404, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
 
+    // Export and import.
+    const exported = await call(200, { method: 'GET', url: '/api/export', headers: auth });
+    await call(201, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: exported.body });
+    await call(400, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: '{"format":"other"}' });
+    await call(400, { method: 'GET', url: '/api/export?format=pdf', headers: auth });
+
     // Trash.
     await call(200, { method: 'GET', url: '/api/trash', headers: auth });
     await call(400, { method: 'GET', url: '/api/trash?limit=101', headers: auth });
