@@ -13,6 +13,8 @@ import * as notes from './notes.service.js';
 export interface NotesRoutesOptions {
   db: Db;
   hooks: AuthHooks;
+  /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
+  trashDays: number;
 }
 
 /** 1 MiB of content may grow sixfold when every character is JSON-escaped as \u0000. */
@@ -20,7 +22,7 @@ const NOTE_BODY_LIMIT = 7 * 1024 * 1024;
 
 const config = { invalidBody: (reason: string) => Errors.validation(`Invalid request body: ${reason}`) };
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks }) => {
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks, trashDays }) => {
   app.addHook('onRequest', hooks.access);
 
   app.post('/', {
@@ -56,7 +58,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   app.delete('/:noteID', {
     schema: { params: schemas.NoteParams },
   }, async (request, reply) => {
-    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), trashDays);
     return reply.code(204).send();
   });
 

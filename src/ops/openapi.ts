@@ -84,7 +84,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         description: 'Accounts with token authentication, administrator functions and versioned notes. '
           + 'Errors are RFC 9457 application/problem+json.',
       },
-      tags: [{ name: 'auth' }, { name: 'admin' }, { name: 'notes' }],
+      tags: [{ name: 'auth' }, { name: 'admin' }, { name: 'notes' }, { name: 'search' }, { name: 'trash' }, { name: 'export' }],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access token from login or refresh (15 minutes)' },
