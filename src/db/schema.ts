@@ -45,6 +45,8 @@ export interface NotesTable {
   updated_at: Timestamp;
   /** Set while the note is in the trash; every notes route then treats it as missing. */
   deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
+  /** Versions deleted by history retention (or absent from an import), so history has gaps when > 0. */
+  pruned: ColumnType<number, number | undefined, number>;
 }
 
 export interface NoteVersionsTable {
@@ -54,6 +56,10 @@ export interface NoteVersionsTable {
   title: Utf8;
   content: Utf8;
   created_at: Timestamp;
+  /** The version's name; a labelled version is never pruned. */
+  label: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The version number this one was restored from. */
+  restored_from: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Append-only audit trail; user_id has no foreign key so that events outlive their user. */

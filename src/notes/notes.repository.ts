@@ -26,16 +26,21 @@ export async function insertNote(
   await insertNoteQuery.run(db, { ...note, title: encodeText(note.title) });
 }
 
-const insertVersionQuery = compiled((db, p: { id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string }) =>
+const insertVersionQuery = compiled((db, p: {
+  id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string; restored_from: number | null;
+}) =>
   db.insertInto('note_versions').values({
     id: p.id, note_id: p.note_id, version: p.version, title: p.title, content: p.content, created_at: p.created_at,
+    restored_from: p.restored_from,
   }));
 
 export async function insertVersion(
   db: Db,
-  version: { id: string; note_id: string; version: number; title: string; content: string; created_at: string },
+  version: { id: string; note_id: string; version: number; title: string; content: string; created_at: string; restored_from?: number | null },
 ): Promise<void> {
-  await insertVersionQuery.run(db, { ...version, title: encodeText(version.title), content: encodeText(version.content) });
+  await insertVersionQuery.run(db, {
+    ...version, title: encodeText(version.title), content: encodeText(version.content), restored_from: version.restored_from ?? null,
+  });
 }
 
 const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
@@ -53,7 +58,12 @@ export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteR
 }
 
 const findNoteVersionNumberQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
-  db.selectFrom('notes').select('version').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+  db.selectFrom('notes').select(['version', 'pruned']).where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+/** The current version number and how many versions retention removed, for history pages. */
+export function findNoteHistoryShape(db: Db, ownerId: string, noteId: string): Promise<{ version: number; pruned: number } | undefined> {
+  return findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId });
+}
 
 export async function findNoteVersionNumber(db: Db, ownerId: string, noteId: string): Promise<number | undefined> {
   return (await findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId }))?.version;
@@ -152,29 +162,47 @@ export async function advanceVersion(
   return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at']).executeTakeFirst();
 }
 
-const listVersionsQuery = compiled((db, p: { noteId: string; top: number; bottom: number }) =>
+const VERSION_ROW = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'] as const;
+
+const listVersionsQuery = compiled((db, p: { noteId: string; top: number; limit: number }) =>
   db
     .selectFrom('note_versions')
-    .select(['id', 'title', 'version', 'created_at'])
+    .select(VERSION_ROW)
     .where('note_id', '=', p.noteId)
     .where('version', '<=', p.top)
-    .where('version', '>', p.bottom)
-    .orderBy('version', 'desc'));
+    .orderBy('version', 'desc')
+    .limit(p.limit));
+
+const versionAtOffsetQuery = compiled((db, p: { noteId: string; offset: number }) =>
+  db
+    .selectFrom('note_versions')
+    .select('version')
+    .where('note_id', '=', p.noteId)
+    .orderBy('version', 'desc')
+    .limit(1)
+    .offset(p.offset));
 
 /**
- * One page of history, newest first. Versions run 1..current without gaps, so a page is a range of
- * version numbers: an index range scan that costs the same at any depth, unlike OFFSET.
+ * One page of history, newest first: a keyset scan down from the page's top version number, on
+ * the (note_id, version) key, whatever the depth. Without gaps (nothing pruned) the top is simply
+ * current − offset. With gaps the offset counts the versions that remain, so the top is found by
+ * skipping `offset` entries of that key — numbers only, from the index — which retention keeps short.
  */
-export function listVersions(db: Db, noteId: string, current: number, limit: number, offset: number) {
-  const top = current - offset;
-  return listVersionsQuery.execute(db, { noteId, top, bottom: top - limit });
+export async function listVersions(db: Db, noteId: string, shape: { version: number; pruned: number }, limit: number, offset: number) {
+  let top = shape.version - offset;
+  if (shape.pruned > 0) {
+    const row = await versionAtOffsetQuery.takeFirst(db, { noteId, offset });
+    if (row === undefined) return [];
+    top = row.version;
+  }
+  return listVersionsQuery.execute(db, { noteId, top, limit });
 }
 
 const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; versionId: string }) =>
   db
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
-    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at'])
+    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from'])
     .where('v.id', '=', p.versionId)
     .where('v.note_id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
@@ -182,4 +210,57 @@ const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; ver
 
 export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
   return findVersionQuery.takeFirst(db, { ownerId, noteId, versionId });
+}
+
+export interface VersionRecord {
+  id: string;
+  note_id: string;
+  title: string;
+  content: string;
+  version: number;
+  created_at: string;
+  label: string | null;
+  restored_from: number | null;
+}
+
+const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: string; version: number }) =>
+  db
+    .selectFrom('note_versions as v')
+    .innerJoin('notes as n', 'n.id', 'v.note_id')
+    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from'])
+    .where('v.note_id', '=', p.noteId)
+    .where('v.version', '=', p.version)
+    .where('n.owner_id', '=', p.ownerId)
+    .where('n.deleted_at', 'is', null));
+
+export function findVersionByNumber(db: Db, ownerId: string, noteId: string, version: number): Promise<VersionRecord | undefined> {
+  return findVersionByNumberQuery.takeFirst(db, { ownerId, noteId, version });
+}
+
+const previousVersionNumberQuery = compiled((db, p: { noteId: string; below: number }) =>
+  db
+    .selectFrom('note_versions')
+    .select('version')
+    .where('note_id', '=', p.noteId)
+    .where('version', '<', p.below)
+    .orderBy('version', 'desc')
+    .limit(1));
+
+/** The newest version that still exists below `below` (retention may have removed the one just before). */
+export async function previousVersionNumber(db: Db, noteId: string, below: number): Promise<number | undefined> {
+  return (await previousVersionNumberQuery.takeFirst(db, { noteId, below }))?.version;
+}
+
+const setLabelQuery = compiled((db, p: { ownerId: string; noteId: string; versionId: string; label: string | null }) =>
+  db
+    .updateTable('note_versions')
+    .set({ label: p.label })
+    .where('id', '=', p.versionId)
+    .where('note_id', '=', p.noteId)
+    .where('note_id', 'in', (eb) =>
+      eb.selectFrom('notes').select('id').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null)));
+
+export async function setLabel(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null): Promise<boolean> {
+  const result = await setLabelQuery.run(db, { ownerId, noteId, versionId, label });
+  return (result.numAffectedRows ?? 0n) > 0n;
 }

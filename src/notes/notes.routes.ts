@@ -9,6 +9,8 @@ import { normalizeId } from '../shared/ids.js';
 import { parseIfMatch } from './if-match.js';
 import * as schemas from './notes.schemas.js';
 import * as notes from './notes.service.js';
+import * as history from './history.service.js';
+import { createDiffRunner } from './diff-runner.js';
 
 export interface NotesRoutesOptions {
   db: Db;
@@ -24,6 +26,8 @@ const config = { invalidBody: (reason: string) => Errors.validation(`Invalid req
 
 export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks, trashDays }) => {
   app.addHook('onRequest', hooks.access);
+  const diffRunner = createDiffRunner();
+  app.addHook('onClose', async () => diffRunner.close());
 
   app.post('/', {
     bodyLimit: NOTE_BODY_LIMIT,
@@ -79,6 +83,34 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     );
     return reply.code(204).header('etag', `"${version}"`).send();
   });
+
+  app.get('/:noteID/diff', {
+    schema: { params: schemas.NoteParams, querystring: schemas.DiffQuery, response: { 200: schemas.DiffSchema } },
+  }, async (request, reply) => {
+    const query = history.parseDiffQuery(request.query);
+    const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), query);
+    // Already serialised (see diffVersions); sent as is, not through the response schema.
+    return reply.type('application/json; charset=utf-8').serializer((payload) => payload as string).send(json as never);
+  });
+
+  app.post('/:noteID/restore', {
+    config,
+    schema: { params: schemas.NoteParams, headers: schemas.IfMatchHeaders, body: schemas.RestoreBody, response: { 201: schemas.NoteSchema } },
+  }, async (request, reply) => {
+    const expected = parseIfMatch(request.headers['if-match']);
+    const noteId = normalizeId(request.params.noteID);
+    const note = await history.restoreVersion(db, requireUserId(request.claims!), noteId, request.body, expected);
+    return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);
+  });
+
+  app.patch('/:noteID/:versionID', {
+    config,
+    schema: { params: schemas.VersionParams, body: schemas.LabelBody, response: { 200: schemas.VersionSchema } },
+  }, async (request) =>
+    history.labelVersion(
+      db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID), request.body.label,
+    ),
+  );
 
   app.get('/:noteID/:versionID', {
     schema: { params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },

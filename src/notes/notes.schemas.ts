@@ -36,11 +36,18 @@ export const NoteRowSchema = Type.Object({
   updated_at: Timestamp,
 }, { $id: 'NoteRow' });
 
+const Label = Type.Union([Type.String(), Type.Null()], { description: 'the version\'s name, or null' });
+const RestoredFrom = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+  description: 'the version number this version was restored from, or null',
+});
+
 export const VersionRowSchema = Type.Object({
   id: Uuid,
   title: Type.String(),
   version: Type.Integer({ minimum: 1 }),
   created_at: Timestamp,
+  label: Label,
+  restored_from: RestoredFrom,
 }, { $id: 'VersionRow' });
 
 export const VersionSchema = Type.Object({
@@ -50,7 +57,45 @@ export const VersionSchema = Type.Object({
   content: Type.String(),
   version: Type.Integer({ minimum: 1 }),
   created_at: Timestamp,
+  label: Label,
+  restored_from: RestoredFrom,
 }, { $id: 'Version' });
+
+export const LabelBody = Type.Object({
+  label: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
+    description: '1 to 100 characters once trimmed, no control characters; null removes the name',
+  }),
+});
+
+export const RestoreBody = Type.Object({
+  version: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the version number to restore' })),
+  version_id: Type.Optional(Uuid),
+}, { description: 'exactly one of version and version_id' });
+
+export const DiffQuery = Type.Object({
+  from: Type.Optional(Type.String({ description: 'version number (default: the newest existing version before `to`, or the empty document)' })),
+  to: Type.Optional(Type.String({ description: 'version number (default: the current version)' })),
+  context: Type.Optional(Type.String({ description: 'unchanged lines around each change, 0 to 20 (default 3)' })),
+});
+
+const DiffSide = Type.Object({ version: Type.Integer({ minimum: 1 }), version_id: Uuid, created_at: Timestamp });
+
+export const DiffSchema = Type.Object({
+  note_id: Uuid,
+  from: Type.Union([DiffSide, Type.Null()], { description: 'null: the empty document' }),
+  to: DiffSide,
+  title: Type.Object({ from: Type.Union([Type.String(), Type.Null()]), to: Type.String(), changed: Type.Boolean() }),
+  stats: Type.Object({ added: Type.Integer({ minimum: 0 }), removed: Type.Integer({ minimum: 0 }) }),
+  complete: Type.Boolean({ description: 'false when the edit budget ran out and changed regions were replaced whole' }),
+  hunks: Type.Array(Type.Object({
+    from_start: Type.Integer({ minimum: 0 }),
+    from_lines: Type.Integer({ minimum: 0 }),
+    to_start: Type.Integer({ minimum: 0 }),
+    to_lines: Type.Integer({ minimum: 0 }),
+    lines: Type.Array(Type.Object({ op: Type.Union([Type.Literal('='), Type.Literal('-'), Type.Literal('+')]), text: Type.String() })),
+  })),
+  unified: Type.String({ description: 'the same diff as `diff -u` writes it, headers --- v{from} / +++ v{to}; empty when nothing changed' }),
+}, { $id: 'Diff' });
 
 export const NotesQuery = Type.Object({
   limit: Type.Optional(Type.String({ description: 'page size, 1 to 100 (default: every note)' })),

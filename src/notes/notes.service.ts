@@ -78,29 +78,38 @@ export async function addVersion(
   db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
 ): Promise<number> {
   checkText(input.title, input.content);
+  return (await writeVersion(db, ownerId, noteId, input, expected, null)).version;
+}
+
+/** Adds a version (an edit, or a restore when `restoredFrom` is set) and says which it is. */
+export async function writeVersion(
+  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
+  restoredFrom: number | null,
+): Promise<{ version: number; versionId: string; updatedAt: string }> {
   const versionId = newId();
   const now = nowIso();
   const title = input.title;
-  const version = await db.transaction().execute(async (trx) => {
-    const next = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
-    if (next === undefined) return undefined;
+  const next = await db.transaction().execute(async (trx) => {
+    const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
+    if (advanced === undefined) return undefined;
     await repo.insertVersion(trx, {
-      id: versionId, note_id: noteId, version: next.version, title, content: input.content, created_at: next.updated_at,
+      id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
+      restored_from: restoredFrom,
     });
-    await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content }, { current: true });
-    return next.version;
+    await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content }, { current: true });
+    return advanced;
   });
-  if (version !== undefined) return version;
+  if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
   throw Errors.versionMismatch(current);
 }
 
 export async function listVersions(db: Db, ownerId: string, noteId: string, page: Page) {
-  const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
-  if (current === undefined) throw Errors.noteNotFound();
-  if (page.offset >= current) return [];
-  return repo.listVersions(db, noteId, current, page.limit, page.offset);
+  const shape = await repo.findNoteHistoryShape(db, ownerId, noteId);
+  if (shape === undefined) throw Errors.noteNotFound();
+  if (page.offset >= shape.version - shape.pruned) return [];
+  return repo.listVersions(db, noteId, shape, page.limit, page.offset);
 }
 
 export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {

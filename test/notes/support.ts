@@ -13,8 +13,8 @@ export const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 
 export const NOTE_KEYS = ['id', 'owner_id', 'title', 'content', 'version', 'version_id', 'created_at', 'updated_at'];
 export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at'];
-export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at'];
-export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at'];
+export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'];
+export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at', 'label', 'restored_from'];
 
 import type { Note } from '../../src/notes/notes.service.js';
 export type { Note };
@@ -24,6 +24,8 @@ export interface VersionRow {
   title: string;
   version: number;
   created_at: string;
+  label: string | null;
+  restored_from: number | null;
 }
 
 /**

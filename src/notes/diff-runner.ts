@@ -1,0 +1,66 @@
+import { Worker } from 'node:worker_threads';
+import { diffJson } from './diff.js';
+
+/**
+ * Below this many UTF-16 units (both texts together) a diff runs inline: it takes well under a
+ * millisecond, less than a hand-off to a thread. Above it, the diff and the serialisation of its
+ * (possibly hundreds of thousands of) lines run on one worker thread, so a diff of two large,
+ * unrelated versions never holds up the requests the event loop is serving meanwhile.
+ */
+export const INLINE_LIMIT = 64 * 1024;
+
+export interface DiffRunner {
+  /** The diff as JSON text: `{stats, complete, hunks, unified}` (see diffJson). */
+  run(from: string, to: string, context: number, header: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+// The worker is this folder's diff.worker, as .ts under tsx (tests, dev) and .js when built.
+const workerUrl = new URL(`./diff.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
+export function createDiffRunner(): DiffRunner {
+  let worker: Worker | undefined;
+  let nextId = 0;
+  const pending = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+
+  const failAll = (error: Error) => {
+    for (const job of pending.values()) job.reject(error);
+    pending.clear();
+    worker = undefined;
+  };
+  const start = () => {
+    const w = new Worker(workerUrl);
+    w.unref();
+    w.on('message', (message: { id: number; json?: string; error?: string }) => {
+      const job = pending.get(message.id);
+      if (job === undefined) return;
+      pending.delete(message.id);
+      if (message.json !== undefined) job.resolve(message.json);
+      else job.reject(new Error(`diff worker: ${message.error}`));
+    });
+    // A crashed worker fails its jobs (500) and is replaced by the next diff.
+    w.on('error', (error) => failAll(error));
+    w.on('exit', (code) => {
+      if (worker === w) failAll(new Error(`diff worker exited with code ${code}`));
+    });
+    return w;
+  };
+
+  return {
+    run(from, to, context, header) {
+      if (from.length + to.length <= INLINE_LIMIT) return Promise.resolve(diffJson(from, to, context, header));
+      worker ??= start();
+      const id = nextId++;
+      const w = worker;
+      return new Promise<string>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        w.postMessage({ id, from, to, context, header });
+      });
+    },
+    async close() {
+      const w = worker;
+      worker = undefined;
+      if (w !== undefined) await w.terminate();
+    },
+  };
+}
