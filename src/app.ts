@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { DOCUMENTED_AS } from './http/schemas.js';
 import { registerThrottling } from './http/rate-limit.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
@@ -51,7 +52,7 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
     // One line per request from ops/request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
