@@ -18,6 +18,9 @@ import { registerThrottling } from './http/rate-limit.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
+import { exportRoutes } from './export/export.routes.js';
+import { searchRoutes } from './search/search.routes.js';
+import { trashRoutes } from './trash/trash.routes.js';
 import { healthRoutes } from './ops/health.routes.js';
 import { registerMetrics } from './ops/metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
@@ -86,6 +89,9 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   await app.register(healthRoutes, { database });
 
   await app.register(authRoutes, { prefix: '/api/auth', config, services, hooks });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, hooks });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, hooks, trashDays: config.trashDays });
+  await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db, hooks });
+  await app.register(exportRoutes, { prefix: '/api', db: database.db, hooks, importMaxBytes: config.importMaxBytes });
+  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, hooks, trashDays: config.trashDays });
   return app;
 }

@@ -34,6 +34,10 @@ export interface Config {
   readonly trustProxy: boolean;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Days a deleted note stays restorable in the trash; 0 deletes at once. */
+  readonly trashDays: number;
+  /** Largest accepted import document, in bytes. */
+  readonly importMaxBytes: number;
 }
 
 export interface RateLimits {
@@ -86,6 +90,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustedOrigins: list(env.TRUSTED_ORIGINS).map((origin) => parseOrigin(origin, 'TRUSTED_ORIGINS')),
     trustProxy: onOff(env, 'TRUST_PROXY', false),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
+    trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
+    importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
   return Object.freeze(config);
 }

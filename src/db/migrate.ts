@@ -2,12 +2,16 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import * as accounts from './migrations/2026-11-22-01-accounts.js';
 import * as notes from './migrations/2026-11-22-02-notes.js';
 import * as authEvents from './migrations/2026-11-22-03-auth-events.js';
+import * as trash from './migrations/2026-11-23-03-1-trash.js';
+import * as search from './migrations/2026-11-23-03-2-search.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
   '2026-11-22-01-accounts': accounts,
   '2026-11-22-02-notes': notes,
   '2026-11-22-03-auth-events': authEvents,
+  '2026-11-23-03-1-trash': trash,
+  '2026-11-23-03-2-search': search,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

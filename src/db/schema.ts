@@ -43,6 +43,8 @@ export interface NotesTable {
   version_id: string;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Set while the note is in the trash; every notes route then treats it as missing. */
+  deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
 }
 
 export interface NoteVersionsTable {

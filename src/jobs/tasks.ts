@@ -1,10 +1,15 @@
 import type { Config } from '../config.js';
+import { indexMissingVersions } from '../search/search.index.js';
+import { purgeTrash } from '../trash/trash.service.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
  * Every periodic housekeeping task of the service, in the order a pass runs them. Each feature
  * contributes its own (history retention, trash purge, audit retention, dead refresh tokens).
  */
-export function maintenanceTasks(_config: Config): MaintenanceTask[] {
-  return [];
+export function maintenanceTasks(config: Config): MaintenanceTask[] {
+  return [
+    { name: 'trash-purge', run: (db, now) => purgeTrash(db, now, config) },
+    { name: 'search-index', run: (db) => indexMissingVersions(db) },
+  ];
 }

@@ -44,7 +44,8 @@ const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
     .innerJoin('note_versions as v', 'v.id', 'n.version_id')
     .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at'])
     .where('n.id', '=', p.noteId)
-    .where('n.owner_id', '=', p.ownerId));
+    .where('n.owner_id', '=', p.ownerId)
+    .where('n.deleted_at', 'is', null));
 
 /** The note with its current version's content: two primary-key look-ups, no history scan. */
 export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteRecord | undefined> {
@@ -52,7 +53,7 @@ export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteR
 }
 
 const findNoteVersionNumberQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
-  db.selectFrom('notes').select('version').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId));
+  db.selectFrom('notes').select('version').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
 
 export async function findNoteVersionNumber(db: Db, ownerId: string, noteId: string): Promise<number | undefined> {
   return (await findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId }))?.version;
@@ -63,6 +64,7 @@ const listNotesQuery = compiled((db, p: { ownerId: string }) =>
     .selectFrom('notes')
     .select(['id', 'owner_id', 'title', 'updated_at'])
     .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null)
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc'));
 
@@ -71,6 +73,7 @@ const listNotesPageQuery = compiled((db, p: { ownerId: string; limit: number; of
     .selectFrom('notes')
     .select(['id', 'owner_id', 'title', 'updated_at'])
     .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null)
     .orderBy('updated_at', 'desc')
     .orderBy('id', 'desc')
     .limit(p.limit)
@@ -82,9 +85,23 @@ export function listNotes(db: Db, ownerId: string, page: { limit: number; offset
     : listNotesPageQuery.execute(db, { ownerId, limit: page.limit, offset: page.offset });
 }
 
+const deleteNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db.deleteFrom('notes').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+/** Deletes a note that is not in the trash, with its history, for good. */
 export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
-  const result = await db.deleteFrom('notes').where('id', '=', noteId).where('owner_id', '=', ownerId).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  const result = await deleteNoteQuery.run(db, { ownerId, noteId });
+  return (result.numAffectedRows ?? 0n) > 0n;
+}
+
+const trashNoteQuery = compiled((db, p: { ownerId: string; noteId: string; now: string }) =>
+  db.updateTable('notes').set({ deleted_at: p.now })
+    .where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+/** Moves a note that is not in the trash into it. */
+export async function trashNote(db: Db, ownerId: string, noteId: string, now: string): Promise<boolean> {
+  const result = await trashNoteQuery.run(db, { ownerId, noteId, now });
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 interface VersionChange {
@@ -105,7 +122,8 @@ function advanceVersionBuilder(db: Db, p: VersionChange) {
       updated_at: sql<string>`case when updated_at > ${p.now} then updated_at else ${p.now} end`,
     }))
     .where('id', '=', p.noteId)
-    .where('owner_id', '=', p.ownerId);
+    .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null);
 }
 
 const advanceVersionQuery = compiled((db, p: VersionChange) =>
@@ -159,7 +177,8 @@ const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; ver
     .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at'])
     .where('v.id', '=', p.versionId)
     .where('v.note_id', '=', p.noteId)
-    .where('n.owner_id', '=', p.ownerId));
+    .where('n.owner_id', '=', p.ownerId)
+    .where('n.deleted_at', 'is', null));
 
 export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
   return findVersionQuery.takeFirst(db, { ownerId, noteId, versionId });

@@ -13,6 +13,8 @@ import * as notes from './notes.service.js';
 export interface NotesRoutesOptions {
   db: Db;
   hooks: AuthHooks;
+  /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
+  trashDays: number;
 }
 
 /** 1 MiB of content may grow sixfold when every character is JSON-escaped as \u0000. */
@@ -27,7 +29,7 @@ const createdNoteLinks = {
   addVersion: { operationId: 'addVersion', parameters: { noteID: '$response.body#/id' }, description: 'Save a new version of it' },
 };
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks }) => {
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks, trashDays }) => {
   app.addHook('onRequest', hooks.access);
 
   app.post('/', {
@@ -77,7 +79,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   app.delete('/:noteID', {
     schema: { operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
-    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), trashDays);
     return reply.code(204).send();
   });
 

@@ -3,6 +3,7 @@ import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { newId } from '../shared/ids.js';
+import { indexVersion } from '../search/search.index.js';
 import * as repo from './notes.repository.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 
@@ -42,6 +43,7 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
+      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content }, { current: true });
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
@@ -60,8 +62,12 @@ export async function listNotes(db: Db, ownerId: string, page: Page | undefined)
   return repo.listNotes(db, ownerId, page);
 }
 
-export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<void> {
-  if (!(await repo.deleteNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+/** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
+export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
+  const done = trashDays === 0
+    ? await repo.deleteNote(db, ownerId, noteId)
+    : await repo.trashNote(db, ownerId, noteId, nowIso());
+  if (!done) throw Errors.noteNotFound();
 }
 
 /**
@@ -81,6 +87,7 @@ export async function addVersion(
     await repo.insertVersion(trx, {
       id: versionId, note_id: noteId, version: next.version, title, content: input.content, created_at: next.updated_at,
     });
+    await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content }, { current: true });
     return next.version;
   });
   if (version !== undefined) return version;

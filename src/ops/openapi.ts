@@ -140,6 +140,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         { name: 'auth', description: 'Sign up, log in, tokens and cookies, the caller\'s own account and sessions' },
         { name: 'admin', description: 'Administrators only: every account and the audit trail' },
         { name: 'notes', description: 'The caller\'s notes and the history of their versions' },
+        { name: 'search', description: 'Full-text search through the caller\'s notes, optionally through their history' },
+        { name: 'trash', description: 'Deleted notes, restorable until they are purged' },
+        { name: 'export', description: 'Every note with its whole history out as JSON or Markdown, and back in' },
       ],
       components: {
         securitySchemes: {

@@ -9,7 +9,7 @@ forEachDatabase('notes deletion cascades', (ctx) => {
   const versionRows = (noteIds: string[]) =>
     db().selectFrom('note_versions').select(['id', 'note_id']).where('note_id', 'in', noteIds).execute();
 
-  test('DELETE /api/notes/{id} removes the note and every version', async () => {
+  test('DELETE /api/notes/{id} hides the note and every version; purging it from the trash removes them', async () => {
     const s = await newSession(ctx.app);
     const note = await api.createOk(s, { title: 'doomed', content: 'v1' });
     const kept = await api.createOk(s, { title: 'kept', content: 'k1' });
@@ -27,6 +27,10 @@ forEachDatabase('notes deletion cascades', (ctx) => {
     for (const row of history) expectNoteNotFound(await api.version(s, note.id, row.id));
     expectNoteNotFound(await api.addVersion(s, note.id, { title: 'zombie', content: '' }));
     expectNoteNotFound(await api.remove(s, note.id));
+
+    // In the trash the rows are kept for a restore; deleting it from there removes them.
+    assert.equal((await versionRows([note.id])).length, 4);
+    expectNoContent(await ctx.app.inject({ method: 'DELETE', url: `/api/trash/${note.id}`, headers: s.auth }));
 
     // In the database: no row of the note or its versions; the other note is whole.
     assert.deepEqual(await db().selectFrom('notes').select('id').where('id', '=', note.id).execute(), []);

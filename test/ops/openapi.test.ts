@@ -240,8 +240,31 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(400, { method: 'GET', url: `/api/notes/${note.id}/versions?offset=-1`, headers: auth });
     await call(200, { method: 'GET', url: `/api/notes/${note.id}/${note.version_id}`, headers: auth });
     await call(404, { method: 'GET', url: `/api/notes/${note.id}/${randomUUID()}`, headers: auth });
+    // Search.
+    const found = await call(200, { method: 'GET', url: '/api/notes/search?q=two', headers: auth });
+    assert.equal((found.json() as unknown[]).length, 1);
+    const old = await call(200, { method: 'GET', url: '/api/notes/search?q=one&history=true&limit=5', headers: auth });
+    assert.equal((old.json() as unknown[]).length, 1);
+    await call(400, { method: 'GET', url: '/api/notes/search', headers: auth });
+    await call(401, { method: 'GET', url: '/api/notes/search?q=x' });
+
     await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
     await call(404, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
+
+    // Export and import.
+    const exported = await call(200, { method: 'GET', url: '/api/export', headers: auth });
+    await call(201, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: exported.body });
+    await call(400, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: '{"format":"other"}' });
+    await call(400, { method: 'GET', url: '/api/export?format=pdf', headers: auth });
+
+    // Trash.
+    await call(200, { method: 'GET', url: '/api/trash', headers: auth });
+    await call(400, { method: 'GET', url: '/api/trash?limit=101', headers: auth });
+    await call(200, { method: 'POST', url: `/api/trash/${note.id}/restore`, headers: auth });
+    await call(404, { method: 'POST', url: `/api/trash/${note.id}/restore`, headers: auth });
+    await call(204, { method: 'DELETE', url: `/api/notes/${note.id}`, headers: auth });
+    await call(204, { method: 'DELETE', url: `/api/trash/${note.id}`, headers: auth });
+    await call(404, { method: 'DELETE', url: `/api/trash/${note.id}`, headers: auth });
 
     // Administration and cookies.
     await call(403, { method: 'GET', url: '/api/auth/admin/all', headers: auth });

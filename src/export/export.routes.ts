@@ -1,0 +1,105 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireUserId } from '../auth/auth.service.js';
+import type { AuthHooks } from '../auth/authenticate.js';
+import type { Db } from '../db/schema.js';
+import { Errors } from '../errors.js';
+import { Timestamp, Uuid } from '../http/schemas.js';
+import { exportDocument, exportOwner } from './export.service.js';
+import { importNotes } from './import.service.js';
+import { validateImport } from './import.validate.js';
+import { markdownZip } from './markdown-zip.js';
+
+export interface ExportRoutesOptions {
+  db: Db;
+  hooks: AuthHooks;
+  importMaxBytes: number;
+}
+
+const ExportedVersion = Type.Object({
+  version: Type.Integer({ minimum: 1 }),
+  title: Type.String(),
+  content: Type.String(),
+  created_at: Timestamp,
+  label: Type.Union([Type.String(), Type.Null()]),
+  restored_from: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+});
+
+const ExportDocument = Type.Object({
+  format: Type.Literal('vellum-export'),
+  format_version: Type.Literal(1),
+  exported_at: Timestamp,
+  username: Type.String(),
+  notes: Type.Array(Type.Object({
+    id: Uuid,
+    title: Type.String(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    versions: Type.Array(ExportedVersion, { description: 'oldest first, every version kept' }),
+  })),
+}, { $id: 'ExportDocument', description: 'every live note (not the trash) with its whole history' });
+
+const ExportQuery = Type.Object({
+  format: Type.Optional(Type.String({ description: '"json" (default): the vellum-export document; "markdown": a zip of Markdown files' })),
+});
+
+const ImportResult = Type.Object({
+  notes: Type.Integer({ minimum: 0, description: 'notes created' }),
+  versions: Type.Integer({ minimum: 0, description: 'versions created' }),
+});
+
+const tags = ['export'];
+
+/** A file name for Content-Disposition: the username is [a-z0-9_.-], so it needs no quoting. */
+const attachment = (username: string, now: Date, extension: string) =>
+  `attachment; filename="vellum-${username}-${now.toISOString().slice(0, 10)}.${extension}"`;
+
+export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, hooks, importMaxBytes }) => {
+  app.addHook('onRequest', hooks.access);
+
+  app.get('/export', {
+    schema: {
+      tags,
+      summary: 'Download every note with its whole history (JSON), or the current notes as Markdown files (zip)',
+      querystring: ExportQuery,
+      response: {
+        200: {
+          description: 'application/json (streamed) or, with format=markdown, application/zip',
+          content: {
+            'application/json': { schema: ExportDocument },
+            'application/zip': { schema: { type: 'string', format: 'binary' } },
+          },
+        },
+      },
+    },
+  }, async (request, reply) => {
+    const format = request.query.format ?? 'json';
+    if (format !== 'json' && format !== 'markdown') throw Errors.invalidQuery('Query parameter "format" must be "json" or "markdown"');
+    const owner = await exportOwner(db, requireUserId(request.claims!));
+    const now = new Date();
+    reply.header('cache-control', 'no-store');
+    if (format === 'markdown') {
+      const zip = await markdownZip(db, owner.id);
+      return reply.type('application/zip').header('content-disposition', attachment(owner.username, now, 'zip')).send(zip as never);
+    }
+    const document = exportDocument(db, owner, now);
+    return reply.type('application/json; charset=utf-8').header('content-disposition', attachment(owner.username, now, 'json')).send(document as never);
+  });
+
+  app.post('/import', {
+    bodyLimit: importMaxBytes,
+    schema: {
+      tags,
+      summary: 'Create notes from a vellum-export document (all or nothing)',
+      body: ExportDocument,
+      response: { 201: ImportResult },
+    },
+    // The document is checked in full by validateImport, whose messages name the first problem by
+    // its path; the schema above documents it.
+    validatorCompiler: () => () => true,
+  }, async (request, reply) => {
+    const notes = validateImport(request.body);
+    const result = await importNotes(db, requireUserId(request.claims!), notes);
+    return reply.code(201).send(result);
+  });
+};

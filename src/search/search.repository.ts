@@ -1,0 +1,106 @@
+import { sql } from 'kysely';
+import { isPostgres } from '../db/dialect.js';
+import type { Db } from '../db/schema.js';
+import { ownerTerm } from './search.index.js';
+import { toFts5, toTsquery, type SearchQuery } from './query.js';
+
+/** A found note: which version matched (the current one unless searching history). */
+export interface Hit {
+  id: string;
+  updated_at: string;
+  version: number;
+  version_id: string;
+}
+
+export interface SearchPage {
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of the caller's notes that match, best first: a match in the title before one only in
+ * the content, then the engine's relevance (bm25 / ts_rank), then the most recently updated.
+ * Trashed notes are never found. With `history`, every version counts and each note appears once,
+ * for its newest matching version.
+ */
+export function findMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
+  return isPostgres(db) ? postgresMatches(db, ownerId, query, history, page) : sqliteMatches(db, ownerId, query, history, page);
+}
+
+async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
+  const owner = `{owner} : "${ownerTerm(ownerId)}"`;
+  let match = owner;
+  if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
+  if (query.exclude.length > 0) match = `(${match}) NOT ${toFts5(query.exclude, 'title body', 'OR')}`;
+  const fts = sql.table(history ? 'search_history' : 'search_current');
+  const tier = query.include.length > 0
+    ? sql`(${fts}.rowid in (select rowid from ${fts} where ${fts} match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}))`
+    : sql`0`;
+  // bm25 weights: owner 0 (it is in every row), title 4, body 1.
+  const score = sql`bm25(${fts}, 0, 4, 1)`;
+  if (!history) {
+    const { rows } = await sql<Hit>`
+      with hits as (
+        select k.note_id, ${tier} as tier, ${score} as score
+        from search_current join search_note_keys k on k.id = search_current.rowid
+        where search_current match ${match})
+      select n.id, n.updated_at, n.version, n.version_id
+      from hits join notes n on n.id = hits.note_id
+      where n.owner_id = ${ownerId} and n.deleted_at is null
+      order by hits.tier desc, hits.score, n.updated_at desc, n.id desc
+      limit ${page.limit} offset ${page.offset}`.execute(db);
+    return rows;
+  }
+  const { rows } = await sql<Hit>`
+    with hits as (
+      select k.note_id, k.version_id, k.version, ${tier} as tier, ${score} as score
+      from search_history join search_version_keys k on k.id = search_history.rowid
+      where search_history match ${match}),
+    newest as (
+      select hits.*, row_number() over (partition by note_id order by version desc) as rank from hits)
+    select n.id, n.updated_at, newest.version, newest.version_id
+    from newest join notes n on n.id = newest.note_id
+    where newest.rank = 1 and n.owner_id = ${ownerId} and n.deleted_at is null
+    order by newest.tier desc, newest.score, n.updated_at desc, n.id desc
+    limit ${page.limit} offset ${page.offset}`.execute(db);
+  return rows;
+}
+
+async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
+  const parts: string[] = [];
+  if (query.include.length > 0) parts.push(`(${toTsquery(query.include, '&')})`);
+  for (const clause of query.exclude) parts.push(`!${toTsquery([clause], '&')}`);
+  const tsquery = sql`${parts.join(' & ')}::tsquery`;
+  const ranked = query.include.length > 0;
+  const tier = ranked ? sql`(s.tsv @@ ${toTsquery(query.include, '|', 'A')}::tsquery)` : sql`false`;
+  const score = ranked ? sql`ts_rank(s.tsv, ${tsquery})` : sql`0::real`;
+  if (!history) {
+    // Constants may not stand in ORDER BY, so a query of only exclusions orders by time alone.
+    const order = ranked ? sql`${tier} desc, ${score} desc, ` : sql``;
+    const { rows } = await sql<Hit>`
+      select n.id, n.updated_at, n.version, n.version_id
+      from search_current s join notes n on n.id = s.note_id
+      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null
+      order by ${order}n.updated_at desc, n.id desc
+      limit ${page.limit} offset ${page.offset}`.execute(db);
+    return rows;
+  }
+  const { rows } = await sql<Hit>`
+    select n.id, n.updated_at, m.version, m.version_id
+    from (
+      select distinct on (s.note_id) s.note_id, s.version_id, s.version, ${tier} as tier, ${score} as score
+      from search_history s
+      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery}
+      order by s.note_id, s.version desc) m
+    join notes n on n.id = m.note_id
+    where n.deleted_at is null
+    order by m.tier desc, m.score desc, n.updated_at desc, n.id desc
+    limit ${page.limit} offset ${page.offset}`.execute(db);
+  return rows;
+}
+
+/** Title and content of the given versions (only a page of them, after ranking). */
+export function versionTexts(db: Db, versionIds: string[]) {
+  if (versionIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('note_versions').select(['id', 'title', 'content']).where('id', 'in', versionIds).execute();
+}

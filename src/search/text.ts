@@ -1,0 +1,74 @@
+/**
+ * How text becomes search terms, the same for SQLite and PostgreSQL: the application folds and
+ * splits, and both engines only ever see the resulting terms (SQLite's `ascii` tokenizer splits
+ * them on spaces again, PostgreSQL gets a ready tsvector). Neither engine's own notion of a word,
+ * case or accent is involved, so both find exactly the same notes.
+ */
+
+/** Words: letters, digits and the combining marks that belong to them. */
+const RUN = /[\p{L}\p{N}\p{M}]+/gu;
+/** After folding, a run may still fall apart (½ becomes 1⁄2): terms are runs of letters and digits. */
+const PIECE = /[\p{L}\p{N}]+/gu;
+const ASCII = /^[\x00-\x7f]*$/;
+const MARKS = /\p{M}+/gu;
+
+/** Longer terms (hashes, base64, runs without spaces) are not indexed, nor searched for. */
+export const MAX_TERM_LENGTH = 100;
+
+/** Case and diacritics folded: compatibility decomposition, combining marks dropped, lower case. */
+export function fold(text: string): string {
+  if (ASCII.test(text)) return text.toLowerCase();
+  // Lower-casing can produce combining marks (İ becomes i + U+0307), so marks are dropped after it.
+  return text.toLowerCase().normalize('NFKD').replace(MARKS, '');
+}
+
+export interface Token {
+  term: string;
+  /** [start, end) of the word in the original text, in JavaScript string indices. */
+  start: number;
+  end: number;
+}
+
+/** The terms of `text` in order, each with where its word is in the original text. */
+export function* tokenize(text: string): Generator<Token> {
+  for (const run of text.matchAll(RUN)) {
+    const start = run.index;
+    const end = start + run[0].length;
+    if (ASCII.test(run[0])) {
+      // The common case: an ASCII run is already one term of letters and digits.
+      if (run[0].length <= MAX_TERM_LENGTH) yield { term: run[0].toLowerCase(), start, end };
+      continue;
+    }
+    const folded = fold(run[0]);
+    for (const piece of folded.matchAll(PIECE)) {
+      if (piece[0].length <= MAX_TERM_LENGTH) yield { term: piece[0], start, end };
+    }
+  }
+}
+
+/**
+ * The UTF-8 bytes of distinct terms one document may have. PostgreSQL refuses a tsvector whose
+ * lexemes pass 1 MiB; past this budget a document's new terms are left out (words seen before
+ * still count), on both databases alike. Only pathological 1 MiB contents get near it.
+ */
+const DISTINCT_TERM_BYTES = 900_000;
+
+/** The indexed terms of a document, in order, within the distinct-term budget shared by title and content. */
+export function documentTerms(title: string, content: string): { title: string[]; body: string[] } {
+  const seen = new Set<string>();
+  let budget = DISTINCT_TERM_BYTES;
+  const take = (text: string): string[] => {
+    const terms: string[] = [];
+    for (const { term } of tokenize(text)) {
+      if (!seen.has(term)) {
+        const bytes = Buffer.byteLength(term, 'utf8');
+        if (bytes > budget) continue;
+        budget -= bytes;
+        seen.add(term);
+      }
+      terms.push(term);
+    }
+    return terms;
+  };
+  return { title: take(title), body: take(content) };
+}

@@ -1,0 +1,50 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireUserId } from '../auth/auth.service.js';
+import type { AuthHooks } from '../auth/authenticate.js';
+import type { Db } from '../db/schema.js';
+import { parsePage } from '../http/pagination.js';
+import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
+import { normalizeId } from '../shared/ids.js';
+import * as trash from './trash.service.js';
+
+export interface TrashRoutesOptions {
+  db: Db;
+  hooks: AuthHooks;
+  trashDays: number;
+}
+
+const TrashEntrySchema = Type.Object({
+  id: Uuid,
+  title: Type.String(),
+  deleted_at: Timestamp,
+  purge_at: { ...Timestamp, description: 'when the hourly job deletes it for good (deleted_at + TRASH_DAYS)' },
+}, { $id: 'TrashEntry' });
+
+const tags = ['trash'];
+
+export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, hooks, trashDays }) => {
+  app.addHook('onRequest', hooks.access);
+
+  app.get('/', {
+    schema: {
+      tags, summary: 'Notes in the trash, most recently deleted first',
+      querystring: PaginationQuery, response: { 200: Type.Array(TrashEntrySchema) },
+    },
+  }, async (request) => trash.listTrash(db, requireUserId(request.claims!), parsePage(request.query), trashDays));
+
+  app.post('/:noteID/restore', {
+    schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
+  }, async (request, reply) => {
+    const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    return reply.header('etag', `"${note.version}"`).send(note);
+  });
+
+  app.delete('/:noteID', {
+    schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
+  }, async (request, reply) => {
+    await trash.deleteFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    return reply.code(204).send();
+  });
+};

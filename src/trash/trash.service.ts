@@ -1,0 +1,55 @@
+import type { Db } from '../db/schema.js';
+import { Errors } from '../errors.js';
+import type { Page } from '../http/pagination.js';
+import { getNote, type Note } from '../notes/notes.service.js';
+import * as repo from './trash.repository.js';
+
+export interface TrashEntry {
+  id: string;
+  title: string;
+  deleted_at: string;
+  purge_at: string;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** When the purge job may delete a note trashed at `deletedAt`, under today's TRASH_DAYS. */
+export function purgeTime(deletedAt: string, trashDays: number): string {
+  return new Date(Date.parse(deletedAt) + trashDays * DAY_MS).toISOString();
+}
+
+export async function listTrash(db: Db, ownerId: string, page: Page, trashDays: number): Promise<TrashEntry[]> {
+  const rows = await repo.listTrash(db, ownerId, page);
+  return rows.map((row) => {
+    const deletedAt = row.deleted_at!;
+    return { id: row.id, title: row.title, deleted_at: deletedAt, purge_at: purgeTime(deletedAt, trashDays) };
+  });
+}
+
+/** Puts the note back where it was: same id, versions, times; it reappears in lists and search. */
+export async function restoreFromTrash(db: Db, ownerId: string, noteId: string): Promise<Note> {
+  if (!(await repo.restoreNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+  return getNote(db, ownerId, noteId);
+}
+
+export async function deleteFromTrash(db: Db, ownerId: string, noteId: string): Promise<void> {
+  if (!(await repo.purgeNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+}
+
+/** Notes deleted per transaction: short write transactions keep SQLite's single writer lock brief. */
+const PURGE_BATCH = 200;
+
+/**
+ * The periodic purge: deletes every note that has been in the trash for TRASH_DAYS days or more
+ * (all of them when TRASH_DAYS is 0). Plain function of the database, the time and the setting,
+ * so the job runner, the CLI and the tests call the same thing.
+ */
+export async function purgeTrash(db: Db, now: Date, config: { trashDays: number }): Promise<{ notes: number }> {
+  const cutoff = new Date(now.getTime() - config.trashDays * DAY_MS).toISOString();
+  let notes = 0;
+  for (;;) {
+    const ids = await repo.expiredIds(db, cutoff, PURGE_BATCH);
+    notes += await repo.deleteTrashed(db, ids, cutoff);
+    if (ids.length < PURGE_BATCH) return { notes };
+  }
+}
