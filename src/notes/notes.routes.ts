@@ -120,7 +120,14 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID/diff', {
-    schema: { params: schemas.NoteParams, querystring: schemas.DiffQuery, response: { 200: schemas.DiffSchema } },
+    schema: {
+      operationId: 'diffVersions',
+      summary: 'Diff two versions',
+      description: 'Compares any two versions of the note (default: the current one and the version before it): JSON hunks and a unified diff as `diff -u` writes it. Past an edit budget the diff is coarser and `complete` is false.',
+      params: schemas.NoteParams,
+      querystring: schemas.DiffQuery,
+      response: { 200: schemas.DiffSchema },
+    },
   }, async (request, reply) => {
     const query = history.parseDiffQuery(request.query);
     const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), query);
@@ -129,8 +136,16 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.post('/:noteID/restore', {
-    config,
-    schema: { params: schemas.NoteParams, headers: schemas.IfMatchHeaders, body: schemas.RestoreBody, response: { 201: schemas.NoteSchema } },
+    config: { invalidBody, docs: { errors: [412], headers: { 201: ['Location', 'ETag'], 412: ['ETag'] } } },
+    schema: {
+      operationId: 'restoreVersion',
+      summary: 'Restore a version',
+      description: 'Adds a new version with the title and content of the chosen one (by number or id) and `restored_from` set to its number. If-Match works as on saving a version.',
+      params: schemas.NoteParams,
+      headers: schemas.IfMatchHeaders,
+      body: schemas.RestoreBody,
+      response: { 201: schemas.NoteSchema },
+    },
   }, async (request, reply) => {
     const expected = parseIfMatch(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
@@ -139,8 +154,15 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.patch('/:noteID/:versionID', {
-    config,
-    schema: { params: schemas.VersionParams, body: schemas.LabelBody, response: { 200: schemas.VersionSchema } },
+    config: { invalidBody },
+    schema: {
+      operationId: 'labelVersion',
+      summary: 'Name or unname a version',
+      description: 'Sets the version\'s label (1 to 100 characters, trimmed) or removes it with null. A labelled version is never pruned by history retention.',
+      params: schemas.VersionParams,
+      body: schemas.LabelBody,
+      response: { 200: schemas.VersionSchema },
+    },
   }, async (request) =>
     history.labelVersion(
       db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID), request.body.label,

@@ -126,7 +126,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.deepEqual([current.title, current.content, current.version], ['', '', 3]);
   });
 
-  test('GET /api/notes/{id}/versions: rows {id, title, version, created_at}, newest first', async () => {
+  test('GET /api/notes/{id}/versions: rows {id, title, version, created_at, label, restored_from}, newest first', async () => {
     const s = shared;
     const note = await api.createOk(s, { title: 't1', content: 'c1' });
     await api.addVersionOk(s, note.id, { title: 't2', content: 'c2' });
@@ -139,13 +139,13 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     }
     assert.deepEqual(rows.map((r) => [r.title, r.version]), [['t3', 3], ['t2', 2], ['t1', 1]]);
     assert.equal(new Set(rows.map((r) => r.id)).size, 3);
-    assert.deepEqual(rows[2], { id: note.version_id, title: 't1', version: 1, created_at: note.created_at });
+    assert.deepEqual(rows[2], { id: note.version_id, title: 't1', version: 1, created_at: note.created_at, label: null, restored_from: null });
     const current = okJson<Note>(await api.get(s, note.id));
     assert.equal(rows[0]!.id, current.version_id);
     assert.equal(rows[0]!.created_at, current.updated_at);
   });
 
-  test('GET /api/notes/{id}/{versionID}: the full version {id, note_id, title, content, version, created_at}', async () => {
+  test('GET /api/notes/{id}/{versionID}: the full version {id, note_id, title, content, version, created_at, label, restored_from}', async () => {
     const s = shared;
     const note = await api.createOk(s, { title: 'old title', content: 'old content' });
     await api.addVersionOk(s, note.id, { title: 'new title', content: 'new content' });
@@ -153,9 +153,9 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
 
     const first = okJson<Record<string, unknown>>(await api.version(s, note.id, oldest!.id));
     assert.deepEqual(Object.keys(first), VERSION_KEYS);
-    assert.deepEqual(first, { id: note.version_id, note_id: note.id, title: 'old title', content: 'old content', version: 1, created_at: note.created_at });
+    assert.deepEqual(first, { id: note.version_id, note_id: note.id, title: 'old title', content: 'old content', version: 1, created_at: note.created_at, label: null, restored_from: null });
     const second = okJson(await api.version(s, note.id, newest!.id));
-    assert.deepEqual(second, { id: newest!.id, note_id: note.id, title: 'new title', content: 'new content', version: 2, created_at: newest!.created_at });
+    assert.deepEqual(second, { id: newest!.id, note_id: note.id, title: 'new title', content: 'new content', version: 2, created_at: newest!.created_at, label: null, restored_from: null });
     assert.deepEqual(okJson(await api.version(s, note.id.toUpperCase(), newest!.id.toUpperCase())), second);
   });
 });
