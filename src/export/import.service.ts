@@ -27,6 +27,8 @@ export async function importNotes(db: Db, ownerId: string, notes: ImportNote[]):
         await trx.insertInto('notes').values({
           id: noteId, owner_id: ownerId, title: Buffer.from(last.title, 'utf8'), version: last.version, version_id: ids.at(-1)!,
           created_at: note.created_at, updated_at: last.created_at,
+          // Numbers may skip (a pruned history); history pages need to know (see listVersions).
+          pruned: last.version - note.versions.length,
         }).execute();
         for (let i = 0; i < note.versions.length; i += 1) {
           const v = note.versions[i]!;

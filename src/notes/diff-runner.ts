@@ -15,8 +15,16 @@ export interface DiffRunner {
   close(): Promise<void>;
 }
 
-// The worker is this folder's diff.worker, as .ts under tsx (tests, dev) and .js when built.
-const workerUrl = new URL(`./diff.worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+// The worker is this folder's diff.worker: .js when built; under tsx (tests, dev) the .ts file, loaded
+// through tsx's loader, which worker threads do not inherit.
+const typescript = import.meta.url.endsWith('.ts');
+const workerUrl = new URL(`./diff.worker${typescript ? '.ts' : '.js'}`, import.meta.url);
+
+function spawnWorker(): Worker {
+  if (!typescript) return new Worker(workerUrl);
+  const tsx = import.meta.resolve('tsx/esm/api');
+  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { eval: true });
+}
 
 export function createDiffRunner(): DiffRunner {
   let worker: Worker | undefined;
@@ -29,7 +37,7 @@ export function createDiffRunner(): DiffRunner {
     worker = undefined;
   };
   const start = () => {
-    const w = new Worker(workerUrl);
+    const w = spawnWorker();
     w.unref();
     w.on('message', (message: { id: number; json?: string; error?: string }) => {
       const job = pending.get(message.id);
