@@ -7,8 +7,9 @@ import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDe
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
-import { runTasks } from './jobs/maintenance.js';
-import { maintenanceTasks } from './jobs/tasks.js';
+import { runTask, runTasks } from './jobs/maintenance.js';
+import { HISTORY_RETENTION_TASK, maintenanceTasks } from './jobs/tasks.js';
+import { pruneHistory, versionRanges } from './notes/retention.js';
 import { loggerOptions } from './logger.js';
 
 const USAGE = `Usage: vellum <command>
@@ -19,10 +20,11 @@ Commands (they use the same environment variables as the server, DATABASE_URL fi
   reset-password USERNAME   set a new password and end all of the user's sessions
   prune-sessions            delete refresh tokens that can never be used again
   maintenance               run every periodic housekeeping task once now
+  prune-history             apply HISTORY_RETENTION now and print the versions it deleted
 
 Passwords are read from VELLUM_PASSWORD, or else from the first line of standard input.`;
 
-const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions', 'maintenance'];
+const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions', 'maintenance', 'prune-history'];
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.VELLUM_PASSWORD;
@@ -92,6 +94,29 @@ async function run(argv: string[]): Promise<number> {
           }
         }
         return failed ? 1 : 0;
+      }
+      case 'prune-history': {
+        if (config.historyRetention === null) {
+          process.stdout.write('HISTORY_RETENTION is off: every version is kept\n');
+          return 0;
+        }
+        const policy = config.historyRetention;
+        // Through the runner, so it takes the same lock as the hourly job on PostgreSQL.
+        const outcome = await runTask(database, {
+          name: HISTORY_RETENTION_TASK,
+          run: async (db, now) => ({
+            ...(await pruneHistory(db, now, policy, (noteId, versions) => {
+              process.stdout.write(`note ${noteId}: deleted versions ${versionRanges(versions)}\n`);
+            })),
+          }),
+        }, new Date());
+        if (outcome.status === 'failed') throw outcome.error;
+        if (outcome.status === 'skipped') {
+          process.stdout.write('skipped: another instance is pruning history right now\n');
+          return 0;
+        }
+        process.stdout.write(`deleted ${outcome.counts.versions} versions of ${outcome.counts.notes} notes\n`);
+        return 0;
       }
       default:
         throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);

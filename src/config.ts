@@ -38,6 +38,17 @@ export interface Config {
   readonly trashDays: number;
   /** Largest accepted import document, in bytes. */
   readonly importMaxBytes: number;
+  /** HISTORY_RETENTION: which old versions the hourly job keeps; null keeps every version. */
+  readonly historyRetention: HistoryRetention | null;
+}
+
+export type RetentionTierName = 'hourly' | 'daily' | 'weekly' | 'monthly';
+
+/** Durations in milliseconds; Infinity is `forever`. */
+export interface HistoryRetention {
+  /** Every version younger than this is kept; 0 when the policy has no `all` tier. */
+  readonly allMs: number;
+  readonly tiers: readonly { readonly name: RetentionTierName; readonly ms: number }[];
 }
 
 export interface RateLimits {
@@ -91,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: onOff(env, 'TRUST_PROXY', false),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
+    historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
   return Object.freeze(config);
@@ -183,6 +195,34 @@ function parseOrigin(value: string, name: string): string {
   } catch {
     throw new ConfigError(`${name}: "${value}" is not an origin like https://notes.example.com`);
   }
+}
+
+const RETENTION_TIERS: readonly string[] = ['all', 'hourly', 'daily', 'weekly', 'monthly'];
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * `off`, or tiers `NAME=DURATION` separated by commas (e.g. `all=30d,daily=365d,weekly=forever`),
+ * NAME one of all/hourly/daily/weekly/monthly, each at most once, DURATION `<n>d` or `forever`.
+ */
+export function parseHistoryRetention(raw: string): HistoryRetention | null {
+  if (raw.toLowerCase() === 'off') return null;
+  const fail = (why: string) =>
+    new ConfigError(`HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" (${why}), got "${raw}"`);
+  let allMs = 0;
+  const tiers: { name: RetentionTierName; ms: number }[] = [];
+  const seen = new Set<string>();
+  for (const part of raw.split(',')) {
+    const match = /^\s*([a-z]+)\s*=\s*(?:(\d{1,6})d|(forever))\s*$/i.exec(part);
+    if (match === null) throw fail(`"${part.trim()}" is not NAME=<n>d or NAME=forever`);
+    const name = match[1]!.toLowerCase();
+    if (!RETENTION_TIERS.includes(name)) throw fail(`unknown tier "${match[1]}"`);
+    if (seen.has(name)) throw fail(`tier "${name}" given twice`);
+    seen.add(name);
+    const ms = match[3] !== undefined ? Infinity : Number(match[2]) * DAY_MS;
+    if (name === 'all') allMs = ms;
+    else tiers.push({ name: name as RetentionTierName, ms });
+  }
+  return Object.freeze({ allMs, tiers: Object.freeze(tiers) });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

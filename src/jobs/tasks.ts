@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
 import { purgeTrash } from '../trash/trash.service.js';
 import type { MaintenanceTask } from './maintenance.js';
@@ -7,8 +8,11 @@ import type { MaintenanceTask } from './maintenance.js';
  * Every periodic housekeeping task of the service, in the order a pass runs them. Each feature
  * contributes its own (history retention, trash purge, audit retention, dead refresh tokens).
  */
+export const HISTORY_RETENTION_TASK = 'history-retention';
+
 export function maintenanceTasks(config: Config): MaintenanceTask[] {
   return [
+    { name: HISTORY_RETENTION_TASK, run: async (db, now) => ({ ...(await pruneHistory(db, now, config.historyRetention)) }) },
     { name: 'trash-purge', run: (db, now) => purgeTrash(db, now, config) },
     { name: 'search-index', run: (db) => indexMissingVersions(db) },
   ];

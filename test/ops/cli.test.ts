@@ -185,6 +185,25 @@ for (const kind of databaseKinds) {
       assertOutcome(await cli(['prune-sessions']), 0, 'deleted 0 refresh tokens\n', '');
     });
 
+    test('prune-history applies HISTORY_RETENTION and prints the versions it deleted', async () => {
+      const session = await login(app, (await signup(app, uniqueName('history'))).username);
+      const created = await app.inject({ method: 'POST', url: '/api/notes', headers: session.auth, payload: { title: 't', content: '1' } });
+      const noteId = (created.json() as { id: string }).id;
+      for (const content of ['2', '3', '4']) {
+        const res = await app.inject({ method: 'POST', url: `/api/notes/${noteId}/versions`, headers: session.auth, payload: { title: 't', content } });
+        assert.equal(res.statusCode, 204, res.body);
+      }
+      await database.db.updateTable('note_versions').set({ created_at: '2000-01-01T00:00:00.000Z' })
+        .where('note_id', '=', noteId).where('version', 'in', [1, 2, 4]).execute();
+      assertOutcome(await cli(['prune-history']), 0, 'HISTORY_RETENTION is off: every version is kept\n', '');
+      // 4 is current, 3 is younger than a day.
+      assertOutcome(await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }), 0,
+        `note ${noteId}: deleted versions 1-2\ndeleted 2 versions of 1 notes\n`, '');
+      assertOutcome(await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }), 0, 'deleted 0 versions of 0 notes\n', '');
+      assertOutcome(await cli(['prune-history'], { HISTORY_RETENTION: 'all=1' }), 1, '',
+        'vellum: HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" ("all=1" is not NAME=<n>d or NAME=forever), got "all=1"\n');
+    });
+
     test('log lines go to stderr, never into the result on stdout', async () => {
       const name = uniqueName('logs');
       const result = await cli(['create-admin', name], {

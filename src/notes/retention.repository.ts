@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/schema.js';
+import type { RetentionCandidate } from './retention.js';
+
+/** Notes (after `after`, by id; from the first when undefined) that have a version other than the current one older than `oldest`. */
+export function notesWithOldVersions(db: Db, after: string | undefined, oldest: string, limit: number): Promise<{ id: string; version: number }[]> {
+  return db
+    .selectFrom('notes as n')
+    .select(['n.id', 'n.version'])
+    .$if(after !== undefined, (qb) => qb.where('n.id', '>', after!))
+    .where(({ exists, selectFrom }) => exists(
+      selectFrom('note_versions as v').select(sql`1`.as('one'))
+        .whereRef('v.note_id', '=', 'n.id').whereRef('v.version', '<>', 'n.version').where('v.created_at', '<', oldest),
+    ))
+    .orderBy('n.id')
+    .limit(limit)
+    .execute();
+}
+
+/** The note's versions created before `before`: the candidates and the ones that judge them. */
+export function versionsBefore(db: Db, noteId: string, before: string): Promise<RetentionCandidate[]> {
+  return db
+    .selectFrom('note_versions')
+    .select(['id', 'version', 'created_at', 'label'])
+    .where('note_id', '=', noteId)
+    .where('created_at', '<', before)
+    .execute();
+}
+
+/** Statement parameters stay far below SQLite's and PostgreSQL's limits. */
+const DELETE_CHUNK = 500;
+
+/**
+ * Deletes those of `ids` that are still unlabelled and not the note's current version, and counts
+ * them into `notes.pruned`; returns the numbers this call deleted (rows another transaction deleted
+ * first are not counted twice).
+ */
+export async function deleteVersions(trx: Db, noteId: string, ids: string[]): Promise<number[]> {
+  const deleted: number[] = [];
+  for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
+    const rows = await trx
+      .deleteFrom('note_versions')
+      .where('note_id', '=', noteId)
+      .where('id', 'in', ids.slice(i, i + DELETE_CHUNK))
+      .where('label', 'is', null)
+      .where('version', '<', (eb) => eb.selectFrom('notes').select('version').where('id', '=', noteId))
+      .returning('version')
+      .execute();
+    for (const row of rows) deleted.push(row.version);
+  }
+  if (deleted.length > 0) {
+    await trx.updateTable('notes').set((eb) => ({ pruned: eb('pruned', '+', deleted.length) })).where('id', '=', noteId).execute();
+  }
+  return deleted;
+}
