@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { Errors } from '../errors.js';
 import { diffJson } from './diff.js';
 
 /**
@@ -8,6 +9,12 @@ import { diffJson } from './diff.js';
  * unrelated versions never holds up the requests the event loop is serving meanwhile.
  */
 export const INLINE_LIMIT = 64 * 1024;
+
+/**
+ * Large diffs waiting for the worker, at most: each holds two texts of up to 1 MiB, so a client
+ * looping over many connections gets 503 Retry-After rather than growing the queue (and memory).
+ */
+export const MAX_QUEUED = 8;
 
 export interface DiffRunner {
   /** The diff as JSON text: `{stats, complete, hunks, unified}` (see diffJson). */
@@ -57,6 +64,7 @@ export function createDiffRunner(): DiffRunner {
   return {
     run(from, to, context, header) {
       if (from.length + to.length <= INLINE_LIMIT) return Promise.resolve(diffJson(from, to, context, header));
+      if (pending.size >= MAX_QUEUED) return Promise.reject(Errors.busy(1));
       worker ??= start();
       const id = nextId++;
       const w = worker;

@@ -233,7 +233,11 @@ const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: str
     .where('n.owner_id', '=', p.ownerId)
     .where('n.deleted_at', 'is', null));
 
-export function findVersionByNumber(db: Db, ownerId: string, noteId: string, version: number): Promise<VersionRecord | undefined> {
+/** Version numbers are 32-bit integers in the database; a larger one names no version. */
+const MAX_VERSION = 2_147_483_647;
+
+export async function findVersionByNumber(db: Db, ownerId: string, noteId: string, version: number): Promise<VersionRecord | undefined> {
+  if (version > MAX_VERSION) return undefined;
   return findVersionByNumberQuery.takeFirst(db, { ownerId, noteId, version });
 }
 

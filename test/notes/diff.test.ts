@@ -193,7 +193,7 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
 
   test('unknown and pruned numbers are 404 Version not found; malformed numbers 400; from defaults past a gap', async () => {
     const note = await noteWith(['one\n', 'two\n', 'three\n']);
-    for (const q of ['?from=9', '?to=9', '?from=1&to=4']) expectVersionNotFound(await diff(s, note.id, q));
+    for (const q of ['?from=9', '?to=9', '?from=1&to=4', '?from=2147483648', '?to=9007199254740991']) expectVersionNotFound(await diff(s, note.id, q));
     for (const [q, name] of [['?from=0', 'from'], ['?to=abc', 'to'], ['?from=-1', 'from'], ['?to=1e3', 'to'], ['?from=99999999999999999', 'from']] as const) {
       expectProblem(await diff(s, note.id, q), 400, `Query parameter "${name}" must be a version number (an integer 1 or more)`, 'invalid_query');
     }

@@ -85,6 +85,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
       assert.equal(res.statusCode, 400, JSON.stringify(payload));
     }
     expectVersionNotFound(await restore(s, note.id, { version: 9 }));
+    expectVersionNotFound(await restore(s, note.id, { version: 2 ** 31 }));
     expectVersionNotFound(await restore(s, note.id, { version_id: MISSING_ID }));
     expectNoteNotFound(await restore(s, MISSING_ID, { version: 1 }));
     const other = await newSession(ctx.app);
