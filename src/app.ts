@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { DOCUMENTED_AS } from './http/schemas.js';
 import { registerThrottling } from './http/rate-limit.js';
 import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
@@ -56,7 +57,7 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
     logController: new LogController({ disableRequestLogging: true }),
     ...(logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Every hook here runs on every request: each is synchronous and does only what depends on the
