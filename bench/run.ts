@@ -152,10 +152,13 @@ const START_SCRIPT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json')
 
 async function startVellum(databaseUrl: string, workers: number, tag: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const nodeOptions = settings.cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}` } : {};
+  // --cpu-prof is not allowed in NODE_OPTIONS: it goes on the script's node command.
+  const script = settings.cpuProf
+    ? START_SCRIPT.replace(/\bnode /, `node --cpu-prof --cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')} `)
+    : START_SCRIPT;
   // Started exactly as `npm start` starts it (its script, after the build the runner already did),
   // so that what it sets for the process (the allocator's mmap threshold) is measured too.
-  const child = startChild(`vellum (${tag})`, ['sh', '-c', START_SCRIPT], {
+  const child = startChild(`vellum (${tag})`, ['sh', '-c', script], {
     cwd: ROOT,
     logFile: path.join(tmp, `vellum-${tag}.log`),
     maxSeconds: MAX_RUN_SECONDS,
@@ -172,7 +175,6 @@ async function startVellum(databaseUrl: string, workers: number, tag: string): P
       CSRF_SECRET,
       LOG_LEVEL: settings.logLevel,
       WORKERS: String(workers),
-      ...nodeOptions,
       ...settings.serverEnv,
     },
   });

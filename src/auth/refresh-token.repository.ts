@@ -16,6 +16,11 @@ export interface NewRefreshToken {
   ip_address: string | null;
 }
 
+/** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
+const TOKEN_COLUMNS = [
+  'id', 'user_id', 'family_id', 'parent_id', 'token_hash', 'expires_at', 'revoked', 'revoked_at', 'created_at', 'user_agent', 'ip_address',
+] as const;
+
 const insertQuery = compiled((db, p: NewRefreshToken) =>
   db.insertInto('refresh_tokens').values({
     id: p.id, user_id: p.user_id, family_id: p.family_id, parent_id: p.parent_id, token_hash: p.token_hash,
@@ -38,14 +43,14 @@ const revokeIfActiveQuery = compiled((db, p: { tokenHash: string; now: string })
     .where('token_hash', '=', p.tokenHash)
     .where('revoked', '=', false)
     .where('expires_at', '>', p.now)
-    .returningAll());
+    .returning(TOKEN_COLUMNS));
 
 export function revokeIfActive(db: Db, tokenHash: string, now: string): Promise<RefreshTokenRow | undefined> {
   return revokeIfActiveQuery.takeFirst(db, { tokenHash, now });
 }
 
 const findByHashQuery = compiled((db, p: { tokenHash: string }) =>
-  db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', p.tokenHash));
+  db.selectFrom('refresh_tokens').select(TOKEN_COLUMNS).where('token_hash', '=', p.tokenHash));
 
 export function findByHash(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
   return findByHashQuery.takeFirst(db, { tokenHash });

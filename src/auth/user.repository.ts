@@ -4,14 +4,17 @@ import type { Db, UsersTable } from '../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
 
-const findUserByIdQuery = compiled((db, p: { id: string }) => db.selectFrom('users').selectAll().where('id', '=', p.id));
+/** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
+const USER_COLUMNS = ['id', 'username', 'password_hash', 'is_admin', 'created_at', 'updated_at'] as const;
+
+const findUserByIdQuery = compiled((db, p: { id: string }) => db.selectFrom('users').select(USER_COLUMNS).where('id', '=', p.id));
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
   return findUserByIdQuery.takeFirst(db, { id });
 }
 
 const findUserByUsernameQuery = compiled((db, p: { username: string }) =>
-  db.selectFrom('users').selectAll().where('username', '=', p.username));
+  db.selectFrom('users').select(USER_COLUMNS).where('username', '=', p.username));
 
 export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
   return findUserByUsernameQuery.takeFirst(db, { username });

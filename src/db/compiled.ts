@@ -8,8 +8,12 @@ import { registerStatement } from './statements.js';
  * usual, but against placeholders: it is compiled once per dialect, and each call only fills the
  * parameter array and runs the SQL text, which the drivers keep prepared (sqlite.ts, postgres.ts).
  *
- *   const byId = compiled((db, p: { id: string }) => db.selectFrom('users').selectAll().where('id', '=', p.id));
+ *   const byId = compiled((db, p: { id: string }) => db.selectFrom('users').select(['id', 'username']).where('id', '=', p.id));
  *   const user = await byId.takeFirst(db, { id });
+ *
+ * Name the columns rather than `selectAll()`: on PostgreSQL a prepared statement whose result
+ * columns change (a migration adding a column, applied by a newer instance during a rolling
+ * deploy) fails with "cached plan must not change result type" on every connection that had it.
  *
  * A placeholder must stand where Kysely binds a value (not in an IN-list, whose length is part of
  * the SQL, nor as an identifier). A database with plugins installed (the tests' failure injection)
