@@ -43,7 +43,7 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
-      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content }, { current: true });
+      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
@@ -87,7 +87,7 @@ export async function addVersion(
     await repo.insertVersion(trx, {
       id: versionId, note_id: noteId, version: next.version, title, content: input.content, created_at: next.updated_at,
     });
-    await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content }, { current: true });
+    await indexVersion(trx, { ownerId, noteId, versionId, version: next.version, title: input.title, content: input.content });
     return next.version;
   });
   if (version !== undefined) return version;

@@ -32,30 +32,27 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
   let match = owner;
   if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
   if (query.exclude.length > 0) match = `(${match}) NOT ${toFts5(query.exclude, 'title body', 'OR')}`;
-  const fts = sql.table(history ? 'search_history' : 'search_current');
   const tier = query.include.length > 0
-    ? sql`(${fts}.rowid in (select rowid from ${fts} where ${fts} match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}))`
+    ? sql`(search_history.rowid in (select rowid from search_history where search_history match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}))`
     : sql`0`;
   // bm25 weights: owner 0 (it is in every row), title 4, body 1.
-  const score = sql`bm25(${fts}, 0, 4, 1)`;
+  const hits = sql`
+    select k.note_id, k.version_id, k.version, ${tier} as tier, bm25(search_history, 0, 4, 1) as score
+    from search_history join search_version_keys k on k.id = search_history.rowid
+    where search_history match ${match}`;
   if (!history) {
+    // Every version is indexed; current search keeps the matches that are a note's current version.
     const { rows } = await sql<Hit>`
-      with hits as (
-        select k.note_id, ${tier} as tier, ${score} as score
-        from search_current join search_note_keys k on k.id = search_current.rowid
-        where search_current match ${match})
+      with hits as (${hits})
       select n.id, n.updated_at, n.version, n.version_id
-      from hits join notes n on n.id = hits.note_id
+      from hits join notes n on n.id = hits.note_id and n.version_id = hits.version_id
       where n.owner_id = ${ownerId} and n.deleted_at is null
       order by hits.tier desc, hits.score, n.updated_at desc, n.id desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
   }
   const { rows } = await sql<Hit>`
-    with hits as (
-      select k.note_id, k.version_id, k.version, ${tier} as tier, ${score} as score
-      from search_history join search_version_keys k on k.id = search_history.rowid
-      where search_history match ${match}),
+    with hits as (${hits}),
     newest as (
       select hits.*, row_number() over (partition by note_id order by version desc) as rank from hits)
     select n.id, n.updated_at, newest.version, newest.version_id
@@ -79,7 +76,7 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
     const order = ranked ? sql`${tier} desc, ${score} desc, ` : sql``;
     const { rows } = await sql<Hit>`
       select n.id, n.updated_at, n.version, n.version_id
-      from search_current s join notes n on n.id = s.note_id
+      from search_history s join notes n on n.version_id = s.version_id
       where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null
       order by ${order}n.updated_at desc, n.id desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
