@@ -40,8 +40,14 @@ const WRITES = Number(args.writes);
 const log = (message: string) => process.stdout.write(`[search bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 // A deterministic vocabulary with a Zipf-like use: word k is used about 1/k as often as the first.
+// mulberry32: a small seeded generator, so every run searches the same corpus.
 let seed = 42;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+function random(): number {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'be', 'da', 'fo', 'gu', 'hi', 'jo', 'pe', 'zu'];
 const VOCABULARY = Array.from({ length: 5000 }, (_, i) => {
   let word = '';
