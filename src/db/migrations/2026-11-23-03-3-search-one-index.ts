@@ -10,6 +10,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`drop table search_current`.execute(db);
+    // Write order, for history search's newest-first candidates (SQLite has its rowids).
+    await sql`alter table search_history add column seq bigint generated always as identity`.execute(db);
+    await sql`create index search_history_owner_seq on search_history (owner_id, seq desc)`.execute(db);
+    await sql`drop index search_history_owner`.execute(db);
     return;
   }
   await sql`drop trigger search_note_keys_delete`.execute(db);
@@ -19,6 +23,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`create index search_history_owner on search_history (owner_id)`.execute(db);
+    await sql`drop index search_history_owner_seq`.execute(db);
+    await sql`alter table search_history drop column seq`.execute(db);
     await sql`create table search_current (
       note_id uuid primary key references notes (id) on delete cascade,
       owner_id uuid not null,
