@@ -5,6 +5,7 @@ import * as authEvents from './migrations/2026-11-22-03-auth-events.js';
 import * as versionMetadata from './migrations/2026-11-23-02-1-version-metadata.js';
 import * as trash from './migrations/2026-11-23-03-1-trash.js';
 import * as search from './migrations/2026-11-23-03-2-search.js';
+import * as searchOneIndex from './migrations/2026-11-23-03-3-search-one-index.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-02-1-version-metadata': versionMetadata,
   '2026-11-23-03-1-trash': trash,
   '2026-11-23-03-2-search': search,
+  '2026-11-23-03-3-search-one-index': searchOneIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -39,9 +39,7 @@ export async function importNotes(db: Db, ownerId: string, notes: ImportNote[]):
           if (metadata && (v.label !== null || v.restored_from !== null)) {
             await sql`update note_versions set label = ${v.label}, restored_from = ${v.restored_from} where id = ${ids[i]!}`.execute(trx);
           }
-          await indexVersion(trx, {
-            ownerId, noteId, versionId: ids[i]!, version: v.version, title: v.title, content: v.content,
-          }, { current: i === note.versions.length - 1 });
+          await indexVersion(trx, { ownerId, noteId, versionId: ids[i]!, version: v.version, title: v.title, content: v.content });
         }
         versions += note.versions.length;
       }

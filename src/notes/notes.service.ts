@@ -43,7 +43,7 @@ export async function createNote(db: Db, ownerId: string, input: { title?: strin
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
-      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content }, { current: true });
+      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
@@ -96,7 +96,7 @@ export async function writeVersion(
       id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
       restored_from: restoredFrom,
     });
-    await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content }, { current: true });
+    await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
     return advanced;
   });
   if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };

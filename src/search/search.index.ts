@@ -1,11 +1,15 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
+import { registerStatement } from '../db/statements.js';
 import { documentTerms } from './text.js';
 
 /**
- * Keeps the search indexes in step with the notes: called with the caller's transaction for every
+ * Keeps the search index in step with the notes: called with the caller's transaction for every
  * version written, so a search never misses a save that has answered, nor finds one rolled back.
+ * Each version is indexed once (its text never changes); current search joins the index to each
+ * note's current version. Entries leave through foreign keys: trash purges, account deletion and
+ * history retention need not know about search.
  */
 
 export interface VersionToIndex {
@@ -17,38 +21,24 @@ export interface VersionToIndex {
   content: string;
 }
 
-/**
- * Indexes a new version once, for history search, and with `current` also makes it the note's
- * entry in the current index (replacing the previous one). A version's text never changes, so
- * the history index is only ever appended to; deletes come through the foreign keys.
- */
-export async function indexVersion(db: Db, version: VersionToIndex, options: { current: boolean }): Promise<void> {
+// Written as fixed SQL texts: every save runs them, and building them with Kysely each time cost
+// more than running them. The drivers keep them prepared (src/db/sqlite.ts, postgres.ts).
+const SQLITE_KEY = 'insert into search_version_keys (version_id, note_id, version) values (?, ?, ?) returning id';
+const SQLITE_ENTRY = 'insert into search_history (rowid, owner, title, body) values (?, ?, ?, ?)';
+const POSTGRES_ENTRY = 'insert into search_history (version_id, note_id, owner_id, version, tsv) values ($1, $2, $3, $4, $5::tsvector)';
+registerStatement(POSTGRES_ENTRY);
+
+export async function indexVersion(db: Db, version: VersionToIndex): Promise<void> {
   const terms = documentTerms(version.title, version.content);
   if (isPostgres(db)) {
     const tsv = tsvectorText(terms.title, terms.body);
-    if (options.current) {
-      await sql`with entry as (
-          insert into search_history (version_id, note_id, owner_id, version, tsv)
-          values (${version.versionId}, ${version.noteId}, ${version.ownerId}, ${version.version}, ${tsv}::tsvector)
-          returning note_id, owner_id, tsv)
-        insert into search_current (note_id, owner_id, tsv) select note_id, owner_id, tsv from entry
-        on conflict (note_id) do update set tsv = excluded.tsv`.execute(db);
-    } else {
-      await sql`insert into search_history (version_id, note_id, owner_id, version, tsv)
-        values (${version.versionId}, ${version.noteId}, ${version.ownerId}, ${version.version}, ${tsv}::tsvector)`.execute(db);
-    }
+    await db.executeQuery(CompiledQuery.raw(POSTGRES_ENTRY, [version.versionId, version.noteId, version.ownerId, version.version, tsv]));
     return;
   }
-  const owner = ownerTerm(version.ownerId);
-  const title = terms.title.join(' ');
-  const body = terms.body.join(' ');
-  const { rows: [versionKey] } = await sql<{ id: number }>`insert into search_version_keys (version_id, note_id, version)
-    values (${version.versionId}, ${version.noteId}, ${version.version}) returning id`.execute(db);
-  await sql`insert into search_history (rowid, owner, title, body) values (${versionKey!.id}, ${owner}, ${title}, ${body})`.execute(db);
-  if (!options.current) return;
-  const { rows: [noteKey] } = await sql<{ id: number }>`insert into search_note_keys (note_id) values (${version.noteId})
-    on conflict (note_id) do update set note_id = excluded.note_id returning id`.execute(db);
-  await sql`insert or replace into search_current (rowid, owner, title, body) values (${noteKey!.id}, ${owner}, ${title}, ${body})`.execute(db);
+  const { rows: [key] } = await db.executeQuery<{ id: number }>(
+    CompiledQuery.raw(SQLITE_KEY, [version.versionId, version.noteId, version.version]),
+  );
+  await db.executeQuery(CompiledQuery.raw(SQLITE_ENTRY, [key!.id, ownerTerm(version.ownerId), terms.title.join(' '), terms.body.join(' ')]));
 }
 
 /** The owner as one FTS5 term, so that a match is confined to one user's notes inside the index. */
@@ -70,17 +60,15 @@ export function tsvectorText(title: string[], body: string[]): string {
   const add = (terms: string[], weight: string) => {
     for (const term of terms) {
       position += 1;
-      if (position > MAX_POSITION) return;
       let list = positions.get(term);
       if (list === undefined) positions.set(term, (list = []));
-      if (list.length < MAX_POSITIONS_PER_TERM) list.push(`${position}${weight}`);
+      // Past the last position a term still counts as present, at no position.
+      if (position <= MAX_POSITION && list.length < MAX_POSITIONS_PER_TERM) list.push(`${position}${weight}`);
     }
   };
   add(title, 'A');
   position += 1;
   add(body, '');
-  // Terms past the last position still count as present (at no position), as PostgreSQL would.
-  for (const term of body) if (!positions.has(term)) positions.set(term, []);
   const parts: string[] = [];
   for (const [term, list] of positions) {
     const quoted = `'${term.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
@@ -100,16 +88,14 @@ export async function indexMissingVersions(db: Db): Promise<{ versions: number }
   const entries = sql.table(isPostgres(db) ? 'search_history' : 'search_version_keys');
   let versions = 0;
   for (;;) {
-    const { rows } = await sql<{ id: string; note_id: string; version: number; title: string; content: string; owner_id: string; current: boolean | number }>`
-      select v.id, v.note_id, v.version, v.title, v.content, n.owner_id, (n.version_id = v.id) as current
+    const { rows } = await sql<{ id: string; note_id: string; version: number; title: string; content: string; owner_id: string }>`
+      select v.id, v.note_id, v.version, v.title, v.content, n.owner_id
       from note_versions v join notes n on n.id = v.note_id
       where not exists (select 1 from ${entries} e where e.version_id = v.id)
       limit ${BACKFILL_BATCH}`.execute(db);
     await db.transaction().execute(async (trx) => {
       for (const row of rows) {
-        await indexVersion(trx, {
-          ownerId: row.owner_id, noteId: row.note_id, versionId: row.id, version: row.version, title: row.title, content: row.content,
-        }, { current: row.current === true || row.current === 1 });
+        await indexVersion(trx, { ownerId: row.owner_id, noteId: row.note_id, versionId: row.id, version: row.version, title: row.title, content: row.content });
       }
     });
     versions += rows.length;

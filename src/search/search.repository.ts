@@ -12,6 +12,9 @@ export interface Hit {
   version_id: string;
 }
 
+/** How many of the newest matching versions history search ranks (see README, "Search"). */
+export const HISTORY_CANDIDATES = 5000;
+
 export interface SearchPage {
   limit: number;
   offset: number;
@@ -32,30 +35,39 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
   let match = owner;
   if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
   if (query.exclude.length > 0) match = `(${match}) NOT ${toFts5(query.exclude, 'title body', 'OR')}`;
-  const fts = sql.table(history ? 'search_history' : 'search_current');
   const tier = query.include.length > 0
-    ? sql`(${fts}.rowid in (select rowid from ${fts} where ${fts} match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}))`
+    ? sql`(search_history.rowid in (select rowid from search_history where search_history match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}))`
     : sql`0`;
   // bm25 weights: owner 0 (it is in every row), title 4, body 1.
-  const score = sql`bm25(${fts}, 0, 4, 1)`;
+  const hits = sql`
+    select k.note_id, k.version_id, k.version, ${tier} as tier, bm25(search_history, 0, 4, 1) as score
+    from search_history join search_version_keys k on k.id = search_history.rowid
+    where search_history match ${match}`;
   if (!history) {
+    // Every version is indexed; current search keeps the matches that are a note's current version.
     const { rows } = await sql<Hit>`
-      with hits as (
-        select k.note_id, ${tier} as tier, ${score} as score
-        from search_current join search_note_keys k on k.id = search_current.rowid
-        where search_current match ${match})
+      with hits as (${hits})
       select n.id, n.updated_at, n.version, n.version_id
-      from hits join notes n on n.id = hits.note_id
+      from hits join notes n on n.id = hits.note_id and n.version_id = hits.version_id
       where n.owner_id = ${ownerId} and n.deleted_at is null
       order by hits.tier desc, hits.score, n.updated_at desc, n.id desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
   }
+  // History: rank the newest HISTORY_CANDIDATES matching versions (FTS5 walks rowids, which grow
+  // with every version written, newest first and stops there), so a word found in 100,000 old
+  // versions costs what 5,000 do. The title tier is looked up within the same rowid range.
+  const titled = query.include.length > 0
+    ? sql`(cand.id in (select rowid from search_history where search_history match ${`${owner} AND ${toFts5(query.include, 'title', 'OR')}`}
+        and rowid >= (select min(id) from cand)))`
+    : sql`0`;
   const { rows } = await sql<Hit>`
-    with hits as (
-      select k.note_id, k.version_id, k.version, ${tier} as tier, ${score} as score
-      from search_history join search_version_keys k on k.id = search_history.rowid
-      where search_history match ${match}),
+    with cand as (
+      select rowid as id, bm25(search_history, 0, 4, 1) as score from search_history
+      where search_history match ${match} order by rowid desc limit ${HISTORY_CANDIDATES}),
+    hits as (
+      select k.note_id, k.version_id, k.version, ${titled} as tier, cand.score
+      from cand join search_version_keys k on k.id = cand.id),
     newest as (
       select hits.*, row_number() over (partition by note_id order by version desc) as rank from hits)
     select n.id, n.updated_at, newest.version, newest.version_id
@@ -79,22 +91,30 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
     const order = ranked ? sql`${tier} desc, ${score} desc, ` : sql``;
     const { rows } = await sql<Hit>`
       select n.id, n.updated_at, n.version, n.version_id
-      from search_current s join notes n on n.id = s.note_id
+      from search_history s join notes n on n.id = s.note_id and n.version_id = s.version_id
       where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null
       order by ${order}n.updated_at desc, n.id desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
   }
+  // As on SQLite: the newest HISTORY_CANDIDATES matches (in write order), then each note's newest
+  // matching version, and only those rows are ranked.
+  const rankedTier = ranked ? sql`(h.tsv @@ ${toTsquery(query.include, '|', 'A')}::tsquery)` : sql`false`;
+  const rankedScore = ranked ? sql`ts_rank(h.tsv, ${tsquery})` : sql`0::real`;
   const { rows } = await sql<Hit>`
-    select n.id, n.updated_at, m.version, m.version_id
-    from (
-      select distinct on (s.note_id) s.note_id, s.version_id, s.version, ${tier} as tier, ${score} as score
-      from search_history s
+    with cand as (
+      select s.version_id, s.note_id, s.version from search_history s
       where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery}
-      order by s.note_id, s.version desc) m
-    join notes n on n.id = m.note_id
+      order by s.seq desc limit ${HISTORY_CANDIDATES}),
+    newest as (
+      select distinct on (note_id) version_id, note_id, version from cand order by note_id, version desc),
+    ranked as (
+      select newest.*, ${rankedTier} as tier, ${rankedScore} as score
+      from newest join search_history h on h.version_id = newest.version_id)
+    select n.id, n.updated_at, r.version, r.version_id
+    from ranked r join notes n on n.id = r.note_id
     where n.deleted_at is null
-    order by m.tier desc, m.score desc, n.updated_at desc, n.id desc
+    order by r.tier desc, r.score desc, n.updated_at desc, n.id desc
     limit ${page.limit} offset ${page.offset}`.execute(db);
   return rows;
 }

@@ -53,8 +53,19 @@ export function* tokenize(text: string): Generator<Token> {
  */
 const DISTINCT_TERM_BYTES = 900_000;
 
+const ASCII_TERM = /[a-z0-9]+/g;
+
 /** The indexed terms of a document, in order, within the distinct-term budget shared by title and content. */
 export function documentTerms(title: string, content: string): { title: string[]; body: string[] } {
+  // Most notes are ASCII: the same terms tokenize() gives, found in one pass, and a document this
+  // size cannot reach the budget (ASCII folds to no more characters than it has).
+  if (title.length + content.length <= DISTINCT_TERM_BYTES && ASCII.test(title) && ASCII.test(content)) {
+    const terms = (text: string) => {
+      const found = text.toLowerCase().match(ASCII_TERM) ?? [];
+      return found.some((term) => term.length > MAX_TERM_LENGTH) ? found.filter((term) => term.length <= MAX_TERM_LENGTH) : found;
+    };
+    return { title: terms(title), body: terms(content) };
+  }
   const seen = new Set<string>();
   let budget = DISTINCT_TERM_BYTES;
   const take = (text: string): string[] => {

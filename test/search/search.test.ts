@@ -217,13 +217,8 @@ forEachDatabase('search', (ctx) => {
     await api.addVersionOk(u, note.id, { title: 'Legacy', content: 'salamander' });
     // Drop the note's index entries, as if it predated search.
     const { sql } = await import('kysely');
-    if (ctx.kind === 'postgres') {
-      await sql`delete from search_history where note_id = ${note.id}`.execute(ctx.database.db);
-      await sql`delete from search_current where note_id = ${note.id}`.execute(ctx.database.db);
-    } else {
-      await sql`delete from search_version_keys where note_id = ${note.id}`.execute(ctx.database.db);
-      await sql`delete from search_note_keys where note_id = ${note.id}`.execute(ctx.database.db);
-    }
+    const entries = sql.table(ctx.kind === 'postgres' ? 'search_history' : 'search_version_keys');
+    await sql`delete from ${entries} where note_id = ${note.id}`.execute(ctx.database.db);
     assert.deepEqual(await find.search(u, 'salamander'), []);
     const { runTasks } = await import('../../src/jobs/maintenance.js');
     const { maintenanceTasks } = await import('../../src/jobs/tasks.js');
