@@ -59,7 +59,7 @@ if (args.help) {
   --storm-connections N    connections of the login storm (default 64)
   --storm-rate R           also a paced storm of R logins/s in all (default 200, ~10x what is accepted; 0: skip)
   --history N              versions in the deep-history note (default 10000)
-  --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, login, storm'})
+  --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, search, login, storm'})
   --cpu-prof               run the server under node --cpu-prof (profile lands in bench/results/profiles/)
   --log-level L            the server's LOG_LEVEL (default info, written to a temp file)
   --label TEXT             a note stored with the results (e.g. "before verifier cache")
@@ -95,7 +95,7 @@ const settings = {
     return [kv.slice(0, at), kv.slice(at + 1)];
   })) as Record<string, string>,
 };
-const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'login', 'storm'] as const;
+const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm'] as const;
 type ScenarioId = (typeof SCENARIOS)[number];
 const selected = new Set<ScenarioId>(
   args.only === undefined ? SCENARIOS : (args.only.split(',').map((s) => s.trim()) as ScenarioId[]),
@@ -148,10 +148,14 @@ async function createDatabase(): Promise<BenchDatabase> {
 const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789abcdef';
 const CSRF_SECRET = 'bench-csrf-secret-0123456789abcdef0123456789abcdef';
 
+const START_SCRIPT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+
 async function startVellum(databaseUrl: string, workers: number, tag: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const nodeArgs = settings.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}`] : [];
-  const child = startChild(`vellum (${tag})`, ['node', ...nodeArgs, 'dist/main.js'], {
+  const nodeOptions = settings.cpuProf ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(ROOT, 'bench/results/profiles')}` } : {};
+  // Started exactly as `npm start` starts it (its script, after the build the runner already did),
+  // so that what it sets for the process (the allocator's mmap threshold) is measured too.
+  const child = startChild(`vellum (${tag})`, ['sh', '-c', START_SCRIPT], {
     cwd: ROOT,
     logFile: path.join(tmp, `vellum-${tag}.log`),
     maxSeconds: MAX_RUN_SECONDS,
@@ -168,6 +172,7 @@ async function startVellum(databaseUrl: string, workers: number, tag: string): P
       CSRF_SECRET,
       LOG_LEVEL: settings.logLevel,
       WORKERS: String(workers),
+      ...nodeOptions,
       ...settings.serverEnv,
     },
   });
@@ -311,6 +316,11 @@ function scenarioDefs(s: Seeded): ScenarioDef[] {
     {
       id: 'versions-deepest', title: `GET /api/notes/{id}/versions, offset ${deepest} (deepest page)`, status: 200,
       request: { method: 'GET', path: `/api/notes/${s.historyNoteId}/versions?limit=${PAGE}&offset=${deepest}`, headers: bearer(s.historyToken) },
+    },
+    {
+      // Every one of the reader's 100 notes has both words: a full first page of 20 with snippets.
+      id: 'search', title: 'GET /api/notes/search?q=quill margin (100 notes, page of 20)', status: 200,
+      request: { method: 'GET', path: '/api/notes/search?q=quill%20margin', headers: bearer(s.readerToken) },
     },
     {
       id: 'login', title: 'POST /api/auth/login (Argon2id verify)', status: 200,
@@ -671,14 +681,17 @@ function evaluateTargets(results: Record<string, unknown>): Target[] {
   const byId = (id: string) => scenarios.find((s) => s.id === id);
   const pct = (r: number) => `${(r * 100).toFixed(1)}%`;
   const note = byId('note-get');
+  // Issue #10's bars: GET note >= 40% of the baseline on SQLite (goal 60%), >= 20% on PostgreSQL
+  // (goal 30%); POST versions >= 20% on SQLite (goal 30%), informative on PostgreSQL.
   if (note?.ratio !== undefined) {
-    targets.push({ name: 'GET /api/notes/{id} vs baseline req/s', goal: '>= 60%', value: pct(note.ratio), met: note.ratio >= 0.6 });
+    const [bar, goal] = dbKind === 'sqlite' ? [0.4, '60%'] : [0.2, '30%'];
+    targets.push({ name: 'GET /api/notes/{id} vs baseline req/s', goal: `>= ${pct(bar)} (goal ${goal})`, value: pct(note.ratio), met: note.ratio >= bar });
   }
   const post = byId('version-post');
   if (post?.ratio !== undefined) {
     targets.push({
-      name: 'POST /api/notes/{id}/versions vs baseline req/s', goal: dbKind === 'sqlite' ? '>= 30%' : '>= 30% (set for SQLite; informative here)',
-      value: pct(post.ratio), met: post.ratio >= 0.3,
+      name: 'POST /api/notes/{id}/versions vs baseline req/s', goal: dbKind === 'sqlite' ? '>= 20.0% (goal 30%)' : '>= 20.0% (set for SQLite; informative here)',
+      value: pct(post.ratio), met: post.ratio >= 0.2,
     });
   }
   const first = byId('versions-first');

@@ -1,11 +1,11 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type onRequestHookHandler } from 'fastify';
 import { authRoutes } from './auth/auth.routes.js';
 import type { AuthServices } from './auth/auth.service.js';
 import { createAuthHooks } from './auth/authenticate.js';
-import { CSRF_SECRET_COOKIE, csrfCookieOptions } from './auth/cookies.js';
+import { COOKIE_ROUTES_PATH, CSRF_SECRET_COOKIE, csrfCookieOptions } from './auth/cookies.js';
 import { createPasswordHasher, type PasswordHasher } from './auth/password-hasher.js';
 import { policyFromConfig } from './auth/password-policy.js';
 import { createTokenService } from './auth/tokens.js';
@@ -13,7 +13,9 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
+import { DOCUMENTED_AS } from './http/schemas.js';
 import { registerThrottling } from './http/rate-limit.js';
+import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
@@ -25,7 +27,7 @@ import { healthRoutes } from './ops/health.routes.js';
 import { registerMetrics } from './ops/metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
 import { registerGracefulClose } from './ops/graceful-close.js';
-import { registerRequestLog, requestId } from './ops/request-log.js';
+import { labelRoutes, lazyChildLogger, registerRequestLog, requestId } from './ops/request-log.js';
 
 export interface AppOptions {
   config: Config;
@@ -56,33 +58,31 @@ export async function buildApp({ config, database, logger, hasher, webRoot }: Ap
     routerOptions: { maxParamLength: 16 * 1024 },
     // One line per request from ops/request-log.ts instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    ...(logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Every hook here runs on every request: each is synchronous and does only what depends on the
+  // request; what does not (route labels, header lists) is worked out here, once.
+  labelRoutes(app);
   registerErrorHandling(app);
   registerJsonParser(app);
   registerRequestLog(app);
-  registerGracefulClose(app);
-  await registerSecurityHeaders(app, config);
+  const closing = registerGracefulClose(app);
+  await registerSecurityHeaders(app, config, closing);
+  const passwordHasher = hasher ?? createPasswordHasher();
+  // Before throttling: its per-route limits then run first, so a throttled client still gets 429.
+  registerHashShedding(app, passwordHasher);
   await registerThrottling(app, config);
   await registerOpenApi(app);
-  await app.register(fastifyCookie, { secret: config.csrfSecret });
-  await app.register(fastifyCsrf, {
-    cookieKey: CSRF_SECRET_COOKIE,
-    cookieOpts: csrfCookieOptions(config),
-    getToken: (request) => {
-      const value = request.headers['x-csrf-token'];
-      return typeof value === 'string' ? value : undefined;
-    },
-  });
   app.decorateRequest('claims', null);
 
   const tokens = createTokenService(config.jwtSecret);
   const services: AuthServices = {
     db: database.db,
     tokens,
-    hasher: hasher ?? createPasswordHasher(),
+    hasher: passwordHasher,
     policy: policyFromConfig(config, app.log),
     log: app.log,
   };
@@ -90,7 +90,30 @@ export async function buildApp({ config, database, logger, hasher, webRoot }: Ap
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, token: config.metricsToken });
   await app.register(healthRoutes, { database });
 
-  await app.register(authRoutes, { prefix: '/api/auth', config, services, hooks });
+  await app.register(async (auth) => {
+    // Cookies are set by some routes below /api/auth and read (with the CSRF check) only by those
+    // below /api/auth/cookie, so no other request parses them or runs the cookie plugin's hooks.
+    await auth.register(fastifyCookie, { secret: config.csrfSecret, hook: false });
+    await auth.register(fastifyCsrf, {
+      cookieKey: CSRF_SECRET_COOKIE,
+      cookieOpts: csrfCookieOptions(config),
+      getToken: (request) => {
+        const value = request.headers['x-csrf-token'];
+        return typeof value === 'string' ? value : undefined;
+      },
+    });
+    const parseCookies: onRequestHookHandler = (request, _reply, done) => {
+      const header = request.headers.cookie;
+      request.cookies = header === undefined ? {} : auth.parseCookie(header);
+      done();
+    };
+    auth.addHook('onRoute', (route) => {
+      if (route.url === COOKIE_ROUTES_PATH || route.url.startsWith(`${COOKIE_ROUTES_PATH}/`)) {
+        route.onRequest = [parseCookies, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
+      }
+    });
+    await auth.register(authRoutes, { prefix: '/api/auth', config, services, hooks });
+  });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, hooks, trashDays: config.trashDays });
   await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db, hooks });
   await app.register(exportRoutes, { prefix: '/api', db: database.db, hooks, importMaxBytes: config.importMaxBytes });

@@ -11,7 +11,12 @@ export class AppError extends Error {
     readonly extensions: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
   ) {
+    // An AppError is an answer, not a fault: nothing reads its stack, and capturing one was a
+    // visible cost where many are thrown (404s, logins shed under a flood).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(detail);
+    Error.stackTraceLimit = limit;
   }
 }
 

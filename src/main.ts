@@ -10,6 +10,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { startMaintenance } from './jobs/maintenance.js';
 import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions } from './logger.js';
+import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 
 function readConfig(): Config {
   try {
@@ -43,7 +44,10 @@ async function main(): Promise<void> {
       await maintenance.stop();
       await database.close();
     }, log);
+    await startThreadPool();
+    const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
+    log.debug({ threads: lowered }, 'background threads run at lower CPU priority than the event loop');
   } catch (error) {
     log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);
     await database.close().catch(() => {});

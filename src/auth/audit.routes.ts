@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import { parsePage } from '../http/pagination.js';
-import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { documentedAs, PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { UUID_PATTERN } from '../shared/ids.js';
 import { EVENT_KINDS, listEvents } from './audit.service.js';
 import type { AuthServices } from './auth.service.js';
 import type { AuthHooks } from './authenticate.js';
@@ -26,8 +27,12 @@ export const AuthEventSchema = Type.Object(
 /** Strings, checked by hand (pagination.ts, audit.service.ts) so that a 400 names the parameter. */
 const EventsQuery = Type.Object({
   ...PaginationQuery.properties,
-  user_id: Type.Optional(Type.String({ description: 'only events of this user (UUID)' })),
-  kind: Type.Optional(Type.String({ description: `only events of this kind: ${EVENT_KINDS.join(', ')}` })),
+  user_id: Type.Optional(documentedAs(Type.String({ description: 'only events of this user (UUID)' }), {
+    type: 'string', pattern: UUID_PATTERN, description: 'only events of this user',
+  })),
+  kind: Type.Optional(documentedAs(Type.String({ description: 'only events of this kind' }), {
+    type: 'string', enum: [...EVENT_KINDS], description: 'only events of this kind',
+  })),
 });
 
 /** The audit trail, for administrators; registered under /api/auth. */
@@ -36,6 +41,8 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; ho
     onRequest: hooks.admin,
     config: { failureDetail: 'Failed to retrieve events' },
     schema: {
+      operationId: 'listAuthEvents',
+      summary: 'Read the audit trail',
       description: 'Authentication events, newest first; an empty page is []',
       querystring: EventsQuery,
       response: { 200: Type.Array(AuthEventSchema) },

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import { documentedAs, Timestamp, Uuid } from '../http/schemas.js';
 
 export const UserSchema = Type.Object(
   {
@@ -15,6 +15,32 @@ export const UserSchema = Type.Object(
 export const Credentials = Type.Object({
   username: Type.String({ examples: ['alice'] }),
   password: Type.String({ examples: ['correct horse battery staple'] }),
+});
+
+/**
+ * Signup's fields are checked by hand (username.ts, password-policy.ts) so that each rule has its
+ * own message; the document states the rules. The minimum length is configurable.
+ */
+export function signupBody(passwordMinLength: number) {
+  const username = 'lower-cased first, then 3 to 32 characters of a-z, 0-9, "_", "." or "-", starting and ending with a letter or digit';
+  const password = `${passwordMinLength} to 256 characters (Unicode code points; never trimmed). It must also not appear in a `
+    + 'breached-password list (the Have I Been Pwned range API, or a bundled list of common passwords when that is unreachable) '
+    + 'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as CONTRACT.md describes). '
+    + 'Each failed rule is a 400 with its own message.';
+  return Type.Object({
+    username: documentedAs(Type.String({ description: username }), {
+      type: 'string', minLength: 3, maxLength: 32, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{1,30}[A-Za-z0-9]$', description: username, examples: ['alice'],
+    }),
+    password: documentedAs(Type.String({ description: password }), {
+      type: 'string', minLength: passwordMinLength, maxLength: 256, description: password, examples: ['violet harbor lantern quietly'],
+    }),
+  });
+}
+
+export const CsrfHeaders = Type.Object({
+  'x-csrf-token': Type.Optional(Type.String({
+    description: 'the token from GET /api/auth/cookie/csrf; required: without a valid one the answer is 403',
+  })),
 });
 
 export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() });

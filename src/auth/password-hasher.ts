@@ -12,6 +12,8 @@ export interface PasswordHasher {
   verifyDummy(password: string): Promise<void>;
   /** Hashes running or waiting right now. */
   readonly depth: number;
+  /** True while the queue is full, so that a new hash would be refused with 503 anyway. */
+  readonly full?: boolean;
 }
 
 export interface HasherOptions {
@@ -66,6 +68,9 @@ export function createPasswordHasher(options: HasherOptions = {}): PasswordHashe
     },
     get depth() {
       return running + waiting.length;
+    },
+    get full() {
+      return running >= concurrency && waiting.length >= maxQueue;
     },
   };
 }

@@ -32,6 +32,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     onRequest: hooks.access,
     config: { failureDetail: 'Failed to retrieve sessions' },
     schema: {
+      operationId: 'listSessions',
+      summary: 'List the caller\'s sessions',
       description: 'Active sessions of the caller, newest first',
       response: { 200: Type.Array(SessionSchema) },
     },
@@ -40,7 +42,12 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   app.delete('/sessions/:sessionID', {
     onRequest: hooks.access,
     config: { failureDetail: 'Failed to revoke session' },
-    schema: { description: 'Revokes one session (every refresh token of it)', params: SessionParams },
+    schema: {
+      operationId: 'revokeSession',
+      summary: 'End one session',
+      description: 'Revokes one session (every refresh token of it)',
+      params: SessionParams,
+    },
   }, async (request, reply) => {
     await revokeSession(services, request.claims!, normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();

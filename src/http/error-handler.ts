@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, Errors, StepFailure } from '../errors.js';
+import { trackAllowedMethods } from './method-not-allowed.js';
 import { problem, sendProblem } from './problem.js';
 
 declare module 'fastify' {
@@ -20,7 +21,7 @@ const PARAM_ERRORS: Record<string, () => AppError> = {
   id: Errors.resourceIdMissing,
 };
 
-/** The one place where errors become HTTP answers. */
+/** The one place where errors become HTTP answers. Registered before the routes (it watches them being added). */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = toAppError(error, request);
@@ -38,9 +39,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendProblem(reply, problem(500, detail, 'internal_error'));
   });
 
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-    sendProblem(reply, problem(404, `No route for ${request.method} ${request.url.split('?')[0]}`, 'route_not_found')),
-  );
+  const allowedMethods = trackAllowedMethods(app);
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      return sendProblem(reply, problem(405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, 'method_not_allowed'), {
+        allow: allowed.join(', '),
+      });
+    }
+    return sendProblem(reply, problem(404, `No route for ${request.method} ${path}`, 'route_not_found'));
+  });
 }
 
 function toAppError(error: FastifyError, request: FastifyRequest): AppError | undefined {

@@ -21,12 +21,18 @@ function securityHeaders(config: Config): Record<string, string> {
   };
 }
 
-function applyHeaders(headers: Array<[string, string]>, request: FastifyRequest, reply: FastifyReply): void {
+type HeaderList = ReadonlyArray<readonly [string, string]>;
+
+/** Below /api/auth: tokens and account data must never sit in a cache (unknown paths there too). */
+function isAuthPath(url: string): boolean {
+  if (!url.startsWith('/api/auth')) return false;
+  const next = url.charCodeAt(9);
+  return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
+}
+
+function applyHeaders(headers: HeaderList, request: FastifyRequest, reply: FastifyReply): void {
   for (const [name, value] of headers) if (!reply.hasHeader(name)) reply.header(name, value);
-  // Tokens and account data must never sit in a cache; auth.routes.ts does the same for its
-  // routes, this also covers unknown paths below /api/auth.
-  const path = request.url.split('?', 1)[0]!;
-  if (path === '/api/auth' || path.startsWith('/api/auth/')) reply.header('cache-control', 'no-store');
+  if (isAuthPath(request.url)) reply.header('cache-control', 'no-store');
   reply.removeHeader('x-powered-by');
 }
 
@@ -55,13 +61,18 @@ const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token',
  * origins. Register before throttling, so that a 429 carries the CORS headers a browser client
  * needs to read its Retry-After.
  */
-export async function registerSecurityHeaders(app: FastifyInstance, config: Config): Promise<void> {
-  const headers = Object.entries(securityHeaders(config));
-  // onSend rather than onRequest: it also runs for replies to requests refused during the
-  // onRequest hooks (throttling, authentication), and for the not-found handler.
-  app.addHook('onSend', async (request, reply, payload) => {
+export async function registerSecurityHeaders(app: FastifyInstance, config: Config, closing: () => boolean): Promise<void> {
+  const headers: HeaderList = Object.entries(securityHeaders(config));
+  // Every header a response gets, in one synchronous hook: the request id, the security headers,
+  // and Connection: close while shutting down (graceful-close.ts). onSend rather than onRequest:
+  // it also runs for replies to requests refused during the onRequest hooks (throttling,
+  // authentication), and for the not-found handler.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    reply.header('x-request-id', request.id);
     applyHeaders(headers, request, reply);
-    return payload;
+    // HTTP/2 has no Connection header (and closes streams, not connections).
+    if (closing() && request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   if (config.corsOrigins.length === 0) return; // same-origin only: OPTIONS is a plain 404

@@ -20,15 +20,29 @@ export interface NotesRoutesOptions {
 /** 1 MiB of content may grow sixfold when every character is JSON-escaped as \u0000. */
 const NOTE_BODY_LIMIT = 7 * 1024 * 1024;
 
-const config = { invalidBody: (reason: string) => Errors.validation(`Invalid request body: ${reason}`) };
+const invalidBody = (reason: string) => Errors.validation(`Invalid request body: ${reason}`);
+
+/** From a created note, the calls a client makes next. */
+const createdNoteLinks = {
+  getNote: { operationId: 'getNote', parameters: { noteID: '$response.body#/id' }, description: 'Read the note' },
+  listVersions: { operationId: 'listVersions', parameters: { noteID: '$response.body#/id' }, description: 'Its history' },
+  addVersion: { operationId: 'addVersion', parameters: { noteID: '$response.body#/id' }, description: 'Save a new version of it' },
+};
 
 export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks, trashDays }) => {
   app.addHook('onRequest', hooks.access);
 
   app.post('/', {
     bodyLimit: NOTE_BODY_LIMIT,
-    config,
-    schema: { body: schemas.CreateNoteBody, response: { 201: schemas.NoteSchema } },
+    // 404: the caller's account was deleted while its access token is still valid.
+    config: { invalidBody, docs: { errors: [404], headers: { 201: ['Location', 'ETag'] }, links: { 201: createdNoteLinks } } },
+    schema: {
+      operationId: 'createNote',
+      summary: 'Create a note',
+      description: 'Creates a note with version 1. The body is optional: absent fields get the title "Untitled" and empty content.',
+      body: schemas.CreateNoteBody,
+      response: { 201: schemas.NoteSchema },
+    },
     // Fastify validates an absent body as null; here no body means no fields, so placeholders.
     preValidation: async (request) => {
       if (request.body === undefined) request.body = {};
@@ -39,7 +53,13 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/', {
-    schema: { querystring: schemas.NotesQuery, response: { 200: { type: 'array', items: schemas.NoteRowSchema } } },
+    schema: {
+      operationId: 'listNotes',
+      summary: 'List the caller\'s notes',
+      description: 'Most recently updated first; every note unless limit is given.',
+      querystring: schemas.NotesQuery,
+      response: { 200: { type: 'array', items: schemas.NoteRowSchema } },
+    },
   }, async (request) => {
     const { limit, offset } = request.query;
     const page = limit === undefined && offset === undefined ? undefined : parsePage(request.query);
@@ -49,29 +69,44 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID', {
-    schema: { params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
+    config: { docs: { headers: { 200: ['ETag'] } } },
+    schema: { operationId: 'getNote', summary: 'Read a note', params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
   }, async (request, reply) => {
     const note = await notes.getNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
   app.delete('/:noteID', {
-    schema: { params: schemas.NoteParams },
+    schema: { operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
     await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), trashDays);
     return reply.code(204).send();
   });
 
   app.get('/:noteID/versions', {
-    schema: { params: schemas.NoteParams, querystring: PaginationQuery, response: { 200: { type: 'array', items: schemas.VersionRowSchema } } },
+    schema: {
+      operationId: 'listVersions',
+      summary: 'A note\'s history',
+      description: 'Versions newest first.',
+      params: schemas.NoteParams,
+      querystring: PaginationQuery,
+      response: { 200: { type: 'array', items: schemas.VersionRowSchema } },
+    },
   }, async (request) =>
     notes.listVersions(db, requireUserId(request.claims!), normalizeId(request.params.noteID), parsePage(request.query)),
   );
 
   app.post('/:noteID/versions', {
     bodyLimit: NOTE_BODY_LIMIT,
-    config,
-    schema: { params: schemas.NoteParams, headers: schemas.IfMatchHeaders, body: schemas.NewVersionBody },
+    config: { invalidBody, docs: { headers: { 204: ['ETag'], 412: ['ETag'] } } },
+    schema: {
+      operationId: 'addVersion',
+      summary: 'Save a new version',
+      description: 'Adds the next version. With If-Match, only when the note is still at that version (else 412 naming the current one).',
+      params: schemas.NoteParams,
+      headers: schemas.IfMatchHeaders,
+      body: schemas.NewVersionBody,
+    },
   }, async (request, reply) => {
     const expected = parseIfMatch(request.headers['if-match']);
     const version = await notes.addVersion(
@@ -81,7 +116,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID/:versionID', {
-    schema: { params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
+    schema: { operationId: 'getVersion', summary: 'Read one version', params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
   }, async (request) =>
     notes.getVersion(db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID)),
   );

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import { documentedAs, integerQuery, Timestamp, Uuid } from '../http/schemas.js';
 
 export const TITLE_MAX_CHARACTERS = 200;
 export const CONTENT_MAX_BYTES = 1024 * 1024;
@@ -53,10 +53,17 @@ export const VersionSchema = Type.Object({
 }, { $id: 'Version' });
 
 export const NotesQuery = Type.Object({
-  limit: Type.Optional(Type.String({ description: 'page size, 1 to 100 (default: every note)' })),
-  offset: Type.Optional(Type.String({ description: 'rows to skip, 0 or more (default 0)' })),
+  limit: Type.Optional(integerQuery('page size (default: every note)', { minimum: 1, maximum: 100 })),
+  offset: Type.Optional(integerQuery('notes to skip', { minimum: 0, default: 0 })),
 });
 
+const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET /api/notes/{noteID}, like "3"), or * for any; '
+  + 'a stale one gives 412; weak tags never match';
+/** RFC 9110 If-Match: `*` or a comma-separated list of entity tags. */
+export const IF_MATCH_PATTERN = '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$';
+
 export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(Type.String({ description: 'the ETag of GET /notes/{id}; a stale one gives 412' })),
+  'if-match': Type.Optional(documentedAs(Type.String({ description: IF_MATCH_DESCRIPTION }), {
+    type: 'string', pattern: IF_MATCH_PATTERN, description: IF_MATCH_DESCRIPTION, examples: ['"3"'],
+  })),
 });

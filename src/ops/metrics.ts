@@ -21,9 +21,11 @@ export interface MetricsSources {
 export function registerMetrics(app: FastifyInstance, sources: MetricsSources): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  let requestsCollect = () => {};
   const requests = new Counter({
     name: 'vellum_http_requests_total', help: 'HTTP requests by route and status',
     labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    collect: () => requestsCollect(),
   });
   const duration = new Histogram({
     name: 'vellum_http_request_duration_seconds', help: 'HTTP request latency by route and status',
@@ -48,11 +50,30 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
     });
   }
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Per method, route and status, what prom-client needs made once: the label object and its
+  // histogram child. The request counter is the histogram's count, added to the counter when
+  // /metrics is read, so a request hashes its labels at most once, not twice.
+  interface Series { labels: Record<'method' | 'route' | 'status', string>; observe: (seconds: number) => void; count: number; counted: number }
+  const series = new Map<string, Series>();
+  requestsCollect = () => {
+    for (const s of series.values()) {
+      if (s.count > s.counted) requests.inc(s.labels, s.count - s.counted);
+      s.counted = s.count;
+    }
+  };
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, never the raw URL, so ids do not explode the label set.
-    const labels = { method: request.method, route: routePattern(request), status: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+    const route = routePattern(request);
+    const key = `${request.method} ${reply.statusCode} ${route}`;
+    let s = series.get(key);
+    if (s === undefined) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      s = { labels, observe: duration.labels(labels).observe, count: 0, counted: 0 };
+      series.set(key, s);
+    }
+    s.count += 1;
+    s.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

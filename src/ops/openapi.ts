@@ -2,6 +2,15 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { ProblemSchema } from '../http/schemas.js';
+import { applyDocumentedAs, completeResponses, derivedOperationId, documentedPath, type RouteDocs } from './openapi-document.js';
+import { VELLUM_LOGO_SVG } from './logo.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What the OpenAPI document says of this route beyond its schema (see openapi-document.ts). */
+    docs?: RouteDocs;
+  }
+}
 
 type Auth = 'public' | 'access' | 'admin' | 'cookie';
 
@@ -47,7 +56,8 @@ function errorStatuses(route: RouteOptions): number[] {
   if (url === '/api/auth/signup') statuses.push(409);
   if (url.endsWith('/versions') && method === 'POST') statuses.push(412);
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) statuses.push(413, 415);
-  return statuses.sort();
+  statuses.push(...(route.config?.docs?.errors ?? []));
+  return [...new Set(statuses)].sort();
 }
 
 /**
@@ -55,8 +65,20 @@ function errorStatuses(route: RouteOptions): number[] {
  * registered before the routes: it completes each /api route's schema as the route is added.
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  /** Per documented operation (`GET /api/notes/{noteID}`): what the route declared for the document. */
+  const operations = new Map<string, { docs: RouteDocs | undefined; optionalBody: boolean }>();
+  /** Routes declared twice, as `/owner/` and `/owner`: the document shows the second form only. */
+  const slashTwins = new Set<string>();
   app.addHook('onRoute', (route) => {
+    if (route.routePath.length > 1 && route.routePath.endsWith('/')) slashTwins.add(route.url);
     if (!route.url.startsWith('/api/') || route.url.startsWith('/api/docs') || route.schema?.hide === true) return;
+    for (const method of [route.method].flat()) {
+      const body = route.schema?.body as { '~optional'?: boolean } | undefined;
+      operations.set(`${method.toLowerCase()} ${documentedPath(route.url)}`, {
+        docs: route.config?.docs,
+        optionalBody: body?.['~optional'] === true,
+      });
+    }
     const schema = (route.schema ??= {});
     const response = (schema.response ??= {}) as Record<string, unknown>;
     for (const status of errorStatuses(route)) {
@@ -76,15 +98,52 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     // Shared schemas keep their $id (User, Note, ...) as their name under components.schemas
     // instead of the plugin's positional def-0, def-1, which change whenever a schema is added.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    // One documented form per path: `/api/auth/owner/` and `/api/auth/owner` are one route, and
+    // inputs checked by hand are shown as what they accept (x-documented-as).
+    transform: ({ schema, url }) => {
+      const trimmed = url.length > 1 ? url.replace(/\/+$/, '') : url;
+      const hide = schema?.hide === true || slashTwins.has(url);
+      if (schema === undefined || schema === null) return { schema, url: trimmed };
+      const documented = { ...schema, hide };
+      for (const part of ['querystring', 'headers', 'body', 'params'] as const) {
+        if (schema[part] !== undefined) documented[part] = applyDocumentedAs(schema[part]) as never;
+      }
+      return { schema: documented, url: trimmed };
+    },
+    transformObject: (documentObject) => {
+      const document = ('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject) as {
+        paths?: Record<string, Record<string, { operationId?: string; summary?: string; description?: string; responses?: Record<string, unknown>; requestBody?: { required?: boolean } }>>;
+      };
+      for (const [path, item] of Object.entries(document.paths ?? {})) {
+        for (const [method, operation] of Object.entries(item)) {
+          const declared = operations.get(`${method} ${path}`);
+          operation.operationId ??= derivedOperationId(method, path);
+          operation.summary ??= operation.description ?? `${method.toUpperCase()} ${path}`;
+          if (operation.responses !== undefined) completeResponses(operation.responses, declared?.docs);
+          if (declared?.optionalBody === true && operation.requestBody !== undefined) operation.requestBody.required = false;
+        }
+      }
+      return document as never;
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Vellum API',
         version: '1.0.0',
-        description: 'Accounts with token authentication, administrator functions and versioned notes. '
-          + 'Errors are RFC 9457 application/problem+json.',
+        description: 'Accounts with token authentication, administrator functions and notes that keep every version. '
+          + 'Errors are RFC 9457 application/problem+json. Log in for a 15-minute access token (send it as '
+          + '`Authorization: Bearer`); the refresh cookie, with the CSRF token from GET /api/auth/cookie/csrf, gets a new one.',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Vellum' },
       },
-      tags: [{ name: 'auth' }, { name: 'admin' }, { name: 'notes' }, { name: 'search' }, { name: 'trash' }, { name: 'export' }],
+      servers: [{ url: '/', description: 'this Vellum instance' }],
+      tags: [
+        { name: 'auth', description: 'Sign up, log in, tokens and cookies, the caller\'s own account and sessions' },
+        { name: 'admin', description: 'Administrators only: every account and the audit trail' },
+        { name: 'notes', description: 'The caller\'s notes and the history of their versions' },
+        { name: 'search', description: 'Full-text search through the caller\'s notes, optionally through their history' },
+        { name: 'trash', description: 'Deleted notes, restorable until they are purged' },
+        { name: 'export', description: 'Every note with its whole history out as JSON or Markdown, and back in' },
+      ],
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access token from login or refresh (15 minutes)' },
@@ -96,7 +155,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
     },
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/api/docs', staticCSP: true });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/api/docs',
+    staticCSP: true,
+    logo: { type: 'image/svg+xml', content: Buffer.from(VELLUM_LOGO_SVG), href: '/api/docs', target: '_self' },
+    theme: {
+      title: 'Vellum API',
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(VELLUM_LOGO_SVG) }],
+    },
+  });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 

@@ -11,7 +11,10 @@ import { forEachDatabase, GOOD_PASSWORD, newSession, uniqueName } from '../helpe
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 
-type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown };
+type Operation = {
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
+  security?: unknown;
+};
 type OpenApiDoc = {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
@@ -104,6 +107,10 @@ class Conformance {
     const declared = op.responses?.[String(status)];
     this.seen.push({ operation: `${method} ${noSlash(path)}`, status });
     assert.ok(declared !== undefined, `${method} ${path} answered ${status}, which the document does not declare: ${res.body}`);
+    // Every header the document promises for this answer is really sent.
+    for (const name of Object.keys(declared.headers ?? {})) {
+      assert.ok(res.headers[name.toLowerCase()] !== undefined, `${method} ${path} ${status}: the document promises a ${name} header`);
+    }
     if (declared.content === undefined) {
       assert.equal(res.body, '', `${method} ${path} ${status} declares no content`);
       return;
@@ -292,12 +299,13 @@ forEachDatabase('OpenAPI document', (ctx) => {
 
   test('the conformance check itself rejects wrong bodies, undeclared statuses and content types', async () => {
     const conformance = new Conformance(await openApiDoc(ctx.app));
-    const fake = (statusCode: number, contentType: string, body: string) =>
-      ({ statusCode, headers: { 'content-type': contentType }, body }) as unknown as LightMyRequestResponse;
+    const fake = (statusCode: number, contentType: string, body: string, headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"', 'set-cookie': 'a=b', 'cache-control': 'no-store' }) =>
+      ({ statusCode, headers: { 'content-type': contentType, ...headers }, body }) as unknown as LightMyRequestResponse;
     const note = { id: randomUUID(), owner_id: randomUUID(), title: 't', content: 'c', version: 1, version_id: randomUUID(),
       created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
     const json = 'application/json; charset=utf-8';
     conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note)));
+    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note), { 'x-request-id': 'r' })), /promises a ETag header/);
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, version: 0 }))), /does not match/);
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, created_at: 'yesterday' }))), /does not match/);
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(418, json, '{}')), /does not declare/);
@@ -312,6 +320,6 @@ forEachDatabase('OpenAPI document', (ctx) => {
     const res = await ctx.app.inject({ method: 'GET', url: '/api/docs' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-    assert.match(res.body, /<title>Swagger UI<\/title>/);
+    assert.match(res.body, /<title>Vellum API<\/title>/);
   });
 });

@@ -83,7 +83,7 @@ forEachDatabase('security: headers and CORS', (ctx) => {
     assert.equal(server.timeout, 60_000);
   });
 
-  test('no CORS by default: no CORS headers, and a preflight is a plain 404', async () => {
+  test('no CORS by default: no CORS headers, and a preflight is a plain 405 (the path has no OPTIONS)', async () => {
     const app = await ctx.rebuild();
     const get = await app.inject({ url: '/healthz', headers: { origin: APP_ORIGIN } });
     assert.equal(get.headers['access-control-allow-origin'], undefined);
@@ -91,7 +91,8 @@ forEachDatabase('security: headers and CORS', (ctx) => {
     const preflight = await app.inject({
       method: 'OPTIONS', url: '/api/notes', headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST' },
     });
-    assert.equal(preflight.statusCode, 404);
+    assert.equal(preflight.statusCode, 405);
+    assert.equal(preflight.headers.allow, 'GET, HEAD, POST');
     problemOf(preflight);
     assert.equal(preflight.headers['access-control-allow-origin'], undefined);
   });
@@ -130,7 +131,8 @@ forEachDatabase('security: headers and CORS', (ctx) => {
       const preflight = await app.inject({
         method: 'OPTIONS', url: '/api/auth/login', headers: { origin, 'access-control-request-method': 'POST' },
       });
-      assert.equal(preflight.statusCode, 404, origin);
+      assert.equal(preflight.statusCode, 405, origin);
+      assert.equal(preflight.headers.allow, 'POST', origin);
       problemOf(preflight);
       assert.equal(preflight.headers['access-control-allow-origin'], undefined, origin);
     }
