@@ -60,8 +60,9 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     }
     return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', root, { cacheControl: false });
   };
-  app.get('/', serve);
-  app.get('/*', serve);
+  // Pages, not API: kept out of the OpenAPI document.
+  app.get('/', { schema: { hide: true } }, serve);
+  app.get('/*', { schema: { hide: true } }, serve);
 }
 
 /** A top-level file of the build (favicon, robots.txt) other than index.html, if it exists. */

@@ -23,7 +23,7 @@ function ChangePassword() {
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      const result = unwrap(await api.PUT('/api/auth/owner/', { body: { old_password: old, new_password: next } }));
+      const result = unwrap(await api.PUT('/api/auth/owner', { body: { old_password: old, new_password: next } }));
       session.setAccessToken(result.access_token);
       setOld('');
       setNext('');
@@ -143,7 +143,7 @@ function DeleteAccount({ onDeleted }: { onDeleted: () => void }) {
     event.preventDefault();
     if (!window.confirm('Delete your account and every note in it, for good?')) return;
     try {
-      unwrap(await api.DELETE('/api/auth/owner/', { body: { password } }));
+      unwrap(await api.DELETE('/api/auth/owner', { body: { password } }));
       onDeleted();
     } catch (e) {
       setError(errorMessage(e));

@@ -11,7 +11,7 @@ export function AdminScreen({ me }: { me: User }) {
   const [error, setError] = useState('');
   const load = async () => {
     try {
-      const list = unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: String(PAGE), offset: String(page * PAGE) } } }));
+      const list = unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } } }));
       setUsers(list ?? []);
       setEvents(await rawJson<AuthEvent[]>('/api/auth/admin/events?limit=50'));
     } catch (e) {

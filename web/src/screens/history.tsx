@@ -22,7 +22,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     try {
       setNote(unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } })));
       setRows(unwrap(await api.GET('/api/notes/{noteID}/versions', {
-        params: { path: { noteID: noteId }, query: { limit: String(PAGE + 1), offset: String(page * PAGE) } },
+        params: { path: { noteID: noteId }, query: { limit: PAGE + 1, offset: page * PAGE } },
       })) as VersionRow[]);
     } catch (e) {
       setError(errorMessage(e));

@@ -14,7 +14,7 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
 
   const load = useCallback(async () => {
     try {
-      setNotes(unwrap(await api.GET('/api/notes/', { params: { query: { limit: '100' } } })));
+      setNotes(unwrap(await api.GET('/api/notes', { params: { query: { limit: 100 } } })));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -38,7 +38,7 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
 
   const create = async () => {
     try {
-      const note = unwrap(await api.POST('/api/notes/', { body: { title: 'Untitled', content: '' } }));
+      const note = unwrap(await api.POST('/api/notes', { body: { title: 'Untitled', content: '' } }));
       await load();
       navigate(`/notes/${note.id}`);
     } catch (e) {
