@@ -4,25 +4,13 @@ import { pino } from 'pino';
 import { createPasswordHasher } from './auth/password-hasher.js';
 import { policyFromConfig } from './auth/password-policy.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
+import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runTasks } from './jobs/maintenance.js';
 import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions } from './logger.js';
-
-const USAGE = `Usage: vellum <command>
-
-Commands (they use the same environment variables as the server, DATABASE_URL first):
-  migrate                   apply pending database migrations
-  create-admin [USERNAME]   create an administrator (USERNAME or ADMIN_USERNAME)
-  reset-password USERNAME   set a new password and end all of the user's sessions
-  prune-sessions            delete refresh tokens that can never be used again
-  maintenance               run every periodic housekeeping task once now
-
-Passwords are read from VELLUM_PASSWORD, or else from the first line of standard input.`;
-
-const COMMANDS = ['migrate', 'create-admin', 'reset-password', 'prune-sessions', 'maintenance'];
 
 async function readPassword(): Promise<string> {
   const fromEnv = process.env.VELLUM_PASSWORD;
@@ -37,18 +25,32 @@ async function readPassword(): Promise<string> {
 }
 
 async function run(argv: string[]): Promise<number> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
-  const [command, arg] = positionals;
-  if (command === 'help') {
-    process.stdout.write(`${USAGE}\n`);
+  const { positionals, values } = parseArgs({
+    args: argv, allowPositionals: true, strict: true, options: { help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, arg, ...extra] = positionals;
+  // `vellum help [COMMAND]`, `vellum --help`, `vellum COMMAND --help`
+  const topic = command === 'help' ? arg : values.help === true ? command ?? null : undefined;
+  if (topic !== undefined || command === 'help') {
+    if (topic === undefined || topic === null) {
+      process.stdout.write(`${usage()}\n`);
+      return 0;
+    }
+    const known = findCommand(topic);
+    if (known === undefined) throw new UsageError(`unknown command "${topic}"; ${HELP_HINT}`);
+    process.stdout.write(`${commandUsage(known)}\n`);
     return 0;
   }
   if (command === undefined) {
-    process.stderr.write(`${USAGE}\n`);
-    return 1;
+    process.stderr.write(`${usage()}\n`);
+    return 2;
   }
   // Checked before the database is opened: a mistyped command must not create or migrate anything.
-  if (!COMMANDS.includes(command)) throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);
+  const known = findCommand(command);
+  if (known === undefined) throw new UsageError(`unknown command "${command}"; ${HELP_HINT}`);
+  if ((arg === undefined ? 0 : 1) + extra.length > known.maxArgs) {
+    throw new UsageError(`${command} takes ${known.maxArgs === 0 ? 'no arguments' : `at most ${known.maxArgs} argument`}; run "vellum ${command} --help"`);
+  }
   const config = loadConfig();
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
   const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
@@ -94,7 +96,7 @@ async function run(argv: string[]): Promise<number> {
         return failed ? 1 : 0;
       }
       default:
-        throw new CommandError(`unknown command "${command}"\n\n${USAGE}`);
+        throw new UsageError(`unknown command "${command}"; ${HELP_HINT}`);
     }
   } finally {
     await database.close();
@@ -104,7 +106,12 @@ async function run(argv: string[]): Promise<number> {
 try {
   process.exitCode = await run(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof CommandError || error instanceof ConfigError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    // Node's parseArgs explains at length; the first sentence is the reason.
+    const reason = (error as Error).message.split(/\.\s|\n/)[0]!.replace(/\.$/, '');
+    process.stderr.write(`vellum: ${reason}${error instanceof UsageError ? '' : `; ${HELP_HINT}`}\n`);
+    process.exitCode = 2;
+  } else if (error instanceof CommandError || error instanceof ConfigError) {
     process.stderr.write(`vellum: ${(error as Error).message}\n`);
     process.exitCode = 1;
   } else {

@@ -124,7 +124,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
       log.info({ signal }, 'shutting down workers');
       void shutdown(0);
     });

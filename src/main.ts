@@ -75,8 +75,10 @@ function installShutdown(close: () => Promise<void>, log: pino.Logger): void {
       },
     );
   };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  // `on`, not `once`: a process manager that signals the whole group (npm start) delivers SIGTERM twice,
+  // and a second one with no listener would kill the process mid-shutdown with status 143.
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
 }
 
 // WORKERS=N: N processes of main() sharing the port (src/cluster.ts); 1 (default) runs it right here.

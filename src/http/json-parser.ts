@@ -1,9 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
+import { Errors } from '../errors.js';
 
 /**
  * Fastify's own JSON parser (prototype poisoning refused), except that an empty body counts as
  * no body: routes whose body is optional (POST /api/notes) then work with any client, and routes
- * that need one still answer 400 through their schema.
+ * that need one still answer 400 through their schema. Bytes that are not UTF-8 are a 400.
  */
 export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
@@ -11,8 +13,10 @@ export function registerJsonParser(app: FastifyInstance): void {
   // Fastify also accepts text/plain by default, which turned a non-JSON body into a 400 instead of
   // CONTRACT.md's 415; it is also a type a cross-site form can send without a CORS preflight.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // Decoding would silently turn invalid bytes into U+FFFD and store text the client never sent.
+    if (!isUtf8(body as Buffer)) return done(Errors.validation('Invalid request body: it is not valid UTF-8'), undefined);
+    const text = body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     parse(request, text, done);
   });

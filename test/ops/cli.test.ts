@@ -202,39 +202,56 @@ describe('cli without a valid command', () => {
   before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-cli-')); });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  test('an unknown command exits 1 and touches no database', async () => {
+  test('an unknown command exits 2 with a one-line hint and touches no database', async () => {
     const file = path.join(dir, 'never.db');
     const result = await runCli(['frobnicate'], { DATABASE_URL: `sqlite:${file}` });
-    assert.equal(result.code, 1);
-    assert.equal(result.stdout, '');
-    assert.match(result.stderr, /^vellum: unknown command "frobnicate"\n\nUsage: vellum <command>/);
+    assertOutcome(result, 2, '', 'vellum: unknown command "frobnicate"; run "vellum --help" for the commands\n');
     assert.equal(fs.existsSync(file), false, 'the database file was created');
     if (TEST_DATABASE_URL !== undefined) {
       // Not even a connection: a database that does not exist makes no difference.
       const url = new URL(TEST_DATABASE_URL);
       url.pathname = '/vellum_no_such_database';
       const pg = await runCli(['frobnicate'], { DATABASE_URL: url.toString() });
-      assert.equal(pg.code, 1);
-      assert.match(pg.stderr, /^vellum: unknown command "frobnicate"\n/);
+      assertOutcome(pg, 2, '', 'vellum: unknown command "frobnicate"; run "vellum --help" for the commands\n');
     }
   });
 
-  test('no command prints the usage to stderr and exits 1; help prints it to stdout and exits 0', async () => {
-    const none = await runCli([], { DATABASE_URL: `sqlite:${path.join(dir, 'none.db')}` });
-    assert.equal(none.code, 1);
+  test('no command prints the usage to stderr and exits 2; --help, -h and help print it to stdout and exit 0', async () => {
+    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'none.db')}` };
+    const none = await runCli([], env);
+    assert.equal(none.code, 2);
     assert.equal(none.stdout, '');
-    assert.match(none.stderr, /^Usage: vellum <command>\n/);
-    const help = await runCli(['help'], { DATABASE_URL: `sqlite:${path.join(dir, 'none.db')}` });
-    assert.equal(help.code, 0);
-    assert.equal(help.stderr, '');
-    assert.match(help.stdout, /^Usage: vellum <command>\n[\s\S]*prune-sessions/);
+    assert.match(none.stderr, /^Usage: vellum <command> \[arguments\]\n/);
+    for (const args of [['help'], ['--help'], ['-h']]) {
+      const help = await runCli(args, env);
+      assertOutcome(help, 0, none.stderr, '');
+      for (const command of ['migrate', 'create-admin', 'reset-password', 'prune-sessions', 'maintenance', 'help']) {
+        assert.match(help.stdout, new RegExp(`^  ${command} `, 'm'), `${args.join(' ')} lists ${command}`);
+      }
+      assert.match(help.stdout, /-h, --help/);
+    }
     assert.equal(fs.existsSync(path.join(dir, 'none.db')), false);
   });
 
-  test('an unknown option exits 1 with the reason', async () => {
-    const result = await runCli(['migrate', '--force'], { DATABASE_URL: `sqlite:${path.join(dir, 'opt.db')}` });
-    assert.equal(result.code, 1);
-    assert.equal(result.stdout, '');
-    assert.match(result.stderr, /^vellum: Unknown option '--force'/);
+  test('vellum COMMAND --help and vellum help COMMAND print that command\'s usage without running it', async () => {
+    const file = path.join(dir, 'help.db');
+    for (const args of [['create-admin', '--help'], ['help', 'create-admin'], ['create-admin', '-h', 'someone']]) {
+      const result = await runCli(args, { DATABASE_URL: `sqlite:${file}` });
+      assert.equal(result.code, 0, args.join(' '));
+      assert.equal(result.stderr, '');
+      assert.match(result.stdout, /^Usage: vellum create-admin \[USERNAME\]\n\nCreate an administrator/);
+      assert.match(result.stdout, /VELLUM_PASSWORD/);
+    }
+    assert.equal(fs.existsSync(file), false, 'help ran nothing');
+    assertOutcome(await runCli(['help', 'nope'], { DATABASE_URL: `sqlite:${file}` }), 2, '',
+      'vellum: unknown command "nope"; run "vellum --help" for the commands\n');
+  });
+
+  test('an unknown option or a surplus argument exits 2 with a one-line reason', async () => {
+    const env = { DATABASE_URL: `sqlite:${path.join(dir, 'opt.db')}` };
+    assertOutcome(await runCli(['migrate', '--force'], env), 2, '', 'vellum: Unknown option \'--force\'; run "vellum --help" for the commands\n');
+    assertOutcome(await runCli(['migrate', 'now'], env), 2, '', 'vellum: migrate takes no arguments; run "vellum migrate --help"\n');
+    assertOutcome(await runCli(['reset-password', 'a', 'b'], env), 2, '', 'vellum: reset-password takes at most 1 argument; run "vellum reset-password --help"\n');
+    assert.equal(fs.existsSync(path.join(dir, 'opt.db')), false);
   });
 });
