@@ -1,5 +1,7 @@
-// Runs every test file under test/ with Node's test runner, on SQLite and, when TEST_DATABASE_URL
-// is set, on PostgreSQL too. Extra arguments are passed to `node --test` (e.g. a file to run alone).
+// Runs every test file under test/ and web/test/ with Node's test runner, on SQLite and, when
+// TEST_DATABASE_URL is set, on PostgreSQL too; then the browser tests (web/e2e, Playwright driving
+// the system's Chromium against a real build). Extra arguments are passed to `node --test` (e.g. a
+// file to run alone); then the browser tests run only if a web/e2e file is named.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,18 +14,46 @@ function testFiles(dir) {
   });
 }
 
+const line = '!'.repeat(78);
 const args = process.argv.slice(2);
-const files = args.some((a) => a.endsWith('.ts')) ? [] : testFiles('test').sort();
+const browserArgs = args.filter((a) => a.startsWith('web/e2e/'));
+const nodeArgs = args.filter((a) => !a.startsWith('web/e2e/'));
+const namedFiles = args.some((a) => a.endsWith('.ts'));
+const files = namedFiles ? [] : [...testFiles('test'), ...testFiles('web/test')].sort();
 
 if (!process.env.TEST_DATABASE_URL) {
-  const line = '!'.repeat(78);
   console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test\n${line}`);
 }
 
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...args, ...files],
-  { stdio: 'inherit' },
-);
+let status = 0;
+if (!namedFiles || nodeArgs.some((a) => a.endsWith('.ts'))) {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...nodeArgs, ...files],
+    { stdio: 'inherit' },
+  );
+  status = result.status ?? 1;
+}
+
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let browserSkipped = false;
+if (!namedFiles || browserArgs.length > 0) {
+  if (!fs.existsSync(chromium)) {
+    browserSkipped = true;
+  } else {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const build = spawnSync(npm, ['run', '-s', 'build'], { stdio: 'inherit' });
+    const browser = build.status !== 0 ? build : spawnSync(
+      process.execPath,
+      ['node_modules/@playwright/test/cli.js', 'test', '--config', 'web/e2e/playwright.config.ts', ...browserArgs],
+      { stdio: 'inherit', env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium } },
+    );
+    if (status === 0) status = browser.status ?? 1;
+  }
+}
+
 if (!process.env.TEST_DATABASE_URL) console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
-process.exit(result.status ?? 1);
+if (browserSkipped) {
+  console.warn(`${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`);
+}
+process.exit(status);

@@ -22,6 +22,7 @@ import { notesRoutes } from './notes/notes.routes.js';
 import { exportRoutes } from './export/export.routes.js';
 import { searchRoutes } from './search/search.routes.js';
 import { trashRoutes } from './trash/trash.routes.js';
+import { DEFAULT_WEB_ROOT, webRoutes } from './web/web.routes.js';
 import { healthRoutes } from './ops/health.routes.js';
 import { registerMetrics } from './ops/metrics.js';
 import { registerOpenApi } from './ops/openapi.js';
@@ -34,10 +35,12 @@ export interface AppOptions {
   /** A ready logger (main shares one with start-up), or false to stay quiet (tests). */
   logger?: FastifyBaseLogger | false;
   hasher?: PasswordHasher;
+  /** The built web client (tests point it at a fixture); defaults to dist/public. */
+  webRoot?: string;
 }
 
 /** The whole application; main.ts and the tests build exactly this. */
-export async function buildApp({ config, database, logger, hasher }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger, hasher, webRoot }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
@@ -115,5 +118,6 @@ export async function buildApp({ config, database, logger, hasher }: AppOptions)
   await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db, hooks });
   await app.register(exportRoutes, { prefix: '/api', db: database.db, hooks, importMaxBytes: config.importMaxBytes });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, hooks, trashDays: config.trashDays });
+  await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

@@ -12,6 +12,7 @@ const CHARACTER_CLASSES = [
   '0123456789',
 ];
 
+const utf8 = new TextEncoder();
 const SEQUENCES = ['0123456789', 'qwertyuiop', 'asdfghjkl', 'zxcvbnm', 'abcdefghijklmnopqrstuvwxyz'];
 const ALL_SEQUENCES = [...SEQUENCES, ...SEQUENCES.map((s) => [...s].reverse().join(''))];
 
@@ -32,7 +33,7 @@ export function entropyBase(password: string): number {
 export function entropyLength(password: string): number {
   let chars = collapseRepeats([...password]);
   for (const sequence of ALL_SEQUENCES) chars = trimSequence(chars, [...sequence]);
-  return Buffer.byteLength(chars.join(''), 'utf8');
+  return utf8.encode(chars.join('')).length; // TextEncoder, not Buffer: the web client runs this too
 }
 
 export function passwordEntropy(password: string): number {

@@ -32,7 +32,7 @@ forEachDatabase('security: headers and CORS', (ctx) => {
       ['415', await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'x' })],
       ['413', await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'a', password: 'x'.repeat(40_000) } })],
       ['404 note', await app.inject({ url: '/api/notes/00000000-0000-4000-8000-000000000000', headers: s.auth })],
-      ['404 route', await app.inject({ url: '/no/such/thing' })],
+      ['404 route', await app.inject({ url: '/api/no/such/thing' })],
       ['bad URL', await app.inject({ url: '/api/notes/%E0%A4%A' })],
       ['long id', await app.inject({ url: `/api/notes/${'a'.repeat(500)}`, headers: s.auth })],
     ];

@@ -1,0 +1,77 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** Where `vite build` writes the client (vite.config.ts); the same place from src/ and from dist/. */
+export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/public/', import.meta.url));
+
+/**
+ * The client's pages may run only the service's own scripts and styles and talk only to it. No
+ * 'unsafe-inline' anywhere: Vite emits the entry as an external module and styles as files.
+ * img-src allows data: so that an image pasted as a data URL into a note still shows; every
+ * remote image stays blocked (notes cannot track their readers).
+ */
+export const CLIENT_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const API_PREFIXES = ['/api', '/healthz', '/readyz', '/metrics'];
+
+function isServicePath(pathname: string): boolean {
+  return API_PREFIXES.some((prefix) => pathname === prefix || pathname.startsWith(`${prefix}/`));
+}
+
+/**
+ * Serves the web client: hashed files under /assets/ are cached for a year, everything else
+ * (index.html, and index.html again for every client-side route so links survive a reload) is
+ * revalidated on each load. Paths of the API keep their own 404.
+ */
+export async function webRoutes(app: FastifyInstance, options: { root: string }): Promise<void> {
+  const root = path.resolve(options.root);
+  const indexPath = path.join(root, 'index.html');
+  await app.register(fastifyStatic, { root, serve: false });
+
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const pathname = request.url.split('?', 1)[0]!;
+    if (isServicePath(pathname)) return reply.callNotFound();
+    reply.header('content-security-policy', CLIENT_CSP);
+    if (pathname.startsWith('/assets/')) {
+      // A stale page asking for an asset that a newer build replaced gets a plain 404, never HTML.
+      return reply.sendFile(pathname.slice(1), root, { maxAge: '365d', immutable: true, cacheControl: true });
+    }
+    const file = safeFile(root, pathname);
+    if (file !== undefined) {
+      return reply.header('cache-control', 'no-cache').sendFile(file, root, { cacheControl: false });
+    }
+    if (!fs.existsSync(indexPath)) {
+      return reply.code(503).type('text/plain; charset=utf-8')
+        .send('The web client is not built: run `npm run build` (npm start does it for you).\n');
+    }
+    return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', root, { cacheControl: false });
+  };
+  // Pages, not API: kept out of the OpenAPI document.
+  app.get('/', { schema: { hide: true } }, serve);
+  app.get('/*', { schema: { hide: true } }, serve);
+}
+
+/** A top-level file of the build (favicon, robots.txt) other than index.html, if it exists. */
+function safeFile(root: string, pathname: string): string | undefined {
+  const name = pathname.slice(1);
+  if (name === '' || name === 'index.html' || !/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.')) return undefined;
+  try {
+    return fs.statSync(path.join(root, name)).isFile() ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,103 @@
+// Serving the web client: index.html for every client path (no-cache, strict CSP), hashed assets
+// cached for a year, the API's own 404s untouched, nothing outside the build directory reachable.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { CLIENT_CSP } from '../../src/web/web.routes.js';
+import { testConfig } from '../helpers/harness.js';
+
+const INDEX = '<!doctype html><title>Vellum</title><script type="module" src="/assets/index-abc123.js"></script>';
+
+describe('web client serving', () => {
+  let dir: string;
+  let database: Database;
+  let app: FastifyInstance;
+  let bare: FastifyInstance;
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-web-'));
+    fs.mkdirSync(path.join(dir, 'assets'));
+    fs.writeFileSync(path.join(dir, 'index.html'), INDEX);
+    fs.writeFileSync(path.join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+    fs.writeFileSync(path.join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    fs.writeFileSync(path.join(os.tmpdir(), 'vellum-web-secret.txt'), 'secret');
+    const config = testConfig('sqlite::memory:');
+    database = openDatabase(config.database);
+    app = await buildApp({ config, database, logger: false, webRoot: dir });
+    bare = await buildApp({ config, database, logger: false, webRoot: path.join(dir, 'missing') });
+  });
+  after(async () => {
+    await app.close();
+    await bare.close();
+    await database.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('GET / and any client path answer index.html, revalidated, with the client CSP', async () => {
+    for (const url of ['/', '/notes/0b8f8e3a-1111-4222-8333-444455556666', '/trash', '/signup?next=1', '/index.html']) {
+      const res = await app.inject({ url });
+      assert.equal(res.statusCode, 200, url);
+      assert.equal(res.body, INDEX, url);
+      assert.match(String(res.headers['content-type']), /^text\/html/, url);
+      assert.equal(res.headers['cache-control'], 'no-cache', url);
+      assert.equal(res.headers['content-security-policy'], CLIENT_CSP, url);
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', url);
+      assert.equal(res.headers['x-frame-options'], 'DENY', url);
+    }
+    const head = await app.inject({ method: 'HEAD', url: '/notes' });
+    assert.equal(head.statusCode, 200);
+  });
+
+  test('the client CSP allows only same-origin scripts and styles, never inline or eval', () => {
+    assert.match(CLIENT_CSP, /script-src 'self'(;|$)/);
+    assert.match(CLIENT_CSP, /style-src 'self'(;|$)/);
+    assert.match(CLIENT_CSP, /connect-src 'self'(;|$)/);
+    assert.match(CLIENT_CSP, /frame-ancestors 'none'/);
+    assert.doesNotMatch(CLIENT_CSP, /unsafe-|\*|https?:/);
+  });
+
+  test('hashed assets are immutable for a year; a missing asset is a 404, not HTML', async () => {
+    const res = await app.inject({ url: '/assets/index-abc123.js' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, 'console.log(1)');
+    assert.match(String(res.headers['content-type']), /javascript/);
+    assert.equal(res.headers['cache-control'], 'public, max-age=31536000, immutable');
+    const missing = await app.inject({ url: '/assets/index-old999.js' });
+    assert.equal(missing.statusCode, 404);
+    assert.match(String(missing.headers['content-type']), /^application\/problem\+json/);
+  });
+
+  test('top-level build files are served; nothing outside the build directory is', async () => {
+    const icon = await app.inject({ url: '/favicon.svg' });
+    assert.equal(icon.statusCode, 200);
+    assert.equal(icon.headers['cache-control'], 'no-cache');
+    for (const url of ['/../vellum-web-secret.txt', '/assets/../../vellum-web-secret.txt', '/assets/%2e%2e/%2e%2e/vellum-web-secret.txt', '/%2e%2e/vellum-web-secret.txt']) {
+      const res = await app.inject({ url });
+      assert.notEqual(res.body, 'secret', url);
+      assert.ok(res.statusCode === 200 ? res.body === INDEX : res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode}`);
+    }
+  });
+
+  test('API, health and metrics paths keep their own answers', async () => {
+    for (const url of ['/api', '/api/', '/api/nothing', '/api/notes/x/y/z', '/metrics/x', '/healthz/x']) {
+      const res = await app.inject({ url });
+      assert.equal(res.statusCode, 404, url);
+      assert.match(String(res.headers['content-type']), /^application\/problem\+json/, url);
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'/, url);
+    }
+    assert.equal((await app.inject({ url: '/healthz' })).statusCode, 200);
+    assert.equal((await app.inject({ url: '/api/notes' })).statusCode, 401);
+  });
+
+  test('without a build, client paths say how to build it', async () => {
+    const res = await bare.inject({ url: '/' });
+    assert.equal(res.statusCode, 503);
+    assert.match(res.body, /npm run build/);
+    assert.equal((await bare.inject({ url: '/api/nothing' })).statusCode, 404);
+  });
+});

@@ -1,0 +1,226 @@
+import fs from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { ADMIN } from './playwright.config';
+import { createNote, expectAccessible, GOOD_PASSWORD, logIn, signUp, uniqueName } from './fixtures';
+
+test('the page is served with a strict CSP and cacheable hashed assets', async ({ page, request }) => {
+  const response = await request.get('/some/client/route');
+  expect(response.status()).toBe(200);
+  expect(response.headers()['content-type']).toContain('text/html');
+  expect(response.headers()['cache-control']).toBe('no-cache');
+  const csp = response.headers()['content-security-policy']!;
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(csp).not.toContain('unsafe-eval');
+  const asset = /src="(\/assets\/[^"]+\.js)"/.exec(await response.text())![1]!;
+  const js = await request.get(asset);
+  expect(js.headers()['cache-control']).toBe('public, max-age=31536000, immutable');
+  const api = await request.get('/api/nope');
+  expect(api.status()).toBe(404);
+  expect(api.headers()['content-type']).toContain('application/problem+json');
+
+  const violations: string[] = [];
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+  await page.goto('/');
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  await expectAccessible(page, 'login');
+  expect(violations).toEqual([]);
+});
+
+test('sign up shows the rules and the server message, then notes survive a reload', async ({ page }) => {
+  const username = uniqueName('writer');
+  await page.goto('/signup');
+  await expectAccessible(page, 'sign-up');
+  await page.getByLabel('Username').fill(username);
+  const password = page.getByLabel('Password', { exact: true });
+  await password.fill('short');
+  await expect(page.getByText('At least 15 characters (5 so far)')).toBeVisible();
+  await password.fill('aaaaaaaaaaaaaaaaaaaa');
+  await expect(page.getByText(/\(weak\)/)).toBeVisible();
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await expect(page.getByRole('alert')).toContainText(/password/i);
+  await password.fill(GOOD_PASSWORD);
+  await expect(page.getByText(/\(strong\)/)).toBeVisible();
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
+  await expectAccessible(page, 'empty notes list');
+
+  await page.getByRole('button', { name: 'New note' }).click();
+  await page.getByLabel('Title').fill('Groceries');
+  await page.getByLabel('Content', { exact: true }).fill('# List\n\n- apples\n- [a link](https://example.com/x)');
+  await expect(page.getByText('Unsaved changes')).toBeVisible();
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await expect(page.getByRole('link', { name: /Groceries/ })).toBeVisible();
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await expect(preview.getByRole('heading', { name: 'List' })).toBeVisible();
+  await expect(preview.getByRole('link', { name: 'a link' })).toHaveAttribute('rel', 'noopener noreferrer');
+  await expectAccessible(page, 'editor with preview');
+
+  await page.reload();
+  await expect(page.getByLabel('Title')).toHaveValue('Groceries');
+  await expect(page.getByLabel('Content', { exact: true })).toHaveValue(/apples/);
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  await page.reload();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  await logIn(page, username);
+  await expect(page.getByRole('link', { name: /Groceries/ })).toBeVisible();
+});
+
+test('a note full of HTML and script renders inert', async ({ page }) => {
+  await signUp(page);
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  const hostile = [
+    '<script>window.__pwned = 1</script>',
+    '<img src=x onerror="window.__pwned = 2">',
+    '[click](javascript:window.__pwned=3)',
+    '<iframe src="javascript:alert(1)"></iframe>',
+    '<a href="#" onclick="window.__pwned=4">a</a>',
+    '<svg><script>window.__pwned=5</script></svg>',
+    '<form action="/x"><button>go</button></form>',
+  ].join('\n\n');
+  await createNote(page, '<b>bold</b> title', hostile);
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await expect(preview).toBeVisible();
+  await expect(preview.locator('script, iframe, form, [onerror], [onclick]')).toHaveCount(0);
+  await expect(preview.locator('a[href^="javascript"]')).toHaveCount(0);
+  await page.locator('.preview a').first().click({ trial: true }).catch(() => undefined);
+  expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+  expect(dialogs).toEqual([]);
+  await expect(page.getByRole('link', { name: /<b>bold<\/b> title/ })).toBeVisible();
+});
+
+test('conflicting edits from two browsers are resolved without loss', async ({ browser }) => {
+  const a = await browser.newContext();
+  const b = await browser.newContext();
+  const pageA = await a.newPage();
+  const pageB = await b.newPage();
+  const username = await signUp(pageA);
+  const id = await createNote(pageA, 'Shared', 'line one\nline two\n');
+  await logIn(pageB, username);
+  await pageB.goto(`/notes/${id}`);
+  await expect(pageB.getByLabel('Content', { exact: true })).toHaveValue('line one\nline two\n');
+
+  await pageA.getByLabel('Content', { exact: true }).fill('line one\nline two changed by A\n');
+  await pageA.keyboard.press('Control+s');
+  await expect(pageA.getByText('Saved as version 3')).toBeVisible();
+
+  await pageB.getByLabel('Content', { exact: true }).fill('line one\nline two\nline three by B\n');
+  await pageB.getByRole('button', { name: 'Save' }).click();
+  const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
+  await expect(conflict).toBeVisible();
+  await expect(conflict).toContainText('changed by A');
+  await expectAccessible(pageB, 'conflict');
+  await conflict.getByRole('button', { name: 'Keep mine' }).click();
+  await expect(pageB.getByText('Saved as version 4')).toBeVisible();
+
+  // Nothing was lost: A's text is version 3, B's is version 4.
+  await pageA.goto(`/notes/${id}/history`);
+  await expect(pageA.getByRole('button', { name: 'Version 4' })).toBeVisible();
+  await pageA.getByRole('button', { name: 'Version 3' }).click();
+  await expect(pageA.getByRole('region', { name: 'Version 3 rendered' })).toContainText('changed by A');
+  await pageA.reload();
+  await pageA.goto(`/notes/${id}`);
+  await expect(pageA.getByLabel('Content', { exact: true })).toHaveValue('line one\nline two\nline three by B\n');
+  await a.close();
+  await b.close();
+});
+
+test('history, search, trash, export and import', async ({ page }) => {
+  await signUp(page);
+  const id = await createNote(page, 'Travel plans', 'Visit the Résumé museum');
+  await page.getByLabel('Content', { exact: true }).fill('Visit the lighthouse');
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 3')).toBeVisible();
+
+  await page.getByRole('button', { name: 'History' }).click();
+  await expect(page).toHaveURL(new RegExp(`/notes/${id}/history$`));
+  const versions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
+  await page.getByRole('button', { name: 'Version 2' }).click();
+  await expect(page.getByRole('region', { name: 'Version 2 rendered' })).toContainText('Résumé museum');
+  await expectAccessible(page, 'history');
+
+  await page.getByRole('button', { name: 'Back to note' }).click();
+  await page.getByLabel('Search notes').fill('lighthouse');
+  const results = page.getByRole('list', { name: 'Search results' });
+  await expect(results.getByRole('link', { name: /Travel plans/ })).toBeVisible();
+  await expect(results.locator('mark')).toHaveText(['lighthouse']);
+  await page.getByLabel('Search notes').fill('resume');
+  await expect(page.getByText('No notes match.')).toBeVisible();
+  await page.getByLabel('Include earlier versions').check();
+  await expect(results.getByText('in version 2')).toBeVisible();
+  await expectAccessible(page, 'search');
+  await page.getByLabel('Search notes').fill('');
+
+  // Export before deleting; import brings a copy back.
+  await page.getByRole('link', { name: 'Account' }).click();
+  await expectAccessible(page, 'account');
+  const downloadPromise = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export JSON' }).click();
+  const download = await downloadPromise;
+  const exported = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
+  expect(exported.format).toBe('vellum-export');
+  expect(exported.notes[0].versions).toHaveLength(3);
+
+  await page.getByRole('link', { name: 'Notes' }).click();
+  await page.getByRole('link', { name: /Travel plans/ }).click();
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await expect(page.getByText('“Travel plans” moved to the trash.')).toBeVisible();
+  await expect(page.getByRole('link', { name: /Travel plans/ })).toHaveCount(0);
+  await page.getByRole('link', { name: 'Trash' }).click();
+  const row = page.getByRole('listitem', { name: 'Travel plans' });
+  await expect(row).toBeVisible();
+  await expectAccessible(page, 'trash');
+  await row.getByRole('button', { name: 'Restore' }).click();
+  await expect(page.getByText('“Travel plans” is back in your notes.')).toBeVisible();
+
+  await page.getByRole('link', { name: 'Account' }).click();
+  await page.getByLabel('Import a Vellum export (JSON)').setInputFiles({
+    name: 'export.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)),
+  });
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  await expect(page.getByText('Imported 1 notes with 3 versions.')).toBeVisible();
+  await page.getByRole('link', { name: 'Notes' }).click();
+  await expect(page.getByRole('link', { name: /Travel plans/ })).toHaveCount(2);
+});
+
+test('a 375 px phone shows the list, then the note, and works by keyboard', async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 375, height: 740 } });
+  const page = await context.newPage();
+  await signUp(page);
+  await expectAccessible(page, 'phone list');
+  await page.getByRole('button', { name: 'New note' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByLabel('Title')).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Notes' })).toBeHidden();
+  await page.getByLabel('Title').fill('On the go');
+  await page.getByLabel('Content', { exact: true }).focus();
+  await page.keyboard.type('typed on a phone');
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await expectAccessible(page, 'phone editor');
+  await page.getByRole('link', { name: '← Notes' }).click();
+  await expect(page.getByRole('link', { name: /On the go/ })).toBeVisible();
+  await context.close();
+});
+
+test('administrators see users and audit events', async ({ page }) => {
+  const someone = await signUp(page);
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await logIn(page, ADMIN.username, ADMIN.password);
+  await page.getByRole('link', { name: 'Admin' }).click();
+  const row = page.getByRole('listitem', { name: someone });
+  await expect(row).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Audit events table' })).toContainText('signup');
+  await expectAccessible(page, 'admin');
+  page.once('dialog', (d) => void d.accept());
+  await row.getByRole('button', { name: 'Delete' }).click();
+  await expect(row).toHaveCount(0);
+});

@@ -1,0 +1,47 @@
+import AxeBuilder from '@axe-core/playwright';
+import { expect, type Page } from '@playwright/test';
+
+export const GOOD_PASSWORD = 'violet-Harbor-lantern-42-quietly';
+
+let counter = 0;
+export function uniqueName(prefix = 'u'): string {
+  counter += 1;
+  return `${prefix}${counter}${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** No serious or critical axe-core violation on the page as it is now. */
+export async function expectAccessible(page: Page, screen: string): Promise<void> {
+  const results = await new AxeBuilder({ page }).analyze();
+  const bad = results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  expect(bad, `axe violations on ${screen}`).toEqual([]);
+}
+
+export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD): Promise<string> {
+  await page.goto('/signup');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
+  return username;
+}
+
+export async function logIn(page: Page, username: string, password = GOOD_PASSWORD): Promise<void> {
+  await page.goto('/');
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
+}
+
+/** Creates a note through the UI and saves it; returns its id. */
+export async function createNote(page: Page, title: string, content: string): Promise<string> {
+  await page.getByRole('button', { name: 'New note' }).click();
+  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}$/);
+  await page.getByLabel('Title').fill(title);
+  await page.getByLabel('Content', { exact: true }).fill(content);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
+  return page.url().split('/').pop()!;
+}

@@ -1,0 +1,72 @@
+import createClient from 'openapi-fetch';
+import type { components, paths } from './schema';
+import { Session } from './session';
+
+export type User = components['schemas']['User'];
+type Json<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
+export type Note = Json<'/api/notes/{noteID}', 'get'>;
+export type NoteRow = components['schemas']['NoteRow'];
+export type SearchResult = components['schemas']['SearchResult'];
+export type TrashEntry = components['schemas']['TrashEntry'];
+export type SessionRow = components['schemas']['Session'];
+export type AuthEvent = components['schemas']['AuthEvent'];
+/** History metadata (label, restored_from) arrives with the history routes; optional until then. */
+export interface VersionMeta { label?: string | null; restored_from?: number | null }
+export type VersionRow = components['schemas']['VersionRow'] & VersionMeta;
+export type Version = Json<'/api/notes/{noteID}/{versionID}', 'get'> & VersionMeta;
+
+/** An API failure carrying the server's problem+json `detail` (the message users see). */
+export class ApiError extends Error {
+  constructor(readonly status: number, message: string, readonly body: unknown) {
+    super(message);
+  }
+}
+
+let signedOutListener: () => void = () => {};
+export function onSignedOut(listener: () => void): void {
+  signedOutListener = listener;
+}
+
+export const session = new Session({
+  fetch: (request) => globalThis.fetch(request),
+  locks: typeof navigator !== 'undefined' ? navigator.locks : undefined,
+  baseUrl: globalThis.location?.origin ?? 'http://localhost',
+  onSignedOut: () => signedOutListener(),
+});
+
+export const api = createClient<paths>({ baseUrl: globalThis.location?.origin ?? 'http://localhost', fetch: session.fetch });
+
+/** The body of a successful answer, or an ApiError with the server's message. */
+export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+  if (result.response.ok) return result.data as T;
+  throw toApiError(result.response, result.error);
+}
+
+export function toApiError(response: Response, body: unknown): ApiError {
+  const detail = typeof body === 'object' && body !== null && 'detail' in body ? String((body as { detail: unknown }).detail) : '';
+  return new ApiError(response.status, detail || `${response.status} ${response.statusText}`, body);
+}
+
+/** For routes the generated types may not have yet (they land on the server as we go). */
+export async function raw(path: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (init.body !== undefined && typeof init.body === 'string') headers.set('content-type', 'application/json');
+  return session.fetch(new Request(new URL(path, globalThis.location.origin), { ...init, headers, credentials: 'same-origin' }));
+}
+
+export async function rawJson<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await raw(path, init);
+  const body: unknown = response.status === 204 ? undefined : await response.json().catch(() => undefined);
+  if (!response.ok) throw toApiError(response, body);
+  return body as T;
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether the view cookie says a refresh cookie may exist (saves a doomed refresh on first visit). */
+export function mayHaveSession(): boolean {
+  const match = /(?:^|;\s*)app\.expires_at=(\d+)/.exec(globalThis.document?.cookie ?? '');
+  return match !== null && Number(match[1]) * 1000 > Date.now();
+}

@@ -1,0 +1,114 @@
+/**
+ * The browser session of spec §5.9: the access token and the CSRF token live in memory only; the
+ * refresh token is an HttpOnly cookie the browser sends to /api/auth/cookie/* by itself. Every API
+ * call goes through `fetch` below, which adds the access token and, on a 401, refreshes once and
+ * retries once. Refreshes are serialised across tabs with the Web Locks API so that two tabs never
+ * spend one refresh token at the same time (the loser would get 401 "Invalid refresh token").
+ */
+
+export interface LockManagerLike {
+  request<T>(name: string, callback: () => Promise<T>): Promise<T>;
+}
+
+export interface SessionOptions {
+  /** The network (window.fetch in the browser, a fake in unit tests). */
+  fetch: (request: Request) => Promise<Response>;
+  /** navigator.locks when the browser has it. */
+  locks?: LockManagerLike | undefined;
+  /** Origin that relative URLs resolve against. */
+  baseUrl: string;
+  /** Called when the session is gone for good (refresh refused twice): show the login screen. */
+  onSignedOut?: () => void;
+}
+
+export const REFRESH_LOCK = 'vellum-refresh';
+
+export class Session {
+  private accessToken: string | null = null;
+  private refreshing: Promise<boolean> | null = null;
+
+  constructor(private readonly options: SessionOptions) {}
+
+  get signedIn(): boolean {
+    return this.accessToken !== null;
+  }
+
+  setAccessToken(token: string | null): void {
+    this.accessToken = token;
+  }
+
+  /**
+   * Gets a new access token through the refresh cookie. One refresh at a time in this tab (callers
+   * share the promise) and across tabs (the lock). A 401 from refresh is retried once: another tab
+   * may have rotated the cookie between our CSRF call and our refresh, and the browser now holds
+   * the new one (CONTRACT.md "Tokens and cookies").
+   */
+  refresh(): Promise<boolean> {
+    if (this.refreshing === null) {
+      const run = () => this.refreshOnce();
+      const locks = this.options.locks;
+      this.refreshing = (locks ? locks.request(REFRESH_LOCK, run) : run()).finally(() => {
+        this.refreshing = null;
+      });
+    }
+    return this.refreshing;
+  }
+
+  private async refreshOnce(): Promise<boolean> {
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const csrfResponse = await this.options.fetch(this.request('/api/auth/cookie/csrf', { method: 'GET' }));
+      const csrf = csrfResponse.headers.get('x-csrf-token');
+      if (!csrfResponse.ok || csrf === null) {
+        if (csrfResponse.status === 401 && attempt === 0) continue;
+        break;
+      }
+      const response = await this.options.fetch(
+        this.request('/api/auth/cookie/refresh', { method: 'POST', headers: { 'x-csrf-token': csrf } }),
+      );
+      if (response.ok) {
+        const body = (await response.json()) as { access_token: string };
+        this.accessToken = body.access_token;
+        return true;
+      }
+      if (response.status !== 401) break;
+    }
+    this.accessToken = null;
+    return false;
+  }
+
+  /**
+   * Sends an API request with the access token; on 401 refreshes and sends it again once. A
+   * request that still answers 401 ends the session (the login screen shows).
+   */
+  fetch = async (input: Request): Promise<Response> => {
+    const retry = input.clone();
+    if (this.accessToken === null && !isPublic(input.url)) await this.refresh();
+    const response = await this.options.fetch(this.authorize(input));
+    if (response.status !== 401 || isPublic(input.url)) return response;
+    if (!(await this.refresh())) {
+      this.options.onSignedOut?.();
+      return response;
+    }
+    const second = await this.options.fetch(this.authorize(retry));
+    if (second.status === 401) {
+      this.accessToken = null;
+      this.options.onSignedOut?.();
+    }
+    return second;
+  };
+
+  private authorize(request: Request): Request {
+    if (this.accessToken !== null) request.headers.set('authorization', `Bearer ${this.accessToken}`);
+    return request;
+  }
+
+  private request(path: string, init: RequestInit): Request {
+    return new Request(new URL(path, this.options.baseUrl), { ...init, credentials: 'same-origin' });
+  }
+}
+
+/** Routes that take no access token: a 401 there is an answer (wrong password), not an expiry. */
+function isPublic(url: string): boolean {
+  const path = new URL(url).pathname;
+  return path === '/api/auth/login' || path === '/api/auth/signup' || path.startsWith('/api/auth/cookie/');
+}

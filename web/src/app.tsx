@@ -1,0 +1,81 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, mayHaveSession, onSignedOut, session, unwrap, type User } from './api/client';
+import { Header } from './components/header';
+import { navigate, usePath } from './router';
+import { AccountScreen } from './screens/account';
+import { AdminScreen } from './screens/admin';
+import { AuthScreen } from './screens/auth';
+import { HistoryScreen } from './screens/history';
+import { NotesScreen } from './screens/notes';
+import { TrashScreen } from './screens/trash';
+
+type State = { status: 'loading' } | { status: 'out' } | { status: 'in'; user: User };
+
+export function App() {
+  const [state, setState] = useState<State>({ status: 'loading' });
+  const path = usePath();
+
+  useEffect(() => {
+    onSignedOut(() => setState({ status: 'out' }));
+    // A reload keeps the user signed in through the refresh cookie (spec §5.9).
+    (async () => {
+      if (mayHaveSession() && (await session.refresh())) {
+        try {
+          setState({ status: 'in', user: unwrap(await api.GET('/api/auth/me')) });
+          return;
+        } catch {
+          /* fall through to the login screen */
+        }
+      }
+      setState({ status: 'out' });
+    })();
+  }, []);
+
+  useEffect(() => {
+    document.title = titleFor(path);
+  }, [path]);
+
+  if (state.status === 'loading') return <p class="loading" role="status">Loading…</p>;
+  if (state.status === 'out') {
+    return (
+      <AuthScreen
+        mode={path === '/signup' ? 'signup' : 'login'}
+        onSignedIn={(user) => {
+          setState({ status: 'in', user });
+          if (path === '/login' || path === '/signup') navigate('/', { replace: true });
+        }}
+      />
+    );
+  }
+
+  const user = state.user;
+  const signOut = () => {
+    session.setAccessToken(null);
+    setState({ status: 'out' });
+    navigate('/login', { replace: true });
+  };
+  const history = /^\/notes\/([^/]+)\/history$/.exec(path);
+  const note = /^\/notes\/([^/]+)$/.exec(path);
+  let screen;
+  if (history) screen = <HistoryScreen noteId={history[1]!} />;
+  else if (path === '/trash') screen = <TrashScreen />;
+  else if (path === '/account') screen = <AccountScreen user={user} onSignedOut={signOut} />;
+  else if (path === '/admin' && user.is_admin) screen = <AdminScreen me={user} />;
+  else screen = <NotesScreen noteId={note ? note[1]! : null} />;
+  return (
+    <>
+      <a class="skip" href="#main">Skip to content</a>
+      <Header user={user} path={path} onSignedOut={signOut} />
+      <main id="main" tabIndex={-1}>{screen}</main>
+    </>
+  );
+}
+
+function titleFor(path: string): string {
+  if (path.endsWith('/history')) return 'History · Vellum';
+  if (path === '/trash') return 'Trash · Vellum';
+  if (path === '/account') return 'Account · Vellum';
+  if (path === '/admin') return 'Administration · Vellum';
+  if (path === '/signup') return 'Sign up · Vellum';
+  return 'Vellum';
+}

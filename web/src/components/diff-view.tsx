@@ -1,0 +1,75 @@
+import { diffWordsWithSpace } from 'diff';
+
+/** GET /api/notes/{id}/diff (CONTRACT.md "Diff"). */
+export interface NoteDiff {
+  from: { version: number } | null;
+  to: { version: number };
+  title: { from: string | null; to: string; changed: boolean };
+  stats: { added: number; removed: number };
+  complete: boolean;
+  hunks: Array<{ from_start: number; from_lines: number; to_start: number; to_lines: number; lines: Array<{ op: '=' | '-' | '+'; text: string }> }>;
+}
+
+type Line = { op: '=' | '-' | '+'; text: string };
+
+/** Words that changed between a removed line and the added line that replaced it. */
+function WordLine({ line, other }: { line: Line; other: Line | undefined }) {
+  if (other === undefined || line.text.length + other.text.length > 4000) return <>{line.text || ' '}</>;
+  const parts = line.op === '-' ? diffWordsWithSpace(line.text, other.text) : diffWordsWithSpace(other.text, line.text);
+  return (
+    <>
+      {parts.map((part, i) => {
+        if (line.op === '-' && part.added) return null;
+        if (line.op === '+' && part.removed) return null;
+        return part.added || part.removed ? <mark key={i}>{part.value}</mark> : <span key={i}>{part.value}</span>;
+      })}
+    </>
+  );
+}
+
+/** A changed block pairs its removed lines with its added lines, in order, for word highlights. */
+function pairs(lines: Line[]): Map<number, number> {
+  const partner = new Map<number, number>();
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i]!.op !== '-') { i += 1; continue; }
+    const removedStart = i;
+    while (i < lines.length && lines[i]!.op === '-') i += 1;
+    const addedStart = i;
+    while (i < lines.length && lines[i]!.op === '+') i += 1;
+    for (let k = 0; removedStart + k < addedStart && addedStart + k < i; k += 1) {
+      partner.set(removedStart + k, addedStart + k);
+      partner.set(addedStart + k, removedStart + k);
+    }
+  }
+  return partner;
+}
+
+export function DiffView({ diff, caption }: { diff: NoteDiff; caption: string }) {
+  return (
+    <section class="diff" aria-label={caption}>
+      <p>
+        {caption}: <span class="added">+{diff.stats.added}</span> <span class="removed">−{diff.stats.removed}</span> lines
+        {diff.title.changed && <> · title “{diff.title.from ?? ''}” → “{diff.title.to}”</>}
+        {!diff.complete && ' · simplified (large change)'}
+      </p>
+      {diff.hunks.length === 0 && <p class="muted">The text is the same.</p>}
+      {diff.hunks.map((hunk, h) => {
+        const partner = pairs(hunk.lines);
+        return (
+          <table key={h} class="hunk">
+            <caption class="sr-only">Lines {hunk.to_start} to {hunk.to_start + hunk.to_lines}</caption>
+            <tbody>
+              {hunk.lines.map((line, i) => (
+                <tr key={i} class={line.op === '+' ? 'add' : line.op === '-' ? 'del' : 'same'}>
+                  <th scope="row" aria-label={line.op === '+' ? 'added' : line.op === '-' ? 'removed' : 'unchanged'}>{line.op === '=' ? ' ' : line.op}</th>
+                  <td><WordLine line={line} other={partner.has(i) ? hunk.lines[partner.get(i)!] : undefined} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        );
+      })}
+    </section>
+  );
+}

@@ -1,0 +1,25 @@
+import { api, type User } from '../api/client';
+
+export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
+  const logOut = async () => {
+    // Even if the server cannot be reached, the tokens in memory are dropped.
+    await api.POST('/api/auth/logout').catch(() => undefined);
+    onSignedOut();
+  };
+  const link = (href: string, label: string, active: boolean) => (
+    <a href={href} aria-current={active ? 'page' : undefined}>{label}</a>
+  );
+  return (
+    <header class="top">
+      <a class="brand" href="/">Vellum</a>
+      <nav aria-label="Main">
+        {link('/', 'Notes', path === '/' || path.startsWith('/notes'))}
+        {link('/trash', 'Trash', path === '/trash')}
+        {link('/account', 'Account', path === '/account')}
+        {user.is_admin && link('/admin', 'Admin', path === '/admin')}
+      </nav>
+      <span class="who" title="Signed in as">{user.username}</span>
+      <button type="button" class="secondary" onClick={logOut}>Log out</button>
+    </header>
+  );
+}

@@ -1,0 +1,163 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
+import { PasswordRules } from '../components/password-rules';
+import { formatTime } from './notes';
+
+export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+  return (
+    <div class="page account">
+      <h1>Account</h1>
+      <p>Signed in as <strong>{user.username}</strong>{user.is_admin && ' (administrator)'}.</p>
+      <ChangePassword />
+      <Sessions />
+      <ExportImport />
+      <DeleteAccount onDeleted={onSignedOut} />
+    </div>
+  );
+}
+
+function ChangePassword() {
+  const [old, setOld] = useState('');
+  const [next, setNext] = useState('');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const result = unwrap(await api.PUT('/api/auth/owner', { body: { old_password: old, new_password: next } }));
+      session.setAccessToken(result.access_token);
+      setOld('');
+      setNext('');
+      setMessage({ ok: true, text: 'Password changed. Your other sessions were signed out.' });
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  return (
+    <section aria-labelledby="pw-heading">
+      <h2 id="pw-heading">Change password</h2>
+      <form onSubmit={submit}>
+        <label for="old-password">Current password</label>
+        <input id="old-password" type="password" autoComplete="current-password" value={old} onInput={(e) => setOld(e.currentTarget.value)} />
+        <label for="new-password">New password</label>
+        <input id="new-password" type="password" autoComplete="new-password" value={next} aria-describedby="new-password-rules" onInput={(e) => setNext(e.currentTarget.value)} />
+        <PasswordRules password={next} id="new-password-rules" />
+        {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+        <button type="submit">Change password</button>
+      </form>
+    </section>
+  );
+}
+
+function Sessions() {
+  const [rows, setRows] = useState<SessionRow[] | null>(null);
+  const [error, setError] = useState('');
+  const load = async () => {
+    try {
+      setRows(unwrap(await api.GET('/api/auth/sessions')));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  useEffect(() => void load(), []);
+  const revoke = async (id: string) => {
+    const response = await raw(`/api/auth/sessions/${id}`, { method: 'DELETE' });
+    if (!response.ok) setError(`Could not end the session (${response.status}).`);
+    await load();
+  };
+  return (
+    <section aria-labelledby="sessions-heading">
+      <h2 id="sessions-heading">Sessions</h2>
+      <p class="muted">Every device where you are logged in. Ending one signs it out within 15 minutes at most.</p>
+      {error && <p class="error" role="alert">{error}</p>}
+      {rows === null ? <p class="muted">Loading…</p> : (
+        <ul class="rows table">
+          {rows.map((row) => (
+            <li key={row.id}>
+              <span class="row-title">{row.user_agent ?? 'Unknown browser'}</span>
+              <span class="meta">{row.ip_address ?? ''} · since {formatTime(row.created_at)} · last used {formatTime(row.last_used_at)}</span>
+              <span class="actions"><button type="button" class="secondary" onClick={() => revoke(row.id)}>End session</button></span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+async function download(path: string, fallbackName: string): Promise<void> {
+  const response = await raw(path);
+  if (!response.ok) throw new Error(`Export failed (${response.status})`);
+  const name = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function ExportImport() {
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const [file, setFile] = useState<File | null>(null);
+  const run = async (work: () => Promise<string>) => {
+    setMessage(null);
+    try {
+      setMessage({ ok: true, text: await work() });
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  const importFile = (event: Event) => {
+    event.preventDefault();
+    if (!file) return;
+    void run(async () => {
+      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': 'application/json' }, body: file });
+      const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; detail?: string };
+      if (!response.ok) throw new Error(body.detail ?? `Import failed (${response.status})`);
+      return `Imported ${body.notes} notes with ${body.versions} versions.`;
+    });
+  };
+  return (
+    <section aria-labelledby="data-heading">
+      <h2 id="data-heading">Export and import</h2>
+      <div class="actions">
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export', 'vellum-export.json'); return 'Export downloaded (JSON, with every version).'; })}>Export JSON</button>
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=markdown', 'vellum-notes.zip'); return 'Export downloaded (Markdown files in a zip).'; })}>Export Markdown</button>
+      </div>
+      <form class="inline" onSubmit={importFile}>
+        <label for="import-file">Import a Vellum export (JSON)</label>
+        <input id="import-file" type="file" accept="application/json,.json" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+        <button type="submit" class="secondary" disabled={!file}>Import</button>
+      </form>
+      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+    </section>
+  );
+}
+
+function DeleteAccount({ onDeleted }: { onDeleted: () => void }) {
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState('');
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (!window.confirm('Delete your account and every note in it, for good?')) return;
+    try {
+      unwrap(await api.DELETE('/api/auth/owner', { body: { password } }));
+      onDeleted();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  return (
+    <section aria-labelledby="delete-heading" class="danger-zone">
+      <h2 id="delete-heading">Delete account</h2>
+      <form onSubmit={submit}>
+        <label for="delete-password">Confirm with your password</label>
+        <input id="delete-password" type="password" autoComplete="current-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        {error && <p class="error" role="alert">{error}</p>}
+        <button type="submit" class="danger">Delete account</button>
+      </form>
+    </section>
+  );
+}

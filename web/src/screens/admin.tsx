@@ -1,0 +1,76 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage, raw, rawJson, unwrap, type AuthEvent, type User } from '../api/client';
+import { formatTime } from './notes';
+
+const PAGE = 50;
+
+export function AdminScreen({ me }: { me: User }) {
+  const [users, setUsers] = useState<User[] | null>(null);
+  const [page, setPage] = useState(0);
+  const [events, setEvents] = useState<AuthEvent[] | null>(null);
+  const [error, setError] = useState('');
+  const load = async () => {
+    try {
+      const list = unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } } }));
+      setUsers(list ?? []);
+      setEvents(await rawJson<AuthEvent[]>('/api/auth/admin/events?limit=50'));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  useEffect(() => void load(), [page]);
+  const remove = async (user: User) => {
+    if (!window.confirm(`Delete the account “${user.username}” and all its notes?`)) return;
+    const response = await raw(`/api/auth/admin/${user.id}`, { method: 'DELETE' });
+    if (!response.ok) {
+      const body = (await response.json().catch(() => ({}))) as { detail?: string };
+      setError(body.detail ?? `Could not delete (${response.status}).`);
+    }
+    await load();
+  };
+  return (
+    <div class="page">
+      <h1>Administration</h1>
+      {error && <p class="error" role="alert">{error}</p>}
+      <section aria-labelledby="users-heading">
+        <h2 id="users-heading">Users</h2>
+        {users === null ? <p class="muted">Loading…</p> : (
+          <ul class="rows table">
+            {users.map((user) => (
+              <li key={user.id} aria-label={user.username}>
+                <span class="row-title">{user.username}{user.is_admin && ' (admin)'}{user.id === me.id && ' (you)'}</span>
+                <span class="meta">joined {user.created_at ? formatTime(user.created_at) : '—'}</span>
+                <span class="actions"><button type="button" class="danger" onClick={() => remove(user)}>Delete</button></span>
+              </li>
+            ))}
+          </ul>
+        )}
+        <div class="pager">
+          <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</button>
+          <button type="button" class="secondary" disabled={(users?.length ?? 0) < PAGE} onClick={() => setPage(page + 1)}>Next</button>
+        </div>
+      </section>
+      <section aria-labelledby="events-heading">
+        <h2 id="events-heading">Audit events</h2>
+        {events === null ? <p class="muted">Loading…</p> : (
+          <div class="scroll" tabIndex={0} role="region" aria-label="Audit events table">
+            <table class="events">
+              <thead><tr><th scope="col">When</th><th scope="col">User</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">From</th></tr></thead>
+              <tbody>
+                {events.map((event) => (
+                  <tr key={event.id}>
+                    <td><time dateTime={event.created_at}>{formatTime(event.created_at)}</time></td>
+                    <td>{event.username ?? '—'}</td>
+                    <td>{event.kind}{event.detail && ` (${event.detail})`}</td>
+                    <td>{event.outcome}</td>
+                    <td>{event.ip_address ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}

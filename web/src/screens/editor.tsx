@@ -1,0 +1,186 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, errorMessage, raw, rawJson, unwrap, type Note } from '../api/client';
+import { DiffView, type NoteDiff } from '../components/diff-view';
+import { Markdown } from '../components/markdown';
+import { navigate, setNavigationGuard } from '../router';
+
+interface Conflict {
+  server: Note;
+  diff: NoteDiff | null;
+  mine: { title: string; content: string };
+}
+
+/**
+ * One note: title, Markdown text and its preview. Saves only on request (button, Ctrl/Cmd+S),
+ * each save conditional on the version the user started from (If-Match); a 412 never overwrites,
+ * it shows what changed and lets the user choose.
+ */
+export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onChanged: () => void; onDeleted: (title: string) => void }) {
+  const [note, setNote] = useState<Note | null>(null);
+  const [title, setTitle] = useState('');
+  const [content, setContent] = useState('');
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [preview, setPreview] = useState(false);
+  const titleRef = useRef<HTMLInputElement>(null);
+  const dirty = note !== null && (title !== note.title || content !== note.content);
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const loaded = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+        setNote(loaded);
+        setTitle(loaded.title);
+        setContent(loaded.content);
+        if (loaded.version === 1 && loaded.content === '') titleRef.current?.select();
+      } catch (e) {
+        setError(errorMessage(e));
+      }
+    })();
+  }, [noteId]);
+
+  // Leaving with unsaved text asks first, in the app and when closing or reloading the tab.
+  useEffect(() => {
+    if (!dirty) return;
+    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
+    window.addEventListener('beforeunload', warn);
+    setNavigationGuard(() => window.confirm('This note has unsaved changes. Leave without saving?'));
+    return () => {
+      window.removeEventListener('beforeunload', warn);
+      setNavigationGuard(null);
+    };
+  }, [dirty]);
+
+  const save = async (base = note, text = { title, content }) => {
+    if (base === null || busy) return;
+    setBusy(true);
+    setError('');
+    setStatus('Saving…');
+    try {
+      const response = await raw(`/api/notes/${noteId}/versions`, {
+        method: 'POST',
+        headers: { 'if-match': `"${base.version}"` },
+        body: JSON.stringify(text),
+      });
+      if (response.status === 412) {
+        const server = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+        const diff = await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?from=${base.version}&to=${server.version}`).catch(() => null);
+        setConflict({ server, diff, mine: text });
+        setStatus('');
+        return;
+      }
+      if (!response.ok) {
+        const body: unknown = await response.json().catch(() => undefined);
+        throw new Error(typeof body === 'object' && body && 'detail' in body ? String(body.detail) : `Save failed (${response.status})`);
+      }
+      const version = Number(/"(\d+)"/.exec(response.headers.get('etag') ?? '')?.[1] ?? base.version + 1);
+      setNote({ ...base, ...text, version, updated_at: new Date().toISOString() });
+      setTitle(text.title);
+      setContent(text.content);
+      setConflict(null);
+      setStatus(`Saved as version ${version}`);
+      onChanged();
+    } catch (e) {
+      setError(errorMessage(e));
+      setStatus('');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const saveRef = useRef(save);
+  saveRef.current = save;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 's') {
+        event.preventDefault();
+        void saveRef.current();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const remove = async () => {
+    try {
+      unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+      setNavigationGuard(null);
+      setNote(null);
+      onDeleted(title || 'Untitled');
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  if (note === null) return error ? <p class="error" role="alert">{error}</p> : <p class="muted" role="status">Loading…</p>;
+  return (
+    <form class="editor" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+      <div class="toolbar">
+        <a class="back" href="/">← Notes</a>
+        <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
+          {dirty ? 'Unsaved changes' : status || `Version ${note.version}`}
+        </span>
+        <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>
+        <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>
+        <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
+        <button type="button" class="danger" onClick={remove}>Delete</button>
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      {conflict && (
+        <ConflictPanel conflict={conflict}
+          keepMine={() => save(conflict.server, conflict.mine)}
+          takeTheirs={() => {
+            setNote(conflict.server);
+            setTitle(conflict.server.title);
+            setContent(conflict.server.content);
+            setConflict(null);
+            setStatus(`Loaded version ${conflict.server.version}`);
+          }} />
+      )}
+      <label for="title">Title</label>
+      <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
+      <div class={`panes ${preview ? 'with-preview' : ''}`}>
+        <div class="pane">
+          <label for="content">Content</label>
+          <textarea id="content" value={content} spellcheck onInput={(e) => setContent(e.currentTarget.value)} />
+        </div>
+        {preview && <Markdown source={content} label="Preview" />}
+      </div>
+    </form>
+  );
+}
+
+function ConflictPanel({ conflict, keepMine, takeTheirs }: { conflict: Conflict; keepMine: () => void; takeTheirs: () => void }) {
+  const [copied, setCopied] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(conflict.mine.content);
+      setCopied('Your text is on the clipboard.');
+    } catch {
+      setCopied('Copying was refused: select your text below and copy it.');
+    }
+  };
+  return (
+    <section class="conflict" role="alert" aria-labelledby="conflict-heading">
+      <h2 id="conflict-heading">This note changed since you opened it</h2>
+      <p>Version {conflict.server.version} was saved elsewhere. Nothing was overwritten. Choose what to keep:</p>
+      {conflict.diff ? (
+        <DiffView diff={conflict.diff} caption="Changes saved elsewhere" />
+      ) : (
+        <div class="side-by-side">
+          <div><h3>Saved elsewhere</h3><pre>{conflict.server.content}</pre></div>
+          <div><h3>Yours</h3><pre>{conflict.mine.content}</pre></div>
+        </div>
+      )}
+      <div class="actions">
+        <button type="button" onClick={keepMine}>Keep mine</button>
+        <button type="button" class="secondary" onClick={takeTheirs}>Take theirs</button>
+        <button type="button" class="secondary" onClick={copy}>Copy mine</button>
+      </div>
+      {copied && <p role="status">{copied}</p>}
+      <details><summary>Your text</summary><textarea readOnly aria-label="Your text" value={conflict.mine.content} /></details>
+    </section>
+  );
+}

@@ -1,0 +1,151 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage, raw, rawJson, unwrap, type Note, type Version, type VersionRow } from '../api/client';
+import { DiffView, type NoteDiff } from '../components/diff-view';
+import { Markdown } from '../components/markdown';
+import { navigate } from '../router';
+import { formatTime } from './notes';
+
+const PAGE = 20;
+
+/** A note's versions, newest first, a page at a time; any version, its diff, restore, a name. */
+export function HistoryScreen({ noteId }: { noteId: string }) {
+  const [note, setNote] = useState<Note | null>(null);
+  const [rows, setRows] = useState<VersionRow[] | null>(null);
+  const [page, setPage] = useState(0);
+  const [selected, setSelected] = useState<Version | null>(null);
+  const [diff, setDiff] = useState<NoteDiff | null>(null);
+  const [error, setError] = useState('');
+  const [status, setStatus] = useState('');
+  const [label, setLabel] = useState('');
+
+  const load = async () => {
+    try {
+      setNote(unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } })));
+      setRows(unwrap(await api.GET('/api/notes/{noteID}/versions', {
+        params: { path: { noteID: noteId }, query: { limit: PAGE + 1, offset: page * PAGE } },
+      })) as VersionRow[]);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  useEffect(() => void load(), [noteId, page]);
+
+  const open = async (row: VersionRow) => {
+    setError('');
+    setStatus('');
+    setDiff(null);
+    try {
+      const version = unwrap(await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: row.id } } })) as Version;
+      setSelected(version);
+      setLabel(version.label ?? '');
+      setDiff(await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?to=${version.version}`).catch(() => null));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  const compareWithCurrent = async () => {
+    if (!selected || !note) return;
+    try {
+      setDiff(await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?from=${selected.version}&to=${note.version}`));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  const restore = async () => {
+    if (!selected || !note) return;
+    setError('');
+    try {
+      const response = await raw(`/api/notes/${noteId}/restore`, {
+        method: 'POST',
+        headers: { 'if-match': `"${note.version}"` },
+        body: JSON.stringify({ version: selected.version }),
+      });
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as { detail?: string };
+        throw new Error(response.status === 412 ? 'The note changed meanwhile: reload the history and try again.' : body.detail ?? `Restore failed (${response.status})`);
+      }
+      const restored = (await response.json()) as Note;
+      setStatus(`Version ${selected.version} restored as version ${restored.version}.`);
+      setSelected(null);
+      setDiff(null);
+      setPage(0);
+      await load();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  const name = async (event: Event) => {
+    event.preventDefault();
+    if (!selected) return;
+    try {
+      const updated = await rawJson<Version>(`/api/notes/${noteId}/${selected.id}`, {
+        method: 'PATCH',
+        body: JSON.stringify({ label: label.trim() === '' ? null : label.trim() }),
+      });
+      setSelected(updated);
+      setStatus(updated.label ? `Version ${updated.version} is named “${updated.label}”.` : `Version ${updated.version} has no name now.`);
+      await load();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+
+  const visible = rows?.slice(0, PAGE) ?? [];
+  return (
+    <div class="history">
+      <div class="list-head">
+        <h1>History{note && <>: <span class="muted">{note.title || 'Untitled'}</span></>}</h1>
+        <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}`)}>Back to note</button>
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      {status && <p class="flash" role="status">{status}</p>}
+      <div class="history-grid">
+        <nav aria-label="Versions, newest first">
+          {rows === null ? <p class="muted">Loading…</p> : (
+            <ol class="rows versions">
+              {visible.map((row) => (
+                <li key={row.id}>
+                  <button type="button" class="version" aria-current={selected?.id === row.id ? 'true' : undefined}
+                    aria-describedby={`meta-${row.id}`} onClick={() => open(row)}>
+                    Version {row.version}
+                  </button>
+                  <span id={`meta-${row.id}`} class="meta">
+                    {row.version === note?.version && <strong>current · </strong>}
+                    {row.label && <strong class="label">{row.label} · </strong>}
+                    {row.restored_from != null && `restored from ${row.restored_from} · `}
+                    <time dateTime={row.created_at}>{formatTime(row.created_at)}</time>
+                  </span>
+                </li>
+              ))}
+            </ol>
+          )}
+          <div class="pager">
+            <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Newer</button>
+            <button type="button" class="secondary" disabled={(rows?.length ?? 0) <= PAGE} onClick={() => setPage(page + 1)}>Older</button>
+          </div>
+        </nav>
+        <section aria-label="Selected version" class="version-view">
+          {selected === null ? <p class="muted">Choose a version to see it, compare it or restore it.</p> : (
+            <>
+              <h2>Version {selected.version}: {selected.title || 'Untitled'}</h2>
+              <div class="actions">
+                <button type="button" onClick={restore} disabled={selected.version === note?.version}>Restore</button>
+                <button type="button" class="secondary" onClick={compareWithCurrent} disabled={selected.version === note?.version}>Compare with current</button>
+              </div>
+              <form class="inline" onSubmit={name}>
+                <label for="version-name">Version name</label>
+                <input id="version-name" value={label} maxLength={100} onInput={(e) => setLabel(e.currentTarget.value)} />
+                <button type="submit" class="secondary">Name version</button>
+              </form>
+              {diff && <DiffView diff={diff} caption={diff.from ? `Changes from version ${diff.from.version} to ${diff.to.version}` : `Version ${diff.to.version} compared with an empty note`} />}
+              <Markdown source={selected.content} label={`Version ${selected.version} rendered`} />
+            </>
+          )}
+        </section>
+      </div>
+    </div>
+  );
+}

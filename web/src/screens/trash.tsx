@@ -1,0 +1,49 @@
+import { useEffect, useState } from 'preact/hooks';
+import { errorMessage, raw, rawJson, type TrashEntry } from '../api/client';
+import { formatTime } from './notes';
+
+export function TrashScreen() {
+  const [rows, setRows] = useState<TrashEntry[] | null>(null);
+  const [error, setError] = useState('');
+  const [status, setStatus] = useState('');
+  const load = async () => {
+    try {
+      setRows(await rawJson<TrashEntry[]>('/api/trash?limit=100'));
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  useEffect(() => void load(), []);
+
+  const act = async (row: TrashEntry, purge: boolean) => {
+    setError('');
+    if (purge && !window.confirm(`Delete “${row.title || 'Untitled'}” and all its versions for good?`)) return;
+    const response = await raw(`/api/trash/${row.id}${purge ? '' : '/restore'}`, { method: purge ? 'DELETE' : 'POST' });
+    if (!response.ok) return setError(`Could not ${purge ? 'delete' : 'restore'} the note (${response.status}).`);
+    setStatus(purge ? `“${row.title || 'Untitled'}” was deleted for good.` : `“${row.title || 'Untitled'}” is back in your notes.`);
+    await load();
+  };
+
+  return (
+    <div class="page">
+      <h1>Trash</h1>
+      <p class="muted">Deleted notes stay here until their purge date, then they are deleted for good.</p>
+      {error && <p class="error" role="alert">{error}</p>}
+      {status && <p class="flash" role="status">{status}</p>}
+      {rows === null ? <p class="muted">Loading…</p> : rows.length === 0 ? <p>The trash is empty.</p> : (
+        <ul class="rows table">
+          {rows.map((row) => (
+            <li key={row.id} aria-label={row.title || 'Untitled'}>
+              <span class="row-title">{row.title || 'Untitled'}</span>
+              <span class="meta">deleted {formatTime(row.deleted_at)} · purged {formatTime(row.purge_at)}</span>
+              <span class="actions">
+                <button type="button" onClick={() => act(row, false)}>Restore</button>
+                <button type="button" class="danger" onClick={() => act(row, true)}>Delete forever</button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

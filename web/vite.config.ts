@@ -1,0 +1,18 @@
+import preact from '@preact/preset-vite';
+import { defineConfig } from 'vite';
+
+// The client builds into dist/public, which the service serves (src/web/web.routes.ts).
+export default defineConfig({
+  root: import.meta.dirname,
+  plugins: [preact({ prerender: { enabled: false } })],
+  build: {
+    outDir: '../dist/public',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    // No inline <script> or data: module preload: the page's CSP allows scripts from 'self' only.
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+    sourcemap: false,
+    target: 'es2022',
+  },
+});
