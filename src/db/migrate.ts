@@ -4,6 +4,7 @@ import * as notes from './migrations/2026-11-22-02-notes.js';
 import * as authEvents from './migrations/2026-11-22-03-auth-events.js';
 import * as trash from './migrations/2026-11-23-03-1-trash.js';
 import * as search from './migrations/2026-11-23-03-2-search.js';
+import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22-03-auth-events': authEvents,
   '2026-11-23-03-1-trash': trash,
   '2026-11-23-03-2-search': search,
+  '2026-11-23-01-1-session-generation': sessionGeneration,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,3 +1,4 @@
+import { pruneAuditEvents, pruneDeadRefreshTokens } from '../auth/retention.js';
 import type { Config } from '../config.js';
 import { indexMissingVersions } from '../search/search.index.js';
 import { purgeTrash } from '../trash/trash.service.js';
@@ -11,5 +12,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
   return [
     { name: 'trash-purge', run: (db, now) => purgeTrash(db, now, config) },
     { name: 'search-index', run: (db) => indexMissingVersions(db) },
+    { name: 'audit-retention', run: (db, now) => pruneAuditEvents(db, now, config) },
+    { name: 'refresh-token-prune', run: (db, now) => pruneDeadRefreshTokens(db, now) },
   ];
 }
