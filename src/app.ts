@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { authRoutes } from './auth/auth.routes.js';
 import type { AuthServices } from './auth/auth.service.js';
 import { createAuthHooks } from './auth/authenticate.js';
+import { findUserById } from './auth/user.repository.js';
 import { COOKIE_ROUTES_PATH, CSRF_SECRET_COOKIE, csrfCookieOptions } from './auth/cookies.js';
 import { createPasswordHasher, type PasswordHasher } from './auth/password-hasher.js';
 import { policyFromConfig } from './auth/password-policy.js';
@@ -37,10 +38,12 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
+  /** Tests only: pauses at named steps of issuing tokens (see AuthServices.checkpoint). */
+  checkpoint?: (step: string) => Promise<void>;
 }
 
 /** The whole application; main.ts and the tests build exactly this. */
-export async function buildApp({ config, database, logger, hasher, webRoot }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
@@ -84,9 +87,11 @@ export async function buildApp({ config, database, logger, hasher, webRoot }: Ap
     tokens,
     hasher: passwordHasher,
     policy: policyFromConfig(config, app.log),
+    reuseGraceSeconds: config.refreshReuseGraceSeconds,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
-  const hooks = createAuthHooks(tokens);
+  const hooks = createAuthHooks(tokens, (userId) => findUserById(database.db, userId));
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, token: config.metricsToken });
   await app.register(healthRoutes, { database });
 

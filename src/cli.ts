@@ -5,7 +5,7 @@ import { createPasswordHasher } from './auth/password-hasher.js';
 import { policyFromConfig } from './auth/password-policy.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runTask, runTasks } from './jobs/maintenance.js';
@@ -13,9 +13,8 @@ import { HISTORY_RETENTION_TASK, maintenanceTasks } from './jobs/tasks.js';
 import { pruneHistory, versionRanges } from './notes/retention.js';
 import { loggerOptions } from './logger.js';
 
-async function readPassword(): Promise<string> {
-  const fromEnv = process.env.VELLUM_PASSWORD;
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
+async function readPassword(config: Config): Promise<string> {
+  if (config.cliPassword !== undefined) return config.cliPassword;
   if (process.stdin.isTTY) process.stderr.write('Password: ');
   let input = '';
   for await (const chunk of process.stdin) {
@@ -65,15 +64,17 @@ async function run(argv: string[]): Promise<number> {
         process.stdout.write(applied.length > 0 ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
         return 0;
       case 'create-admin': {
-        const username = arg ?? process.env.ADMIN_USERNAME;
+        const username = arg ?? config.admin?.username;
         if (username === undefined || username === '') throw new CommandError('give a USERNAME (or set ADMIN_USERNAME)');
-        const created = await createAdmin(deps, username, process.env.ADMIN_PASSWORD || (await readPassword()));
+        // VELLUM_PASSWORD or standard input, never ADMIN_PASSWORD: that is the bootstrap administrator's,
+        // set wherever the server's environment is loaded, and must not become this one's silently.
+        const created = await createAdmin(deps, username, await readPassword(config));
         process.stdout.write(`created administrator "${created}"\n`);
         return 0;
       }
       case 'reset-password': {
         if (arg === undefined) throw new CommandError('give the USERNAME whose password to reset');
-        await resetPassword(deps, arg, await readPassword());
+        await resetPassword(deps, arg, await readPassword(config));
         process.stdout.write(`password reset for "${arg.toLowerCase()}"; all of its sessions were ended\n`);
         return 0;
       }

@@ -61,6 +61,10 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
       throw new ConfigError('WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process');
     }
     log = pino(loggerOptions(config)).child({ role: 'primary' });
+    if (config.redisUrl === undefined) {
+      // Each worker counts on its own: every rate limit and the login lockout are multiplied by N.
+      log.warn({ workers }, `WORKERS=${workers} without REDIS_URL: every rate limit and the login lockout are counted per worker, so they are ${workers} times looser; set REDIS_URL to share the counters`);
+    }
     if (config.secretsGenerated) {
       // Every worker must sign and verify with the same secrets, so generate them once, here.
       log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets shared by the workers; tokens will not survive a restart');

@@ -36,6 +36,12 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Days a deleted note stays restorable in the trash; 0 deletes at once. */
   readonly trashDays: number;
+  /** A rotated refresh token replayed within this many seconds is refused without ending its session. */
+  readonly refreshReuseGraceSeconds: number;
+  /** Auth events older than this many days are deleted by the maintenance job. */
+  readonly auditRetentionDays: number;
+  /** VELLUM_PASSWORD: the password the CLI's create-admin and reset-password use (else standard input). */
+  readonly cliPassword: string | undefined;
   /** Largest accepted import document, in bytes. */
   readonly importMaxBytes: number;
   /** HISTORY_RETENTION: which old versions the hourly job keeps; null keeps every version. */
@@ -103,6 +109,9 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
     historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
+    refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 3600),
+    auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 36_500),
+    cliPassword: env.VELLUM_PASSWORD === '' ? undefined : env.VELLUM_PASSWORD,
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   };
   return Object.freeze(config);

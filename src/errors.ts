@@ -57,6 +57,7 @@ export const Errors = {
   versionNotFound: make(404, 'version_not_found', 'Version not found'),
   sessionNotFound: make(404, 'session_not_found', 'Session not found'),
   usernameTaken: make(409, 'username_taken', 'Username is already in use'),
+  lastAdministrator: make(409, 'last_administrator', 'Cannot delete the last administrator'),
   versionMismatch: (current: number) =>
     new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {
       current_version: current,

@@ -18,7 +18,17 @@ export interface AuthServices {
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
+  /** A rotated refresh token replayed within this many seconds is refused without ending the session. */
+  reuseGraceSeconds: number;
+  /**
+   * Called at named steps of issuing tokens ('login:verified', 'refresh:locked'); tests pause
+   * there to run a logout or a password change in between. Absent in production.
+   */
+  checkpoint?: (step: string) => Promise<void>;
 }
+
+/** Thrown inside a login's transaction when the user's sessions were ended after the password check. */
+class SessionsEnded extends Error {}
 
 /** Where a session was opened from; recorded with its refresh token. */
 export interface ClientInfo {
@@ -120,8 +130,20 @@ export async function login(s: AuthServices, username: string, password: string,
     throw await fail(null, 'unknown user');
   }
   if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
+  await s.checkpoint?.('login:verified');
   const user = toUser(row);
-  const issued = await issueTokenPair(s.db, s.tokens, { id: user.id, admin: user.is_admin }, client);
+  let issued: IssuedTokens;
+  try {
+    issued = await s.db.transaction().execute(async (trx) => {
+      // The password was checked against the row read above. A password change, logout or deletion
+      // that finished since has moved the generation on (or removed the row): this login is void.
+      if ((await users.lockSessions(trx, row.id, row.session_generation)) === undefined) throw new SessionsEnded();
+      return issueTokenPair(trx, s.tokens, { id: user.id, admin: user.is_admin }, client);
+    });
+  } catch (error) {
+    if (error instanceof SessionsEnded) throw await fail(row.id, 'sessions ended while logging in');
+    throw error;
+  }
   await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: `session ${issued.sessionId}` });
   return { issued, user };
 }
@@ -152,6 +174,7 @@ export async function changePassword(
   const passwordHash = await s.hasher.hash(newPassword);
   const now = nowIso();
   const issued = await s.db.transaction().execute(async (trx) => {
+    await users.endSessions(trx, row.id);
     await users.updatePasswordHash(trx, row.id, passwordHash, now);
     await refreshTokens.revokeAllForUser(trx, row.id, now);
     return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
@@ -180,15 +203,23 @@ async function confirmPassword(
   return row;
 }
 
-/** Revokes every refresh token, then deletes the user and, by cascade, their notes and tokens. */
+/**
+ * Revokes every refresh token, then deletes the user and, by cascade, their notes and tokens.
+ * The last administrator is refused with 409 before anything changes.
+ */
 export async function removeUser(s: AuthServices, userId: string): Promise<boolean> {
+  const target = await users.findUserById(s.db, userId);
+  if (target === undefined) return false;
+  if (target.is_admin && !(await users.anotherAdminExists(s.db, userId))) throw Errors.lastAdministrator();
   try {
-    await refreshTokens.revokeAllForUser(s.db, userId, nowIso());
+    await endAllSessions(s.db, userId);
   } catch (error) {
     // Spec §3.1: a failure of this step is only logged; the deletion below removes the rows anyway.
     s.log.error({ err: error, userId }, 'revoking refresh tokens before deletion failed');
   }
-  return users.deleteUser(s.db, userId);
+  const outcome = await users.deleteUserKeepingAnAdmin(s.db, userId);
+  if (outcome === 'last-admin') throw Errors.lastAdministrator();
+  return outcome === 'deleted';
 }
 
 /** The event names the administrator who acted; the deleted user is in its detail. */
@@ -213,9 +244,20 @@ export async function listUsers(
   return rows.length === 0 ? null : rows.map(toUser);
 }
 
+/**
+ * Ends every session of the user: the generation moves on (logins in flight are void) and every
+ * token is revoked, under the user row's lock, which refreshes in flight hold until they commit.
+ */
+export async function endAllSessions(db: Db, userId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await users.endSessions(trx, userId);
+    await refreshTokens.revokeAllForUser(trx, userId, nowIso());
+  });
+}
+
 export async function logout(s: AuthServices, claims: Claims, client: ClientInfo): Promise<void> {
   const userId = requireUserId(claims);
-  await refreshTokens.revokeAllForUser(s.db, userId, nowIso());
+  await endAllSessions(s.db, userId);
   await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: 'all sessions revoked' });
 }
 
@@ -237,20 +279,30 @@ export async function refresh(s: AuthServices, token: string | undefined, client
     // Revoke and issue in one transaction: a concurrent refresh with the same token that loses the
     // race then finds the new token committed when it revokes the family, never in between.
     rotation = await s.db.transaction().execute(async (trx) => {
+      // The user row first, as everything that ends sessions takes it first: a logout that comes
+      // now waits for this rotation to commit and then revokes its new token too.
+      if (subject !== null && (await users.lockSessions(trx, subject)) === undefined) return { old: undefined, issued: undefined, gone: true };
+      await s.checkpoint?.('refresh:locked');
       const old = await refreshTokens.revokeIfActive(trx, tokenHash, now).catch((error: unknown) => {
         throw new StepFailure('Failed to revoke token', error); // spec §4.1 rule 9.4 has its own 500
       });
       // Spec order: revoke, then the sub check (the 400 below); the revocation is kept.
-      if (old === undefined || subject === null) return { old, issued: undefined };
-      return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old) };
+      if (old === undefined || subject === null) return { old, issued: undefined, gone: false };
+      return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old), gone: false };
     });
   } catch (error) {
     if (!isForeignKeyViolation(error)) throw error;
     await audit(s, { kind: 'refresh', outcome: 'failure', userId: subject, client, detail: 'user deleted' });
     throw Errors.invalidRefreshToken();
   }
+  if (rotation.gone) {
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: subject, client, detail: 'user deleted' });
+    throw Errors.invalidRefreshToken();
+  }
   if (rotation.old === undefined) {
-    await detectReuse(s, tokenHash, now, subject, client);
+    await detectReuse(s, tokenHash, now, subject, client).catch((error: unknown) => {
+      throw error instanceof StepFailure ? error : new StepFailure('Failed to revoke token', error);
+    });
     throw Errors.invalidRefreshToken();
   }
   requireUserId(claims);
@@ -268,6 +320,12 @@ async function detectReuse(s: AuthServices, tokenHash: string, now: string, subj
   if (row === undefined || !row.revoked || !(await refreshTokens.wasRotated(s.db, row))) {
     const detail = row === undefined ? 'unknown token' : row.revoked ? 'revoked token' : 'expired token';
     await audit(s, { kind: 'refresh', outcome: 'failure', userId: row?.user_id ?? subject, client, detail });
+    return;
+  }
+  // Two tabs or a retry racing with one token: the loser comes within the grace and is only refused.
+  const sinceRotation = Date.parse(now) - Date.parse(row.revoked_at ?? now);
+  if (sinceRotation < s.reuseGraceSeconds * 1000) {
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: row.user_id, client, detail: `rotated token replayed within the grace (session ${row.family_id})` });
     return;
   }
   const revokedCount = await refreshTokens.revokeFamily(s.db, row.family_id, now);

@@ -28,7 +28,12 @@ export interface AuthHooks {
   admin: onRequestAsyncHookHandler;
 }
 
-export function createAuthHooks(tokens: TokenService): AuthHooks {
+/** The caller's account as it is now: undefined when deleted. */
+export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createAuthHooks(tokens: TokenService, findAccount: FindAccount): AuthHooks {
   function authenticate(request: FastifyRequest): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : tokens.verify(token);
@@ -42,8 +47,14 @@ export function createAuthHooks(tokens: TokenService): AuthHooks {
     access: async (request: FastifyRequest, _reply: FastifyReply) => {
       authenticate(request);
     },
+    // The claim alone is not enough: an access token outlives a deletion or a demotion by up to its
+    // lifetime, so every admin call reads the account as it is now.
     admin: async (request: FastifyRequest, _reply: FastifyReply) => {
-      if (!authenticate(request).admin) throw Errors.forbidden();
+      const claims = authenticate(request);
+      if (!claims.admin) throw Errors.forbidden();
+      const account = UUID.test(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
+      if (account === undefined) throw Errors.unauthorized();
+      if (!account.is_admin) throw Errors.forbidden();
     },
   };
 }

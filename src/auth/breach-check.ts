@@ -38,7 +38,11 @@ export function createBreachChecker({ baseUrl, timeoutMs = 2_000, log }: BreachC
           headers: { 'Add-Padding': 'true', 'User-Agent': 'vellum-notes' },
           signal: AbortSignal.timeout(timeoutMs),
         });
-        if (!response.ok) throw new Error(`range API answered ${response.status}`);
+        if (!response.ok) {
+          // Drain the body so the connection goes back to the pool instead of lingering until GC.
+          await response.body?.cancel().catch(() => undefined);
+          throw new Error(`range API answered ${response.status}`);
+        }
         return rangeContains(await response.text(), sha1.slice(5)) ? 'breached' : 'clean';
       } catch (error) {
         log.warn({ err: error }, 'breached-password API unreachable; using the offline list');

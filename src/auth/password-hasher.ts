@@ -62,7 +62,11 @@ export function createPasswordHasher(options: HasherOptions = {}): PasswordHashe
       });
     },
     async verifyDummy(password) {
-      dummyHash ??= argon2.hash('vellum-dummy-password-for-timing', ARGON2_OPTIONS);
+      // A failed hash is forgotten, not cached: one failure must not break every unknown-user login.
+      dummyHash ??= argon2.hash('vellum-dummy-password-for-timing', ARGON2_OPTIONS).catch((error: unknown) => {
+        dummyHash = undefined;
+        throw error;
+      });
       const hash = await dummyHash;
       await limited(() => argon2.verify(hash, password));
     },

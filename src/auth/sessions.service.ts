@@ -3,6 +3,7 @@ import { Errors } from '../errors.js';
 import { audit } from './audit.service.js';
 import { requireUserId, type AuthServices, type ClientInfo } from './auth.service.js';
 import * as sessions from './sessions.repository.js';
+import * as users from './user.repository.js';
 import type { Claims } from './tokens.js';
 
 export interface Session {
@@ -35,7 +36,12 @@ export async function listSessions(s: AuthServices, claims: Claims): Promise<Ses
 /** Signs the session out everywhere it is used; its access tokens live on until they expire. */
 export async function revokeSession(s: AuthServices, claims: Claims, sessionId: string, client: ClientInfo): Promise<void> {
   const userId = requireUserId(claims);
-  const revoked = await sessions.revokeSession(s.db, userId, sessionId, nowIso());
+  // The user row's lock first, as refreshes take it: one in flight for this session commits its new
+  // token before this revokes the session, or finds its token revoked.
+  const revoked = await s.db.transaction().execute(async (trx) => {
+    await users.lockSessions(trx, userId);
+    return sessions.revokeSession(trx, userId, sessionId, nowIso());
+  });
   await audit(s, {
     kind: 'session_revoke',
     outcome: revoked > 0 ? 'success' : 'failure',

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { compiled } from '../db/compiled.js';
+import { isPostgres } from '../db/dialect.js';
 import type { Db, UsersTable } from '../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -20,6 +21,31 @@ export function findUserByUsername(db: Db, username: string): Promise<UserRow | 
   return findUserByUsernameQuery.takeFirst(db, { username });
 }
 
+/**
+ * Takes the user row's write lock until the caller's transaction ends (SQLite: the database's) and
+ * returns the session generation; undefined when the user is gone or, with `generation`, when their
+ * sessions were ended since it was read. Everything that issues or ends sessions takes this lock
+ * first, so they serialise per user and always lock the user before any of their tokens.
+ */
+const lockSessionsQuery = compiled((db, p: { id: string }) =>
+  db.updateTable('users').set((eb) => ({ session_generation: eb.ref('session_generation') })).where('id', '=', p.id)
+    .returning('session_generation'));
+const lockSessionsAtQuery = compiled((db, p: { id: string; generation: number }) =>
+  db.updateTable('users').set((eb) => ({ session_generation: eb.ref('session_generation') }))
+    .where('id', '=', p.id).where('session_generation', '=', p.generation).returning('session_generation'));
+
+export async function lockSessions(db: Db, id: string, generation?: number): Promise<number | undefined> {
+  const row = generation === undefined
+    ? await lockSessionsQuery.takeFirst(db, { id })
+    : await lockSessionsAtQuery.takeFirst(db, { id, generation });
+  return row?.session_generation;
+}
+
+/** Ends every session of the user for good: a login that read the old generation can no longer store a token. */
+export async function endSessions(db: Db, id: string): Promise<void> {
+  await db.updateTable('users').set((eb) => ({ session_generation: eb('session_generation', '+', 1) })).where('id', '=', id).execute();
+}
+
 export async function insertUser(db: Db, row: Insertable<UsersTable>): Promise<void> {
   await db.insertInto('users').values(row).execute();
 }
@@ -28,10 +54,26 @@ export async function updatePasswordHash(db: Db, id: string, passwordHash: strin
   await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
 }
 
-/** True when a row was deleted; notes, versions and refresh tokens go with it (ON DELETE CASCADE). */
-export async function deleteUser(db: Db, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/**
+ * Deletes the user unless they are the last administrator: 'deleted', 'missing' or 'last-admin'.
+ * Notes, versions and refresh tokens go with the row (ON DELETE CASCADE). The administrators' rows
+ * are locked first (PostgreSQL), so two administrators deleting each other at once cannot both
+ * succeed; SQLite's transaction holds the database's write lock for the same effect.
+ */
+export async function deleteUserKeepingAnAdmin(db: Db, id: string): Promise<'deleted' | 'missing' | 'last-admin'> {
+  return db.transaction().execute(async (trx) => {
+    // A write first, so that SQLite takes its write lock now rather than upgrading a read lock later.
+    await trx.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('id', '=', id).execute();
+    const target = await trx.selectFrom('users').select('is_admin').where('id', '=', id).executeTakeFirst();
+    if (target === undefined) return 'missing';
+    if (target.is_admin) {
+      let admins = trx.selectFrom('users').select('id').where('is_admin', '=', true);
+      if (isPostgres(trx)) admins = admins.forUpdate();
+      if ((await admins.execute()).length <= 1) return 'last-admin';
+    }
+    await trx.deleteFrom('users').where('id', '=', id).execute();
+    return 'deleted';
+  });
 }
 
 /** Ordered by creation time, then id, so pages stay stable. */
@@ -44,6 +86,11 @@ export function listUsers(db: Db, limit: number, offset: number): Promise<UserRo
     .limit(limit)
     .offset(offset)
     .execute();
+}
+
+export async function anotherAdminExists(db: Db, id: string): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where('is_admin', '=', true).where('id', '!=', id).limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function adminExists(db: Db): Promise<boolean> {

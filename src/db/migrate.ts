@@ -6,6 +6,7 @@ import * as versionMetadata from './migrations/2026-11-23-02-1-version-metadata.
 import * as trash from './migrations/2026-11-23-03-1-trash.js';
 import * as search from './migrations/2026-11-23-03-2-search.js';
 import * as searchOneIndex from './migrations/2026-11-23-03-3-search-one-index.js';
+import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -16,12 +17,15 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-03-1-trash': trash,
   '2026-11-23-03-2-search': search,
   '2026-11-23-03-3-search-one-index': searchOneIndex,
+  '2026-11-23-01-1-session-generation': sessionGeneration,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
 export function createMigrator(db: Kysely<any>): Migrator {
-  return new Migrator({ db, provider });
+  // Features landed in parallel with dated names that do not sort in landing order; each only adds
+  // columns, tables or indexes of its own, so a database that has later ones may apply earlier ones.
+  return new Migrator({ db, provider, allowUnorderedMigrations: true });
 }
 
 /** Applies every pending migration; throws with the failing migration's name. */

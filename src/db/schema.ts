@@ -13,6 +13,8 @@ export interface UsersTable {
   username: string;
   password_hash: string;
   is_admin: boolean;
+  /** Bumped whenever every session of the user ends; a login in flight checks it before storing its token. */
+  session_generation: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

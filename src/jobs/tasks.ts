@@ -1,3 +1,4 @@
+import { pruneAuditEvents, pruneDeadRefreshTokens } from '../auth/retention.js';
 import type { Config } from '../config.js';
 import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
@@ -15,5 +16,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     { name: HISTORY_RETENTION_TASK, run: async (db, now) => ({ ...(await pruneHistory(db, now, config.historyRetention)) }) },
     { name: 'trash-purge', run: (db, now) => purgeTrash(db, now, config) },
     { name: 'search-index', run: (db) => indexMissingVersions(db) },
+    { name: 'audit-retention', run: (db, now) => pruneAuditEvents(db, now, config) },
+    { name: 'refresh-token-prune', run: (db, now) => pruneDeadRefreshTokens(db, now) },
   ];
 }

@@ -119,4 +119,36 @@ forEachDatabase('admin routes', (ctx) => {
       assertProblem(await remove(id), 400, 'Resource ID missing');
     }
   });
+
+  test('admin routes read the caller\'s account on every call: deleted 401, demoted 403', async () => {
+    const gone = await newAdminSession(ctx);
+    const demoted = await newAdminSession(ctx);
+    const target = await newSession(ctx.app);
+    const events = (token: string) => ctx.app.inject({ method: 'GET', url: '/api/auth/admin/events', headers: bearer(token) });
+    assert.equal((await list('', gone.accessToken)).statusCode, 200);
+    await ctx.database.db.deleteFrom('users').where('id', '=', gone.userId).execute();
+    await ctx.database.db.updateTable('users').set({ is_admin: false }).where('id', '=', demoted.userId).execute();
+    assertProblem(await list('', gone.accessToken), 401, 'Unauthorized');
+    assertProblem(await events(gone.accessToken), 401, 'Unauthorized');
+    assertProblem(await remove(target.userId, gone.accessToken), 401, 'Unauthorized');
+    assertProblem(await list('', demoted.accessToken), 403, 'Forbidden');
+    assertProblem(await events(demoted.accessToken), 403, 'Forbidden');
+    assertProblem(await remove(target.userId, demoted.accessToken), 403, 'Forbidden');
+    assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: target.auth })).statusCode, 200);
+  });
+
+  // Last: it leaves one administrator in the database.
+  test('the last administrator cannot be deleted: 409 by admin delete and by owner delete', async () => {
+    const solo = await newAdminSession(ctx);
+    await ctx.database.db.updateTable('users').set({ is_admin: false }).where('id', '!=', solo.userId).execute();
+    assertProblem(await remove(solo.userId, solo.accessToken), 409, 'Cannot delete the last administrator');
+    const own = await ctx.app.inject({
+      method: 'DELETE', url: '/api/auth/owner', headers: bearer(solo.accessToken), payload: { password: GOOD_PASSWORD },
+    });
+    assertProblem(own, 409, 'Cannot delete the last administrator');
+    assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: solo.auth })).statusCode, 200);
+    // With a second administrator, the first can go.
+    const other = await newAdminSession(ctx);
+    assert.equal((await remove(solo.userId, other.accessToken)).statusCode, 204);
+  });
 });
