@@ -6,7 +6,7 @@ import type { Db, UsersTable } from '../db/schema.js';
 export type UserRow = Selectable<UsersTable>;
 
 /** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
-const USER_COLUMNS = ['id', 'username', 'password_hash', 'is_admin', 'created_at', 'updated_at'] as const;
+const USER_COLUMNS = ['id', 'username', 'password_hash', 'is_admin', 'session_generation', 'created_at', 'updated_at'] as const;
 
 const findUserByIdQuery = compiled((db, p: { id: string }) => db.selectFrom('users').select(USER_COLUMNS).where('id', '=', p.id));
 
