@@ -143,4 +143,4 @@ forEachDatabase('cookie routes: CSRF token and refresh', (ctx) => {
     const all = await ctx.app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: bearer(res.json().access_token) });
     assert.equal(all.statusCode, 200);
   });
-});
+}, { REFRESH_REUSE_GRACE_SECONDS: '0' }); // theft detected at once here; the grace is tested in revocation-race.test.ts
