@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { problem, sendProblem } from '../http/problem.js';
 
 /** Where `vite build` writes the client (vite.config.ts); the same place from src/ and from dist/. */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/public/', import.meta.url));
@@ -55,8 +56,8 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
       return reply.header('cache-control', 'no-cache').sendFile(file, root, { cacheControl: false });
     }
     if (!fs.existsSync(indexPath)) {
-      return reply.code(503).type('text/plain; charset=utf-8')
-        .send('The web client is not built: run `npm run build` (npm start does it for you).\n');
+      // An API-only build (tests, or `tsc` without `vite build`): client paths are simply not here.
+      return sendProblem(reply, problem(404, 'The web client is not built: run `npm run build` (npm start does it for you)', 'web_client_not_built'));
     }
     return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', root, { cacheControl: false });
   };

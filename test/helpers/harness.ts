@@ -1,3 +1,5 @@
+import path from 'node:path';
+import os from 'node:os';
 import { after, before, describe } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -67,8 +69,11 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 
 const hasher = createPasswordHasher();
 
+export const NO_WEB_CLIENT = path.join(os.tmpdir(), 'vellum-test-no-web-client');
+
 export async function buildTestApp(config: Config, database: Database): Promise<FastifyInstance> {
-  const app = await buildApp({ config, database, logger: false, hasher });
+  // No web client: API tests see the same unknown-path 404s whether or not `npm run build` has run.
+  const app = await buildApp({ config, database, logger: false, hasher, webRoot: NO_WEB_CLIENT });
   await app.ready();
   return app;
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loggerOptions } from '../../src/logger.js';
-import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
+import { forEachDatabase, GOOD_PASSWORD, newSession, NO_WEB_CLIENT, type Session } from '../helpers/harness.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -28,7 +28,7 @@ forEachDatabase('request log', (ctx) => {
   let session: Session;
 
   before(async () => {
-    app = await buildApp({ config: ctx.config, database: ctx.database, logger: memoryLogger(lines) });
+    app = await buildApp({ config: ctx.config, database: ctx.database, logger: memoryLogger(lines), webRoot: NO_WEB_CLIENT });
     await app.ready();
     session = await newSession(app, 'logged');
   });
@@ -69,7 +69,7 @@ forEachDatabase('request log', (ctx) => {
       { id: 'log-ok', method: 'GET', url: '/api/notes', headers: session.auth, route: '/api/notes', status: 200, user: true },
       { id: 'log-param', method: 'GET', url: `/api/notes/${noteId}`, headers: session.auth, route: '/api/notes/:noteID', status: 404, user: true },
       { id: 'log-401', method: 'GET', url: '/api/notes', headers: {}, route: '/api/notes', status: 401, user: false },
-      { id: 'log-unmatched', method: 'GET', url: '/nowhere', headers: {}, route: 'unmatched', status: 404, user: false },
+      { id: 'log-unmatched', method: 'GET', url: '/nowhere', headers: {}, route: '/*', status: 404, user: false },
       {
         id: 'log-bad-json', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' },
         payload: '{"username":', route: '/api/auth/login', status: 400, user: false,

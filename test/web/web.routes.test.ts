@@ -96,7 +96,8 @@ describe('web client serving', () => {
 
   test('without a build, client paths say how to build it', async () => {
     const res = await bare.inject({ url: '/' });
-    assert.equal(res.statusCode, 503);
+    assert.equal(res.statusCode, 404);
+    assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
     assert.match(res.body, /npm run build/);
     assert.equal((await bare.inject({ url: '/api/nothing' })).statusCode, 404);
   });
