@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { ADMIN } from './playwright.config';
-import { createNote, expectAccessible, GOOD_PASSWORD, logIn, signUp, uniqueName } from './fixtures';
+import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, logIn, signUp, uniqueName } from './fixtures';
 
 test('the page is served with a strict CSP and cacheable hashed assets', async ({ page, request }) => {
   const response = await request.get('/some/client/route');
@@ -47,7 +47,7 @@ test('sign up shows the rules and the server message, then notes survive a reloa
 
   await page.getByRole('button', { name: 'New note' }).click();
   await page.getByLabel('Title').fill('Groceries');
-  await page.getByLabel('Content', { exact: true }).fill('# List\n\n- apples\n- [a link](https://example.com/x)');
+  await contentBox(page).fill('# List\n\n- apples\n- [a link](https://example.com/x)');
   await expect(page.getByText('Unsaved changes')).toBeVisible();
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 2')).toBeVisible();
@@ -60,7 +60,7 @@ test('sign up shows the rules and the server message, then notes survive a reloa
 
   await page.reload();
   await expect(page.getByLabel('Title')).toHaveValue('Groceries');
-  await expect(page.getByLabel('Content', { exact: true })).toHaveValue(/apples/);
+  await expectContent(page, '# List\n\n- apples\n- [a link](https://example.com/x)');
   await page.getByRole('button', { name: 'Log out' }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   await page.reload();
@@ -103,13 +103,13 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   const id = await createNote(pageA, 'Shared', 'line one\nline two\n');
   await logIn(pageB, username);
   await pageB.goto(`/notes/${id}`);
-  await expect(pageB.getByLabel('Content', { exact: true })).toHaveValue('line one\nline two\n');
+  await expectContent(pageB, 'line one\nline two\n');
 
-  await pageA.getByLabel('Content', { exact: true }).fill('line one\nline two changed by A\n');
+  await contentBox(pageA).fill('line one\nline two changed by A\n');
   await pageA.keyboard.press('Control+s');
   await expect(pageA.getByText('Saved as version 3')).toBeVisible();
 
-  await pageB.getByLabel('Content', { exact: true }).fill('line one\nline two\nline three by B\n');
+  await contentBox(pageB).fill('line one\nline two\nline three by B\n');
   await pageB.getByRole('button', { name: 'Save' }).click();
   const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
   await expect(conflict).toBeVisible();
@@ -125,7 +125,7 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await expect(pageA.getByRole('region', { name: 'Version 3 rendered' })).toContainText('changed by A');
   await pageA.reload();
   await pageA.goto(`/notes/${id}`);
-  await expect(pageA.getByLabel('Content', { exact: true })).toHaveValue('line one\nline two\nline three by B\n');
+  await expectContent(pageA, 'line one\nline two\nline three by B\n');
   await a.close();
   await b.close();
 });
@@ -133,7 +133,7 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
 test('history, search, trash, export and import', async ({ page }) => {
   await signUp(page);
   const id = await createNote(page, 'Travel plans', 'Visit the Résumé museum');
-  await page.getByLabel('Content', { exact: true }).fill('Visit the lighthouse');
+  await contentBox(page).fill('Visit the lighthouse');
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 3')).toBeVisible();
 
@@ -199,7 +199,8 @@ test('a 375 px phone shows the list, then the note, and works by keyboard', asyn
   await expect(page.getByLabel('Title')).toBeVisible();
   await expect(page.getByRole('heading', { name: 'Notes' })).toBeHidden();
   await page.getByLabel('Title').fill('On the go');
-  await page.getByLabel('Content', { exact: true }).focus();
+  await page.keyboard.press('Tab');
+  await expect(contentBox(page)).toBeFocused();
   await page.keyboard.type('typed on a phone');
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 2')).toBeVisible();
