@@ -47,8 +47,12 @@ export async function expectContent(page: Page, text: string): Promise<void> {
 
 /** Creates a note through the UI and saves it; returns its id. */
 export async function createNote(page: Page, title: string, content: string): Promise<string> {
+  const before = page.url();
   await page.getByRole('button', { name: 'New note' }).click();
+  // Wait for the new note itself: the previous note's editor may still be on screen until then.
+  await expect(page).not.toHaveURL(before);
   await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}$/);
+  await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await page.getByLabel('Title').fill(title);
   await contentBox(page).fill(content);
   await page.getByRole('button', { name: 'Save' }).click();
