@@ -15,7 +15,7 @@ import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { DOCUMENTED_AS } from './http/schemas.js';
-import { registerThrottling } from './http/rate-limit.js';
+import { registerThrottling, type ThrottleTesting } from './http/rate-limit.js';
 import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
 import { loggerOptions } from './logger.js';
@@ -40,10 +40,12 @@ export interface AppOptions {
   webRoot?: string;
   /** Tests only: pauses at named steps of issuing tokens (see AuthServices.checkpoint). */
   checkpoint?: (step: string) => Promise<void>;
+  /** Tests only: see ThrottleTesting. */
+  throttleTesting?: ThrottleTesting;
 }
 
 /** The whole application; main.ts and the tests build exactly this. */
-export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
@@ -77,7 +79,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const passwordHasher = hasher ?? createPasswordHasher();
   // Before throttling: its per-route limits then run first, so a throttled client still gets 429.
   registerHashShedding(app, passwordHasher);
-  await registerThrottling(app, config);
+  await registerThrottling(app, config, throttleTesting);
   await registerOpenApi(app);
   app.decorateRequest('claims', null);
 

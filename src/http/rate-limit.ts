@@ -1,9 +1,10 @@
-import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
+import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { registerLoginThrottle } from '../auth/login-throttle.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import { connectRedis, createMemoryStore, createRedisStore } from './throttle-store.js';
+import { createBreaker } from './breaker.js';
+import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, type ThrottleStore } from './throttle-store.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -17,15 +18,14 @@ const UNLIMITED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
  * REDIS_URL is set so that every instance sees the same counts. Must run before routes are added:
  * the per-route limits attach themselves in an onRoute hook. RATE_LIMIT=off skips all of it.
  */
-export async function registerThrottling(app: FastifyInstance, config: Config): Promise<void> {
+export async function registerThrottling(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<void> {
   if (!config.rateLimit) return;
   const limits = config.rateLimits;
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl);
-  if (redis !== undefined) app.addHook('onClose', async () => void (await redis.quit().catch(() => redis.disconnect())));
+  const shared = config.redisUrl === undefined ? undefined : await sharedStores(app, config.redisUrl, config.redisKeyPrefix, testing);
 
   await app.register(fastifyRateLimit, {
     global: false,
-    ...(redis === undefined ? {} : { redis, nameSpace: `${config.redisKeyPrefix}rate:` }),
+    ...(shared === undefined ? {} : { store: pluginStore(shared.rate) }),
   });
 
   type Limiter = (request: FastifyRequest) => Promise<void>;
@@ -76,8 +76,39 @@ export async function registerThrottling(app: FastifyInstance, config: Config): 
     route.onRequest = [async (request) => limit(request), ...toArray(route.onRequest)];
   });
 
-  const store = redis === undefined ? createMemoryStore() : createRedisStore(redis, `${config.redisKeyPrefix}login:`);
-  registerLoginThrottle(app, store, limits.loginFailures);
+  registerLoginThrottle(app, shared?.login ?? createMemoryStore(), limits.loginFailures);
+}
+
+/** Tests only: a far longer ioredis command time-out (so a request that waited on it would fail) and a clock for the breaker. */
+export interface ThrottleTesting {
+  redisCommandTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** The Redis-backed stores, each behind one breaker that falls back to counting in memory. */
+async function sharedStores(app: FastifyInstance, url: string, prefix: string, testing: ThrottleTesting) {
+  const { redis, answering } = await connectRedis(url, testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs });
+  app.addHook('onClose', async () => {
+    // quit() waits for an answer that a hung Redis never gives.
+    if (breaker.state === 'closed') await redis.quit().catch(() => redis.disconnect());
+    else redis.disconnect();
+  });
+  const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
+  if (!answering) breaker.trip('Redis accepted the connection at start-up but did not answer');
+  const behindBreaker = (name: string) => createBreakerStore(createRedisStore(redis, `${prefix}${name}:`), createMemoryStore(), breaker);
+  return { rate: behindBreaker('rate'), login: behindBreaker('login') };
+}
+
+/** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */
+function pluginStore(store: ThrottleStore) {
+  return class implements FastifyRateLimitStore {
+    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
+      store.hit(key, timeWindow).then(({ count, remainingMs }) => callback(null, { current: count, ttl: remainingMs }), (error: Error) => callback(error));
+    }
+    child(): FastifyRateLimitStore {
+      return this;
+    }
+  };
 }
 
 /** IPv6 clients usually own a whole /64, so they are counted per /64 (the plugin's default). */

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import type { Breaker } from './breaker.js';
 
 /**
  * Expiring counters for throttling. One instance keeps them in memory; several instances share
@@ -8,6 +9,8 @@ import { Redis } from 'ioredis';
 export interface ThrottleStore {
   /** Adds one to the count under key and returns it; a new count lives ttlMs (a fixed window). */
   increment(key: string, ttlMs: number): Promise<number>;
+  /** increment, also telling how long the window has left (what a rate limiter reports). */
+  hit(key: string, ttlMs: number): Promise<{ count: number; remainingMs: number }>;
   /** Sets key for ttlMs only when it is absent; true when this call set it (a lock). */
   claim(key: string, ttlMs: number): Promise<boolean>;
   /** Milliseconds until key expires; 0 when it is absent. */
@@ -56,12 +59,19 @@ export function createMemoryStore({ maxEntries = 100_000, now = Date.now }: Memo
     }
   };
 
+  const hit = (key: string, ttlMs: number) => {
+    let entry = live(key);
+    if (entry === undefined) put(key, (entry = { value: 0, expiresAt: now() + ttlMs }));
+    entry.value += 1;
+    return { count: entry.value, remainingMs: entry.expiresAt - now() };
+  };
+
   return {
     async increment(key, ttlMs) {
-      const entry = live(key);
-      if (entry !== undefined) return ++entry.value;
-      put(key, { value: 1, expiresAt: now() + ttlMs });
-      return 1;
+      return hit(key, ttlMs).count;
+    },
+    async hit(key, ttlMs) {
+      return hit(key, ttlMs);
     },
     async claim(key, ttlMs) {
       if (live(key) !== undefined) return false;
@@ -84,14 +94,19 @@ export function createMemoryStore({ maxEntries = 100_000, now = Date.now }: Memo
 
 export function createRedisStore(redis: Redis, prefix: string): ThrottleStore {
   const k = (key: string) => prefix + key;
+  const hit = async (key: string, ttlMs: number) => {
+    // SET NX starts the window only for a new key; INCR keeps the expiry. One round trip, atomic.
+    const results = await redis.multi().set(k(key), 0, 'PX', ttlMs, 'NX').incr(k(key)).pttl(k(key)).exec();
+    if (results === null) throw new Error('Redis transaction aborted');
+    for (const [error] of results) if (error !== null) throw error;
+    const ttl = Number(results[2]![1]);
+    return { count: Number(results[1]![1]), remainingMs: ttl > 0 ? ttl : ttlMs };
+  };
   return {
     async increment(key, ttlMs) {
-      // SET NX starts the window only for a new key; INCR keeps the expiry. One round trip, atomic.
-      const results = await redis.multi().set(k(key), 0, 'PX', ttlMs, 'NX').incr(k(key)).exec();
-      const [error, count] = results?.[1] ?? [new Error('Redis transaction aborted'), null];
-      if (error !== null) throw error;
-      return Number(count);
+      return (await hit(key, ttlMs)).count;
     },
+    hit,
     async claim(key, ttlMs) {
       return (await redis.set(k(key), 1, 'PX', ttlMs, 'NX')) === 'OK';
     },
@@ -109,25 +124,65 @@ export function createRedisStore(redis: Redis, prefix: string): ThrottleStore {
 }
 
 /**
- * A client that fails fast: while Redis is unreachable, throttling commands error at once (and the
- * callers let the request through with a logged error) instead of queueing behind a reconnect.
- * Connecting is awaited, so a wrong REDIS_URL stops start-up instead of silently not throttling.
+ * Redis while it answers within the breaker's budget, memory otherwise. The memory counts start
+ * from zero when the breaker opens and are dropped when it closes: for the length of an outage,
+ * each instance throttles on its own, as one without Redis would.
  */
-export async function connectRedis(url: string): Promise<Redis> {
+export function createBreakerStore(redis: ThrottleStore, memory: ThrottleStore, breaker: Breaker): ThrottleStore {
+  return {
+    increment: (key, ttlMs) => breaker.run(() => redis.increment(key, ttlMs), () => memory.increment(key, ttlMs)),
+    hit: (key, ttlMs) => breaker.run(() => redis.hit(key, ttlMs), () => memory.hit(key, ttlMs)),
+    claim: (key, ttlMs) => breaker.run(() => redis.claim(key, ttlMs), () => memory.claim(key, ttlMs)),
+    remaining: (key) => breaker.run(() => redis.remaining(key), () => memory.remaining(key)),
+    expire: (key, ttlMs) => breaker.run(() => redis.expire(key, ttlMs), () => memory.expire(key, ttlMs)),
+    delete: (...keys) => breaker.run(() => redis.delete(...keys), () => memory.delete(...keys)),
+  };
+}
+
+/** How long start-up waits for a Redis that accepted the connection to answer its handshake. */
+const STARTUP_ANSWER_MS = 1_000;
+
+export interface RedisConnection {
+  redis: Redis;
+  /** False when Redis accepted the connection but did not answer in time: start with the breaker open. */
+  answering: boolean;
+}
+
+/**
+ * A client that fails fast: while Redis is unreachable, commands error at once instead of queueing
+ * behind a reconnect (the breaker then counts in memory). A Redis that cannot be connected to at
+ * all stops start-up, since that is a wrong REDIS_URL far more often than an outage; one that
+ * accepts the connection and then says nothing only delays start-up by STARTUP_ANSWER_MS.
+ * ioredis is imported here, so an instance without REDIS_URL never loads it.
+ */
+export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {}): Promise<RedisConnection> {
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2_000,
-    commandTimeout: 1_000,
+    commandTimeout: commandTimeoutMs,
   });
-  // Without a listener ioredis would print connection errors itself; callers log command failures.
+  // Without a listener ioredis would print connection errors itself; the breaker logs what matters.
   redis.on('error', () => {});
+  const ready = redis.connect();
+  ready.catch(() => {}); // a handshake that fails after start-up is the breaker's business
   try {
-    await redis.connect();
+    // The TCP connection first: refused, unknown host or silence until connectTimeout all end here.
+    await new Promise<void>((resolve, reject) => {
+      redis.once('connect', () => resolve());
+      ready.then(() => resolve(), reject);
+    });
   } catch (error) {
     redis.disconnect(); // or it keeps reconnecting in the background
     throw new Error(`REDIS_URL: cannot connect to Redis (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
-  return redis;
+  let timer: NodeJS.Timeout | undefined;
+  const answered = await Promise.race([
+    ready.then(() => true, () => false),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STARTUP_ANSWER_MS))),
+  ]);
+  clearTimeout(timer);
+  return { redis, answering: answered };
 }
