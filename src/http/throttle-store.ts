@@ -23,6 +23,8 @@ export interface ThrottleStore {
 interface Entry {
   value: number;
   expiresAt: number;
+  /** Set by claim: a lock, such as a login lockout in force. */
+  claimed: boolean;
 }
 
 export interface MemoryStoreOptions {
@@ -45,23 +47,36 @@ export function createMemoryStore({ maxEntries = 100_000, now = Date.now }: Memo
 
   const put = (key: string, entry: Entry) => {
     entries.set(key, entry);
-    if (entries.size > maxEntries) prune();
+    if (entries.size > maxEntries) prune(key);
   };
 
-  // Expired entries first; if that is not enough, the oldest insertions (Map keeps their order).
-  const prune = () => {
+  /**
+   * Makes room, least valuable first: expired entries; then counters of a single hit (what a flood
+   * of made-up usernames leaves); then other counters; locks last. Within each kind the oldest
+   * insertions go first (Map keeps their order). So a flood can only push out its own kind, never
+   * a lockout in force while anything else is left.
+   */
+  const prune = (keep: string) => {
     const time = now();
-    for (const [key, entry] of entries) if (entry.expiresAt <= time) entries.delete(key);
     const target = Math.floor(maxEntries * 0.9);
-    for (const key of entries.keys()) {
-      if (entries.size <= target) break;
-      entries.delete(key);
+    const passes: Array<(entry: Entry) => boolean> = [
+      (entry) => entry.expiresAt <= time,
+      (entry) => !entry.claimed && entry.value <= 1,
+      (entry) => !entry.claimed,
+      () => true,
+    ];
+    for (const [index, evictable] of passes.entries()) {
+      for (const [key, entry] of entries) {
+        // Every expired entry goes; live ones only until the map is back under the target.
+        if (index > 0 && entries.size <= target) return;
+        if (key !== keep && evictable(entry)) entries.delete(key);
+      }
     }
   };
 
   const hit = (key: string, ttlMs: number) => {
     let entry = live(key);
-    if (entry === undefined) put(key, (entry = { value: 0, expiresAt: now() + ttlMs }));
+    if (entry === undefined) put(key, (entry = { value: 0, expiresAt: now() + ttlMs, claimed: false }));
     entry.value += 1;
     return { count: entry.value, remainingMs: entry.expiresAt - now() };
   };
@@ -75,7 +90,7 @@ export function createMemoryStore({ maxEntries = 100_000, now = Date.now }: Memo
     },
     async claim(key, ttlMs) {
       if (live(key) !== undefined) return false;
-      put(key, { value: 1, expiresAt: now() + ttlMs });
+      put(key, { value: 1, expiresAt: now() + ttlMs, claimed: true });
       return true;
     },
     async remaining(key) {

@@ -69,6 +69,32 @@ test('memory store: a flood of keys is bounded', async () => {
   assert.equal(await store.remaining('k0'), 0);
 });
 
+test('memory store: expired entries are evicted before live ones', async () => {
+  let now = 0;
+  const store = createMemoryStore({ maxEntries: 100, now: () => now });
+  assert.equal(await store.increment('oldest-live', 60_000), 1);
+  for (let i = 0; i < 50; i++) await store.increment(`short${i}`, 1_000);
+  now += 1_000;
+  for (let i = 0; i < 60; i++) await store.increment(`new${i}`, 60_000);
+  // 111 keys were written; the 50 expired ones made the room, so every live one is still there.
+  assert.equal(await store.increment('oldest-live', 60_000), 2);
+  assert.equal(await store.increment('new0', 60_000), 2);
+});
+
+test('memory store: a flood of made-up usernames cannot evict a live lockout or a growing count', async () => {
+  const now = 0;
+  const store = createMemoryStore({ maxEntries: 100, now: () => now });
+  assert.equal(await store.claim('lock:victim', 60_000), true);
+  for (let i = 0; i < 4; i++) await store.increment('fail:victim', 15 * 60_000);
+  for (let i = 0; i < 10_000; i++) await store.increment(`fail:made-up-${i}`, 15 * 60_000);
+  assert.equal(await store.remaining('lock:victim'), 60_000);
+  assert.equal(await store.claim('lock:victim', 60_000), false);
+  assert.equal(await store.increment('fail:victim', 15 * 60_000), 5);
+  // The flood only pushed out its own kind, oldest first.
+  assert.equal(await store.remaining('fail:made-up-0'), 0);
+  assert.equal(await store.increment('fail:made-up-9999', 15 * 60_000), 2);
+});
+
 describe('login lockout schedule', () => {
   let now = 5_000_000;
   const app = Fastify();
