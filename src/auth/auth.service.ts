@@ -301,7 +301,9 @@ export async function refresh(s: AuthServices, token: string | undefined, client
   }
   if (rotation.old === undefined) {
     await detectReuse(s, tokenHash, now, subject, client).catch((error: unknown) => {
-      throw error instanceof StepFailure ? error : new StepFailure('Failed to revoke token', error);
+      // No step that spec §7 names failed (the token was not revoked here, none was generated):
+      // a plain 500, not the route's "Failed to generate tokens" (503 when the database is down).
+      throw new StepFailure('Internal Server Error', error);
     });
     throw Errors.invalidRefreshToken();
   }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { assertProblem, bearer, getCsrf, newAdminSession, postRefresh, refreshSession } from '../helpers/auth.js';
-import { buildTestApp, forEachDatabase, GOOD_PASSWORD, newSession } from '../helpers/harness.js';
+import { buildTestApp, forEachDatabase, GOOD_PASSWORD, newSession, problemOf } from '../helpers/harness.js';
 
 /** Spec §7's 500s: each named storage step fails, and the answer names it without internal text. */
 
@@ -117,6 +117,17 @@ forEachDatabase('storage failures', (ctx) => {
     const csrf = await getCsrf(ctx.app, s.refreshToken);
     await withFailing('InsertQueryNode', 'refresh_tokens', async (app) => {
       assert500(await postRefresh(app, s.refreshToken, csrf), 'Failed to generate tokens');
+    });
+  });
+
+  test('refresh: a failure while checking a spent token for reuse is a plain 500, not "Failed to generate tokens"', async () => {
+    const s = await newSession(ctx.app);
+    const csrf = await getCsrf(ctx.app, s.refreshToken);
+    assert.equal((await postRefresh(ctx.app, s.refreshToken, csrf)).statusCode, 200);
+    await withFailing('SelectQueryNode', 'refresh_tokens', async (app) => {
+      const res = await postRefresh(app, s.refreshToken, csrf);
+      assert500(res, 'Internal Server Error');
+      assert.equal(problemOf(res).code, 'internal_error');
     });
   });
 });
