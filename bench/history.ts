@@ -4,6 +4,10 @@
 //    baseline serving a body of the same size.
 // 2. GET /api/notes/{id} p99 alone, then while a client of its own (a separate autocannon process,
 //    one connection) diffs two unrelated 1 MiB versions in a loop: the ratio must stay under 3.
+// 3. The history pages of a note with 10,000 versions spread one a minute over a week, pruned by
+//    `vellum prune-history` with HISTORY_RETENTION=all=2d,hourly=forever (every version of the last
+//    two days, then one an hour): the first page against the deepest page, whose numbers have gaps,
+//    measured in alternating rounds; the ratio must stay within 1.5x.
 // It builds, starts `npm start`'s script on a fresh SQLite file (or PostgreSQL database from
 // BENCH_DATABASE_URL), and stops everything it started.
 import { randomBytes } from 'node:crypto';
@@ -23,12 +27,14 @@ const { values: args } = parseArgs({
   options: {
     db: { type: 'string', default: 'sqlite' },
     duration: { type: 'string', default: '6' },
+    history: { type: 'string', default: '10000' },
     connections: { type: 'string', default: '10' },
     'no-build': { type: 'boolean', default: false },
   },
 });
 const duration = Number(args.duration);
 const connections = Number(args.connections);
+const historySize = Number(args.history);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-bench-history-'));
 const log = (m: string) => process.stdout.write(`[bench:history] ${m}\n`);
 
@@ -58,14 +64,12 @@ async function main() {
   const db = await database();
   const start = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const port = await freePort();
-  const server = startChild('vellum', ['sh', '-c', start], {
-    cwd: ROOT, logFile: path.join(tmp, 'vellum.log'), maxSeconds: 15 * 60,
-    env: {
-      PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port),
-      DATABASE_URL: db.url, RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off', LOG_LEVEL: 'warn',
-      JWT_SECRET: randomBytes(32).toString('base64url'), CSRF_SECRET: randomBytes(32).toString('base64url'),
-    },
-  });
+  const env = {
+    PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port),
+    DATABASE_URL: db.url, RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off', LOG_LEVEL: 'warn',
+    JWT_SECRET: randomBytes(32).toString('base64url'), CSRF_SECRET: randomBytes(32).toString('base64url'),
+  };
+  const server = startChild('vellum', ['sh', '-c', start], { cwd: ROOT, logFile: path.join(tmp, 'vellum.log'), maxSeconds: 15 * 60, env });
   const url = `http://127.0.0.1:${port}`;
   const basePort = await freePort();
   const baseline = startChild('baseline', ['node', '--import', 'tsx', 'bench/baseline-server.ts'], {
@@ -125,12 +129,82 @@ async function main() {
     log(`GET note alone: p99 ${alone.latencyP99Ms} ms (${alone.requestsPerSec} req/s)`);
     log(`GET note while diffing 1 MiB in a loop: p99 ${during.latencyP99Ms} ms (${during.requestsPerSec} req/s); ratio ${round(during.latencyP99Ms / alone.latencyP99Ms, 2)}`);
     log(`the loop: ${loop.requests.total} diffs, p50 ${loop.latency.p50} ms, p99 ${loop.latency.p99} ms, non-2xx ${loop.non2xx}`);
+
+    await prunedHistoryPages(url, token, db.url, env);
     log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} on ${os.cpus().length} cores`);
   } finally {
     await stopAll();
     await db.drop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+const MINUTE = 60_000;
+const PAGE = 50;
+
+/** Scenario 3: see the header. */
+async function prunedHistoryPages(url: string, token: string, databaseUrl: string, env: Record<string, string | undefined>) {
+  const api = createApi(url);
+  const auth = { authorization: `Bearer ${token}` };
+  const noteId = await api.createNote(token, 'Pruned history', prose(256));
+  const writes = await runLoad(url, {
+    method: 'POST', path: `/api/notes/${noteId}/versions`, headers: auth,
+    body: JSON.stringify({ title: 'Pruned history', content: prose(256) }),
+  }, { connections: 16, duration: 0, amount: historySize - 1 });
+  if ((writes.statusCodes['204'] ?? 0) !== historySize - 1) throw new Error(`seeding history: ${JSON.stringify(writes.statusCodes)}`);
+  // Written within seconds; spread them one a minute, the newest now, so that the tiers apply.
+  await backdate(databaseUrl, noteId, Date.now());
+  const pruned = spawnSync('node', ['dist/cli.js', 'prune-history'], {
+    cwd: ROOT, encoding: 'utf8', env: { ...env, HISTORY_RETENTION: 'all=2d,hourly=forever' },
+  });
+  if (pruned.status !== 0) throw new Error(`prune-history failed: ${pruned.stderr}`);
+  log(`prune-history: ${pruned.stdout.trim().split('\n').at(-1)}`);
+
+  let kept = 0;
+  for (let offset = 0; ; offset += 100) {
+    const page = (await api.expect(200, 'GET', `/api/notes/${noteId}/versions?limit=100&offset=${offset}`, { token })).body as unknown[];
+    kept += page.length;
+    if (page.length < 100) break;
+  }
+  const deepest = Math.max(0, kept - PAGE);
+  const first: LoadRequest = { method: 'GET', path: `/api/notes/${noteId}/versions?limit=${PAGE}&offset=0`, headers: auth };
+  const deep: LoadRequest = { method: 'GET', path: `/api/notes/${noteId}/versions?limit=${PAGE}&offset=${deepest}`, headers: auth };
+  await runLoad(url, first, { connections, duration: 2 });
+  await runLoad(url, deep, { connections, duration: 2 });
+  // Alternating rounds, so that load from elsewhere on the machine hits both alike.
+  const rounds = 3;
+  const slice = Math.max(1, Math.round(duration / rounds));
+  const firstRuns = [];
+  const deepRuns = [];
+  for (let r = 0; r < rounds; r++) {
+    firstRuns.push(await runLoad(url, first, { connections, duration: slice }));
+    deepRuns.push(await runLoad(url, deep, { connections, duration: slice }));
+  }
+  const a = withoutSamples(mergeRuns(firstRuns));
+  const b = withoutSamples(mergeRuns(deepRuns));
+  log(`pruned history: ${kept} of ${historySize} versions kept; page of ${PAGE} at offset 0: p50 ${a.latencyP50Ms} ms, p99 ${a.latencyP99Ms} ms, ${a.requestsPerSec} req/s; at offset ${deepest}: p50 ${b.latencyP50Ms} ms, p99 ${b.latencyP99Ms} ms, ${b.requestsPerSec} req/s; deepest/first p50 ${round(b.latencyP50Ms / a.latencyP50Ms, 2)}x, p99 ${round(b.latencyP99Ms / a.latencyP99Ms, 2)}x (target <= 1.5x)`);
+}
+
+/** Version v of N gets created_at = newest - (N - v) minutes (straight in the database: test data only). */
+async function backdate(databaseUrl: string, noteId: string, newest: number) {
+  const top = historySize;
+  if (databaseUrl.startsWith('sqlite:')) {
+    const { default: Sqlite } = await import('better-sqlite3');
+    const sqlite = new Sqlite(databaseUrl.slice('sqlite:'.length));
+    sqlite.pragma('busy_timeout = 5000');
+    const update = sqlite.prepare('update note_versions set created_at = ? where note_id = ? and version = ?');
+    sqlite.transaction(() => {
+      for (let v = 1; v <= top; v++) update.run(new Date(newest - (top - v) * MINUTE).toISOString(), noteId, v);
+    })();
+    sqlite.close();
+    return;
+  }
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  await client.query(
+    `update note_versions set created_at = to_timestamp($2::double precision / 1000) - make_interval(mins => $3::int - version)
+     where note_id = $1`, [noteId, newest, top]);
+  await client.end();
 }
 
 await main();

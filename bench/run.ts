@@ -21,7 +21,7 @@ import { BENCH_PASSWORD, createApi, inParallel, prose, type Api } from './lib/se
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 /** Nothing this runner starts may live longer than this. */
-const MAX_RUN_SECONDS = 20 * 60;
+const MAX_RUN_SECONDS = 45 * 60;
 
 const { values: args } = parseArgs({
   options: {
@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     'storm-rate': { type: 'string', default: '200' },
     history: { type: 'string', default: '10000' },
     only: { type: 'string' },
+    skip: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
     label: { type: 'string' },
@@ -59,7 +60,9 @@ if (args.help) {
   --storm-connections N    connections of the login storm (default 64)
   --storm-rate R           also a paced storm of R logins/s in all (default 200, ~10x what is accepted; 0: skip)
   --history N              versions in the deep-history note (default 10000)
-  --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, search, login, storm'})
+  --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, search, login, storm'};
+                           history: bench/history.ts, search-scale: bench/search.ts, each with its own server)
+  --skip a,b               run all but these (results are still written, unlike with --only)
   --cpu-prof               run the server under node --cpu-prof (profile lands in bench/results/profiles/)
   --log-level L            the server's LOG_LEVEL (default info, written to a temp file)
   --label TEXT             a note stored with the results (e.g. "before verifier cache")
@@ -95,12 +98,19 @@ const settings = {
     return [kv.slice(0, at), kv.slice(at + 1)];
   })) as Record<string, string>,
 };
-const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm'] as const;
+const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm', 'history', 'search-scale'] as const;
+/** Benches with their own script and server, run after the scenarios above (their output is kept in bench/results). */
+const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: string[] }> = [
+  { id: 'history', script: 'bench/history.ts', args: ['--no-build'] },
+  { id: 'search-scale', script: 'bench/search.ts', args: ['--no-write'] },
+];
 type ScenarioId = (typeof SCENARIOS)[number];
-const selected = new Set<ScenarioId>(
-  args.only === undefined ? SCENARIOS : (args.only.split(',').map((s) => s.trim()) as ScenarioId[]),
-);
-for (const id of selected) if (!SCENARIOS.includes(id)) throw new Error(`--only: unknown scenario "${id}"`);
+const listed = (option: 'only' | 'skip') => (args[option] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '') as ScenarioId[];
+for (const option of ['only', 'skip'] as const) {
+  for (const id of listed(option)) if (!SCENARIOS.includes(id)) throw new Error(`--${option}: unknown scenario "${id}"`);
+}
+const skipped = new Set(listed('skip'));
+const selected = new Set<ScenarioId>((args.only === undefined ? [...SCENARIOS] : listed('only')).filter((id) => !skipped.has(id)));
 const write = args.write! && !args['no-write'] && args.only === undefined && !settings.cpuProf;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-bench-'));
@@ -667,6 +677,7 @@ async function main() {
   } else {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   }
+  runScriptBenches(report.date.slice(0, 10));
   log(`done in ${report.wallSeconds} s`);
 }
 
@@ -719,6 +730,22 @@ function evaluateTargets(results: Record<string, unknown>): Target[] {
     targets.push({ name: 'server peak RSS', goal: '< 200 MB', value: `${memory.peakRssMb} MB`, met: memory.peakRssMb < 200 });
   }
   return targets;
+}
+
+/** History (diff, GET note while diffing 1 MiB, pruned history pages) and search at scale. */
+function runScriptBenches(day: string): void {
+  for (const bench of SCRIPT_BENCHES) {
+    if (!selected.has(bench.id)) continue;
+    log(`${bench.id}: ${bench.script} --db ${dbKind}`);
+    // search.ts writes its own results file unless told not to; the others print only.
+    const extra = write ? bench.args.filter((a) => a !== '--no-write') : bench.args;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', bench.script, '--db', dbKind, ...extra], {
+      cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024,
+    });
+    process.stdout.write(child.stdout);
+    if (child.status !== 0) throw new Error(`${bench.script} failed (exit ${child.status})`);
+    if (write) fs.writeFileSync(path.join(ROOT, 'bench/results', `${bench.id}-${dbKind}-${day}.txt`), child.stdout);
+  }
 }
 
 // Bounded in time whatever happens: children die with us, and the run itself has a ceiling.

@@ -1,4 +1,4 @@
-import type { LoggerOptions } from 'pino';
+import { pino, type LoggerOptions } from 'pino';
 import type { Config } from './config.js';
 
 /** Secrets never reach a log line: headers that carry them and body fields that hold them are cut. */
@@ -20,4 +20,14 @@ export function loggerOptions(config: Pick<Config, 'logLevel'>): LoggerOptions {
     level: config.logLevel,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
   };
+}
+
+/**
+ * Where the server writes its lines: standard output, buffered. A synchronous write(2) per request
+ * line cost about a sixth of a note read's CPU (BENCHMARKS.md); lines are gathered up to 4 KiB and
+ * written at the latest every 100 ms, and pino flushes what is left when the process exits (also
+ * on a crash). A SIGKILL can lose the last 100 ms of lines.
+ */
+export function serverLogDestination(): pino.DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 });
 }

@@ -9,7 +9,7 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startMaintenance } from './jobs/maintenance.js';
 import { maintenanceTasks } from './jobs/tasks.js';
-import { loggerOptions } from './logger.js';
+import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 
 function readConfig(): Config {
@@ -26,7 +26,7 @@ function readConfig(): Config {
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const log = pino(loggerOptions(config));
+  const log = pino(loggerOptions(config), serverLogDestination());
   if (config.secretsGenerated) {
     log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart');
   }

@@ -13,6 +13,9 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
     sourcemap: false,
+    // .vite/manifest.json: what index.html loads and what loads later (scripts/web-size.ts).
+    // The service serves no dot-folders, so it stays private to the build.
+    manifest: true,
     target: 'es2022',
   },
 });

@@ -94,9 +94,11 @@ export async function pruneHistory(
       summary.versions += deleted.length;
       onPruned?.(note.id, deleted.sort((a, b) => a - b));
     }
-    if (notes.length < NOTE_BATCH) return summary;
+    if (notes.length < NOTE_BATCH) break;
     after = notes.at(-1)!.id;
   }
+  if (summary.versions > 0) await repo.reclaimPrunedVersions(db);
+  return summary;
 }
 
 /** Version numbers as ranges for people to read: [2, 3, 4, 7] is "2-4, 7". */

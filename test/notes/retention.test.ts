@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig, parseHistoryRetention, type HistoryRetention } from '../../src/config.js';
@@ -185,6 +186,20 @@ forEachDatabase('history retention', (ctx) => {
     for (let offset = 0; offset <= 5; offset += 1) {
       assert.deepEqual(await numbers(s, id, `?limit=2&offset=${offset}`), all.slice(offset, offset + 2));
     }
+  });
+
+  // PostgreSQL keeps deleted index entries until a vacuum; deep pages would visit each one.
+  if (ctx.kind === 'postgres') test('a prune that deleted versions vacuums the history table; one that deleted nothing does not', async () => {
+    const lastVacuum = async () => (await sql<{ at: string | null }>`
+      select last_vacuum::text as at from pg_stat_user_tables
+      where relname = 'note_versions' and schemaname = current_schema()`.execute(ctx.database.db)).rows[0]?.at ?? null;
+    const s = await newSession(ctx.app);
+    await noteWithHistory(s, ['2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', '2026-01-03T00:00:00.000Z']);
+    await pruneHistory(ctx.database.db, now, policy('all=1d'));
+    const first = await lastVacuum();
+    assert.notEqual(first, null);
+    assert.deepEqual(await pruneHistory(ctx.database.db, now, policy('all=1d')), { notes: 0, versions: 0 });
+    assert.equal(await lastVacuum(), first);
   });
 
   // Several instances share one database only on PostgreSQL.

@@ -99,7 +99,8 @@ describe('WORKERS=2 on the real server', () => {
         });
         assert.equal(status, 200);
       }
-      const pids = new Set(
+      // Request lines are buffered (written at the latest every 100 ms): wait for both workers'.
+      const requestPids = () => new Set(
         output.split('\n').flatMap((line) => {
           try {
             const entry = JSON.parse(line) as { msg?: string; route?: string; pid?: number };
@@ -109,6 +110,12 @@ describe('WORKERS=2 on the real server', () => {
           }
         }),
       );
+      const meLines = () => output.match(/"route":"\/api\/auth\/me"/g)?.length ?? 0;
+      for (const deadline = Date.now() + 10_000; meLines() < 12 && Date.now() < deadline;) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(meLines(), 12, 'one request line per request');
+      const pids = requestPids();
       assert.equal(pids.size, 2, `expected both workers to answer, saw ${[...pids].join(', ')}`);
       assert.equal((output.match(/applied database migrations/g) ?? []).length, 1, 'migrations ran once');
 

@@ -73,7 +73,8 @@ describe('graceful shutdown of the real server', () => {
         LOG_LEVEL: 'info',
       },
     });
-    exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    // 'close': the process has exited and its output has been read to the end.
+    exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
     let partial = '';
     const onOutput = (chunk: Buffer) => {
       partial += String(chunk);
@@ -170,6 +171,11 @@ describe('graceful shutdown of the real server', () => {
     ]).finally(() => clearTimeout(timer));
     assert.deepEqual(outcome, { code: 0, signal: null }, lines.join('\n'));
     assert.ok(!lines.some((line) => /shutdown timed out|shutdown failed/.test(line)), lines.join('\n'));
+    // Log lines are buffered; what was still in the buffer is written as the process exits.
+    assert.ok(lines.some((line) => {
+      const entry = logMessage(line) as { msg?: string; route?: string; status?: number } | undefined;
+      return entry?.msg === 'request' && entry.route === '/api/notes' && entry.status === 201;
+    }), lines.join('\n'));
 
     const refused = await new Promise<string>((resolve) => {
       const socket = net.connect(port, '127.0.0.1');

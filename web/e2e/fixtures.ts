@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, type Page } from '@playwright/test';
+import { expect, type Locator, type Page } from '@playwright/test';
 
 export const GOOD_PASSWORD = 'violet-Harbor-lantern-42-quietly';
 
@@ -35,12 +35,26 @@ export async function logIn(page: Page, username: string, password = GOOD_PASSWO
   await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
 }
 
+/** The note's editing surface (CodeMirror's, or the plain box while CodeMirror loads). */
+export function contentBox(page: Page): Locator {
+  return page.getByRole('textbox', { name: 'Content', exact: true });
+}
+
+/** The text as CodeMirror shows it, line by line (so this also waits for CodeMirror). */
+export async function expectContent(page: Page, text: string): Promise<void> {
+  await expect(contentBox(page).locator('.cm-line')).toHaveText(text.split('\n'));
+}
+
 /** Creates a note through the UI and saves it; returns its id. */
 export async function createNote(page: Page, title: string, content: string): Promise<string> {
+  const before = page.url();
   await page.getByRole('button', { name: 'New note' }).click();
+  // Wait for the new note itself: the previous note's editor may still be on screen until then.
+  await expect(page).not.toHaveURL(before);
   await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}$/);
+  await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await page.getByLabel('Title').fill(title);
-  await page.getByLabel('Content', { exact: true }).fill(content);
+  await contentBox(page).fill(content);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
   return page.url().split('/').pop()!;

@@ -115,4 +115,19 @@ describe('Session', () => {
     assert.equal(response.status, 401);
     assert.deepEqual(server.calls, ['POST /api/auth/login']);
   });
+
+  it('a 401 "Invalid credentials" from a password check is the answer: no refresh, still signed in', async () => {
+    const server = fakeServer({
+      'DELETE /api/auth/owner': () => json({ status: 401, detail: 'Invalid credentials', code: 'invalid_credentials' }, 401),
+    });
+    let signedOut = 0;
+    const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
+    session.setAccessToken('valid');
+    const response = await session.fetch(new Request('http://app/api/auth/owner', { method: 'DELETE', body: '{"password":"typo"}' }));
+    assert.equal(response.status, 401);
+    assert.deepEqual(await response.json(), { status: 401, detail: 'Invalid credentials', code: 'invalid_credentials' });
+    assert.deepEqual(server.calls, ['DELETE /api/auth/owner Bearer valid']);
+    assert.equal(signedOut, 0);
+    assert.equal(session.signedIn, true);
+  });
 });

@@ -84,7 +84,7 @@ export class Session {
     const retry = input.clone();
     if (this.accessToken === null && !isPublic(input.url)) await this.refresh();
     const response = await this.options.fetch(this.authorize(input));
-    if (response.status !== 401 || isPublic(input.url)) return response;
+    if (response.status !== 401 || isPublic(input.url) || (await isWrongPassword(response))) return response;
     if (!(await this.refresh())) {
       this.options.onSignedOut?.();
       return response;
@@ -104,6 +104,20 @@ export class Session {
 
   private request(path: string, init: RequestInit): Request {
     return new Request(new URL(path, this.options.baseUrl), { ...init, credentials: 'same-origin' });
+  }
+}
+
+/**
+ * A 401 "Invalid credentials" from a route that checks the password again (change password, delete
+ * account) is the answer to a typo, not an expired token: refreshing would not help, and treating
+ * it as a lost session would sign the user out.
+ */
+async function isWrongPassword(response: Response): Promise<boolean> {
+  try {
+    const body: unknown = await response.clone().json();
+    return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === 'invalid_credentials';
+  } catch {
+    return false;
   }
 }
 

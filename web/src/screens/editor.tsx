@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, raw, rawJson, unwrap, type Note } from '../api/client';
 import { DiffView, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
+import { MarkdownEditor } from '../components/markdown-editor';
 import { navigate, setNavigationGuard } from '../router';
 
 interface Conflict {
@@ -24,6 +25,7 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
+  const [replaced, setReplaced] = useState(0);
   const titleRef = useRef<HTMLInputElement>(null);
   const dirty = note !== null && (title !== note.title || content !== note.content);
 
@@ -76,9 +78,8 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
         throw new Error(typeof body === 'object' && body && 'detail' in body ? String(body.detail) : `Save failed (${response.status})`);
       }
       const version = Number(/"(\d+)"/.exec(response.headers.get('etag') ?? '')?.[1] ?? base.version + 1);
+      // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
       setNote({ ...base, ...text, version, updated_at: new Date().toISOString() });
-      setTitle(text.title);
-      setContent(text.content);
       setConflict(null);
       setStatus(`Saved as version ${version}`);
       onChanged();
@@ -93,7 +94,10 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
   const saveRef = useRef(save);
   saveRef.current = save;
   useEffect(() => {
+    // Ctrl/Cmd+S outside the text (the title, a button); inside it the editor's own keymap saves
+    // and marks the event handled, so it is not saved twice.
     const onKey = (event: KeyboardEvent) => {
+      if (event.defaultPrevented) return;
       if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 's') {
         event.preventDefault();
         void saveRef.current();
@@ -135,6 +139,7 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
             setNote(conflict.server);
             setTitle(conflict.server.title);
             setContent(conflict.server.content);
+            setReplaced(replaced + 1);
             setConflict(null);
             setStatus(`Loaded version ${conflict.server.version}`);
           }} />
@@ -143,8 +148,9 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
       <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
       <div class={`panes ${preview ? 'with-preview' : ''}`}>
         <div class="pane">
-          <label for="content">Content</label>
-          <textarea id="content" value={content} spellcheck onInput={(e) => setContent(e.currentTarget.value)} />
+          <div class="field-label">Content</div>
+          <MarkdownEditor value={content} replaced={replaced} label="Content" onChange={setContent}
+            onSave={(text) => void saveRef.current(note, { title, content: text })} />
         </div>
         {preview && <Markdown source={content} label="Preview" />}
       </div>

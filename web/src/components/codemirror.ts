@@ -1,0 +1,116 @@
+import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { markdownKeymap, markdownLanguage, pasteURLAsLink } from '@codemirror/lang-markdown';
+import { HighlightStyle, LanguageSupport, syntaxHighlighting } from '@codemirror/language';
+import { EditorSelection, EditorState, Prec } from '@codemirror/state';
+import { EditorView, keymap } from '@codemirror/view';
+import { tags } from '@lezer/highlight';
+
+/**
+ * The Markdown editor proper, loaded on demand (markdown-editor.tsx imports this module
+ * dynamically) so the first screen does not carry CodeMirror.
+ *
+ * Tab is deliberately NOT bound (no `indentWithTab`): as CodeMirror's guidance advises, Tab and
+ * Shift+Tab keep moving focus in and out of the editor like in any text field, so a keyboard user
+ * is never trapped. Lists and quotes indent with Ctrl/Cmd+] and outdent with Ctrl/Cmd+[ (the
+ * default keymap); Enter continues a list (the Markdown keymap).
+ */
+export interface MarkdownEditorOptions {
+  /** The editor lives in this element's shadow root (see below). */
+  host: HTMLElement;
+  doc: string;
+  /** The editing surface's accessible name ("Content"). */
+  label: string;
+  selection?: { anchor: number; head: number } | undefined;
+  onChange: (text: string) => void;
+  onSave: (text: string) => void;
+}
+
+export interface MarkdownEditorHandle {
+  /** Replaces the text when the app changed it (took the server's version); no-op if equal. */
+  setText(text: string): void;
+  focus(): void;
+  destroy(): void;
+}
+
+// Colours come from the page's CSS variables, so the editor follows prefers-color-scheme with the
+// rest of the app (styles.css switches the variables) instead of carrying a second theme.
+const theme = EditorView.theme({
+  '&': { color: 'var(--fg)', backgroundColor: 'var(--panel)', border: '1px solid var(--line)', borderRadius: '6px' },
+  '&.cm-focused': { outline: '3px solid var(--focus)', outlineOffset: '2px' },
+  '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: '0.95rem', lineHeight: '1.5' },
+  '.cm-content': { minHeight: '60vh', padding: '0.45rem 0', caretColor: 'var(--fg)' },
+  '.cm-line': { padding: '0 0.6rem' },
+  '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--fg)' },
+});
+
+// GFM Markdown without `markdown()`: that helper always brings the HTML, CSS and JavaScript
+// parsers along (for HTML inside Markdown), which would triple this chunk for little gain in notes.
+// What it adds otherwise is here: Enter continues lists and quotes, Backspace removes their
+// markup, and a URL pasted over selected text makes a link.
+const markdownSupport = new LanguageSupport(markdownLanguage, [Prec.high(keymap.of(markdownKeymap)), pasteURLAsLink]);
+
+const highlight = HighlightStyle.define([
+  { tag: tags.heading1, fontWeight: '700', fontSize: '1.25em' },
+  { tag: tags.heading2, fontWeight: '700', fontSize: '1.12em' },
+  { tag: [tags.heading3, tags.heading4, tags.heading5, tags.heading6], fontWeight: '700' },
+  { tag: tags.strong, fontWeight: '700' },
+  { tag: tags.emphasis, fontStyle: 'italic' },
+  { tag: tags.strikethrough, textDecoration: 'line-through' },
+  { tag: tags.link, color: 'var(--accent)', textDecoration: 'underline' },
+  { tag: tags.url, color: 'var(--muted)' },
+  { tag: tags.quote, color: 'var(--muted)', fontStyle: 'italic' },
+  // The markup itself (#, *, `, >, list marks) steps back so the words stand out.
+  { tag: [tags.processingInstruction, tags.meta, tags.contentSeparator], color: 'var(--muted)' },
+]);
+
+export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEditorHandle {
+  let current = options.doc;
+  const length = options.doc.length;
+  const clamp = (n: number) => Math.max(0, Math.min(n, length));
+  // CodeMirror injects its styles at run time. In a document it does so with a <style> element,
+  // which the page's CSP (style-src 'self', no 'unsafe-inline') refuses; in a shadow root it uses a
+  // constructed stylesheet, which CSP allows. The page's colours still reach the editor: CSS
+  // custom properties inherit into shadow trees. (An id reference cannot cross the shadow
+  // boundary, hence aria-label rather than aria-labelledby.)
+  const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });
+  const view = new EditorView({
+    parent: root,
+    root,
+    state: EditorState.create({
+      doc: options.doc,
+      selection: options.selection ? EditorSelection.single(clamp(options.selection.anchor), clamp(options.selection.head)) : undefined,
+      extensions: [
+        history(),
+        markdownSupport,
+        syntaxHighlighting(highlight),
+        EditorView.lineWrapping,
+        theme,
+        keymap.of([
+          // preventDefault even when a save is already running: the browser's "Save page" must never open.
+          { key: 'Mod-s', preventDefault: true, run: (v) => { options.onSave(v.state.doc.toString()); return true; } },
+          ...historyKeymap,
+          ...defaultKeymap,
+        ]),
+        EditorView.contentAttributes.of({
+          'aria-label': options.label,
+          spellcheck: 'true',
+          autocapitalize: 'sentences',
+        }),
+        EditorView.updateListener.of((update) => {
+          if (!update.docChanged) return;
+          current = update.state.doc.toString();
+          options.onChange(current);
+        }),
+      ],
+    }),
+  });
+  return {
+    setText(text) {
+      if (text === current) return;
+      current = text;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    focus: () => view.focus(),
+    destroy: () => view.destroy(),
+  };
+}

@@ -1,0 +1,85 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { MarkdownEditorHandle } from './codemirror';
+
+type CodeMirrorModule = typeof import('./codemirror');
+let loading: Promise<CodeMirrorModule> | null = null;
+
+/** CodeMirror arrives in its own chunk on first use; a failed load may be tried again later. */
+function loadCodeMirror(): Promise<CodeMirrorModule> {
+  loading ??= import('./codemirror').catch((error: unknown) => {
+    loading = null;
+    throw error;
+  });
+  return loading;
+}
+
+interface Props {
+  value: string;
+  /** Bumped when the app replaces the text (not when it follows the user's typing). */
+  replaced: number;
+  /** The editing surface's accessible name; the caller shows the same words as its visible label. */
+  label: string;
+  onChange: (text: string) => void;
+  /** Ctrl/Cmd+S inside the editor, with the editor's text at that moment. */
+  onSave: (text: string) => void;
+}
+
+/**
+ * The note's text: CodeMirror 6 with Markdown once its chunk has loaded. Until then (or if it
+ * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
+ * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
+ */
+export function MarkdownEditor({ value, replaced, label, onChange, onSave }: Props) {
+  const host = useRef<HTMLDivElement>(null);
+  const fallback = useRef<HTMLTextAreaElement>(null);
+  const editor = useRef<MarkdownEditorHandle | null>(null);
+  const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
+  const latest = useRef({ onChange, onSave });
+  latest.current = { onChange, onSave };
+
+  useEffect(() => {
+    let live = true;
+    loadCodeMirror().then(
+      ({ createMarkdownEditor }) => {
+        if (!live || host.current === null) return;
+        const box = fallback.current;
+        const focused = box !== null && document.activeElement === box;
+        editor.current = createMarkdownEditor({
+          host: host.current,
+          doc: box?.value ?? value,
+          label,
+          selection: box ? { anchor: box.selectionStart, head: box.selectionEnd } : undefined,
+          onChange: (text) => latest.current.onChange(text),
+          onSave: (text) => latest.current.onSave(text),
+        });
+        if (box && box.value !== value) latest.current.onChange(box.value);
+        setState('ready');
+        if (focused) editor.current.focus();
+      },
+      () => live && setState('failed'),
+    );
+    return () => {
+      live = false;
+      editor.current?.destroy();
+      editor.current = null;
+    };
+  }, []);
+
+  // Only a replacement made by the app (taking the other version) is pushed into CodeMirror;
+  // echoing back `value` on every render would race the user's typing with stale text.
+  useEffect(() => {
+    if (replaced > 0) editor.current?.setText(value);
+  }, [replaced]);
+
+  return (
+    <div class="markdown-editor">
+      <div ref={host} />
+      {state !== 'ready' && (
+        <textarea ref={fallback} class="plain-editor" aria-label={label} value={value} spellcheck
+          aria-describedby={state === 'failed' ? 'editor-failed' : undefined}
+          onInput={(e) => onChange(e.currentTarget.value)} />
+      )}
+      {state === 'failed' && <p id="editor-failed" class="hint">The Markdown editor could not load; this plain text box works the same.</p>}
+    </div>
+  );
+}
