@@ -40,7 +40,9 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
   if (!history) {
     // Only the matches that are a note's current version outside the trash (search_current, an
     // integer key look-up each, kept by triggers); ties go to the most recently written, which the
-    // keys give without reading the notes. Only the page is then joined to its notes.
+    // keys give without reading the notes. Only the page is then joined to its notes. CROSS JOIN
+    // keeps the FTS5 scan outside: written as `rowid in (select key …)`, SQLite hands the keys to
+    // FTS5, which runs the whole MATCH once per key (57 s instead of 12 ms for a common word).
     // The title tier as a score with weight on the title alone: below zero exactly when a wanted
     // clause is in the title (bm25 of a present term is never 0, FTS5 floors idf above it). Cheaper
     // than looking each row up among the title matches. A query of only exclusions has no tier (a
@@ -48,8 +50,8 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
     const titled = query.include.length > 0 ? sql`(bm25(search_history, 0, 1, 0) < 0) desc, ` : sql``;
     // bm25 weights: owner 0 (it is in every row), title 4, body 1.
     const { rows: keys } = await sql<{ key: number }>`
-      select h.rowid as key from search_history h
-      where search_history match ${match} and h.rowid in (select key from search_current)
+      select h.rowid as key from search_history h cross join search_current c on c.key = h.rowid
+      where search_history match ${match}
       order by ${titled}bm25(search_history, 0, 4, 1), h.rowid desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     if (keys.length === 0) return [];
