@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     'storm-rate': { type: 'string', default: '200' },
     history: { type: 'string', default: '10000' },
     only: { type: 'string' },
+    skip: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
     'log-level': { type: 'string', default: 'info' },
     label: { type: 'string' },
@@ -61,6 +62,7 @@ if (args.help) {
   --history N              versions in the deep-history note (default 10000)
   --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, search, login, storm'};
                            history: bench/history.ts, search-scale: bench/search.ts, each with its own server)
+  --skip a,b               run all but these (results are still written, unlike with --only)
   --cpu-prof               run the server under node --cpu-prof (profile lands in bench/results/profiles/)
   --log-level L            the server's LOG_LEVEL (default info, written to a temp file)
   --label TEXT             a note stored with the results (e.g. "before verifier cache")
@@ -103,10 +105,12 @@ const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: stri
   { id: 'search-scale', script: 'bench/search.ts', args: ['--no-write'] },
 ];
 type ScenarioId = (typeof SCENARIOS)[number];
-const selected = new Set<ScenarioId>(
-  args.only === undefined ? SCENARIOS : (args.only.split(',').map((s) => s.trim()) as ScenarioId[]),
-);
-for (const id of selected) if (!SCENARIOS.includes(id)) throw new Error(`--only: unknown scenario "${id}"`);
+const listed = (option: 'only' | 'skip') => (args[option] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '') as ScenarioId[];
+for (const option of ['only', 'skip'] as const) {
+  for (const id of listed(option)) if (!SCENARIOS.includes(id)) throw new Error(`--${option}: unknown scenario "${id}"`);
+}
+const skipped = new Set(listed('skip'));
+const selected = new Set<ScenarioId>((args.only === undefined ? [...SCENARIOS] : listed('only')).filter((id) => !skipped.has(id)));
 const write = args.write! && !args['no-write'] && args.only === undefined && !settings.cpuProf;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-bench-'));

@@ -17,8 +17,8 @@ export const INLINE_LIMIT = 64 * 1024;
 export const MAX_QUEUED = 8;
 
 export interface DiffRunner {
-  /** The diff as JSON text: `{stats, complete, hunks, unified}` (see diffJson). */
-  run(from: string, to: string, context: number, header: string): Promise<string>;
+  /** The diff as UTF-8 JSON: `{stats, complete, hunks, unified}` (see diffJson). */
+  run(from: string, to: string, context: number, header: string): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -36,7 +36,7 @@ function spawnWorker(): Worker {
 export function createDiffRunner(): DiffRunner {
   let worker: Worker | undefined;
   let nextId = 0;
-  const pending = new Map<number, { resolve: (json: string) => void; reject: (error: Error) => void }>();
+  const pending = new Map<number, { resolve: (json: Buffer) => void; reject: (error: Error) => void }>();
 
   const failAll = (error: Error) => {
     for (const job of pending.values()) job.reject(error);
@@ -46,11 +46,12 @@ export function createDiffRunner(): DiffRunner {
   const start = () => {
     const w = spawnWorker();
     w.unref();
-    w.on('message', (message: { id: number; json?: string; error?: string }) => {
+    w.on('message', (message: { id: number; bytes?: Uint8Array; error?: string }) => {
       const job = pending.get(message.id);
       if (job === undefined) return;
       pending.delete(message.id);
-      if (message.json !== undefined) job.resolve(message.json);
+      const bytes = message.bytes;
+      if (bytes !== undefined) job.resolve(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       else job.reject(new Error(`diff worker: ${message.error}`));
     });
     // A crashed worker fails its jobs (500) and is replaced by the next diff.
@@ -63,12 +64,12 @@ export function createDiffRunner(): DiffRunner {
 
   return {
     run(from, to, context, header) {
-      if (from.length + to.length <= INLINE_LIMIT) return Promise.resolve(diffJson(from, to, context, header));
+      if (from.length + to.length <= INLINE_LIMIT) return Promise.resolve(Buffer.from(diffJson(from, to, context, header)));
       if (pending.size >= MAX_QUEUED) return Promise.reject(Errors.busy(1));
       worker ??= start();
       const id = nextId++;
       const w = worker;
-      return new Promise<string>((resolve, reject) => {
+      return new Promise<Buffer>((resolve, reject) => {
         pending.set(id, { resolve, reject });
         w.postMessage({ id, from, to, context, header });
       });

@@ -87,10 +87,10 @@ export function parseDiffQuery(query: { from?: string | undefined; to?: string |
 const side = (v: repo.VersionRecord) => ({ version: v.version, version_id: v.id, created_at: v.created_at });
 
 /**
- * GET /notes/{id}/diff, answered as JSON text: the diff's lines are serialised where they are
- * computed (on the diff worker for large versions), never walked again on the event loop.
+ * GET /notes/{id}/diff, answered as UTF-8 JSON: the diff's lines are serialised and encoded where
+ * they are computed (on the diff worker for large versions), never walked again on the event loop.
  */
-export async function diffVersions(db: Db, runner: DiffRunner, ownerId: string, noteId: string, query: DiffQuery): Promise<string> {
+export async function diffVersions(db: Db, runner: DiffRunner, ownerId: string, noteId: string, query: DiffQuery): Promise<Buffer> {
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
   const toNumber = query.to ?? current;
@@ -112,6 +112,6 @@ export async function diffVersions(db: Db, runner: DiffRunner, ownerId: string, 
     to: side(to),
     title: { from: from?.title ?? null, to: to.title, changed: (from?.title ?? null) !== to.title },
   });
-  // Both are JSON objects: splice the diff's members into the head's.
-  return `${head.slice(0, -1)},${diff.slice(1)}`;
+  // Both are JSON objects: splice the diff's members into the head's (one copy of the bytes).
+  return Buffer.concat([Buffer.from(`${head.slice(0, -1)},`), diff.subarray(1)]);
 }

@@ -131,8 +131,8 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const query = history.parseDiffQuery(request.query);
     const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), query);
-    // Already serialised (see diffVersions); sent as is, not through the response schema.
-    return reply.type('application/json; charset=utf-8').serializer((payload) => payload as string).send(json as never);
+    // Already serialised (see diffVersions); a Buffer is sent as is, not through the response schema.
+    return reply.type('application/json; charset=utf-8').send(json as never);
   });
 
   app.post('/:noteID/restore', {

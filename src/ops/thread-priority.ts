@@ -40,3 +40,15 @@ export function lowerBackgroundThreadPriority(): number {
 export async function startThreadPool(): Promise<void> {
   await fs.promises.access(os.tmpdir()).catch(() => {});
 }
+
+/**
+ * For a thread started after start-up (the diff worker), called on that thread: the same lower
+ * priority, so that a diff of two large versions takes the CPU the event loop leaves over.
+ */
+export function lowerOwnThreadPriority(): void {
+  try {
+    if (os.getPriority() < BACKGROUND_NICE) os.setPriority(BACKGROUND_NICE);
+  } catch {
+    // refused by the system: priorities are an optimisation
+  }
+}

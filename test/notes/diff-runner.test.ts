@@ -9,7 +9,7 @@ test('large diffs beyond the queue bound are refused with 503 busy, the queued o
     const big = 'a\n'.repeat(INLINE_LIMIT);
     const other = 'b\n'.repeat(INLINE_LIMIT);
     const jobs = Array.from({ length: MAX_QUEUED + 2 }, () => runner.run(big, other, 3, '--- v1\n+++ v2\n').then(
-      (json) => JSON.parse(json) as { stats: { added: number; removed: number } },
+      (json) => JSON.parse(json.toString('utf8')) as { stats: { added: number; removed: number } },
       (error: unknown) => error,
     ));
     const results = await Promise.all(jobs);
@@ -19,7 +19,7 @@ test('large diffs beyond the queue bound are refused with 503 busy, the queued o
       assert.deepEqual([result.status, result.code, result.headers], [503, 'busy', { 'retry-after': '1' }]);
     }
     // The queue drained: the next one is served.
-    assert.equal(JSON.parse(await runner.run(big, other, 0, '')).complete, true);
+    assert.equal(JSON.parse((await runner.run(big, other, 0, '')).toString('utf8')).complete, true);
   } finally {
     await runner.close();
   }

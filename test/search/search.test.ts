@@ -190,6 +190,44 @@ forEachDatabase('search', (ctx) => {
     assert.equal(await indexRows(), await versionCount());
   });
 
+  test('current search sees exactly each note\'s current version after saves, restores, imports and the trash', async () => {
+    const u = await newSession(ctx.app);
+    const note = await api.createOk(u, { title: 'Kept', content: 'gecko' });
+    await api.addVersionOk(u, note.id, { title: 'Kept', content: 'iguana' });
+    const restored = await ctx.app.inject({ method: 'POST', url: `/api/notes/${note.id}/restore`, headers: u.auth, payload: { version: 1 } });
+    assert.equal(restored.statusCode, 201, restored.body);
+    assert.deepEqual(await find.titles(u, 'gecko'), ['Kept']);
+    assert.deepEqual(await find.titles(u, 'iguana'), []);
+    assert.deepEqual(await find.titles(u, 'iguana', '&history=true'), ['Kept']);
+    const doc = {
+      format: 'vellum-export', format_version: 1, exported_at: '2026-01-03T00:00:00.000Z', username: 'x',
+      notes: [{
+        id: note.id, title: 'Imported', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z',
+        versions: [
+          { version: 1, title: 'Imported', content: 'gecko iguana', created_at: '2026-01-01T00:00:00.000Z', label: null, restored_from: null },
+          { version: 3, title: 'Imported', content: 'chameleon', created_at: '2026-01-02T00:00:00.000Z', label: null, restored_from: null },
+        ],
+      }],
+    };
+    const imported = await ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...u.auth, 'content-type': 'application/json' }, payload: JSON.stringify(doc) });
+    assert.equal(imported.statusCode, 201, imported.body);
+    assert.deepEqual(await find.titles(u, 'gecko'), ['Kept']);
+    assert.deepEqual(await find.titles(u, 'chameleon'), ['Imported']);
+    assert.deepEqual(sorted(await find.titles(u, 'gecko', '&history=true')), ['Imported', 'Kept']);
+    assert.deepEqual(await find.titles(u, '-nothing'), ['Imported', 'Kept']);
+    expectNoContent(await api.remove(u, note.id));
+    assert.deepEqual(await find.titles(u, '-nothing'), ['Imported']);
+    okJson(await ctx.app.inject({ method: 'POST', url: `/api/trash/${note.id}/restore`, headers: u.auth }));
+    assert.deepEqual(await find.titles(u, 'gecko'), ['Kept']);
+    if (ctx.kind === 'sqlite') {
+      // The marker holds one entry per note outside the trash, and nothing else.
+      const { sql } = await import('kysely');
+      const { rows } = await sql<{ stray: number }>`
+        select (select count(*) from search_current) - (select count(*) from notes where deleted_at is null) as stray`.execute(ctx.database.db);
+      assert.equal(rows[0]!.stray, 0);
+    }
+  });
+
   /** Index entries and versions match one to one (history), and current entries and notes. */
   const indexRows = async () => {
     const table = ctx.kind === 'postgres' ? 'search_history' : 'search_version_keys';
