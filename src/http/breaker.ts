@@ -73,7 +73,9 @@ export function createBreaker({ log, budgetMs = REDIS_BUDGET_MS, coolDownMs = RE
       const attempt = primary();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), budgetMs);
+        // setImmediate: after a stalled event loop the timer and Redis' answer are due together;
+        // timers run before I/O, so without it a busy process would blame Redis for its own delay.
+        timer = setTimeout(() => setImmediate(() => resolve('timeout')), budgetMs);
         timer.unref();
       });
       try {

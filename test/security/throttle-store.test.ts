@@ -52,7 +52,7 @@ if (available) {
   const prefix = uniquePrefix();
   let redis: Redis | undefined;
   storeContract('redis', async () => {
-    redis ??= await connectRedis(TEST_REDIS_URL);
+    redis ??= (await connectRedis(TEST_REDIS_URL)).redis;
     return { store: createRedisStore(redis, `${prefix}${Math.random()}:`), wait: (ms) => new Promise((r) => setTimeout(r, ms)) };
   });
   after(async () => {
