@@ -7,6 +7,7 @@ import * as trash from './migrations/2026-11-23-03-1-trash.js';
 import * as search from './migrations/2026-11-23-03-2-search.js';
 import * as searchOneIndex from './migrations/2026-11-23-03-3-search-one-index.js';
 import * as searchCurrent from './migrations/2026-11-23-06-1-search-current.js';
+import * as searchEntryView from './migrations/2026-11-23-06-2-search-entry-view.js';
 import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-03-3-search-one-index': searchOneIndex,
   '2026-11-23-01-1-session-generation': sessionGeneration,
   '2026-11-23-06-1-search-current': searchCurrent,
+  '2026-11-23-06-2-search-entry-view': searchEntryView,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

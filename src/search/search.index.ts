@@ -23,8 +23,8 @@ export interface VersionToIndex {
 
 // Written as fixed SQL texts: every save runs them, and building them with Kysely each time cost
 // more than running them. The drivers keep them prepared (src/db/sqlite.ts, postgres.ts).
-const SQLITE_KEY = 'insert into search_version_keys (version_id, note_id, version) values (?, ?, ?) returning id';
-const SQLITE_ENTRY = 'insert into search_history (rowid, owner, title, body) values (?, ?, ?, ?)';
+// On SQLite a trigger on this view writes the key and the FTS5 row (migration 2026-11-23-06-2).
+const SQLITE_ENTRY = 'insert into search_entries (version_id, note_id, version, owner, title, body) values (?, ?, ?, ?, ?, ?)';
 const POSTGRES_ENTRY = 'insert into search_history (version_id, note_id, owner_id, version, tsv) values ($1, $2, $3, $4, $5::tsvector)';
 registerStatement(POSTGRES_ENTRY);
 
@@ -35,10 +35,9 @@ export async function indexVersion(db: Db, version: VersionToIndex): Promise<voi
     await db.executeQuery(CompiledQuery.raw(POSTGRES_ENTRY, [version.versionId, version.noteId, version.ownerId, version.version, tsv]));
     return;
   }
-  const { rows: [key] } = await db.executeQuery<{ id: number }>(
-    CompiledQuery.raw(SQLITE_KEY, [version.versionId, version.noteId, version.version]),
-  );
-  await db.executeQuery(CompiledQuery.raw(SQLITE_ENTRY, [key!.id, ownerTerm(version.ownerId), terms.title.join(' '), terms.body.join(' ')]));
+  await db.executeQuery(CompiledQuery.raw(SQLITE_ENTRY, [
+    version.versionId, version.noteId, version.version, ownerTerm(version.ownerId), terms.title.join(' '), terms.body.join(' '),
+  ]));
 }
 
 /** The owner as one FTS5 term, so that a match is confined to one user's notes inside the index. */
