@@ -22,7 +22,7 @@ import * as notesRepo from '../src/notes/notes.repository.js';
 import { addVersion, createNote } from '../src/notes/notes.service.js';
 import { newId } from '../src/shared/ids.js';
 import { indexMissingVersions } from '../src/search/search.index.js';
-import { createPasswordHasher } from '../src/auth/password-hasher.js';
+import { createPasswordHasher } from '../src/passwords/password-hasher.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { createPasswordHasher } from './auth/password-hasher.js';
-import { policyFromConfig } from './auth/password-policy.js';
+import { createPasswordHasher } from './passwords/password-hasher.js';
+import { policyFromConfig } from './passwords/password-policy.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
 import { ConfigError, loadConfig, type Config } from './config.js';

@@ -21,7 +21,7 @@ export interface Config {
   readonly passwordMinLength: number;
   readonly passwordMinEntropy: number;
   readonly rateLimit: boolean;
-  /** Throttling thresholds; see src/http/rate-limit.ts and src/auth/login-throttle.ts. */
+  /** Throttling thresholds; see src/http/rate-limit.ts and src/sessions/login-throttle.ts. */
   readonly rateLimits: RateLimits;
   /** Shared throttling counters across instances; in-process memory when unset. */
   readonly redisUrl: string | undefined;

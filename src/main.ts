@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { buildApp } from './app.js';
-import { bootstrapAdmin } from './auth/bootstrap-admin.js';
-import { createPasswordHasher } from './auth/password-hasher.js';
-import { policyFromConfig } from './auth/password-policy.js';
+import { bootstrapAdmin } from './accounts/bootstrap-admin.js';
+import { createPasswordHasher } from './passwords/password-hasher.js';
+import { policyFromConfig } from './passwords/password-policy.js';
 import { runWorkers } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { PasswordHasher } from '../auth/password-hasher.js';
-import { validatePassword, type PasswordPolicy } from '../auth/password-policy.js';
-import { pruneRefreshTokens, revokeAllForUser } from '../auth/refresh-token.repository.js';
-import * as users from '../auth/user.repository.js';
-import { normalizeUsername, validUsername } from '../auth/username.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
+import { pruneRefreshTokens, revokeAllForUser } from '../sessions/refresh-token.repository.js';
+import * as users from '../accounts/user.repository.js';
+import { normalizeUsername, validUsername } from '../accounts/username.js';
 import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';

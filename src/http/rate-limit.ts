@@ -1,6 +1,6 @@
 import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { registerLoginThrottle } from '../auth/login-throttle.js';
+import { registerLoginThrottle } from '../sessions/login-throttle.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import { createBreaker } from './breaker.js';

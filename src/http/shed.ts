@@ -1,5 +1,5 @@
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
-import type { PasswordHasher } from '../auth/password-hasher.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
 
 /** Routes whose work is a password hash (see the throttling table in rate-limit.ts). */

@@ -4,7 +4,7 @@ import type { Breaker } from './breaker.js';
 /**
  * Expiring counters for throttling. One instance keeps them in memory; several instances share
  * them through Redis. Both implementations have the same semantics, so the callers (the login
- * lockout in auth/login-throttle.ts) cannot tell them apart.
+ * lockout in sessions/login-throttle.ts) cannot tell them apart.
  */
 export interface ThrottleStore {
   /** Adds one to the count under key and returns it; a new count lives ttlMs (a fixed window). */

@@ -1,4 +1,4 @@
-import { pruneAuditEvents, pruneDeadRefreshTokens } from '../auth/retention.js';
+import { pruneAuditEvents, pruneDeadRefreshTokens } from '../audit/retention.js';
 import type { Config } from '../config.js';
 import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';

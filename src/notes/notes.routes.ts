@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireUserId } from '../auth/auth.service.js';
-import type { AuthHooks } from '../auth/authenticate.js';
+import { requireUserId } from '../accounts/accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { parsePage } from '../http/pagination.js';

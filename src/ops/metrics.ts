@@ -1,8 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { parseBearer } from '../auth/authenticate.js';
-import type { PasswordHasher } from '../auth/password-hasher.js';
+import { parseBearer } from '../http/access.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
 import { routePattern } from './request-log.js';
 

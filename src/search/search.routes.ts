@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireUserId } from '../auth/auth.service.js';
-import type { AuthHooks } from '../auth/authenticate.js';
-import { parseBooleanString } from '../auth/auth.schemas.js';
+import { requireUserId } from '../accounts/accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
+import { parseBooleanString } from '../accounts/accounts.schemas.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { parsePage } from '../http/pagination.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireUserId } from '../auth/auth.service.js';
-import type { AuthHooks } from '../auth/authenticate.js';
+import { requireUserId } from '../accounts/accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
 import type { Db } from '../db/schema.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';

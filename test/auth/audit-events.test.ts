@@ -1,10 +1,10 @@
-import type { AuthEvent } from '../../src/auth/audit.service.js';
+import type { AuthEvent } from '../../src/audit/audit.service.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/auth/password-hasher.js';
+import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
 import {
   assertProblem, bearer, cookieValue, decodeJwt, getCsrf, newAdminSession, postRefresh, REFRESH, refreshSession,
 } from '../helpers/auth.js';

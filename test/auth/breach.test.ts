@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createBreachChecker } from '../../src/auth/breach-check.js';
+import { createBreachChecker } from '../../src/passwords/breach-check.js';
 import { assertProblem } from '../helpers/auth.js';
 import { forEachDatabase, uniqueName } from '../helpers/harness.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { entropyBase, entropyLength, passwordEntropy } from '../../src/auth/entropy.js';
+import { entropyBase, entropyLength, passwordEntropy } from '../../src/passwords/entropy.js';
 
 describe('password entropy (CONTRACT.md "Entropy")', () => {
   test('length L: the published cases', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { pruneAuditEvents, pruneDeadRefreshTokens } from '../../src/auth/retention.js';
+import { pruneAuditEvents, pruneDeadRefreshTokens } from '../../src/audit/retention.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
 import { loadConfig } from '../../src/config.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';

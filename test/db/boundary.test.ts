@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql, type KyselyPlugin, type Kysely } from 'kysely';
-import * as users from '../../src/auth/user.repository.js';
+import * as users from '../../src/accounts/user.repository.js';
 import { compiled } from '../../src/db/compiled.js';
 import { dialectTypes } from '../../src/db/dialect-types.js';
 import { parseBytea, parseInt8, parseTimestamptz } from '../../src/db/postgres.js';

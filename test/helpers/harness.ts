@@ -3,7 +3,7 @@ import os from 'node:os';
 import { after, before, describe } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/auth/password-hasher.js';
+import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { insertRefreshToken } from '../../src/auth/refresh-token.repository.js';
+import { insertRefreshToken } from '../../src/sessions/refresh-token.repository.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { cookie as cookieOf } from '../helpers/harness.js';
 import { REFRESH, refreshSession } from '../helpers/auth.js';

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
-import { EVENT_KINDS } from '../../src/auth/audit.service.js';
+import { EVENT_KINDS } from '../../src/audit/audit.service.js';
 import { VELLUM_LOGO_SVG } from '../../src/ops/logo.js';
 import { buildOpenApiDocument } from '../../src/ops/openapi-dump.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';

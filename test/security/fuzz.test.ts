@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { createTokenService } from '../../src/auth/tokens.js';
+import { createTokenService } from '../../src/sessions/tokens.js';
 import { forEachDatabase, GOOD_PASSWORD, JWT_SECRET, newSession, signup, uniqueName, type Session } from '../helpers/harness.js';
 import { THROTTLE_ON } from './support.js';
 

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/auth/password-hasher.js';
+import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { bearer, cookieValue, CSRF_SECRET_COOKIE, getCsrf, postRefresh, REFRESH } from '../helpers/auth.js';
 import { CSRF_SECRET, forEachDatabase, GOOD_PASSWORD, JWT_SECRET, type TestContext, uniqueName } from '../helpers/harness.js';

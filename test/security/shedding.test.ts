@@ -4,7 +4,7 @@ import os from 'node:os';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher, type PasswordHasher } from '../../src/auth/password-hasher.js';
+import { createPasswordHasher, type PasswordHasher } from '../../src/passwords/password-hasher.js';
 import { AppError } from '../../src/errors.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from '../../src/ops/thread-priority.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, problemOf, type Session } from '../helpers/harness.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
-import { registerLoginThrottle } from '../../src/auth/login-throttle.js';
+import { registerLoginThrottle } from '../../src/sessions/login-throttle.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { registerErrorHandling } from '../../src/http/error-handler.js';
 import { connectRedis, createMemoryStore, createRedisStore, type ThrottleStore } from '../../src/http/throttle-store.js';

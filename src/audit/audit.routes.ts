@@ -4,8 +4,8 @@ import { parsePage } from '../http/pagination.js';
 import { documentedAs, PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
 import { UUID_PATTERN } from '../shared/ids.js';
 import { EVENT_KINDS, listEvents } from './audit.service.js';
-import type { AuthServices } from './auth.service.js';
-import type { AuthHooks } from './authenticate.js';
+import type { AuthServices } from '../accounts/accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 

@@ -4,8 +4,8 @@ import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { isUuid, newId, normalizeId } from '../shared/ids.js';
 import * as events from './audit.repository.js';
-import type { ClientInfo } from './auth.service.js';
-import { isValidUsername, normalizeUsername } from './username.js';
+import type { ClientInfo } from '../accounts/accounts.service.js';
+import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 
 /** Every kind of event the trail holds; the admin filter accepts exactly these. */
 export const EVENT_KINDS = [

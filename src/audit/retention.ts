@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/schema.js';
-import { pruneRefreshTokens } from './refresh-token.repository.js';
+import { pruneRefreshTokens } from '../sessions/refresh-token.repository.js';
 
 /**
  * Audit retention: events older than AUDIT_RETENTION_DAYS are deleted. Failed logins from anyone

@@ -3,8 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import type { AuthServices, ClientInfo } from './auth.service.js';
-import type { AuthHooks } from './authenticate.js';
+import type { AuthServices, ClientInfo } from '../accounts/accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
 import { listSessions, revokeSession } from './sessions.service.js';
 
 export const SessionSchema = Type.Object(

@@ -1,9 +1,9 @@
 import { nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
-import { audit } from './audit.service.js';
-import { requireUserId, type AuthServices, type ClientInfo } from './auth.service.js';
+import { audit } from '../audit/audit.service.js';
+import { requireUserId, type AuthServices, type ClientInfo } from '../accounts/accounts.service.js';
 import * as sessions from './sessions.repository.js';
-import * as users from './user.repository.js';
+import * as users from '../accounts/user.repository.js';
 import type { Claims } from './tokens.js';
 
 export interface Session {

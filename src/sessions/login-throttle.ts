@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Errors } from '../errors.js';
 import type { ThrottleStore } from '../http/throttle-store.js';
-import { normalizeUsername } from './username.js';
+import { normalizeUsername } from '../accounts/username.js';
 
 const LOGIN_ROUTE = '/api/auth/login';
 /** Failures are counted in a window that starts with the first one. */

@@ -5,13 +5,13 @@ import { Errors } from '../errors.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import { auditRoutes } from './audit.routes.js';
-import * as schemas from './auth.schemas.js';
-import * as auth from './auth.service.js';
-import type { AuthHooks } from './authenticate.js';
-import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
-import { assertTrustedOrigin } from './origin-check.js';
-import { sessionRoutes } from './sessions.routes.js';
+import { auditRoutes } from '../audit/audit.routes.js';
+import * as schemas from './accounts.schemas.js';
+import * as auth from './accounts.service.js';
+import type { AuthHooks } from '../http/access.js';
+import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from '../sessions/cookies.js';
+import { assertTrustedOrigin } from '../sessions/origin-check.js';
+import { sessionRoutes } from '../sessions/sessions.routes.js';
 
 export interface AuthRoutesOptions {
   config: Config;

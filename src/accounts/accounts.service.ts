@@ -4,11 +4,11 @@ import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors, StepFailure } from '../errors.js';
 import { isUuid, newId } from '../shared/ids.js';
-import { attemptedUsername, audit } from './audit.service.js';
-import type { PasswordHasher } from './password-hasher.js';
-import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from './password-policy.js';
-import * as refreshTokens from './refresh-token.repository.js';
-import type { Claims, TokenService } from './tokens.js';
+import { attemptedUsername, audit } from '../audit/audit.service.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
+import * as refreshTokens from '../sessions/refresh-token.repository.js';
+import type { Claims, TokenService } from '../sessions/tokens.js';
 import * as users from './user.repository.js';
 import { normalizeUsername, validUsername } from './username.js';
 

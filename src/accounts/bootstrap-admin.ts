@@ -4,8 +4,8 @@ import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';
 import { newId } from '../shared/ids.js';
-import type { PasswordHasher } from './password-hasher.js';
-import { validatePassword, type PasswordPolicy } from './password-policy.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
 import * as users from './user.repository.js';
 import { validUsername } from './username.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { Errors } from '../errors.js';
-import type { Claims, TokenService } from './tokens.js';
+import type { Claims, TokenService } from '../sessions/tokens.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
