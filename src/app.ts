@@ -2,11 +2,15 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCsrf from '@fastify/csrf-protection';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type onRequestHookHandler } from 'fastify';
-import { authRoutes } from './accounts/accounts.routes.js';
-import type { AuthServices } from './accounts/accounts.service.js';
-import { createAuthHooks } from './http/access.js';
+import { accountRoutes } from './accounts/accounts.routes.js';
+import type { AccountServices } from './accounts/accounts.service.js';
+import { auditRoutes } from './audit/audit.routes.js';
+import { registerAccess } from './http/access.js';
+import { policyOf, prepend } from './http/policy.js';
 import { findUserById } from './accounts/user.repository.js';
-import { COOKIE_ROUTES_PATH, CSRF_SECRET_COOKIE, csrfCookieOptions } from './sessions/cookies.js';
+import { CSRF_SECRET_COOKIE, csrfCookieOptions } from './sessions/cookies.js';
+import { sessionRoutes } from './sessions/sessions.routes.js';
+import type { SessionServices } from './sessions/sessions.service.js';
 import { createPasswordHasher, type PasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
 import { createTokenService } from './sessions/tokens.js';
@@ -38,7 +42,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps of issuing tokens (see AuthServices.checkpoint). */
+  /** Tests only: pauses at named steps of issuing tokens (see SessionServices.checkpoint). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -76,15 +80,16 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   registerRequestLog(app);
   const closing = registerGracefulClose(app);
   await registerSecurityHeaders(app, config, closing);
+  const tokens = createTokenService(config.jwtSecret);
   const passwordHasher = hasher ?? createPasswordHasher();
-  // Before throttling: its per-route limits then run first, so a throttled client still gets 429.
+  // Each of these adds the hooks that a route's config.policy asks for as the route is added, in
+  // front of the route's own; the one registered last runs first: limits, shedding, then access.
+  registerAccess(app, tokens, (userId) => findUserById(database.db, userId));
   registerHashShedding(app, passwordHasher);
   await registerThrottling(app, config, throttleTesting);
   await registerOpenApi(app);
-  app.decorateRequest('claims', null);
 
-  const tokens = createTokenService(config.jwtSecret);
-  const services: AuthServices = {
+  const services: AccountServices & SessionServices = {
     db: database.db,
     tokens,
     hasher: passwordHasher,
@@ -93,13 +98,12 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
-  const hooks = createAuthHooks(tokens, (userId) => findUserById(database.db, userId));
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, token: config.metricsToken });
   await app.register(healthRoutes, { database });
 
   await app.register(async (auth) => {
     // Cookies are set by some routes below /api/auth and read (with the CSRF check) only by those
-    // below /api/auth/cookie, so no other request parses them or runs the cookie plugin's hooks.
+    // whose policy is cookie, so no other request parses them or runs the cookie plugin's hooks.
     await auth.register(fastifyCookie, { secret: config.csrfSecret, hook: false });
     await auth.register(fastifyCsrf, {
       cookieKey: CSRF_SECRET_COOKIE,
@@ -115,16 +119,16 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
       done();
     };
     auth.addHook('onRoute', (route) => {
-      if (route.url === COOKIE_ROUTES_PATH || route.url.startsWith(`${COOKIE_ROUTES_PATH}/`)) {
-        route.onRequest = [parseCookies, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
-      }
+      if (policyOf(route).auth === 'cookie') route.onRequest = prepend(route.onRequest, parseCookies);
     });
-    await auth.register(authRoutes, { prefix: '/api/auth', config, services, hooks });
-  });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, hooks, trashDays: config.trashDays });
-  await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db, hooks });
-  await app.register(exportRoutes, { prefix: '/api', db: database.db, hooks, importMaxBytes: config.importMaxBytes });
-  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, hooks, trashDays: config.trashDays });
+    await auth.register(accountRoutes, { config, services });
+    await auth.register(sessionRoutes, { config, services });
+    await auth.register(auditRoutes, { db: database.db });
+  }, { prefix: '/api/auth' });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db });
+  await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes });
+  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

@@ -1,49 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
+import { clientInfo } from '../http/client-info.js';
 import { parsePage } from '../http/pagination.js';
+import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery } from '../http/schemas.js';
+import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
 import { normalizeId } from '../shared/ids.js';
-import { auditRoutes } from '../audit/audit.routes.js';
 import * as schemas from './accounts.schemas.js';
-import * as auth from './accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
-import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from '../sessions/cookies.js';
-import { assertTrustedOrigin } from '../sessions/origin-check.js';
-import { sessionRoutes } from '../sessions/sessions.routes.js';
+import * as accounts from './accounts.service.js';
 
-export interface AuthRoutesOptions {
+export interface AccountRoutesOptions {
   config: Config;
-  services: auth.AuthServices;
-  hooks: AuthHooks;
+  services: accounts.AccountServices;
 }
 
 /** Small bodies only: the largest legitimate one is two 256-character passwords, JSON-escaped. */
-const AUTH_BODY_LIMIT = 16 * 1024;
+export const AUTH_BODY_LIMIT = 16 * 1024;
 
-const clientInfo = (request: FastifyRequest): auth.ClientInfo => ({
-  userAgent: request.headers['user-agent'],
-  ip: request.ip,
-});
+/** The caller's own account, with its password checked: a hash per call, so the password limit. */
+const OWNER_WITH_PASSWORD: RoutePolicy = { auth: 'access', limit: 'password', hashesPassword: true, noStore: true };
+const ADMIN: RoutePolicy = { auth: 'admin', noStore: true };
+const tags = ['auth'];
 
-export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (app, { config, services, hooks }) => {
-  app.addHook('onSend', async (_request, reply) => {
-    // Tokens and account data must never sit in a shared or browser cache.
-    reply.header('cache-control', 'no-store');
-  });
-
-  // Child plugins: same /api/auth prefix, same no-store header.
-  await app.register(sessionRoutes, { services, hooks, clientInfo });
-  await app.register(auditRoutes, { services, hooks });
-
-  const sendTokens = (reply: FastifyReply, issued: auth.IssuedTokens) =>
-    setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
-
+/** Accounts: signup, the caller's own account, and the administrators' view of all; under /api/auth. */
+export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (app, { config, services }) => {
   app.post('/signup', {
     bodyLimit: AUTH_BODY_LIMIT,
-    config: { failureDetail: 'Failed to create user' },
+    config: {
+      policy: { auth: 'public', limit: 'signup', hashesPassword: true, noStore: true },
+      failureDetail: 'Failed to create user',
+      docs: { errors: [409] },
+    },
     schema: {
+      tags,
       operationId: 'signup',
       summary: 'Create an account',
       description: 'The username is lower-cased, then checked; then the password: length, breach check, entropy. 409 when the name is taken.',
@@ -51,55 +40,26 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       response: { 201: schemas.SignupResponse },
     },
   }, async (request, reply) => {
-    const created = await auth.signup(services, request.body.username, request.body.password, clientInfo(request));
+    const created = await accounts.signup(services, request.body.username, request.body.password, clientInfo(request));
     return reply.code(201).send(created);
   });
 
-  app.post('/login', {
-    bodyLimit: AUTH_BODY_LIMIT,
-    config: { failureDetail: 'Failed to generate tokens', docs: { headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
-    schema: {
-      operationId: 'login',
-      summary: 'Log in',
-      description: 'Answers a 15-minute access token and sets the 7-day refresh cookie. A wrong password and an unknown user get the same 401; '
-        + 'repeated failures lock the account for a while (429 with Retry-After).',
-      body: schemas.Credentials,
-      querystring: schemas.LoginQuery,
-      response: { 200: schemas.LoginResponse },
-    },
-  }, async (request, reply) => {
-    const { issued, user } = await auth.login(services, request.body.username, request.body.password, clientInfo(request));
-    sendTokens(reply, issued);
-    const includeUser = schemas.parseBooleanString(request.query.includeUser);
-    return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
-  });
-
   app.get('/me', {
-    onRequest: hooks.access,
-    config: { failureDetail: 'Failed to retrieve user' },
-    schema: { operationId: 'getMe', summary: 'The caller\'s account', response: { 200: schemas.UserSchema } },
-  }, async (request) => auth.getUser(services, request.claims!));
-
-  app.post('/logout', {
-    onRequest: hooks.access,
-    config: { unauthenticated: Errors.notAuthenticated, failureDetail: 'Failed to logout', docs: { headers: { 204: ['Set-Cookie'] } } },
-    schema: {
-      operationId: 'logout',
-      summary: 'Log out everywhere',
-      description: 'Revokes every refresh token of the caller and clears both cookies. Access tokens stay valid until they expire.',
-    },
-  }, async (request, reply) => {
-    await auth.logout(services, request.claims!, clientInfo(request));
-    clearAuthCookies(reply, config);
-    return reply.code(204).send();
-  });
+    // 404: the account was deleted while its access token is still valid.
+    config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },
+    schema: { tags, operationId: 'getMe', summary: 'The caller\'s account', response: { 200: schemas.UserSchema } },
+  }, async (request) => accounts.getUser(services, request.claims!));
 
   for (const url of ['/owner/', '/owner']) {
     app.put(url, {
-      onRequest: hooks.access,
       bodyLimit: AUTH_BODY_LIMIT,
-      config: { failureDetail: 'Failed to update password', docs: { headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
+      config: {
+        policy: OWNER_WITH_PASSWORD,
+        failureDetail: 'Failed to update password',
+        docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+      },
       schema: {
+        tags,
         operationId: 'changePassword',
         summary: 'Change the caller\'s password',
         description: 'Checks the old password (401), validates the new one like signup (400), ends every other session and issues a new pair.',
@@ -108,32 +68,37 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       },
     }, async (request, reply) => {
       const { old_password, new_password } = request.body;
-      const { issued, user } = await auth.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
-      sendTokens(reply, issued);
+      const { issued, user } = await accounts.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
+      setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
       return { access_token: issued.accessToken, user };
     });
 
     app.delete(url, {
-      onRequest: hooks.access,
       bodyLimit: AUTH_BODY_LIMIT,
-      config: { failureDetail: 'Failed to delete user', docs: { headers: { 204: ['Set-Cookie'] } } },
+      config: {
+        policy: OWNER_WITH_PASSWORD,
+        failureDetail: 'Failed to delete user',
+        docs: { errors: [404, 409], headers: { 204: ['Set-Cookie'] } },
+      },
       schema: {
+        tags,
         operationId: 'deleteOwnAccount',
         summary: 'Delete the caller\'s account',
-        description: 'Needs the password. Deletes the account with every note, ends its sessions and clears the cookies.',
+        description: 'Needs the password. Deletes the account with every note, ends its sessions and clears the cookies. '
+          + 'The last administrator cannot delete itself (409).',
         body: schemas.DeleteOwnerBody,
       },
     }, async (request, reply) => {
-      await auth.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
+      await accounts.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
       clearAuthCookies(reply, config);
       return reply.code(204).send();
     });
   }
 
   app.get('/admin/all', {
-    onRequest: hooks.admin,
-    config: { failureDetail: 'Failed to retrieve users' },
+    config: { policy: ADMIN, failureDetail: 'Failed to retrieve users' },
     schema: {
+      tags: ['admin'],
       operationId: 'listUsers',
       summary: 'List accounts',
       description: 'Every account, ordered by creation time then id; an empty page is null (spec).',
@@ -142,57 +107,20 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     },
   }, async (request) => {
     const { limit, offset } = parsePage(request.query);
-    return auth.listUsers(services, request.claims!, limit, offset, clientInfo(request));
+    return accounts.listUsers(services, request.claims!, limit, offset, clientInfo(request));
   });
 
   app.delete('/admin/:id', {
-    onRequest: hooks.admin,
-    config: { failureDetail: 'Failed to delete user' },
+    config: { policy: ADMIN, failureDetail: 'Failed to delete user', docs: { errors: [409] } },
     schema: {
+      tags: ['admin'],
       operationId: 'deleteUser',
       summary: 'Delete an account',
-      description: 'Deletes the account with every note and ends its sessions; 404 for an unknown id.',
+      description: 'Deletes the account with every note and ends its sessions; 404 for an unknown id, 409 for the last administrator.',
       params: schemas.UserIdParams,
     },
   }, async (request, reply) => {
-    await auth.adminDeleteUser(services, request.claims!, normalizeId(request.params.id), clientInfo(request));
+    await accounts.adminDeleteUser(services, request.claims!, normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
-  });
-
-  // Spec §4.1 rule 8: a safe method that only hands out a token, for a holder of a valid refresh cookie.
-  app.get('/cookie/csrf', {
-    config: { docs: { headers: { 204: ['X-CSRF-Token', 'Set-Cookie', 'Cache-Control'] } } },
-    schema: {
-      operationId: 'getCsrfToken',
-      summary: 'Get a CSRF token',
-      description: 'For a holder of a valid refresh cookie: the token comes in the X-CSRF-Token response header; '
-        + 'send it back in the X-CSRF-Token header of POST /api/auth/cookie/refresh.',
-    },
-  }, async (request, reply) => {
-    const claims = services.tokens.verify(request.cookies[REFRESH_COOKIE] ?? '');
-    if (claims === null || claims.type !== 'refresh') throw Errors.unauthorized();
-    const token = await reply.generateCsrf();
-    return reply.header('x-csrf-token', token).code(204).send();
-  });
-
-  app.post('/cookie/refresh', {
-    onRequest: [
-      async (request) => {
-        if (config.production) assertTrustedOrigin(request, config.trustedOrigins);
-      },
-      app.csrfProtection,
-    ],
-    config: { failureDetail: 'Failed to generate tokens', docs: { headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
-    schema: {
-      operationId: 'refresh',
-      summary: 'Trade the refresh cookie for a new access token',
-      description: 'Checks CSRF first (403), then the refresh token (401). The refresh token is single use: the answer sets a new one.',
-      headers: schemas.CsrfHeaders,
-      response: { 200: schemas.AccessTokenResponse },
-    },
-  }, async (request, reply) => {
-    const issued = await auth.refresh(services, request.cookies[REFRESH_COOKIE], clientInfo(request));
-    sendTokens(reply, issued);
-    return { access_token: issued.accessToken };
   });
 };

@@ -12,11 +12,6 @@ export const UserSchema = Type.Object(
   { $id: 'User' },
 );
 
-export const Credentials = Type.Object({
-  username: Type.String({ examples: ['alice'] }),
-  password: Type.String({ examples: ['correct horse battery staple'] }),
-});
-
 /**
  * Signup's fields are checked by hand (username.ts, password-policy.ts) so that each rule has its
  * own message; the document states the rules. The minimum length is configurable.
@@ -37,31 +32,7 @@ export function signupBody(passwordMinLength: number) {
   });
 }
 
-export const CsrfHeaders = Type.Object({
-  'x-csrf-token': Type.Optional(Type.String({
-    description: 'the token from GET /api/auth/cookie/csrf; required: without a valid one the answer is 403',
-  })),
-});
-
 export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() });
-
-export const LoginQuery = Type.Object({
-  includeUser: Type.Optional(
-    Type.Union(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].map((v) => Type.Literal(v)), {
-      description: 'also return the user (a boolean string, default false)',
-    }),
-  ),
-});
-
-export const parseBooleanString = (value: string | undefined): boolean =>
-  value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
-
-export const LoginResponse = Type.Object({
-  access_token: Type.String(),
-  user: Type.Optional(UserSchema),
-});
-
-export const AccessTokenResponse = Type.Object({ access_token: Type.String() });
 
 export const ChangePasswordBody = Type.Object({ old_password: Type.String(), new_password: Type.String() });
 export const ChangePasswordResponse = Type.Object({ access_token: Type.String(), user: UserSchema });

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
+import type { Db } from '../db/schema.js';
 import { parsePage } from '../http/pagination.js';
 import { documentedAs, PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
 import { UUID_PATTERN } from '../shared/ids.js';
 import { EVENT_KINDS, listEvents } from './audit.service.js';
-import type { AuthServices } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -36,11 +35,11 @@ const EventsQuery = Type.Object({
 });
 
 /** The audit trail, for administrators; registered under /api/auth. */
-export const auditRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; hooks: AuthHooks }> = async (app, { services, hooks }) => {
+export const auditRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
   app.get('/admin/events', {
-    onRequest: hooks.admin,
-    config: { failureDetail: 'Failed to retrieve events' },
+    config: { policy: { auth: 'admin', noStore: true }, failureDetail: 'Failed to retrieve events' },
     schema: {
+      tags: ['admin'],
       operationId: 'listAuthEvents',
       summary: 'Read the audit trail',
       description: 'Authentication events, newest first; an empty page is []',
@@ -49,6 +48,6 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ services: AuthServices; ho
     },
   }, async (request) => {
     const { user_id, kind, ...page } = request.query;
-    return listEvents(services.db, { user_id, kind }, parsePage(page));
+    return listEvents(db, { user_id, kind }, parsePage(page));
   });
 };

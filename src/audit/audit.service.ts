@@ -4,16 +4,18 @@ import { Errors } from '../errors.js';
 import type { Page } from '../http/pagination.js';
 import { isUuid, newId, normalizeId } from '../shared/ids.js';
 import * as events from './audit.repository.js';
-import type { ClientInfo } from '../accounts/accounts.service.js';
+import type { ClientInfo } from '../http/client-info.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 
 /** Every kind of event the trail holds; the admin filter accepts exactly these. */
 export const EVENT_KINDS = [
   'signup',
+  'admin_create',
   'login',
   'refresh',
   'refresh_reuse',
   'password_change',
+  'password_reset',
   'logout',
   'account_delete',
   'admin_list_users',

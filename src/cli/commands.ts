@@ -1,67 +1,40 @@
-import type { FastifyBaseLogger } from 'fastify';
-import type { PasswordHasher } from '../passwords/password-hasher.js';
-import { validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
-import { pruneRefreshTokens, revokeAllForUser } from '../sessions/refresh-token.repository.js';
-import * as users from '../accounts/user.repository.js';
-import { normalizeUsername, validUsername } from '../accounts/username.js';
-import type { Db } from '../db/schema.js';
-import { isUniqueViolation, nowIso } from '../db/values.js';
+import * as accounts from '../accounts/accounts.service.js';
+import { normalizeUsername } from '../accounts/username.js';
+import { nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';
-import { newId } from '../shared/ids.js';
+import { pruneRefreshTokens } from '../sessions/refresh-token.repository.js';
 
 /** An operator mistake: printed without a stack trace, exit code 1. */
 export class CommandError extends Error {
   override name = 'CommandError';
 }
 
-export interface CommandDeps {
-  db: Db;
-  policy: PasswordPolicy;
-  hasher: PasswordHasher;
-  log: FastifyBaseLogger;
-}
+/** What the commands need: the account functions' services without a token signer. */
+export type CommandDeps = Pick<accounts.AccountServices, 'db' | 'policy' | 'hasher' | 'log'>;
 
-async function checkedPassword(policy: PasswordPolicy, password: string): Promise<void> {
+/** The service's refusals (a bad username or password, a taken name) as an operator's message. */
+async function asCommand<T>(work: () => Promise<T>, taken?: () => string): Promise<T> {
   try {
-    await validatePassword(policy, password);
+    return await work();
   } catch (error) {
-    if (error instanceof AppError) throw new CommandError(error.detail);
-    throw error;
+    if (!(error instanceof AppError)) throw error;
+    throw new CommandError(error.code === 'username_taken' && taken !== undefined ? taken() : error.detail);
   }
 }
 
+/** Through the accounts service, as signup and the start-up bootstrap: same checks, audited. */
 export async function createAdmin(deps: CommandDeps, username: string, password: string): Promise<string> {
-  let normalized: string;
-  try {
-    normalized = validUsername(username);
-  } catch (error) {
-    if (error instanceof AppError) throw new CommandError(error.detail);
-    throw error;
-  }
-  await checkedPassword(deps.policy, password);
-  const now = nowIso();
-  try {
-    await users.insertUser(deps.db, {
-      id: newId(), username: normalized, password_hash: await deps.hasher.hash(password), is_admin: true, created_at: now, updated_at: now,
-    });
-  } catch (error) {
-    if (isUniqueViolation(error)) throw new CommandError(`user "${normalized}" already exists`);
-    throw error;
-  }
-  return normalized;
+  const created = await asCommand(
+    () => accounts.createAdmin(deps, username, password, 'the vellum CLI'),
+    () => `user "${normalizeUsername(username)}" already exists`,
+  );
+  return created.username;
 }
 
 /** Sets a new password and ends every session of the user, as a password change does. */
 export async function resetPassword(deps: CommandDeps, username: string, password: string): Promise<void> {
-  const row = await users.findUserByUsername(deps.db, normalizeUsername(username));
-  if (row === undefined) throw new CommandError(`no user "${normalizeUsername(username)}"`);
-  await checkedPassword(deps.policy, password);
-  const passwordHash = await deps.hasher.hash(password);
-  const now = nowIso();
-  await deps.db.transaction().execute(async (trx) => {
-    await users.updatePasswordHash(trx, row.id, passwordHash, now);
-    await revokeAllForUser(trx, row.id, now);
-  });
+  const reset = await asCommand(() => accounts.resetPassword(deps, username, password));
+  if (reset === undefined) throw new CommandError(`no user "${normalizeUsername(username)}"`);
 }
 
 export function pruneSessions(deps: Pick<CommandDeps, 'db'>): Promise<number> {

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireUserId } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import type { RoutePolicy } from '../http/policy.js';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';
 import { importNotes } from './import.service.js';
@@ -12,7 +12,6 @@ import { markdownZip } from './markdown-zip.js';
 
 export interface ExportRoutesOptions {
   db: Db;
-  hooks: AuthHooks;
   importMaxBytes: number;
 }
 
@@ -54,10 +53,15 @@ const tags = ['export'];
 const attachment = (username: string, now: Date, extension: string) =>
   `attachment; filename="vellum-${username}-${now.toISOString().slice(0, 10)}.${extension}"`;
 
-export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, hooks, importMaxBytes }) => {
-  app.addHook('onRequest', hooks.access);
+/** Every route here: the caller's own notes, with a valid access token. */
+const SIGNED_IN: RoutePolicy = { auth: 'access' };
+/** Everything the caller wrote: nothing may keep a copy. */
+const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
+
+export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes }) => {
 
   app.get('/export', {
+    config: { policy: EXPORT },
     schema: {
       tags,
       summary: 'Download every note with its whole history (JSON), or the current notes as Markdown files (zip)',
@@ -77,7 +81,6 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     if (format !== 'json' && format !== 'markdown') throw Errors.invalidQuery('Query parameter "format" must be "json" or "markdown"');
     const owner = await exportOwner(db, requireUserId(request.claims!));
     const now = new Date();
-    reply.header('cache-control', 'no-store');
     if (format === 'markdown') {
       const zip = await markdownZip(db, owner.id);
       return reply.type('application/zip').header('content-disposition', attachment(owner.username, now, 'zip')).send(zip as never);
@@ -87,6 +90,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   });
 
   app.post('/import', {
+    config: { policy: SIGNED_IN },
     bodyLimit: importMaxBytes,
     schema: {
       tags,

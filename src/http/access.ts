@@ -1,6 +1,7 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { Errors } from '../errors.js';
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { Errors, type AppError } from '../errors.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
+import { policyOf, prepend } from './policy.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -9,7 +10,7 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /** The 401 detail when this route gets no valid claims (logout says "Not authenticated"). */
-    unauthenticated?: () => import('../errors.js').AppError;
+    unauthenticated?: () => AppError;
   }
 }
 
@@ -21,40 +22,42 @@ export function parseBearer(header: string | undefined): string | undefined {
   return fields[1];
 }
 
-export interface AuthHooks {
-  /** Any valid access token. */
-  access: onRequestAsyncHookHandler;
-  /** An access token whose admin claim is true. */
-  admin: onRequestAsyncHookHandler;
-}
-
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function createAuthHooks(tokens: TokenService, findAccount: FindAccount): AuthHooks {
-  function authenticate(request: FastifyRequest): Claims {
+/**
+ * Enforces each route's `policy.auth` (policy.ts) with a hook before the route's own: access needs
+ * a valid access token, admin one of an account that is an administrator now. Register before the
+ * routes, and before throttling (whose limits then run first).
+ */
+export function registerAccess(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount): void {
+  function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : tokens.verify(token);
-    if (claims === null || claims.type !== 'access') {
-      throw (request.routeOptions.config.unauthenticated ?? Errors.unauthorized)();
-    }
+    if (claims === null || claims.type !== 'access') throw unauthenticated();
     request.claims = claims;
     return claims;
   }
-  return {
-    access: async (request: FastifyRequest, _reply: FastifyReply) => {
-      authenticate(request);
-    },
-    // The claim alone is not enough: an access token outlives a deletion or a demotion by up to its
-    // lifetime, so every admin call reads the account as it is now.
-    admin: async (request: FastifyRequest, _reply: FastifyReply) => {
-      const claims = authenticate(request);
-      if (!claims.admin) throw Errors.forbidden();
-      const account = UUID.test(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
-      if (account === undefined) throw Errors.unauthorized();
-      if (!account.is_admin) throw Errors.forbidden();
-    },
-  };
+  app.decorateRequest('claims', null);
+  app.addHook('onRoute', (route) => {
+    const { auth } = policyOf(route);
+    if (auth !== 'access' && auth !== 'admin') return;
+    const unauthenticated = route.config?.unauthenticated ?? Errors.unauthorized;
+    const hook: onRequestAsyncHookHandler = auth === 'access'
+      ? async (request) => {
+        authenticate(request, unauthenticated);
+      }
+      // The claim alone is not enough: an access token outlives a deletion or a demotion by up to
+      // its lifetime, so every admin call reads the account as it is now.
+      : async (request) => {
+        const claims = authenticate(request, unauthenticated);
+        if (!claims.admin) throw Errors.forbidden();
+        const account = UUID.test(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
+        if (account === undefined) throw Errors.unauthorized();
+        if (!account.is_admin) throw Errors.forbidden();
+      };
+    route.onRequest = prepend(route.onRequest, hook);
+  });
 }

@@ -3,20 +3,20 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { registerLoginThrottle } from '../sessions/login-throttle.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
+import { policyOf, prepend } from './policy.js';
 import { createBreaker } from './breaker.js';
 import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, type ThrottleStore } from './throttle-store.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** Probes and scrapes come from one address many times a minute; a 429 would take the instance out. */
-const UNLIMITED_ROUTES = new Set(['/healthz', '/readyz', '/metrics']);
-
 /**
  * All throttling: per client address (a global ceiling plus tighter limits on the routes that cost
- * a password hash or a token) and per account on login. Counters are in memory, or in Redis when
- * REDIS_URL is set so that every instance sees the same counts. Must run before routes are added:
- * the per-route limits attach themselves in an onRoute hook. RATE_LIMIT=off skips all of it.
+ * a password hash or a token) and per account on login, as each route's policy declares (policy.ts).
+ * Counters are in memory, or in Redis when REDIS_URL is set so that every instance sees the same
+ * counts. Must run before routes are added: the limits attach themselves in an onRoute hook, ahead
+ * of authentication and body parsing, so that a refused request costs nothing. RATE_LIMIT=off
+ * skips all of it.
  */
 export async function registerThrottling(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<void> {
   if (!config.rateLimit) return;
@@ -52,28 +52,22 @@ export async function registerThrottling(app: FastifyInstance, config: Config, t
     };
   };
 
-  // On the root instance, so it also counts 404s (URL scanning) and requests refused later on.
   const global = limiter('all', limits.globalPerMinute, MINUTE);
-  app.addHook('onRequest', async (request) => {
-    if (!UNLIMITED_ROUTES.has(request.routeOptions.url ?? '')) await global(request);
-  });
-
-  const password = limiter('password', limits.loginPerMinute, MINUTE);
-  const routeLimits: Record<string, Limiter> = {
-    'POST /api/auth/login': password,
-    'PUT /api/auth/owner': password,
-    'PUT /api/auth/owner/': password,
-    'DELETE /api/auth/owner': password,
-    'DELETE /api/auth/owner/': password,
-    'POST /api/auth/signup': limiter('signup', limits.signupPerHour, HOUR),
-    'POST /api/auth/cookie/refresh': limiter('refresh', limits.refreshPerMinute, MINUTE),
+  const tighter: Record<'password' | 'signup' | 'refresh', Limiter> = {
+    password: limiter('password', limits.loginPerMinute, MINUTE),
+    signup: limiter('signup', limits.signupPerHour, HOUR),
+    refresh: limiter('refresh', limits.refreshPerMinute, MINUTE),
   };
+  // Requests that match no route (URL scanning) count against the global limit too.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) await global(request);
+  });
   app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const limit = methods.map((method) => routeLimits[`${method} ${route.url}`]).find((l) => l !== undefined);
-    if (limit === undefined) return;
-    // First, before authentication and body parsing: a refused request should cost nothing.
-    route.onRequest = [async (request) => limit(request), ...toArray(route.onRequest)];
+    const { limit } = policyOf(route);
+    if (limit === 'unlimited') return;
+    const hooks = [async (request: FastifyRequest) => global(request)];
+    if (limit !== undefined) hooks.push(async (request: FastifyRequest) => tighter[limit](request));
+    route.onRequest = prepend(route.onRequest, ...hooks);
   });
 
   registerLoginThrottle(app, shared?.login ?? createMemoryStore(), limits.loginFailures);
@@ -114,8 +108,4 @@ function pluginStore(store: ThrottleStore) {
 /** IPv6 clients usually own a whole /64, so they are counted per /64 (the plugin's default). */
 function clientAddress(request: FastifyRequest): string {
   return normalizeIP(request.ip ?? 'unknown');
-}
-
-function toArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }

@@ -40,3 +40,7 @@ export const PaginationQuery = Type.Object({
   offset: Type.Optional(integerQuery('rows to skip', { minimum: 0, default: 0 })),
 });
 export type PaginationQuery = Static<typeof PaginationQuery>;
+
+/** The spec's boolean query strings (Go's strconv.ParseBool): true for these, false otherwise. */
+export const parseBooleanString = (value: string | undefined): boolean =>
+  value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);

@@ -1,6 +1,7 @@
 import fastifyCors from '@fastify/cors';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { Config } from '../config.js';
+import { policyOf } from './policy.js';
 import { problem, sendProblem } from './problem.js';
 
 /**
@@ -23,16 +24,9 @@ function securityHeaders(config: Config): Record<string, string> {
 
 type HeaderList = ReadonlyArray<readonly [string, string]>;
 
-/** Below /api/auth: tokens and account data must never sit in a cache (unknown paths there too). */
-function isAuthPath(url: string): boolean {
-  if (!url.startsWith('/api/auth')) return false;
-  const next = url.charCodeAt(9);
-  return Number.isNaN(next) || next === 47 /* / */ || next === 63 /* ? */;
-}
-
-function applyHeaders(headers: HeaderList, request: FastifyRequest, reply: FastifyReply): void {
+function applyHeaders(headers: HeaderList, reply: FastifyReply, noStore: boolean): void {
   for (const [name, value] of headers) if (!reply.hasHeader(name)) reply.header(name, value);
-  if (isAuthPath(request.url)) reply.header('cache-control', 'no-store');
+  if (noStore) reply.header('cache-control', 'no-store');
   reply.removeHeader('x-powered-by');
 }
 
@@ -43,7 +37,8 @@ function applyHeaders(headers: HeaderList, request: FastifyRequest, reply: Fasti
 export function frameworkErrors(config: Config) {
   const headers = Object.entries(securityHeaders(config));
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
-    applyHeaders(headers, request, reply);
+    // Refused before routing: nothing says what the path holds, so nothing may keep the answer.
+    applyHeaders(headers, reply, true);
     const body = error.code === 'FST_ERR_BAD_URL' ? problem(400, 'Malformed URL', 'bad_url')
       : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? problem(414, 'URL path segment too long', 'uri_too_long')
       : problem(500, 'Internal Server Error', 'internal_error');
@@ -58,8 +53,8 @@ const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token',
 
 /**
  * Security headers on every response, errors and 404s included, and CORS for the configured
- * origins. Register before throttling, so that a 429 carries the CORS headers a browser client
- * needs to read its Retry-After.
+ * origins; Cache-Control: no-store where a route's policy asks for it. Register before throttling,
+ * so that a 429 carries the CORS headers a browser client needs to read its Retry-After.
  */
 export async function registerSecurityHeaders(app: FastifyInstance, config: Config, closing: () => boolean): Promise<void> {
   const headers: HeaderList = Object.entries(securityHeaders(config));
@@ -69,10 +64,19 @@ export async function registerSecurityHeaders(app: FastifyInstance, config: Conf
   // authentication), and for the not-found handler.
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
-    applyHeaders(headers, request, reply);
+    // A path that matches no route may be one that does (a typo of a token route): not kept either.
+    applyHeaders(headers, reply, request.is404);
     // HTTP/2 has no Connection header (and closes streams, not connections).
     if (closing() && request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
     done(null, payload);
+  });
+
+  const noStore: onSendHookHandler = (_request, reply, payload, done) => {
+    reply.header('cache-control', 'no-store');
+    done(null, payload);
+  };
+  app.addHook('onRoute', (route) => {
+    if (policyOf(route).noStore === true) route.onSend = [...[route.onSend ?? []].flat(), noStore];
   });
 
   if (config.corsOrigins.length === 0) return; // same-origin only: OPTIONS is a plain 404

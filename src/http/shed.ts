@@ -1,16 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
-
-/** Routes whose work is a password hash (see the throttling table in rate-limit.ts). */
-const HASHING_ROUTES = new Set([
-  'POST /api/auth/login',
-  'POST /api/auth/signup',
-  'PUT /api/auth/owner',
-  'PUT /api/auth/owner/',
-  'DELETE /api/auth/owner',
-  'DELETE /api/auth/owner/',
-]);
+import { policyOf, prepend } from './policy.js';
 
 /**
  * How long a refused request waits for its 503. A client that retries at once (ignoring
@@ -20,10 +11,10 @@ const HASHING_ROUTES = new Set([
 export const SHED_DELAY_MS = 250;
 
 /**
- * While the password hasher's queue is full, a request that needs a hash is refused with 503 and
- * Retry-After as it arrives, before its body is read, parsed and validated and before the database
- * is asked: under a login flood that work went into requests refused anyway, and reads waited
- * behind it (BENCHMARKS.md). Must be registered before the routes (onRoute).
+ * While the password hasher's queue is full, a request to a route whose policy says hashesPassword
+ * is refused with 503 and Retry-After as it arrives, before its body is read, parsed and validated
+ * and before the database is asked: under a login flood that work went into requests refused
+ * anyway, and reads waited behind it (BENCHMARKS.md). Must be registered before the routes (onRoute).
  */
 export function registerHashShedding(app: FastifyInstance, hasher: PasswordHasher): void {
   const shed: onRequestHookHandler = (_request, _reply, done) => {
@@ -31,8 +22,6 @@ export function registerHashShedding(app: FastifyInstance, hasher: PasswordHashe
     else done();
   };
   app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (!methods.some((method) => HASHING_ROUTES.has(`${method} ${route.url}`))) return;
-    route.onRequest = [shed, ...(route.onRequest === undefined ? [] : [route.onRequest].flat())];
+    if (policyOf(route).hashesPassword === true) route.onRequest = prepend(route.onRequest, shed);
   });
 }

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireUserId } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import type { RoutePolicy } from '../http/policy.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
@@ -14,7 +14,6 @@ import { createDiffRunner } from './diff-runner.js';
 
 export interface NotesRoutesOptions {
   db: Db;
-  hooks: AuthHooks;
   /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
   trashDays: number;
 }
@@ -31,16 +30,20 @@ const createdNoteLinks = {
   addVersion: { operationId: 'addVersion', parameters: { noteID: '$response.body#/id' }, description: 'Save a new version of it' },
 };
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, hooks, trashDays }) => {
-  app.addHook('onRequest', hooks.access);
+/** Every route here: the caller's own notes, with a valid access token. */
+const SIGNED_IN: RoutePolicy = { auth: 'access' };
+const tags = ['notes'];
+
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays }) => {
   const diffRunner = createDiffRunner();
   app.addHook('onClose', async () => diffRunner.close());
 
   app.post('/', {
     bodyLimit: NOTE_BODY_LIMIT,
     // 404: the caller's account was deleted while its access token is still valid.
-    config: { invalidBody, docs: { errors: [404], headers: { 201: ['Location', 'ETag'] }, links: { 201: createdNoteLinks } } },
+    config: { policy: SIGNED_IN, invalidBody, docs: { errors: [404], headers: { 201: ['Location', 'ETag'] }, links: { 201: createdNoteLinks } } },
     schema: {
+      tags,
       operationId: 'createNote',
       summary: 'Create a note',
       description: 'Creates a note with version 1. The body is optional: absent fields get the title "Untitled" and empty content.',
@@ -57,7 +60,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/', {
+    config: { policy: SIGNED_IN },
     schema: {
+      tags,
       operationId: 'listNotes',
       summary: 'List the caller\'s notes',
       description: 'Most recently updated first; every note unless limit is given.',
@@ -73,22 +78,25 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID', {
-    config: { docs: { headers: { 200: ['ETag'] } } },
-    schema: { operationId: 'getNote', summary: 'Read a note', params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
+    config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
+    schema: { tags, operationId: 'getNote', summary: 'Read a note', params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
   }, async (request, reply) => {
     const note = await notes.getNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
   app.delete('/:noteID', {
-    schema: { operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
+    config: { policy: SIGNED_IN },
+    schema: { tags, operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
     await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), trashDays);
     return reply.code(204).send();
   });
 
   app.get('/:noteID/versions', {
+    config: { policy: SIGNED_IN },
     schema: {
+      tags,
       operationId: 'listVersions',
       summary: 'A note\'s history',
       description: 'Versions newest first.',
@@ -102,8 +110,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
 
   app.post('/:noteID/versions', {
     bodyLimit: NOTE_BODY_LIMIT,
-    config: { invalidBody, docs: { headers: { 204: ['ETag'], 412: ['ETag'] } } },
+    config: { policy: SIGNED_IN, invalidBody, docs: { errors: [412], noContent: true, headers: { 204: ['ETag'], 412: ['ETag'] } } },
     schema: {
+      tags,
       operationId: 'addVersion',
       summary: 'Save a new version',
       description: 'Adds the next version. With If-Match, only when the note is still at that version (else 412 naming the current one).',
@@ -120,7 +129,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID/diff', {
+    config: { policy: SIGNED_IN },
     schema: {
+      tags,
       operationId: 'diffVersions',
       summary: 'Diff two versions',
       description: 'Compares any two versions of the note (default: the current one and the version before it): JSON hunks and a unified diff as `diff -u` writes it. Past an edit budget the diff is coarser and `complete` is false.',
@@ -136,8 +147,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.post('/:noteID/restore', {
-    config: { invalidBody, docs: { errors: [412], headers: { 201: ['Location', 'ETag'], 412: ['ETag'] } } },
+    config: { policy: SIGNED_IN, invalidBody, docs: { errors: [412], headers: { 201: ['Location', 'ETag'], 412: ['ETag'] } } },
     schema: {
+      tags,
       operationId: 'restoreVersion',
       summary: 'Restore a version',
       description: 'Adds a new version with the title and content of the chosen one (by number or id) and `restored_from` set to its number. If-Match works as on saving a version.',
@@ -154,8 +166,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.patch('/:noteID/:versionID', {
-    config: { invalidBody },
+    config: { policy: SIGNED_IN, invalidBody },
     schema: {
+      tags,
       operationId: 'labelVersion',
       summary: 'Name or unname a version',
       description: 'Sets the version\'s label (1 to 100 characters, trimmed) or removes it with null. A labelled version is never pruned by history retention.',
@@ -170,7 +183,8 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   );
 
   app.get('/:noteID/:versionID', {
-    schema: { operationId: 'getVersion', summary: 'Read one version', params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
+    config: { policy: SIGNED_IN },
+    schema: { tags, operationId: 'getVersion', summary: 'Read one version', params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
   }, async (request) =>
     notes.getVersion(db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID)),
   );

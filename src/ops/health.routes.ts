@@ -2,16 +2,20 @@ import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { latestMigration } from '../db/migrate.js';
+import type { RoutePolicy } from '../http/policy.js';
 import { problem, sendProblem } from '../http/problem.js';
 
 /**
  * /healthz: the process answers. /readyz: it can serve traffic — the database answers and holds
  * every migration this build knows; a load balancer should route by this one.
  */
-export const healthRoutes: FastifyPluginAsync<{ database: Database }> = async (app, { database }) => {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+/** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
+const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
 
-  app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+export const healthRoutes: FastifyPluginAsync<{ database: Database }> = async (app, { database }) => {
+  app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
+
+  app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
     try {
       const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(database.db);
       const applied = row.rows[0]?.name ?? null;

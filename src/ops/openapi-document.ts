@@ -17,6 +17,8 @@ export interface Link {
 export interface RouteDocs {
   /** Error statuses beyond those the route's auth and method imply (e.g. 404 for a deleted account). */
   errors?: readonly number[];
+  /** Answers 204 with no body (DELETE routes do without saying so). */
+  noContent?: true;
   headers?: Partial<Record<number, readonly HeaderName[]>>;
   links?: Partial<Record<number, Record<string, Link>>>;
 }

@@ -1,6 +1,7 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { policyOf, type RoutePolicy } from '../http/policy.js';
 import { ProblemSchema } from '../http/schemas.js';
 import { applyDocumentedAs, completeResponses, derivedOperationId, documentedPath, type RouteDocs } from './openapi-document.js';
 import { VELLUM_LOGO_SVG } from './logo.js';
@@ -12,17 +13,8 @@ declare module 'fastify' {
   }
 }
 
-type Auth = 'public' | 'access' | 'admin' | 'cookie';
-
-/** Who may call a route, by its path; the route files hold the hooks that enforce it. */
-export function authOf(url: string): Auth {
-  if (url === '/api/auth/signup' || url === '/api/auth/login') return 'public';
-  if (url.startsWith('/api/auth/admin')) return 'admin';
-  if (url.startsWith('/api/auth/cookie')) return 'cookie';
-  return 'access';
-}
-
-const SECURITY: Record<Auth, Array<Record<string, string[]>>> = {
+/** How each auth class of a route's policy (policy.ts) is shown. */
+const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
   public: [],
   access: [{ bearer: [] }],
   admin: [{ bearer: [] }],
@@ -44,18 +36,13 @@ const DESCRIPTIONS: Record<number, string> = {
 };
 
 /** The error statuses a route can answer with, so the document lists every one. */
-function errorStatuses(route: RouteOptions): number[] {
-  const url = route.url;
-  const method = String(route.method);
+function errorStatuses(route: RouteOptions, auth: RoutePolicy['auth']): number[] {
   const statuses = [400, 429, 500, 503];
-  const auth = authOf(url);
-  // Login is public but answers 401 "Invalid credentials"; the document used to omit it.
-  if (auth !== 'public' || url === '/api/auth/login') statuses.push(401);
+  if (auth !== 'public') statuses.push(401);
   if (auth === 'admin' || auth === 'cookie') statuses.push(403);
-  if (url.includes(':') || url === '/api/auth/me' || url.startsWith('/api/auth/owner')) statuses.push(404);
-  if (url === '/api/auth/signup') statuses.push(409);
-  if (url.endsWith('/versions') && method === 'POST') statuses.push(412);
-  if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) statuses.push(413, 415);
+  // A path parameter names something that may not exist (or not be the caller's).
+  if (route.url.includes(':')) statuses.push(404);
+  if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))) statuses.push(413, 415);
   statuses.push(...(route.config?.docs?.errors ?? []));
   return [...new Set(statuses)].sort();
 }
@@ -79,9 +66,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         optionalBody: body?.['~optional'] === true,
       });
     }
+    const { auth } = policyOf(route);
     const schema = (route.schema ??= {});
     const response = (schema.response ??= {}) as Record<string, unknown>;
-    for (const status of errorStatuses(route)) {
+    for (const status of errorStatuses(route, auth)) {
       response[status] ??= {
         description: DESCRIPTIONS[status],
         content: { 'application/problem+json': { schema: ProblemSchema } },
@@ -90,8 +78,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     for (const status of [201, 204]) {
       if (response[status] === undefined && expectsEmpty(route, status)) response[status] = { type: 'null', description: 'No content' };
     }
-    schema.tags ??= [route.url.startsWith('/api/notes') ? 'notes' : route.url.includes('/admin') ? 'admin' : 'auth'];
-    schema.security ??= SECURITY[authOf(route.url)];
+    schema.security ??= SECURITY[auth];
   });
 
   await app.register(fastifySwagger, {
@@ -164,13 +151,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(VELLUM_LOGO_SVG) }],
     },
   });
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, async () => app.swagger());
 }
 
-/** Routes that answer 204 declare it here when their own schema does not. */
+/** DELETE answers 204; other routes that do say so in config.docs. */
 function expectsEmpty(route: RouteOptions, status: number): boolean {
-  if (status !== 204) return false;
-  const method = String(route.method);
-  return method === 'DELETE' || route.url.endsWith('/logout') || route.url.endsWith('/cookie/csrf')
-    || (method === 'POST' && route.url.endsWith('/versions'));
+  return status === 204 && (String(route.method) === 'DELETE' || route.config?.docs?.noContent === true);
 }

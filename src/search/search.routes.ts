@@ -1,17 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireUserId } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
-import { parseBooleanString } from '../accounts/accounts.schemas.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { parsePage } from '../http/pagination.js';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import type { RoutePolicy } from '../http/policy.js';
+import { parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
 import { searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
-  hooks: AuthHooks;
 }
 
 const BOOLEAN_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'];
@@ -38,10 +36,13 @@ const SearchResultSchema = Type.Object({
   version_id: Type.Optional(Uuid),
 }, { $id: 'SearchResult' });
 
-export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, hooks }) => {
-  app.addHook('onRequest', hooks.access);
+/** Every route here: the caller's own notes, with a valid access token. */
+const SIGNED_IN: RoutePolicy = { auth: 'access' };
+
+export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db }) => {
 
   app.get('/', {
+    config: { policy: SIGNED_IN },
     schema: {
       tags: ['search'],
       summary: 'Full-text search of your notes (optionally through their history)',

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { Errors } from '../errors.js';
+import { policyOf } from '../http/policy.js';
 import type { ThrottleStore } from '../http/throttle-store.js';
 import { normalizeUsername } from '../accounts/username.js';
 
-const LOGIN_ROUTE = '/api/auth/login';
 /** Failures are counted in a window that starts with the first one. */
 const FAILURE_WINDOW_MS = 15 * 60_000;
 /** The first lockout; each further failure after a lockout doubles it, up to the cap. */
@@ -12,8 +12,9 @@ const FIRST_LOCKOUT_MS = 60_000;
 const MAX_LOCKOUT_MS = 60 * 60_000;
 
 /**
- * Per-account brute-force protection for POST /api/auth/login, keyed on the normalized username,
- * whether or not such a user exists (so a lockout reveals nothing about which names are taken).
+ * Per-account brute-force protection for the routes whose policy says loginLockout (login), keyed
+ * on the normalized username, whether or not such a user exists (so a lockout reveals nothing
+ * about which names are taken).
  *
  * Every attempt is counted as a failure before the password is checked and the count is cleared
  * when the login succeeds. Counting first means a burst of parallel guesses cannot slip past the
@@ -72,8 +73,7 @@ export function registerLoginThrottle(app: FastifyInstance, store: ThrottleStore
   }
 
   app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (route.url !== LOGIN_ROUTE || !methods.includes('POST')) return;
+    if (policyOf(route).loginLockout !== true) return;
     // preHandler: after the body is parsed and validated, right before the password is checked.
     route.preHandler = [...toArray(route.preHandler), checkAccount];
     // onSend runs before the response leaves, so the next login already sees the cleared count.

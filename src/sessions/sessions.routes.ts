@@ -1,55 +1,141 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import type { Config } from '../config.js';
+import { Errors } from '../errors.js';
+import { clientInfo } from '../http/client-info.js';
+import type { RoutePolicy } from '../http/policy.js';
+import { parseBooleanString } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import type { AuthServices, ClientInfo } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
-import { listSessions, revokeSession } from './sessions.service.js';
-
-export const SessionSchema = Type.Object(
-  {
-    id: Uuid,
-    created_at: Timestamp,
-    last_used_at: Timestamp,
-    user_agent: Type.Union([Type.String(), Type.Null()]),
-    ip_address: Type.Union([Type.String(), Type.Null()]),
-  },
-  { $id: 'Session', description: 'one login: its refresh tokens, linked by rotation' },
-);
-
-const SessionParams = Type.Object({ sessionID: Uuid });
+import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
+import { assertTrustedOrigin } from './origin-check.js';
+import * as schemas from './sessions.schemas.js';
+import * as sessions from './sessions.service.js';
 
 export interface SessionRoutesOptions {
-  services: AuthServices;
-  hooks: AuthHooks;
-  clientInfo: (request: FastifyRequest) => ClientInfo;
+  config: Config;
+  services: sessions.SessionServices;
 }
 
-/** The caller's own sign-ins; registered under /api/auth. */
-export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { services, hooks, clientInfo }) => {
-  app.get('/sessions', {
-    onRequest: hooks.access,
-    config: { failureDetail: 'Failed to retrieve sessions' },
+/** Small bodies only: the largest legitimate one is a 256-character password, JSON-escaped. */
+const LOGIN_BODY_LIMIT = 16 * 1024;
+
+const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
+const COOKIE: RoutePolicy = { auth: 'cookie', noStore: true };
+const tags = ['auth'];
+
+/** Signing in and out, the refresh cookie, and the caller's sessions; under /api/auth. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { config, services }) => {
+  const sendTokens = (reply: Parameters<typeof setAuthCookies>[0], issued: sessions.IssuedTokens) =>
+    setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
+
+  app.post('/login', {
+    bodyLimit: LOGIN_BODY_LIMIT,
+    config: {
+      policy: { auth: 'public', limit: 'password', hashesPassword: true, loginLockout: true, noStore: true },
+      failureDetail: 'Failed to generate tokens',
+      docs: { errors: [401], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+    },
     schema: {
+      tags,
+      operationId: 'login',
+      summary: 'Log in',
+      description: 'Answers a 15-minute access token and sets the 7-day refresh cookie. A wrong password and an unknown user get the same 401; '
+        + 'repeated failures lock the account for a while (429 with Retry-After).',
+      body: schemas.Credentials,
+      querystring: schemas.LoginQuery,
+      response: { 200: schemas.LoginResponse },
+    },
+  }, async (request, reply) => {
+    const { issued, user } = await sessions.login(services, request.body.username, request.body.password, clientInfo(request));
+    sendTokens(reply, issued);
+    const includeUser = parseBooleanString(request.query.includeUser);
+    return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
+  });
+
+  app.post('/logout', {
+    config: {
+      policy: SIGNED_IN,
+      unauthenticated: Errors.notAuthenticated,
+      failureDetail: 'Failed to logout',
+      docs: { noContent: true, headers: { 204: ['Set-Cookie'] } },
+    },
+    schema: {
+      tags,
+      operationId: 'logout',
+      summary: 'Log out everywhere',
+      description: 'Revokes every refresh token of the caller and clears both cookies. Access tokens stay valid until they expire.',
+    },
+  }, async (request, reply) => {
+    await sessions.logout(services, request.claims!, clientInfo(request));
+    clearAuthCookies(reply, config);
+    return reply.code(204).send();
+  });
+
+  // Spec §4.1 rule 8: a safe method that only hands out a token, for a holder of a valid refresh cookie.
+  app.get('/cookie/csrf', {
+    config: { policy: COOKIE, docs: { noContent: true, headers: { 204: ['X-CSRF-Token', 'Set-Cookie', 'Cache-Control'] } } },
+    schema: {
+      tags,
+      operationId: 'getCsrfToken',
+      summary: 'Get a CSRF token',
+      description: 'For a holder of a valid refresh cookie: the token comes in the X-CSRF-Token response header; '
+        + 'send it back in the X-CSRF-Token header of POST /api/auth/cookie/refresh.',
+    },
+  }, async (request, reply) => {
+    const claims = services.tokens.verify(request.cookies[REFRESH_COOKIE] ?? '');
+    if (claims === null || claims.type !== 'refresh') throw Errors.unauthorized();
+    const token = await reply.generateCsrf();
+    return reply.header('x-csrf-token', token).code(204).send();
+  });
+
+  app.post('/cookie/refresh', {
+    onRequest: [
+      async (request) => {
+        if (config.production) assertTrustedOrigin(request, config.trustedOrigins);
+      },
+      app.csrfProtection,
+    ],
+    config: {
+      policy: { ...COOKIE, limit: 'refresh' },
+      failureDetail: 'Failed to generate tokens',
+      docs: { headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+    },
+    schema: {
+      tags,
+      operationId: 'refresh',
+      summary: 'Trade the refresh cookie for a new access token',
+      description: 'Checks CSRF first (403), then the refresh token (401). The refresh token is single use: the answer sets a new one.',
+      headers: schemas.CsrfHeaders,
+      response: { 200: schemas.AccessTokenResponse },
+    },
+  }, async (request, reply) => {
+    const issued = await sessions.refresh(services, request.cookies[REFRESH_COOKIE], clientInfo(request));
+    sendTokens(reply, issued);
+    return { access_token: issued.accessToken };
+  });
+
+  app.get('/sessions', {
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to retrieve sessions' },
+    schema: {
+      tags,
       operationId: 'listSessions',
       summary: 'List the caller\'s sessions',
       description: 'Active sessions of the caller, newest first',
-      response: { 200: Type.Array(SessionSchema) },
+      response: { 200: Type.Array(schemas.SessionSchema) },
     },
-  }, async (request) => listSessions(services, request.claims!));
+  }, async (request) => sessions.listSessions(services, request.claims!));
 
   app.delete('/sessions/:sessionID', {
-    onRequest: hooks.access,
-    config: { failureDetail: 'Failed to revoke session' },
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to revoke session' },
     schema: {
+      tags,
       operationId: 'revokeSession',
       summary: 'End one session',
       description: 'Revokes one session (every refresh token of it)',
-      params: SessionParams,
+      params: schemas.SessionParams,
     },
   }, async (request, reply) => {
-    await revokeSession(services, request.claims!, normalizeId(request.params.sessionID), clientInfo(request));
+    await sessions.revokeSession(services, request.claims!, normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -1,10 +1,200 @@
-import { nowIso } from '../db/values.js';
-import { Errors } from '../errors.js';
-import { audit } from '../audit/audit.service.js';
-import { requireUserId, type AuthServices, type ClientInfo } from '../accounts/accounts.service.js';
-import * as sessions from './sessions.repository.js';
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { requireUserId, toUser } from '../accounts/accounts.service.js';
 import * as users from '../accounts/user.repository.js';
-import type { Claims } from './tokens.js';
+import { normalizeUsername } from '../accounts/username.js';
+import { attemptedUsername, audit } from '../audit/audit.service.js';
+import type { Db } from '../db/schema.js';
+import { isForeignKeyViolation, nowIso } from '../db/values.js';
+import { Errors, StepFailure } from '../errors.js';
+import type { ClientInfo } from '../http/client-info.js';
+import type { PasswordHasher } from '../passwords/password-hasher.js';
+import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
+import { isUuid, newId } from '../shared/ids.js';
+import * as refreshTokens from './refresh-token.repository.js';
+import type { Claims, TokenService } from './tokens.js';
+
+/** What the session functions need; app.ts builds one object for these and the account functions. */
+export interface SessionServices {
+  db: Db;
+  tokens: TokenService;
+  hasher: PasswordHasher;
+  log: FastifyBaseLogger;
+  /** A rotated refresh token replayed within this many seconds is refused without ending the session. */
+  reuseGraceSeconds: number;
+  /**
+   * Called at named steps of issuing tokens ('login:verified', 'refresh:locked'); tests pause
+   * there to run a logout or a password change in between. Absent in production.
+   */
+  checkpoint?: (step: string) => Promise<void>;
+}
+
+/** Thrown inside a login's transaction when the user's sessions were ended after the password check. */
+class SessionsEnded extends Error {}
+
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Unix seconds of the refresh token's expiry (the view cookie's value). */
+  refreshExpiresAt: number;
+  /** The refresh-token family, i.e. the session id of GET /auth/sessions. */
+  sessionId: string;
+}
+
+export const hashRefreshToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Signs an access/refresh pair and stores the refresh token's hash; the caller owns the transaction. */
+export async function issueTokenPair(
+  db: Db,
+  tokens: TokenService,
+  user: { id: string; admin: boolean },
+  client: ClientInfo,
+  rotatedFrom?: { id: string; family_id: string },
+): Promise<IssuedTokens> {
+  const subject = { userId: user.id, admin: user.admin };
+  const access = tokens.sign('access', subject);
+  const refreshId = newId();
+  const refresh = tokens.sign('refresh', subject, refreshId);
+  const familyId = rotatedFrom?.family_id ?? refreshId;
+  await refreshTokens.insertRefreshToken(db, {
+    id: refreshId,
+    user_id: user.id,
+    family_id: familyId,
+    parent_id: rotatedFrom?.id ?? null,
+    token_hash: hashRefreshToken(refresh.token),
+    expires_at: new Date(refresh.claims.exp * 1000).toISOString(),
+    // Milliseconds, not the whole-second iat: sessions begun in the same second still sort.
+    created_at: nowIso(),
+    user_agent: client.userAgent?.slice(0, 512) ?? null,
+    ip_address: client.ip ?? null,
+  });
+  return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
+}
+
+/** Unknown user and wrong password cost the same and answer the same. */
+export async function login(s: SessionServices, username: string, password: string, client: ClientInfo) {
+  // Every failure writes the same kind of event, so the trail adds no timing difference either.
+  const fail = async (userId: string | null, detail: string) => {
+    await audit(s, { kind: 'login', outcome: 'failure', userId, username: attemptedUsername(username), client, detail });
+    return Errors.invalidCredentials();
+  };
+  if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
+  const row = await users.findUserByUsername(s.db, normalizeUsername(username));
+  if (row === undefined) {
+    await s.hasher.verifyDummy(password);
+    throw await fail(null, 'unknown user');
+  }
+  if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
+  await s.checkpoint?.('login:verified');
+  const user = toUser(row);
+  let issued: IssuedTokens;
+  try {
+    issued = await s.db.transaction().execute(async (trx) => {
+      // The password was checked against the row read above. A password change, logout or deletion
+      // that finished since has moved the generation on (or removed the row): this login is void.
+      if ((await users.lockSessions(trx, row.id, row.session_generation)) === undefined) throw new SessionsEnded();
+      return issueTokenPair(trx, s.tokens, { id: user.id, admin: user.is_admin }, client);
+    });
+  } catch (error) {
+    if (error instanceof SessionsEnded) throw await fail(row.id, 'sessions ended while logging in');
+    throw error;
+  }
+  await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: `session ${issued.sessionId}` });
+  return { issued, user };
+}
+
+/**
+ * Ends every session of the user: the generation moves on (logins in flight are void) and every
+ * token is revoked, under the user row's lock, which refreshes in flight hold until they commit.
+ * Run it inside the caller's transaction, before anything else it changes for the user.
+ */
+export async function endAllSessions(trx: Db, userId: string): Promise<void> {
+  await users.endSessions(trx, userId);
+  await refreshTokens.revokeAllForUser(trx, userId, nowIso());
+}
+
+export async function logout(s: SessionServices, claims: Claims, client: ClientInfo): Promise<void> {
+  const userId = requireUserId(claims);
+  await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
+  await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: 'all sessions revoked' });
+}
+
+/**
+ * Spec §4.1 rule 9, after the CSRF check: type, presence, stored and active, revoke, sub, issue.
+ * Presenting a token that was already rotated revokes its whole family: one of the two holders is
+ * not the rightful client, and we cannot tell which.
+ */
+export async function refresh(s: SessionServices, token: string | undefined, client: ClientInfo): Promise<IssuedTokens> {
+  if (token === undefined || token === '') throw Errors.unauthorized();
+  const claims = s.tokens.verify(token);
+  if (claims === null) throw Errors.unauthorized();
+  if (claims.type !== 'refresh') throw Errors.invalidToken();
+  const tokenHash = hashRefreshToken(token);
+  const now = nowIso();
+  const subject = isUuid(claims.sub) ? claims.sub.toLowerCase() : null;
+  let rotation;
+  try {
+    // Revoke and issue in one transaction: a concurrent refresh with the same token that loses the
+    // race then finds the new token committed when it revokes the family, never in between.
+    rotation = await s.db.transaction().execute(async (trx) => {
+      // The user row first, as everything that ends sessions takes it first: a logout that comes
+      // now waits for this rotation to commit and then revokes its new token too.
+      if (subject !== null && (await users.lockSessions(trx, subject)) === undefined) return { old: undefined, issued: undefined, gone: true };
+      await s.checkpoint?.('refresh:locked');
+      const old = await refreshTokens.revokeIfActive(trx, tokenHash, now).catch((error: unknown) => {
+        throw new StepFailure('Failed to revoke token', error); // spec §4.1 rule 9.4 has its own 500
+      });
+      // Spec order: revoke, then the sub check (the 400 below); the revocation is kept.
+      if (old === undefined || subject === null) return { old, issued: undefined, gone: false };
+      return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old), gone: false };
+    });
+  } catch (error) {
+    if (!isForeignKeyViolation(error)) throw error;
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: subject, client, detail: 'user deleted' });
+    throw Errors.invalidRefreshToken();
+  }
+  if (rotation.gone) {
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: subject, client, detail: 'user deleted' });
+    throw Errors.invalidRefreshToken();
+  }
+  if (rotation.old === undefined) {
+    await detectReuse(s, tokenHash, now, subject, client).catch((error: unknown) => {
+      // No step that spec §7 names failed (the token was not revoked here, none was generated):
+      // a plain 500, not the route's "Failed to generate tokens" (503 when the database is down).
+      throw new StepFailure('Internal Server Error', error);
+    });
+    throw Errors.invalidRefreshToken();
+  }
+  requireUserId(claims);
+  const issued = rotation.issued!;
+  await audit(s, { kind: 'refresh', outcome: 'success', userId: subject, client, detail: `session ${issued.sessionId}` });
+  return issued;
+}
+
+/**
+ * A token that was rotated (it has a successor) and is presented again: revoke the session. A
+ * token revoked by logout, a password change or a session revoke is merely invalid.
+ */
+async function detectReuse(s: SessionServices, tokenHash: string, now: string, subject: string | null, client: ClientInfo) {
+  const row = await refreshTokens.findByHash(s.db, tokenHash);
+  if (row === undefined || !row.revoked || !(await refreshTokens.wasRotated(s.db, row))) {
+    const detail = row === undefined ? 'unknown token' : row.revoked ? 'revoked token' : 'expired token';
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: row?.user_id ?? subject, client, detail });
+    return;
+  }
+  // Two tabs or a retry racing with one token: the loser comes within the grace and is only refused.
+  const sinceRotation = Date.parse(now) - Date.parse(row.revoked_at ?? now);
+  if (sinceRotation < s.reuseGraceSeconds * 1000) {
+    await audit(s, { kind: 'refresh', outcome: 'failure', userId: row.user_id, client, detail: `rotated token replayed within the grace (session ${row.family_id})` });
+    return;
+  }
+  const revokedCount = await refreshTokens.revokeFamily(s.db, row.family_id, now);
+  s.log.warn({ userId: row.user_id, familyId: row.family_id, revokedCount }, 'refresh token reuse detected; session revoked');
+  await audit(s, {
+    kind: 'refresh_reuse', outcome: 'failure', userId: row.user_id, client,
+    detail: `a rotated token of session ${row.family_id} was presented again; ${revokedCount} active tokens revoked`,
+  });
+}
 
 export interface Session {
   /** The family id: stable across rotations, unlike any token. */
@@ -16,8 +206,8 @@ export interface Session {
 }
 
 /** The caller's active sessions, one per login, newest first. */
-export async function listSessions(s: AuthServices, claims: Claims): Promise<Session[]> {
-  const rows = await sessions.listActiveTokens(s.db, requireUserId(claims), nowIso());
+export async function listSessions(s: SessionServices, claims: Claims): Promise<Session[]> {
+  const rows = await refreshTokens.listActiveTokens(s.db, requireUserId(claims), nowIso());
   const byFamily = new Map<string, Session>();
   for (const row of rows) {
     // Rows of a family are newest token first; should a race ever leave two active, the newer describes it.
@@ -34,13 +224,13 @@ export async function listSessions(s: AuthServices, claims: Claims): Promise<Ses
 }
 
 /** Signs the session out everywhere it is used; its access tokens live on until they expire. */
-export async function revokeSession(s: AuthServices, claims: Claims, sessionId: string, client: ClientInfo): Promise<void> {
+export async function revokeSession(s: SessionServices, claims: Claims, sessionId: string, client: ClientInfo): Promise<void> {
   const userId = requireUserId(claims);
   // The user row's lock first, as refreshes take it: one in flight for this session commits its new
   // token before this revokes the session, or finds its token revoked.
   const revoked = await s.db.transaction().execute(async (trx) => {
     await users.lockSessions(trx, userId);
-    return sessions.revokeSession(trx, userId, sessionId, nowIso());
+    return refreshTokens.revokeSessionTokens(trx, userId, sessionId, nowIso());
   });
   await audit(s, {
     kind: 'session_revoke',

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireUserId } from '../accounts/accounts.service.js';
-import type { AuthHooks } from '../http/access.js';
 import type { Db } from '../db/schema.js';
+import type { RoutePolicy } from '../http/policy.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
 import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
@@ -11,7 +11,6 @@ import * as trash from './trash.service.js';
 
 export interface TrashRoutesOptions {
   db: Db;
-  hooks: AuthHooks;
   trashDays: number;
 }
 
@@ -24,10 +23,13 @@ const TrashEntrySchema = Type.Object({
 
 const tags = ['trash'];
 
-export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, hooks, trashDays }) => {
-  app.addHook('onRequest', hooks.access);
+/** Every route here: the caller's own notes, with a valid access token. */
+const SIGNED_IN: RoutePolicy = { auth: 'access' };
+
+export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays }) => {
 
   app.get('/', {
+    config: { policy: SIGNED_IN },
     schema: {
       tags, summary: 'Notes in the trash, most recently deleted first',
       querystring: PaginationQuery, response: { 200: Type.Array(TrashEntrySchema) },
@@ -35,6 +37,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
   }, async (request) => trash.listTrash(db, requireUserId(request.claims!), parsePage(request.query), trashDays));
 
   app.post('/:noteID/restore', {
+    config: { policy: SIGNED_IN },
     schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
   }, async (request, reply) => {
     const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
@@ -42,6 +45,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
   });
 
   app.delete('/:noteID', {
+    config: { policy: SIGNED_IN },
     schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
   }, async (request, reply) => {
     await trash.deleteFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));

@@ -62,8 +62,8 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', root, { cacheControl: false });
   };
   // Pages, not API: kept out of the OpenAPI document.
-  app.get('/', { schema: { hide: true } }, serve);
-  app.get('/*', { schema: { hide: true } }, serve);
+  app.get('/', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, serve);
+  app.get('/*', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, serve);
 }
 
 /** A top-level file of the build (favicon, robots.txt) other than index.html, if it exists. */

@@ -109,7 +109,7 @@ for (const kind of databaseKinds) {
         method: 'POST', url: '/api/auth/login?includeUser=true', payload: { username: name.toLowerCase(), password: GOOD_PASSWORD },
       });
       assert.equal(res.statusCode, 200, res.body);
-      const body = res.json() as { access_token: string; user: { username: string; is_admin: boolean } };
+      const body = res.json() as { access_token: string; user: { id: string; username: string; is_admin: boolean } };
       assert.equal(body.user.username, name.toLowerCase());
       assert.equal(body.user.is_admin, true);
       const all = await app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: { authorization: `Bearer ${body.access_token}` } });
@@ -117,6 +117,14 @@ for (const kind of databaseKinds) {
 
       assertOutcome(await cli(['create-admin', name], { VELLUM_PASSWORD: GOOD_PASSWORD }), 1, '',
         `vellum: user "${name.toLowerCase()}" already exists\n`);
+      // Through the accounts service, as signup: both attempts are in the audit trail.
+      const events = await database.db.selectFrom('auth_events').select(['kind', 'outcome', 'user_id', 'detail'])
+        .where('username', '=', name.toLowerCase()).where('kind', '=', 'admin_create').orderBy('created_at').execute();
+      assert.deepEqual(events.map((e) => [e.kind, e.outcome, e.detail]), [
+        ['admin_create', 'success', 'by the vellum CLI'],
+        ['admin_create', 'failure', 'username taken'],
+      ]);
+      assert.equal(events[0]!.user_id, body.user.id);
     });
 
     test('create-admin reads the password from standard input too', async () => {
@@ -150,6 +158,9 @@ for (const kind of databaseKinds) {
       const old = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
       assert.equal(old.statusCode, 401);
       await login(app, username, NEW_PASSWORD);
+      const reset = await database.db.selectFrom('auth_events').select(['outcome', 'detail'])
+        .where('username', '=', username).where('kind', '=', 'password_reset').execute();
+      assert.deepEqual(reset, [{ outcome: 'success', detail: 'by the vellum CLI; all sessions ended' }]);
 
       assertOutcome(await cli(['reset-password', 'ghost-of-nobody'], {}, `${NEW_PASSWORD}\n`), 1, '', 'vellum: no user "ghost-of-nobody"\n');
       assertOutcome(await cli(['reset-password', username], {}, 'short\n'), 1, '', `vellum: ${SHORT_PASSWORD_MESSAGE}\n`);

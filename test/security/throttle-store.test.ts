@@ -100,8 +100,8 @@ describe('login lockout schedule', () => {
   const app = Fastify();
   registerErrorHandling(app);
   registerLoginThrottle(app, createMemoryStore({ now: () => now }), 3);
-  // Stands in for the real route: only the password decides.
-  app.post('/api/auth/login', async (request, reply) => {
+  // Stands in for the real route: only the password decides; its policy asks for the lockout.
+  app.post('/api/auth/login', { config: { policy: { auth: 'public', loginLockout: true } } }, async (request, reply) => {
     const { password } = request.body as { password: string };
     return password === 'right' ? { ok: true } : reply.code(401).send({ ok: false });
   });

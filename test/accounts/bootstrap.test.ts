@@ -32,7 +32,7 @@ const hasher = createPasswordHasher();
 
 function run(ctx: TestContext, db: Db, admin: { username: string; password: string } | undefined) {
   const { log, calls } = fakeLogger();
-  const outcome = bootstrapAdmin(db, { admin, policy: policyFromConfig(ctx.config, log), hasher, log });
+  const outcome = bootstrapAdmin({ db, policy: policyFromConfig(ctx.config, log), hasher, log }, admin);
   return { outcome, calls };
 }
 
@@ -75,6 +75,8 @@ forEachDatabase('admin bootstrap (spec §1)', (ctx) => {
     assert.deepEqual(calls.map((c) => c.level), ['info']);
     const row = await ctx.database.db.selectFrom('users').selectAll().where('username', '=', 'rootadmin').executeTakeFirstOrThrow();
     assert.equal(row.is_admin, true);
+    const events = await ctx.database.db.selectFrom('auth_events').select(['kind', 'outcome', 'user_id', 'username', 'detail']).execute();
+    assert.deepEqual(events, [{ kind: 'admin_create', outcome: 'success', user_id: row.id, username: 'rootadmin', detail: 'by start-up (ADMIN_USERNAME)' }]);
     // Argon2id in the PHC format, at least OWASP's m = 19 MiB, t = 2, p = 1 (CONTRACT.md "Hashing").
     const phc = /^\$argon2id\$v=19\$([a-z=0-9,]+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/.exec(row.password_hash);
     assert.ok(phc, row.password_hash);

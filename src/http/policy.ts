@@ -1,0 +1,53 @@
+import type { RouteOptions } from 'fastify';
+
+/**
+ * What a route demands of its callers, declared in its own options (`config.policy`) and read once
+ * as the route is added (onRoute) by each layer that enforces a part of it: access.ts (auth),
+ * rate-limit.ts and login-throttle.ts (limits), shed.ts (the hasher's queue), security-headers.ts
+ * (no-store) and the OpenAPI document (security, 401/403). No layer keeps a table of URLs, so a
+ * renamed or added route keeps exactly what it declares.
+ */
+export interface RoutePolicy {
+  /**
+   * public: anyone. access: a valid access token. admin: an access token of an account that is an
+   * administrator now (re-read on every call). cookie: the refresh cookie, parsed for the route,
+   * which checks it (and CSRF) itself.
+   */
+  auth: 'public' | 'access' | 'admin' | 'cookie';
+  /**
+   * A per-address limit on top of the global one: password (a hash per call), signup, refresh; or
+   * unlimited for probes and scrapes that come from one address many times a minute.
+   */
+  limit?: 'password' | 'signup' | 'refresh' | 'unlimited';
+  /** The handler hashes a password: refused with 503 at once while the hasher's queue is full. */
+  hashesPassword?: true;
+  /** Per-account failure counting and lockout, keyed on the body's username. */
+  loginLockout?: true;
+  /** Tokens or account data: Cache-Control: no-store on every answer, errors included. */
+  noStore?: true;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    policy?: RoutePolicy;
+  }
+}
+
+/** Routes hidden from the document (probes, the docs page, plugins' own routes) may leave it out. */
+const UNDECLARED: RoutePolicy = { auth: 'public' };
+
+/**
+ * The route's policy. A documented route must declare one: a forgotten policy stops start-up
+ * rather than leaving a route open or unlimited.
+ */
+export function policyOf(route: RouteOptions): RoutePolicy {
+  const declared = route.config?.policy;
+  if (declared !== undefined) return declared;
+  if (route.schema?.hide === true) return UNDECLARED;
+  throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no config.policy`);
+}
+
+/** Adds hooks to run before the route's own (and before those added earlier this way). */
+export function prepend<T>(existing: T | T[] | undefined, ...hooks: T[]): T[] {
+  return [...hooks, ...(existing === undefined ? [] : [existing].flat() as T[])];
+}

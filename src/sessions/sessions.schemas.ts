@@ -1,0 +1,42 @@
+import { Type } from 'typebox';
+import { UserSchema } from '../accounts/accounts.schemas.js';
+import { Timestamp, Uuid } from '../http/schemas.js';
+
+export const Credentials = Type.Object({
+  username: Type.String({ examples: ['alice'] }),
+  password: Type.String({ examples: ['correct horse battery staple'] }),
+});
+
+export const CsrfHeaders = Type.Object({
+  'x-csrf-token': Type.Optional(Type.String({
+    description: 'the token from GET /api/auth/cookie/csrf; required: without a valid one the answer is 403',
+  })),
+});
+
+export const LoginQuery = Type.Object({
+  includeUser: Type.Optional(
+    Type.Union(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].map((v) => Type.Literal(v)), {
+      description: 'also return the user (a boolean string, default false)',
+    }),
+  ),
+});
+
+export const LoginResponse = Type.Object({
+  access_token: Type.String(),
+  user: Type.Optional(UserSchema),
+});
+
+export const AccessTokenResponse = Type.Object({ access_token: Type.String() });
+
+export const SessionSchema = Type.Object(
+  {
+    id: Uuid,
+    created_at: Timestamp,
+    last_used_at: Timestamp,
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+    ip_address: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: 'Session', description: 'one login: its refresh tokens, linked by rotation' },
+);
+
+export const SessionParams = Type.Object({ sessionID: Uuid });
