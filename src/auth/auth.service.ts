@@ -10,7 +10,7 @@ import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPol
 import * as refreshTokens from './refresh-token.repository.js';
 import type { Claims, TokenService } from './tokens.js';
 import * as users from './user.repository.js';
-import { normalizeUsername, validUsername } from './username.js';
+import { isValidUsername, normalizeUsername, validUsername } from './username.js';
 
 export interface AuthServices {
   db: Db;
@@ -124,7 +124,10 @@ export async function login(s: AuthServices, username: string, password: string,
     return Errors.invalidCredentials();
   };
   if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
-  const row = await users.findUserByUsername(s.db, normalizeUsername(username));
+  // A name no account can have (signup's rule) is an unknown user without a look-up: PostgreSQL
+  // refuses some such names outright (U+0000 in text), which must not become a 500.
+  const normalized = normalizeUsername(username);
+  const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
   if (row === undefined) {
     await s.hasher.verifyDummy(password);
     throw await fail(null, 'unknown user');
