@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { requireUserId, toUser } from '../accounts/accounts.service.js';
 import * as users from '../accounts/user.repository.js';
-import { normalizeUsername } from '../accounts/username.js';
+import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 import { attemptedUsername, audit } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
@@ -79,7 +79,10 @@ export async function login(s: SessionServices, username: string, password: stri
     return Errors.invalidCredentials();
   };
   if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
-  const row = await users.findUserByUsername(s.db, normalizeUsername(username));
+  // A name no account can have (signup's rule) is an unknown user without a look-up: PostgreSQL
+  // refuses some such names outright (U+0000 in text), which must not become a 500.
+  const normalized = normalizeUsername(username);
+  const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
   if (row === undefined) {
     await s.hasher.verifyDummy(password);
     throw await fail(null, 'unknown user');

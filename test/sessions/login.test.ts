@@ -113,6 +113,24 @@ forEachDatabase('POST /auth/login', (ctx) => {
     assert.equal(wrong.headers['content-type'], unknown.headers['content-type']);
   });
 
+  test('a username no account can have (NUL, 1000 characters, emoji): 401 Invalid credentials, not 500', async () => {
+    const { username } = await signup(ctx.app);
+    const unknown = await post({ username: uniqueName('nobody'), password: GOOD_PASSWORD });
+    // PostgreSQL refuses U+0000 in text: such a name must never reach a query.
+    const odd = [`${username}\u0000`, '\u0000', `a\u0000${'b'.repeat(10)}`, 'x'.repeat(1000), '\u{1F600}\u{1F4DD}', `${username}\u{1F600}`];
+    for (const name of odd) {
+      const res = await post({ username: name, password: GOOD_PASSWORD });
+      assertProblem(res, 401, 'Invalid credentials');
+      assert.equal(res.body, unknown.body, JSON.stringify(name));
+      assert.equal(res.headers['set-cookie'], undefined);
+    }
+    // The attempt is still audited as a failure, without the name it gave.
+    const failures = await ctx.database.db.selectFrom('auth_events').select(['username', 'user_id', 'detail'])
+      .where('kind', '=', 'login').where('outcome', '=', 'failure').where('detail', '=', 'unknown user').execute();
+    assert.ok(failures.length >= odd.length + 1);
+    for (const row of failures) assert.ok(row.username === null || !row.username.includes('\u0000'));
+  });
+
   test('a bad body: 400 Invalid request body, 415 or 413', async () => {
     const username = uniqueName();
     for (const body of [{}, { username }, { password: GOOD_PASSWORD }, { username, password: 1 }, [], '{"username"', '']) {
