@@ -1,4 +1,4 @@
-import { passwordEntropy } from '../../../src/auth/entropy';
+import { passwordEntropy } from '../../../src/passwords/entropy';
 
 export const MIN_LENGTH = 15;
 export const MAX_LENGTH = 256;
