@@ -5,7 +5,7 @@ import { createSigner } from 'fast-jwt';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { cookie, JWT_SECRET, login, problemOf, signup, uniqueName, type Session, type TestContext } from './harness.js';
 
-/** Helpers for the black-box auth tests (test/auth/*). */
+/** Helpers for the black-box auth tests (test/accounts, sessions, passwords, audit). */
 
 export const REFRESH = 'app.refresh_token';
 export const EXPIRES = 'app.expires_at';
