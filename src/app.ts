@@ -86,7 +86,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   // front of the route's own; the one registered last runs first: limits, shedding, then access.
   registerAccess(app, tokens, (userId) => findUserById(database.db, userId));
   registerHashShedding(app, passwordHasher);
-  await registerThrottling(app, config, throttleTesting);
+  const throttling = await registerThrottling(app, config, throttleTesting);
   await registerOpenApi(app);
 
   const services: AccountServices & SessionServices = {
@@ -98,7 +98,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
-  registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, token: config.metricsToken });
+  registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: throttling.redisBreaker, token: config.metricsToken });
   await app.register(healthRoutes, { database });
 
   await app.register(async (auth) => {

@@ -4,7 +4,7 @@ import { registerLoginThrottle } from '../sessions/login-throttle.js';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import { policyOf, prepend } from './policy.js';
-import { createBreaker } from './breaker.js';
+import { createBreaker, type BreakerState } from './breaker.js';
 import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, type ThrottleStore } from './throttle-store.js';
 
 const MINUTE = 60_000;
@@ -18,8 +18,8 @@ const HOUR = 60 * MINUTE;
  * of authentication and body parsing, so that a refused request costs nothing. RATE_LIMIT=off
  * skips all of it.
  */
-export async function registerThrottling(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<void> {
-  if (!config.rateLimit) return;
+export async function registerThrottling(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<Throttling> {
+  if (!config.rateLimit) return {};
   const limits = config.rateLimits;
   const shared = config.redisUrl === undefined ? undefined : await sharedStores(app, config.redisUrl, config.redisKeyPrefix, testing);
 
@@ -71,6 +71,12 @@ export async function registerThrottling(app: FastifyInstance, config: Config, t
   });
 
   registerLoginThrottle(app, shared?.login ?? createMemoryStore(), limits.loginFailures);
+  return shared === undefined ? {} : { redisBreaker: () => shared.breaker.state };
+}
+
+/** What the rest of the app may watch: the Redis breaker's state, when counters are in Redis. */
+export interface Throttling {
+  redisBreaker?: () => BreakerState;
 }
 
 /** Tests only: a far longer ioredis command time-out (so a request that waited on it would fail) and a clock for the breaker. */
@@ -90,7 +96,7 @@ async function sharedStores(app: FastifyInstance, url: string, prefix: string, t
   const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
   if (!answering) breaker.trip('Redis accepted the connection at start-up but did not answer');
   const behindBreaker = (name: string) => createBreakerStore(createRedisStore(redis, `${prefix}${name}:`), createMemoryStore(), breaker);
-  return { rate: behindBreaker('rate'), login: behindBreaker('login') };
+  return { rate: behindBreaker('rate'), login: behindBreaker('login'), breaker };
 }
 
 /** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { parseBearer } from '../http/access.js';
+import type { BreakerState } from '../http/breaker.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
 import { routePattern } from './request-log.js';
@@ -10,6 +11,8 @@ export interface MetricsSources {
   hasher: PasswordHasher;
   /** Connections of the PostgreSQL pool, when there is one. */
   pool?: () => { total: number; idle: number; waiting: number };
+  /** The Redis breaker's state, when throttling counters are in Redis. */
+  redisBreaker?: (() => BreakerState) | undefined;
   /** When set, /metrics wants `Authorization: Bearer <token>`. */
   token: string | undefined;
 }
@@ -36,6 +39,14 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
     name: 'vellum_password_hash_queue_depth', help: 'Argon2 hashes running or waiting',
     registers: [registry], collect() { this.set(sources.hasher.depth); },
   });
+  if (sources.redisBreaker !== undefined) {
+    const state = sources.redisBreaker;
+    // 1 while this instance counts in memory (open or probing): its limits are no longer shared.
+    new Gauge({
+      name: 'vellum_redis_breaker_open', help: 'Whether the Redis breaker is open (throttling counts in this instance\'s memory)',
+      registers: [registry], collect() { this.set(state() === 'closed' ? 0 : 1); },
+    });
+  }
   if (sources.pool !== undefined) {
     const pool = sources.pool;
     new Gauge({

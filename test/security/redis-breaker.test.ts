@@ -57,6 +57,15 @@ async function freezableRelay() {
   };
 }
 
+/** vellum_redis_breaker_open as /metrics shows it. */
+async function breakerGauge(app: FastifyInstance): Promise<number> {
+  const res = await app.inject({ url: '/metrics' });
+  assert.equal(res.statusCode, 200);
+  const line = /^vellum_redis_breaker_open (\d+)$/m.exec(res.body);
+  assert.ok(line, 'the gauge is exported');
+  return Number(line[1]);
+}
+
 /** Accepts connections and never answers, not even the handshake. */
 async function silentServer() {
   const sockets: net.Socket[] = [];
@@ -112,6 +121,7 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(app, note.username, WRONG)).statusCode, 401);
     assertThrottled(await loginAttempt(app, note.username, GOOD_PASSWORD), 60);
     assert.equal(logs.lines.filter((l) => OPENED.test(l)).length, 1, 'the open state is logged once');
+    assert.equal(await breakerGauge(app), 1);
   });
 
   test('stops answering mid-run: requests answer from memory; when Redis answers again the breaker closes', { skip: !available, timeout: TEST_TIMEOUT_MS }, async () => {
@@ -125,6 +135,7 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     const failKeys = async () => (await redis.keys(`${prefix}login:fail:*`)).length;
 
     // Closed: counted in Redis.
+    assert.equal(await breakerGauge(app), 0);
     const before = await failKeys();
     assert.equal((await loginAttempt(app, uniqueName('ghost'), WRONG)).statusCode, 401);
     assert.equal(await failKeys(), before + 1);
@@ -138,6 +149,7 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);
     assert.equal(logs.lines.filter((l) => OPENED.test(l)).length, 1, 'the open state is logged once');
     assert.equal(await failKeys(), before + 1, 'nothing reached Redis while it was silent');
+    assert.equal(await breakerGauge(app), 1);
 
     // Within the cool-down nothing is sent to Redis, so a thaw alone changes nothing.
     relay.thaw();
@@ -146,6 +158,7 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);
     await logs.line(CLOSED);
     assert.equal(logs.lines.filter((l) => CLOSED.test(l)).length, 1);
+    assert.equal(await breakerGauge(app), 0);
     const counted = await failKeys();
     assert.equal((await loginAttempt(app, uniqueName('ghost'), WRONG)).statusCode, 401);
     assert.equal(await failKeys(), counted + 1, 'counted in Redis again');
