@@ -42,7 +42,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps of issuing tokens (see SessionServices.checkpoint). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -84,6 +84,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const passwordHasher = hasher ?? createPasswordHasher();
   // Each of these adds the hooks that a route's config.policy asks for as the route is added, in
   // front of the route's own; the one registered last runs first: limits, shedding, then access.
+  // (The cookie routes below parse their cookies before all of these: a cheap, synchronous step.)
   registerAccess(app, tokens, (userId) => findUserById(database.db, userId));
   registerHashShedding(app, passwordHasher);
   const throttling = await registerThrottling(app, config, throttleTesting);

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { clientInfo } from '../http/client-info.js';
 import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { PaginationQuery } from '../http/schemas.js';
+import { AUTH_BODY_LIMIT, PaginationQuery } from '../http/schemas.js';
 import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
@@ -14,8 +14,6 @@ export interface AccountRoutesOptions {
   services: accounts.AccountServices;
 }
 
-/** Small bodies only: the largest legitimate one is two 256-character passwords, JSON-escaped. */
-export const AUTH_BODY_LIMIT = 16 * 1024;
 
 /** The caller's own account, with its password checked: a hash per call, so the password limit. */
 const OWNER_WITH_PASSWORD: RoutePolicy = { auth: 'access', limit: 'password', hashesPassword: true, noStore: true };

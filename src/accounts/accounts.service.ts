@@ -8,9 +8,11 @@ import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
 import { endAllSessions, issueTokenPair } from '../sessions/sessions.service.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
+import { requireUserId } from '../http/access.js';
 import { isUuid, newId } from '../shared/ids.js';
+import { toUser, type User } from './user.js';
 import * as users from './user.repository.js';
-import { normalizeUsername, validUsername } from './username.js';
+import { isValidUsername, normalizeUsername, validUsername } from './username.js';
 
 /**
  * What the account functions need. HTTP, the start-up bootstrap and the `vellum` CLI all come
@@ -22,33 +24,12 @@ export interface AccountServices {
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
+  /** Tests only: called at named steps ('delete:locked') to run a competing request there. */
+  checkpoint?: (step: string) => Promise<void>;
 }
 
 /** What the functions that issue no tokens need (the CLI and the bootstrap have no signer). */
 export type AccountStore = Omit<AccountServices, 'tokens'>;
-
-export interface User {
-  id: string;
-  username: string;
-  is_admin: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export function toUser(row: users.UserRow): User {
-  return {
-    id: row.id,
-    username: row.username,
-    is_admin: row.is_admin,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-export function requireUserId(claims: Claims): string {
-  if (!isUuid(claims.sub)) throw Errors.invalidUserId();
-  return claims.sub.toLowerCase();
-}
 
 /**
  * A new account after signup's checks: the username (400), then the password (400), then the name
@@ -90,7 +71,9 @@ export function createAdmin(s: AccountStore, username: string, password: string,
  * change does; undefined when there is no such user.
  */
 export async function resetPassword(s: AccountStore, username: string, password: string): Promise<string | undefined> {
-  const row = await users.findUserByUsername(s.db, normalizeUsername(username));
+  // A name no account can have is no user, without a look-up (PostgreSQL refuses U+0000 in text).
+  const normalized = normalizeUsername(username);
+  const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
   if (row === undefined) return undefined;
   await validatePassword(s.policy, password);
   const passwordHash = await s.hasher.hash(password);
@@ -152,8 +135,9 @@ async function confirmPassword(
 }
 
 /**
- * Ends every session, then deletes the user and, by cascade, their notes and tokens.
- * The last administrator is refused with 409 before anything changes.
+ * Ends every session, then deletes the user and, by cascade, their notes and tokens. The last
+ * administrator is refused with 409: before anything changes, unless two deletions race, when the
+ * loser's sessions may already have been ended (the account itself stays).
  */
 async function removeUser(s: AccountServices, userId: string): Promise<boolean> {
   const target = await users.findUserById(s.db, userId);
@@ -165,7 +149,14 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
     // Spec §3.1: a failure of this step is only logged; the deletion below removes the rows anyway.
     s.log.error({ err: error, userId }, 'revoking refresh tokens before deletion failed');
   }
-  const outcome = await users.deleteUserKeepingAnAdmin(s.db, userId);
+  const outcome = await s.db.transaction().execute(async (trx) => {
+    const locked = await users.lockForDeletion(trx, userId);
+    await s.checkpoint?.('delete:locked');
+    if (!locked.exists) return 'missing';
+    if (locked.isAdmin && locked.admins <= 1) return 'last-admin';
+    await users.deleteUser(trx, userId);
+    return 'deleted';
+  });
   if (outcome === 'last-admin') throw Errors.lastAdministrator();
   return outcome === 'deleted';
 }

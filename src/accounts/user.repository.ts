@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import { compiled } from '../db/compiled.js';
 import { isPostgres } from '../db/dialect.js';
-import type { Db, UsersTable } from '../db/schema.js';
+import type { Db, Trx, UsersTable } from '../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -55,25 +55,28 @@ export async function updatePasswordHash(db: Db, id: string, passwordHash: strin
 }
 
 /**
- * Deletes the user unless they are the last administrator: 'deleted', 'missing' or 'last-admin'.
- * Notes, versions and refresh tokens go with the row (ON DELETE CASCADE). The administrators' rows
- * are locked first (PostgreSQL), so two administrators deleting each other at once cannot both
- * succeed; SQLite's transaction holds the database's write lock for the same effect.
+ * Locks what deciding a deletion needs until the caller's transaction ends: the user's row and every
+ * administrator's. PostgreSQL: one statement, rows in id order, so two deletions (two administrators
+ * deleting each other) queue instead of each holding a row the other waits for. SQLite: a write
+ * first, so the transaction takes the database's write lock now instead of upgrading a read lock.
+ * Returns whether the user exists, whether they are an administrator, and how many there are.
  */
-export async function deleteUserKeepingAnAdmin(db: Db, id: string): Promise<'deleted' | 'missing' | 'last-admin'> {
-  return db.transaction().execute(async (trx) => {
-    // A write first, so that SQLite takes its write lock now rather than upgrading a read lock later.
+export async function lockForDeletion(trx: Trx, id: string): Promise<{ exists: boolean; isAdmin: boolean; admins: number }> {
+  let rows: Array<{ id: string; is_admin: boolean }>;
+  if (isPostgres(trx)) {
+    rows = await trx.selectFrom('users').select(['id', 'is_admin'])
+      .where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).orderBy('id').forUpdate().execute();
+  } else {
     await trx.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('id', '=', id).execute();
-    const target = await trx.selectFrom('users').select('is_admin').where('id', '=', id).executeTakeFirst();
-    if (target === undefined) return 'missing';
-    if (target.is_admin) {
-      let admins = trx.selectFrom('users').select('id').where('is_admin', '=', true);
-      if (isPostgres(trx)) admins = admins.forUpdate();
-      if ((await admins.execute()).length <= 1) return 'last-admin';
-    }
-    await trx.deleteFrom('users').where('id', '=', id).execute();
-    return 'deleted';
-  });
+    rows = await trx.selectFrom('users').select(['id', 'is_admin']).where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).execute();
+  }
+  const target = rows.find((row) => row.id === id);
+  return { exists: target !== undefined, isAdmin: target?.is_admin === true, admins: rows.filter((row) => row.is_admin).length };
+}
+
+/** Notes, versions and refresh tokens go with the row (ON DELETE CASCADE). */
+export async function deleteUser(trx: Trx, id: string): Promise<void> {
+  await trx.deleteFrom('users').where('id', '=', id).execute();
 }
 
 /** Ordered by creation time, then id, so pages stay stable. */

@@ -10,7 +10,7 @@ export class CommandError extends Error {
 }
 
 /** What the commands need: the account functions' services without a token signer. */
-export type CommandDeps = Pick<accounts.AccountServices, 'db' | 'policy' | 'hasher' | 'log'>;
+export type CommandDeps = accounts.AccountStore;
 
 /** The service's refusals (a bad username or password, a taken name) as an operator's message. */
 async function asCommand<T>(work: () => Promise<T>, taken?: () => string): Promise<T> {

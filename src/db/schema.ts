@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Kysely } from 'kysely';
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
 
 /**
  * Row types of every table, as rows leave the dialect boundary (database.ts): timestamps are the
@@ -88,3 +88,5 @@ export interface Tables {
 }
 
 export type Db = Kysely<Tables>;
+/** A handle inside a transaction: for steps that must never run as separate statements. */
+export type Trx = Transaction<Tables>;

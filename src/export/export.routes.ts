@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireUserId } from '../accounts/accounts.service.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { Errors, type AppError } from '../errors.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
+import { isUuid } from '../shared/ids.js';
 import { policyOf, prepend } from './policy.js';
 
 declare module 'fastify' {
@@ -20,6 +21,12 @@ export function parseBearer(header: string | undefined): string | undefined {
   const fields = header.split(/\s+/).filter((f) => f !== '');
   if (fields.length !== 2 || fields[0]!.toLowerCase() !== 'bearer') return undefined;
   return fields[1];
+}
+
+/** The caller's user id from verified claims; a sub that is not a UUID is 400 Invalid user ID. */
+export function requireUserId(claims: Claims): string {
+  if (!isUuid(claims.sub)) throw Errors.invalidUserId();
+  return claims.sub.toLowerCase();
 }
 
 /** The caller's account as it is now: undefined when deleted. */

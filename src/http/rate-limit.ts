@@ -58,9 +58,10 @@ export async function registerThrottling(app: FastifyInstance, config: Config, t
     signup: limiter('signup', limits.signupPerHour, HOUR),
     refresh: limiter('refresh', limits.refreshPerMinute, MINUTE),
   };
-  // Requests that match no route (URL scanning) count against the global limit too.
+  // Requests that match no route (URL scanning) count against the global limit too, and so does
+  // OPTIONS: with CORS on, its preflight route is added before this hook could see it.
   app.addHook('onRequest', async (request) => {
-    if (request.is404) await global(request);
+    if (request.is404 || request.method === 'OPTIONS') await global(request);
   });
   app.addHook('onRoute', (route: RouteOptions) => {
     const { limit } = policyOf(route);

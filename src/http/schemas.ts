@@ -41,6 +41,11 @@ export const PaginationQuery = Type.Object({
 });
 export type PaginationQuery = Static<typeof PaginationQuery>;
 
-/** The spec's boolean query strings (Go's strconv.ParseBool): true for these, false otherwise. */
-export const parseBooleanString = (value: string | undefined): boolean =>
-  value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
+/** The spec's boolean query strings, as Go's strconv.ParseBool reads them. */
+const TRUE_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True'];
+export const BOOLEAN_STRINGS: readonly string[] = [...TRUE_STRINGS, '0', 'f', 'F', 'FALSE', 'false', 'False'];
+
+export const parseBooleanString = (value: string | undefined): boolean => value !== undefined && TRUE_STRINGS.includes(value);
+
+/** Account and login bodies: the largest legitimate one is two 256-character passwords, JSON-escaped. */
+export const AUTH_BODY_LIMIT = 16 * 1024;

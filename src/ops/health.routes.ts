@@ -5,13 +5,13 @@ import { latestMigration } from '../db/migrate.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { problem, sendProblem } from '../http/problem.js';
 
+/** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
+const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
+
 /**
  * /healthz: the process answers. /readyz: it can serve traffic — the database answers and holds
  * every migration this build knows; a load balancer should route by this one.
  */
-/** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
-const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
-
 export const healthRoutes: FastifyPluginAsync<{ database: Database }> = async (app, { database }) => {
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 

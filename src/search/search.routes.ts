@@ -1,18 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireUserId } from '../accounts/accounts.service.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import { requireUserId } from '../http/access.js';
 import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
+import { BOOLEAN_STRINGS, parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
 import { searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
 }
 
-const BOOLEAN_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'];
 const DEFAULT_LIMIT = 20;
 
 const SearchQuery = Type.Object({

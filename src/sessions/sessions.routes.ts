@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { parseBooleanString } from '../http/schemas.js';
+import { AUTH_BODY_LIMIT, parseBooleanString } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
 import { assertTrustedOrigin } from './origin-check.js';
@@ -16,8 +16,6 @@ export interface SessionRoutesOptions {
   services: sessions.SessionServices;
 }
 
-/** Small bodies only: the largest legitimate one is a 256-character password, JSON-escaped. */
-const LOGIN_BODY_LIMIT = 16 * 1024;
 
 const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
 const COOKIE: RoutePolicy = { auth: 'cookie', noStore: true };
@@ -29,7 +27,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
 
   app.post('/login', {
-    bodyLimit: LOGIN_BODY_LIMIT,
+    bodyLimit: AUTH_BODY_LIMIT,
     config: {
       policy: { auth: 'public', limit: 'password', hashesPassword: true, loginLockout: true, noStore: true },
       failureDetail: 'Failed to generate tokens',

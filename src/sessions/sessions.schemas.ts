@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { UserSchema } from '../accounts/accounts.schemas.js';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import { BOOLEAN_STRINGS, Timestamp, Uuid } from '../http/schemas.js';
 
 export const Credentials = Type.Object({
   username: Type.String({ examples: ['alice'] }),
@@ -15,7 +15,7 @@ export const CsrfHeaders = Type.Object({
 
 export const LoginQuery = Type.Object({
   includeUser: Type.Optional(
-    Type.Union(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'].map((v) => Type.Literal(v)), {
+    Type.Union(BOOLEAN_STRINGS.map((v) => Type.Literal(v)), {
       description: 'also return the user (a boolean string, default false)',
     }),
   ),

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { requireUserId, toUser } from '../accounts/accounts.service.js';
+import { toUser } from '../accounts/user.js';
 import * as users from '../accounts/user.repository.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 import { attemptedUsername, audit } from '../audit/audit.service.js';
-import type { Db } from '../db/schema.js';
+import type { Db, Trx } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors, StepFailure } from '../errors.js';
+import { requireUserId } from '../http/access.js';
 import type { ClientInfo } from '../http/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
@@ -111,7 +112,7 @@ export async function login(s: SessionServices, username: string, password: stri
  * token is revoked, under the user row's lock, which refreshes in flight hold until they commit.
  * Run it inside the caller's transaction, before anything else it changes for the user.
  */
-export async function endAllSessions(trx: Db, userId: string): Promise<void> {
+export async function endAllSessions(trx: Trx, userId: string): Promise<void> {
   await users.endSessions(trx, userId);
   await refreshTokens.revokeAllForUser(trx, userId, nowIso());
 }

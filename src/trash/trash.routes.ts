@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireUserId } from '../accounts/accounts.service.js';
 import type { Db } from '../db/schema.js';
+import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { parsePage } from '../http/pagination.js';
 import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';

@@ -52,7 +52,7 @@ forEachDatabase('security: headers and CORS', (ctx) => {
     assertSecurityHeaders(res, '429');
   });
 
-  test('Cache-Control: no-store on everything under /api/auth, errors included', async () => {
+  test('Cache-Control: no-store on every account, session and token answer, errors and unknown paths included', async () => {
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_LOGIN_PER_MINUTE: '3' });
     const s = await newSession(app, 'cache');
     const responses = [
