@@ -32,8 +32,6 @@ export function requireUserId(claims: Claims): string {
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * Enforces each route's `policy.auth` (policy.ts) with a hook before the route's own: access needs
  * a valid access token, admin one of an account that is an administrator now. Register before the
@@ -61,7 +59,7 @@ export function registerAccess(app: FastifyInstance, tokens: TokenService, findA
       : async (request) => {
         const claims = authenticate(request, unauthenticated);
         if (!claims.admin) throw Errors.forbidden();
-        const account = UUID.test(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
+        const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
         if (account === undefined) throw Errors.unauthorized();
         if (!account.is_admin) throw Errors.forbidden();
       };

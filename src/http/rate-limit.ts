@@ -66,9 +66,7 @@ export async function registerThrottling(app: FastifyInstance, config: Config, t
   app.addHook('onRoute', (route: RouteOptions) => {
     const { limit } = policyOf(route);
     if (limit === 'unlimited') return;
-    const hooks = [async (request: FastifyRequest) => global(request)];
-    if (limit !== undefined) hooks.push(async (request: FastifyRequest) => tighter[limit](request));
-    route.onRequest = prepend(route.onRequest, ...hooks);
+    route.onRequest = prepend(route.onRequest, ...(limit === undefined ? [global] : [global, tighter[limit]]));
   });
 
   registerLoginThrottle(app, shared?.login ?? createMemoryStore(), limits.loginFailures);
