@@ -27,6 +27,23 @@ const deleters: Array<[string, (ctx: TestContext, victim: Session) => Promise<()
   }],
 ];
 
+/**
+ * Two refreshes with one token at once: the first is held after taking the user row's lock, the
+ * second is sent meanwhile and must queue behind it; both answers once the first is released.
+ */
+async function refreshTwiceAtOnce(ctx: TestContext, handle: ReturnType<typeof racedApp>, token: string) {
+  const csrf = await getCsrf(handle.app, token);
+  const gate = handle.pause.arm('refresh:locked');
+  const first = postRefresh(handle.app, token, csrf);
+  await gate.reached;
+  const second = postRefresh(handle.app, token, csrf);
+  const queued = await queuedBehindLock(ctx, second);
+  gate.release();
+  const [won, lost] = await Promise.all([first, second]);
+  assert.equal(queued, true, 'the second refresh waits for the first to commit');
+  return { won, lost };
+}
+
 forEachDatabase('revocation races', (ctx) => {
   const handle = racedApp(ctx);
   const { pause } = handle;
@@ -164,15 +181,7 @@ forEachDatabase('revocation races', (ctx) => {
   test('two refreshes with one token at once, within the grace: the second waits, is 401, and the session lives on', async () => {
     const { username } = await signup(ctx.app);
     const s = await login(ctx.app, username);
-    const csrf = await getCsrf(raced, s.refreshToken);
-    const gate = pause.arm('refresh:locked');
-    const first = postRefresh(raced, s.refreshToken, csrf);
-    await gate.reached;
-    const second = postRefresh(raced, s.refreshToken, csrf);
-    const queued = await queuedBehindLock(ctx, second);
-    gate.release();
-    const [won, lost] = await Promise.all([first, second]);
-    assert.equal(queued, true, 'the second refresh waits for the first to commit');
+    const { won, lost } = await refreshTwiceAtOnce(ctx, handle, s.refreshToken);
     assert.equal(won.statusCode, 200, won.body);
     assertProblem(lost, 401, 'Invalid refresh token');
     assert.equal((await refreshSession(ctx.app, cookie(won, 'app.refresh_token')!.value)).statusCode, 200);
@@ -185,19 +194,10 @@ forEachDatabase('revocation races, no grace', (ctx) => {
   const handle = racedApp(ctx);
 
   test('two refreshes with one token at once, the grace off: the loser revokes the whole login, the winner\'s token too', async () => {
-    const raced = handle.app;
     const { id, username } = await signup(ctx.app);
     const s = await login(ctx.app, username);
     const other = await login(ctx.app, username);
-    const csrf = await getCsrf(raced, s.refreshToken);
-    const gate = handle.pause.arm('refresh:locked');
-    const first = postRefresh(raced, s.refreshToken, csrf);
-    await gate.reached;
-    const second = postRefresh(raced, s.refreshToken, csrf);
-    const queued = await queuedBehindLock(ctx, second);
-    gate.release();
-    const [won, lost] = await Promise.all([first, second]);
-    assert.equal(queued, true, 'the second refresh waits for the first to commit');
+    const { won, lost } = await refreshTwiceAtOnce(ctx, handle, s.refreshToken);
     assert.equal(won.statusCode, 200, won.body);
     assertProblem(lost, 401, 'Invalid refresh token');
     assertProblem(await refreshSession(ctx.app, cookie(won, 'app.refresh_token')!.value), 401, 'Invalid refresh token');
