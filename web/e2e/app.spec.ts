@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { unzipSync, strFromU8 } from 'fflate';
 import { ADMIN, BREACHED_PASSWORD } from './playwright.config';
-import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, logIn, signUp, uniqueName } from './fixtures';
+import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, logIn, openHistory, saveContent, signUp, uniqueName } from './fixtures';
 
 test('the page is served with a strict CSP and cacheable hashed assets', async ({ page, request }) => {
   const response = await request.get('/some/client/route');
@@ -112,9 +112,7 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await pageB.goto(`/notes/${id}`);
   await expectContent(pageB, 'line one\nline two\n');
 
-  await contentBox(pageA).fill('line one\nline two changed by A\n');
-  await pageA.keyboard.press('Control+s');
-  await expect(pageA.getByText('Saved as version 3')).toBeVisible();
+  await saveContent(pageA, 'line one\nline two changed by A\n', 3);
 
   await contentBox(pageB).fill('line one\nline two\nline three by B\n');
   await pageB.getByRole('button', { name: 'Save' }).click();
@@ -149,9 +147,7 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
   await pageB.goto(`/notes/${id}`);
   await expectContent(pageB, 'base text');
 
-  await contentBox(pageA).fill('text from A');
-  await pageA.keyboard.press('Control+s');
-  await expect(pageA.getByText('Saved as version 3')).toBeVisible();
+  await saveContent(pageA, 'text from A', 3);
 
   await contentBox(pageB).fill('text from B');
   await pageB.keyboard.press('Control+s');
@@ -177,13 +173,9 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
 test('history, search, trash, export and import', async ({ page }) => {
   await signUp(page);
   const id = await createNote(page, 'Travel plans', 'Visit the Résumé museum');
-  await contentBox(page).fill('Visit the lighthouse');
-  await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await saveContent(page, 'Visit the lighthouse', 3);
 
-  await page.getByRole('button', { name: 'History' }).click();
-  await expect(page).toHaveURL(new RegExp(`/notes/${id}/history$`));
-  const versions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  const versions = await openHistory(page, id);
   await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
   await page.getByRole('button', { name: 'Version 2' }).click();
   await expect(page.getByRole('region', { name: 'Version 2 rendered' })).toContainText('Résumé museum');

@@ -59,3 +59,17 @@ export async function createNote(page: Page, title: string, content: string): Pr
   await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
   return page.url().split('/').pop()!;
 }
+
+/** Replaces the open note's content and saves it with Ctrl+S as version `version`. */
+export async function saveContent(page: Page, content: string, version: number): Promise<void> {
+  await contentBox(page).fill(content);
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText(`Saved as version ${version}`)).toBeVisible();
+}
+
+/** Opens the open note's history; returns its version buttons, newest first. */
+export async function openHistory(page: Page, id: string): Promise<Locator> {
+  await page.getByRole('button', { name: 'History' }).click();
+  await expect(page).toHaveURL(new RegExp(`/notes/${id}/history$`));
+  return page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+}

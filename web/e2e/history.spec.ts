@@ -1,16 +1,12 @@
 import { expect, test } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
+import { createNote, expectAccessible, expectContent, openHistory, saveContent, signUp } from './fixtures';
 
 test('history: diff with word highlights, a name, compare, restore', async ({ page }) => {
   await signUp(page);
   const id = await createNote(page, 'Fox', 'The quick brown fox\nsecond line');
-  await contentBox(page).fill('The quick red fox\nsecond line');
-  await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await saveContent(page, 'The quick red fox\nsecond line', 3);
 
-  await page.getByRole('button', { name: 'History' }).click();
-  await expect(page).toHaveURL(new RegExp(`/notes/${id}/history$`));
-  const versions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  const versions = await openHistory(page, id);
   await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
 
   // A version opens with what it changed; inside a changed line only the changed words are marked.
