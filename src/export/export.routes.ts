@@ -6,8 +6,8 @@ import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';
+import { createImportRunner } from './import-runner.js';
 import { importNotes } from './import.service.js';
-import { validateImport } from './import.validate.js';
 import { markdownZip } from './markdown-zip.js';
 
 export interface ExportRoutesOptions {
@@ -59,6 +59,8 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 
 export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes }) => {
+  const importer = createImportRunner(importMaxBytes);
+  app.addHook('onClose', () => importer.close());
 
   app.get('/export', {
     config: { policy: EXPORT },
@@ -90,7 +92,8 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   });
 
   app.post('/import', {
-    config: { policy: SIGNED_IN },
+    // The body arrives as bytes: a large document is parsed and checked on a worker thread.
+    config: { policy: SIGNED_IN, rawJsonBody: true },
     bodyLimit: importMaxBytes,
     schema: {
       tags,
@@ -98,12 +101,12 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       body: ExportDocument,
       response: { 201: ImportResult },
     },
-    // The document is checked in full by validateImport, whose messages name the first problem by
-    // its path; the schema above documents it.
+    // The document is checked in full by readImport (import.read.ts), whose messages name the first
+    // problem by its path; the schema above documents it.
     validatorCompiler: () => () => true,
   }, async (request, reply) => {
-    const notes = validateImport(request.body);
-    const result = await importNotes(db, requireUserId(request.claims!), notes);
+    const ownerId = requireUserId(request.claims!);
+    const result = await importer.run(request.body as unknown as Buffer | undefined, (document) => importNotes(db, ownerId, document));
     return reply.code(201).send(result);
   });
 };
