@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
@@ -61,6 +62,10 @@ const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes }) => {
   const importer = createImportRunner(importMaxBytes);
   app.addHook('onClose', () => importer.close());
+  // POST /import reads its own body (up to 64 MiB), so that it is neither gathered into one buffer
+  // nor parsed on the event loop: this plugin's JSON "parser" hands the handler the stream.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (_request, payload, done) => done(null, payload));
 
   app.get('/export', {
     config: { policy: EXPORT },
@@ -92,8 +97,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   });
 
   app.post('/import', {
-    // The body arrives as bytes: a large document is parsed and checked on a worker thread.
-    config: { policy: SIGNED_IN, rawJsonBody: true },
+    config: { policy: SIGNED_IN },
     bodyLimit: importMaxBytes,
     schema: {
       tags,
@@ -106,7 +110,8 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     validatorCompiler: () => () => true,
   }, async (request, reply) => {
     const ownerId = requireUserId(request.claims!);
-    const result = await importer.run(request.body as unknown as Buffer | undefined, (document) => importNotes(db, ownerId, document));
+    const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const result = await importer.run(request.body as unknown as Readable, length, (document) => importNotes(db, ownerId, document));
     return reply.code(201).send(result);
   });
 };

@@ -1,4 +1,6 @@
+import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
+import { errorCodes } from 'fastify';
 import { AppError, Errors } from '../errors.js';
 import { importBatches, readImport, summarise, type ImportItem, type ImportSummary } from './import.read.js';
 import type { ImportNote } from './import.validate.js';
@@ -23,8 +25,12 @@ export interface ImportDocument extends ImportSummary {
 }
 
 export interface ImportRunner {
-  /** Reads `body` (off the event loop when large), refusing a broken document with its 400, then hands it to `write`. */
-  run<T>(body: Buffer | undefined, write: (document: ImportDocument) => Promise<T>): Promise<T>;
+  /**
+   * Reads the request body (off the event loop when large: its bytes go to the worker as they
+   * arrive and are never gathered here), refusing a broken document with its 400, then hands the
+   * checked document to `write`. `length` is the Content-Length, when given.
+   */
+  run<T>(body: Readable, length: number | undefined, write: (document: ImportDocument) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -41,17 +47,30 @@ export function workerHeapMb(maxBytes: number): number {
 const typescript = import.meta.url.endsWith('.ts');
 const workerUrl = new URL(`./import.worker${typescript ? '.ts' : '.js'}`, import.meta.url);
 
-function spawnWorker(body: Buffer, heapMb: number): Worker {
-  // Hand the bytes over instead of copying them; a buffer that shares its memory is copied first.
-  const bytes = body.byteOffset === 0 && body.byteLength === body.buffer.byteLength ? body : Buffer.from(body);
-  const options = {
-    workerData: { body: bytes },
-    transferList: [bytes.buffer as ArrayBuffer],
-    resourceLimits: { maxOldGenerationSizeMb: heapMb },
-  };
+function spawnWorker(length: number | undefined, heapMb: number): Worker {
+  const options = { workerData: { length }, resourceLimits: { maxOldGenerationSizeMb: heapMb } };
   if (!typescript) return new Worker(workerUrl, options);
   const tsx = import.meta.resolve('tsx/esm/api');
   return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { ...options, eval: true });
+}
+
+const tooLarge = () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+
+/**
+ * The body's first INLINE_LIMIT bytes, and whether that was all of it. Bytes past the route's limit
+ * are refused like Fastify refuses them (413), here because this route reads its own body.
+ */
+async function head(body: AsyncIterator<Buffer>, maxBytes: number): Promise<{ chunks: Buffer[]; bytes: number; ended: boolean }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  while (bytes <= INLINE_LIMIT) {
+    const next = await body.next();
+    if (next.done === true) return { chunks, bytes, ended: true };
+    bytes += next.value.length;
+    if (bytes > maxBytes) throw tooLarge();
+    chunks.push(next.value);
+  }
+  return { chunks, bytes, ended: false };
 }
 
 /** The worker's messages one at a time, as promises; a crash or exit rejects the one awaited. */
@@ -94,6 +113,7 @@ export function documentOf(notes: ImportNote[]): ImportDocument {
   return { ...summarise(notes), batches: fromMemory(importBatches(notes)) };
 }
 
+/** `maxBytes`: the largest body (IMPORT_MAX_BYTES); more is 413. */
 export function createImportRunner(maxBytes: number): ImportRunner {
   const heapMb = workerHeapMb(maxBytes);
   const workers = new Set<Worker>();
@@ -115,19 +135,29 @@ export function createImportRunner(maxBytes: number): ImportRunner {
   };
 
   return {
-    async run(body, write) {
-      if (body === undefined || body.length <= INLINE_LIMIT) {
-        return write(documentOf(readImport(body ?? Buffer.alloc(0))));
-      }
+    async run(body, length, write) {
+      if (length !== undefined && length > maxBytes) throw tooLarge();
+      const reader = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+      const first = await head(reader, maxBytes);
+      if (first.ended) return write(documentOf(readImport(Buffer.concat(first.chunks))));
       await acquire();
       let worker: Worker | undefined;
       try {
-        worker = spawnWorker(body, heapMb);
+        worker = spawnWorker(length, heapMb);
         workers.add(worker);
         const next = messagesOf(worker);
-        const first = await next();
-        if (first.type === 'invalid') throw new AppError(first.status, first.code, first.detail);
-        if (first.type !== 'ready') throw new Error(`import worker: unexpected ${first.type}`);
+        // Each chunk is copied to the worker (tens of kilobytes at a time), which assembles the document.
+        for (const chunk of first.chunks) worker.postMessage(chunk);
+        let bytes = first.bytes;
+        for (let chunk = await reader.next(); chunk.done !== true; chunk = await reader.next()) {
+          bytes += chunk.value.length;
+          if (bytes > maxBytes) throw tooLarge();
+          worker.postMessage(chunk.value);
+        }
+        worker.postMessage('end');
+        const ready = await next();
+        if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);
+        if (ready.type !== 'ready') throw new Error(`import worker: unexpected ${ready.type}`);
         const w = worker;
         const batches = async function* () {
           for (;;) {
@@ -138,7 +168,7 @@ export function createImportRunner(maxBytes: number): ImportRunner {
             yield message.items;
           }
         };
-        return await write({ ...first.summary, batches: batches() });
+        return await write({ ...ready.summary, batches: batches() });
       } finally {
         if (worker !== undefined) {
           workers.delete(worker);

@@ -13,24 +13,43 @@ export type ImportWorkerMessage =
 lowerOwnThreadPriority();
 
 /**
- * Reads one import document (the request body, handed over rather than copied) off the event loop:
- * the UTF-8 check, the counts, JSON.parse and validation. Then it holds the checked notes and gives
- * them out a batch at a time while the event loop's thread writes them.
+ * Reads one import document off the event loop: its bytes arrive in chunks (then 'end'), and the
+ * UTF-8 check, the counts, JSON.parse and validation run here. Then it holds the checked notes and
+ * gives them out a batch at a time (one per 'next') while the event loop's thread writes them.
  */
 const port = parentPort!;
-const input = workerData as { body?: Uint8Array };
-const body = input.body!;
-input.body = undefined; // the bytes are not needed once parsed
+const { length } = workerData as { length: number | undefined };
+let bytes = Buffer.allocUnsafe(length ?? 1024 * 1024);
+let used = 0;
+let batches: Generator<ImportItem[]> | undefined;
 
-try {
-  const notes = readImport(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-  const batches = importBatches(notes);
-  port.on('message', () => {
-    const next = batches.next();
-    port.postMessage((next.done ? { type: 'done' } : { type: 'batch', items: next.value }) satisfies ImportWorkerMessage);
-  });
-  port.postMessage({ type: 'ready', summary: summarise(notes) } satisfies ImportWorkerMessage);
-} catch (error) {
-  if (!(error instanceof AppError)) throw error; // the worker's 'error' event: a 500, logged
-  port.postMessage({ type: 'invalid', status: error.status, code: error.code, detail: error.detail } satisfies ImportWorkerMessage);
+function append(chunk: Uint8Array): void {
+  if (used + chunk.length > bytes.length) {
+    const grown = Buffer.allocUnsafe(Math.max(2 * bytes.length, used + chunk.length));
+    bytes.copy(grown, 0, 0, used);
+    bytes = grown;
+  }
+  bytes.set(chunk, used);
+  used += chunk.length;
 }
+
+function read(): void {
+  try {
+    const notes = readImport(bytes.subarray(0, used));
+    bytes = Buffer.alloc(0); // the bytes are not needed once parsed
+    batches = importBatches(notes);
+    port.postMessage({ type: 'ready', summary: summarise(notes) } satisfies ImportWorkerMessage);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error; // the worker's 'error' event: a 500, logged
+    port.postMessage({ type: 'invalid', status: error.status, code: error.code, detail: error.detail } satisfies ImportWorkerMessage);
+  }
+}
+
+port.on('message', (message: Uint8Array | 'end' | 'next') => {
+  if (message === 'end') return read();
+  if (message === 'next') {
+    const next = batches!.next();
+    return port.postMessage((next.done ? { type: 'done' } : { type: 'batch', items: next.value }) satisfies ImportWorkerMessage);
+  }
+  append(message);
+});

@@ -2,16 +2,6 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { Errors } from '../errors.js';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * The handler gets the body's bytes (a Buffer) and parses them itself: POST /api/import reads a
-     * document of up to 64 MiB on a worker thread, not here on the event loop.
-     */
-    rawJsonBody?: boolean;
-  }
-}
-
 /**
  * Fastify's own JSON parser (prototype poisoning refused), except that an empty body counts as
  * no body: routes whose body is optional (POST /api/notes) then work with any client, and routes
@@ -24,7 +14,6 @@ export function registerJsonParser(app: FastifyInstance): void {
   // CONTRACT.md's 415; it is also a type a cross-site form can send without a CORS preflight.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    if (request.routeOptions.config.rawJsonBody === true) return done(null, body);
     // Decoding would silently turn invalid bytes into U+FFFD and store text the client never sent.
     if (!isUtf8(body as Buffer)) return done(Errors.validation('Invalid request body: it is not valid UTF-8'), undefined);
     const text = body.toString('utf8');
