@@ -159,12 +159,15 @@ export function createImportRunner(maxBytes: number): ImportRunner {
         if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);
         if (ready.type !== 'ready') throw new Error(`import worker: unexpected ${ready.type}`);
         const w = worker;
+        // One batch is always on its way while the one before is written: the worker runs at a lower
+        // priority, and waiting for it after every batch made a busy machine's imports several times slower.
         const batches = async function* () {
+          w.postMessage('next');
           for (;;) {
-            w.postMessage('next');
             const message = await next();
             if (message.type === 'done') return;
             if (message.type !== 'batch') throw new Error(`import worker: unexpected ${message.type}`);
+            w.postMessage('next');
             yield message.items;
           }
         };

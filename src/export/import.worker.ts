@@ -47,7 +47,7 @@ function read(): void {
 
 port.on('message', (message: Uint8Array | 'end' | 'next') => {
   if (message === 'end') return read();
-  if (message === 'next') {
+  if (message === 'next') { // after 'done', another 'next' answers 'done' again
     const next = batches!.next();
     return port.postMessage((next.done ? { type: 'done' } : { type: 'batch', items: next.value }) satisfies ImportWorkerMessage);
   }
