@@ -17,6 +17,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { nowIso } from '../src/db/values.js';
 import { importNotes } from '../src/export/import.service.js';
+import { documentOf } from '../src/export/import-runner.js';
 import type { ImportNote } from '../src/export/import.validate.js';
 import * as notesRepo from '../src/notes/notes.repository.js';
 import { addVersion, createNote } from '../src/notes/notes.service.js';
@@ -235,7 +236,7 @@ async function main() {
         });
         done += count;
       }
-      await importNotes(database.db, ownerId, batch);
+      await importNotes(database.db, ownerId, documentOf(batch));
     }
     log('searching history');
     const history = await measureSearch(app, token, true);

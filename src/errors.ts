@@ -58,6 +58,8 @@ export const Errors = {
   sessionNotFound: make(404, 'session_not_found', 'Session not found'),
   usernameTaken: make(409, 'username_taken', 'Username is already in use'),
   lastAdministrator: make(409, 'last_administrator', 'Cannot delete the last administrator'),
+  versionLimit: make(409, 'version_limit',
+    'The note has reached the highest version number (2147483647) and takes no more versions; copy it into a new note to keep editing'),
   versionMismatch: (current: number) =>
     new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {
       current_version: current,

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
@@ -6,8 +7,8 @@ import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';
+import { createImportRunner } from './import-runner.js';
 import { importNotes } from './import.service.js';
-import { validateImport } from './import.validate.js';
 import { markdownZip } from './markdown-zip.js';
 
 export interface ExportRoutesOptions {
@@ -59,6 +60,12 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 
 export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes }) => {
+  const importer = createImportRunner(importMaxBytes);
+  app.addHook('onClose', () => importer.close());
+  // POST /import reads its own body (up to 64 MiB), so that it is neither gathered into one buffer
+  // nor parsed on the event loop: this plugin's JSON "parser" hands the handler the stream.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (_request, payload, done) => done(null, payload));
 
   app.get('/export', {
     config: { policy: EXPORT },
@@ -98,12 +105,13 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       body: ExportDocument,
       response: { 201: ImportResult },
     },
-    // The document is checked in full by validateImport, whose messages name the first problem by
-    // its path; the schema above documents it.
+    // The document is checked in full by readImport (import.read.ts), whose messages name the first
+    // problem by its path; the schema above documents it.
     validatorCompiler: () => () => true,
   }, async (request, reply) => {
-    const notes = validateImport(request.body);
-    const result = await importNotes(db, requireUserId(request.claims!), notes);
+    const ownerId = requireUserId(request.claims!);
+    const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
+    const result = await importer.run(request.body as unknown as Readable, length, (document) => importNotes(db, ownerId, document));
     return reply.code(201).send(result);
   });
 };

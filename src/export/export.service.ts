@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
 import * as repo from './export.repository.js';
 
-export const EXPORT_FORMAT = 'vellum-export';
-export const EXPORT_FORMAT_VERSION = 1;
+export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION };
 
 /** Notes read per query, and versions per query: memory stays bounded by one page whatever the account holds. */
 const NOTES_PAGE = 100;

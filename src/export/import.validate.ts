@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
-import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../notes/notes.schemas.js';
-import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export.service.js';
+import { CONTENT_MAX_BYTES, IMPORT_VERSION_MAX, LABEL_RULE, parseLabel, TITLE_MAX_CHARACTERS } from '../notes/version-rules.js';
+import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
 
 export interface ImportVersion {
   version: number;
@@ -16,7 +16,17 @@ export interface ImportNote {
   versions: ImportVersion[];
 }
 
-export const LABEL_MAX_CHARACTERS = 100;
+/**
+ * The times an import may carry. Every part of the system holds these: JS Date and PostgreSQL
+ * timestamptz (years 1 to 9999 and beyond), SQLite's ISO-8601 text (which sorts by time only while
+ * the year has four digits, so not past 9999), RFC 3339 in the API and export (four-digit years),
+ * the Markdown export's front matter and zip entries (whose times are clamped to what zip holds).
+ * Before 1970 nothing in Vellum's world was written, and negative Unix times are where other tools
+ * that read an export (archivers, file systems, sync clients) break; the first crash of issue #19
+ * came from one.
+ */
+export const IMPORT_TIME_MIN = '1970-01-01T00:00:00.000Z';
+export const IMPORT_TIME_MAX = '9999-12-31T23:59:59.999Z';
 
 const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid import document: ${detail}`);
 
@@ -44,8 +54,10 @@ function timestamp(value: unknown, where: string): string {
     throw invalid(`${where} must be an RFC 3339 timestamp like 2026-01-31T12:00:00.000Z`);
   }
   const iso = new Date(value).toISOString();
-  // Both databases hold years 1 to 9999 (PostgreSQL has no year 0).
-  if (!/^\d{4}-/.test(iso) || iso.startsWith('0000')) throw invalid(`${where} must be a time between the years 1 and 9999`);
+  // toISOString writes years past 9999 as +010000: four digits first, then compare as text.
+  if (!/^\d{4}-/.test(iso) || iso < IMPORT_TIME_MIN || iso > IMPORT_TIME_MAX) {
+    throw invalid(`${where} must be a time from ${IMPORT_TIME_MIN} to ${IMPORT_TIME_MAX}`);
+  }
   return iso;
 }
 
@@ -78,8 +90,8 @@ export function validateImport(document: unknown): ImportNote[] {
       const vat = `${at}.versions[${k}]`;
       if (!isObject(version)) throw invalid(`${vat} must be an object`);
       const number = version.version;
-      if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1 || number > 2_147_483_647) {
-        throw invalid(`${vat}.version must be an integer of at least 1`);
+      if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1 || number > IMPORT_VERSION_MAX) {
+        throw invalid(`${vat}.version must be an integer from 1 to ${IMPORT_VERSION_MAX}`);
       }
       if (previous !== undefined && number <= previous.version) {
         throw invalid(`${vat}.version must be greater than ${previous.version}, the version before it`);
@@ -96,10 +108,10 @@ export function validateImport(document: unknown): ImportNote[] {
       }
       let label: string | null = null;
       if (version.label !== undefined && version.label !== null) {
-        label = text(version.label, `${vat}.label`).trim();
-        if (label.length === 0 || characters(label) > LABEL_MAX_CHARACTERS) {
-          throw invalid(`${vat}.label must be null or 1 to ${LABEL_MAX_CHARACTERS} characters`);
-        }
+        if (typeof version.label !== 'string') throw invalid(`${vat}.label ${LABEL_RULE}`);
+        // The rule PATCH applies, in the same words (version-rules.ts).
+        label = parseLabel(version.label) ?? null;
+        if (label === null) throw invalid(`${vat}.label ${LABEL_RULE}`);
       }
       let restoredFrom: number | null = null;
       if (version.restored_from !== undefined && version.restored_from !== null) {

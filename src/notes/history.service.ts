@@ -1,10 +1,11 @@
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import type { DiffRunner } from './diff-runner.js';
+import { normalizeId } from '../shared/ids.js';
 import * as repo from './notes.repository.js';
 import { getNote, writeVersion, type Note } from './notes.service.js';
+import { LABEL_RULE, parseLabel } from './version-rules.js';
 
-export const LABEL_MAX_CHARACTERS = 100;
 export const CONTEXT_MAX = 20;
 
 /** A 404 that says which is missing: the note (or it is someone else's), or just the version. */
@@ -13,15 +14,12 @@ async function versionNotFound(db: Db, ownerId: string, noteId: string): Promise
   throw exists ? Errors.versionNotFound() : Errors.noteNotFound();
 }
 
-/** Label text: trimmed, 1 to 100 characters, no control characters (PostgreSQL text holds no NUL). */
+/** A label as PATCH sets it: the rule import applies too (version-rules.ts); null removes it. */
 export function normalizeLabel(label: string | null): string | null {
   if (label === null) return null;
-  const trimmed = label.trim();
-  const characters = [...trimmed].length;
-  if (!trimmed.isWellFormed() || /\p{Cc}/u.test(trimmed) || characters < 1 || characters > LABEL_MAX_CHARACTERS) {
-    throw Errors.validation(`Invalid request body: label must be null or 1 to ${LABEL_MAX_CHARACTERS} characters (trimmed) without control characters`);
-  }
-  return trimmed;
+  const value = parseLabel(label);
+  if (value === undefined) throw Errors.validation(`Invalid request body: label ${LABEL_RULE}`);
+  return value;
 }
 
 export async function labelVersion(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null) {
@@ -43,7 +41,8 @@ export async function restoreVersion(
   }
   const source = which.version !== undefined
     ? await repo.findVersionByNumber(db, ownerId, noteId, which.version)
-    : await repo.findVersion(db, ownerId, noteId, which.version_id!);
+    // Ids in the body are normalised like ids in the path (an upper-case UUID names the same version).
+    : await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id!));
   if (source === undefined) return versionNotFound(db, ownerId, noteId);
   const written = await writeVersion(db, ownerId, noteId, source, expected, source.version);
   const note = await getNote(db, ownerId, noteId).catch(() => undefined);

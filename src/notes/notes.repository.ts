@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { compiled } from '../db/compiled.js';
 import type { Db } from '../db/schema.js';
 import { encodeText } from '../db/values.js';
+import { VERSION_MAX } from './version-rules.js';
 
 export interface NoteRecord {
   id: string;
@@ -133,7 +134,10 @@ function advanceVersionBuilder(db: Db, p: VersionChange) {
     }))
     .where('id', '=', p.noteId)
     .where('owner_id', '=', p.ownerId)
-    .where('deleted_at', 'is', null);
+    .where('deleted_at', 'is', null)
+    // At the highest number nothing qualifies (PostgreSQL would fail with "integer out of range",
+    // SQLite would go past it); the caller tells that apart from a stale If-Match.
+    .where('version', '<', VERSION_MAX);
 }
 
 const advanceVersionQuery = compiled((db, p: VersionChange) =>
@@ -147,7 +151,7 @@ const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: numbe
  * Moves the note to its next version number and returns it with the new update time. The UPDATE
  * takes the row's write lock (PostgreSQL) or the database's (SQLite) until the caller's transaction
  * ends, so concurrent writers queue up and numbers never repeat or skip. With `expected`, only that
- * current version qualifies. A writer that waited for the lock may carry an older clock reading
+ * current version qualifies, and a note already at VERSION_MAX never does. A writer that waited for the lock may carry an older clock reading
  * than the version before it; the time then stays at that version's, so it never goes backwards.
  */
 export async function advanceVersion(
@@ -233,11 +237,8 @@ const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: str
     .where('n.owner_id', '=', p.ownerId)
     .where('n.deleted_at', 'is', null));
 
-/** Version numbers are 32-bit integers in the database; a larger one names no version. */
-const MAX_VERSION = 2_147_483_647;
-
 export async function findVersionByNumber(db: Db, ownerId: string, noteId: string, version: number): Promise<VersionRecord | undefined> {
-  if (version > MAX_VERSION) return undefined;
+  if (version > VERSION_MAX) return undefined; // a larger number names no version (and cannot be bound as one)
   return findVersionByNumberQuery.takeFirst(db, { ownerId, noteId, version });
 }
 

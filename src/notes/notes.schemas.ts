@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import { documentedAs, integerQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, TITLE_MAX_CHARACTERS } from './version-rules.js';
 
-export const TITLE_MAX_CHARACTERS = 200;
-export const CONTENT_MAX_BYTES = 1024 * 1024;
+export { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './version-rules.js';
 
 const Title = Type.String({ maxLength: TITLE_MAX_CHARACTERS, description: 'at most 200 characters' });
 const Content = Type.String({ description: 'at most 1 MiB of UTF-8' });
@@ -61,10 +61,18 @@ export const VersionSchema = Type.Object({
   restored_from: RestoredFrom,
 }, { $id: 'Version' });
 
+const LABEL_DESCRIPTION = `the version's name: ${LABEL_MAX_CHARACTERS.toString()} characters at most once trimmed, at least 1, `
+  + 'no control characters (C0 with NUL, DEL, C1) and no unpaired surrogates; null removes the name';
+
+/**
+ * Checked by hand (normalizeLabel) so PATCH and import refuse a label with the same words; the
+ * document carries the rule as a pattern (version-rules.ts), which matches exactly what it accepts.
+ */
 export const LabelBody = Type.Object({
-  label: Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], {
-    description: '1 to 100 characters once trimmed, no control characters; null removes the name',
-  }),
+  label: Type.Union([
+    documentedAs(Type.String({ description: LABEL_DESCRIPTION }), { type: 'string', pattern: LABEL_PATTERN, description: LABEL_DESCRIPTION }),
+    Type.Null(),
+  ]),
 });
 
 export const RestoreBody = Type.Object({

@@ -6,6 +6,7 @@ import { newId } from '../shared/ids.js';
 import { indexVersion } from '../search/search.index.js';
 import * as repo from './notes.repository.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
+import { VERSION_MAX } from './version-rules.js';
 
 export interface Note {
   id: string;
@@ -72,7 +73,8 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string, trashD
 
 /**
  * Adds the next version. `expected` comes from If-Match: when given, the write only happens if the
- * note is still at one of those versions, else 412 tells the client the current one.
+ * note is still at one of those versions, else 412 tells the client the current one. A note at
+ * VERSION_MAX takes no more versions: 409 `version_limit`, whatever If-Match says.
  */
 export async function addVersion(
   db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
@@ -102,6 +104,7 @@ export async function writeVersion(
   if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
+  if (current >= VERSION_MAX) throw Errors.versionLimit();
   throw Errors.versionMismatch(current);
 }
 
