@@ -6,10 +6,13 @@ import { requireUserId } from '../http/access.js';
 import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { BOOLEAN_STRINGS, parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
+import { createSearchRunner } from './search.runner.js';
 import { searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
+  /** The SQLite database's file, which the search workers open read-only; undefined on PostgreSQL. */
+  sqliteFile?: string | undefined;
 }
 
 const DEFAULT_LIMIT = 20;
@@ -38,7 +41,10 @@ const SearchResultSchema = Type.Object({
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
-export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db }) => {
+export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, sqliteFile }) => {
+  const runner = createSearchRunner();
+  app.addHook('onClose', async () => runner.close());
+  const context = { db, runner, sqliteFile: sqliteFile === ':memory:' ? undefined : sqliteFile };
 
   app.get('/', {
     config: { policy: SIGNED_IN },
@@ -55,6 +61,6 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
       throw Errors.invalidQuery('Query parameter "history" must be true or false');
     }
     const page = parsePage({ limit: request.query.limit ?? String(DEFAULT_LIMIT), offset: request.query.offset });
-    return searchNotes(db, requireUserId(request.claims!), { q, history: parseBooleanString(history), ...page });
+    return searchNotes(context, requireUserId(request.claims!), { q, history: parseBooleanString(history), ...page });
   });
 };
