@@ -129,7 +129,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
-    sqliteFile: config.database.kind === 'sqlite' ? config.database.filename : undefined,
+    database: config.database,
   });
   await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });

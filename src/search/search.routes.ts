@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { DatabaseConfig } from '../config.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
@@ -11,8 +12,8 @@ import { searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
-  /** The SQLite database's file, which the search workers open read-only; undefined on PostgreSQL. */
-  sqliteFile?: string | undefined;
+  /** The database as the search workers open it (a SQLite file read-only, or PostgreSQL). */
+  database: DatabaseConfig;
 }
 
 const DEFAULT_LIMIT = 20;
@@ -41,10 +42,12 @@ const SearchResultSchema = Type.Object({
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
-export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, sqliteFile }) => {
+export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, database }) => {
   const runner = createSearchRunner();
   app.addHook('onClose', async () => runner.close());
-  const context = { db, runner, sqliteFile: sqliteFile === ':memory:' ? undefined : sqliteFile };
+  const source = database.kind === 'postgres' ? { kind: 'postgres' as const, url: database.url }
+    : database.filename === ':memory:' ? undefined : { kind: 'sqlite' as const, filename: database.filename };
+  const context = { db, runner, source };
 
   app.get('/', {
     config: { policy: SIGNED_IN },

@@ -3,18 +3,20 @@ import { Worker } from 'node:worker_threads';
 import { Errors } from '../errors.js';
 import type { SearchQuery } from './query.js';
 import type { Hit, SearchPage } from './search.repository.js';
-import type { SearchResult, VersionText } from './search.service.js';
+import type { SearchResult } from './search.service.js';
 
 /**
  * Search off the event loop (issue #19: one query over large notes held every request for 13 s).
  * On SQLite a worker runs the whole search on a read-only connection of its own to the same file
  * (WAL: it reads while the app writes, and each search starts a read transaction, so it sees every
- * write that has answered); on PostgreSQL the query runs in the database and a worker builds the
- * snippets from the texts handed to it. Each worker takes one job at a time.
+ * write that has answered); on PostgreSQL the ranking query runs in the database and a worker reads
+ * the page's texts over a connection of its own and builds the snippets: a page of 1 MiB notes is
+ * 40 MB of hex on the wire, and decoding it on the event loop held other requests for 100-350 ms.
+ * Each worker takes one job at a time.
  */
 export type SearchJob =
   | { kind: 'sqlite'; filename: string; ownerId: string; query: SearchQuery; history: boolean; page: SearchPage }
-  | { kind: 'snippets'; hits: Hit[]; texts: VersionText[]; query: SearchQuery; history: boolean };
+  | { kind: 'postgres'; url: string; hits: Hit[]; query: SearchQuery; history: boolean };
 
 export type SearchAnswer = { id: number; results: SearchResult[] } | { id: number; tooExpensive: number } | { id: number; error: string };
 

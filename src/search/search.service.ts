@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { limitError, parseQuery, type SearchQuery } from './query.js';
@@ -38,12 +37,12 @@ export interface VersionText {
   content: string;
 }
 
-/** Where a search runs: the SQLite file's name when a worker can open it, and the worker pool. */
+/** Where a search runs: the app's handle, the worker pool, and what a worker opens for itself. */
 export interface SearchContext {
   db: Db;
   runner: SearchRunner;
-  /** Set when the database is a SQLite file (a `:memory:` database cannot be shared: inline). */
-  sqliteFile: string | undefined;
+  /** The database as a worker opens it; undefined for a `:memory:` SQLite database, which cannot be shared (inline). */
+  source: { kind: 'sqlite'; filename: string } | { kind: 'postgres'; url: string } | undefined;
 }
 
 /** GET /notes/search: the caller's matching notes, best first, each with a snippet around the match. */
@@ -58,13 +57,13 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
   // Nothing searchable (only punctuation, say), or a required word no note can contain.
   if (query.impossible || (query.include.length === 0 && query.exclude.length === 0)) return [];
   const page = { limit: input.limit, offset: input.offset };
-  if (isPostgres(ctx.db)) {
+  if (ctx.source?.kind === 'postgres') {
     const hits = await postgresHits(ctx.db, ownerId, query, input.history, page);
-    const texts = await repo.versionTexts(ctx.db, hits.map((h) => h.version_id));
-    return ctx.runner.run({ kind: 'snippets', hits, texts, query, history: input.history });
+    if (hits.length === 0) return [];
+    return ctx.runner.run({ kind: 'postgres', url: ctx.source.url, hits, query, history: input.history });
   }
-  if (ctx.sqliteFile === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, false);
-  return ctx.runner.run({ kind: 'sqlite', filename: ctx.sqliteFile, ownerId, query, history: input.history, page });
+  if (ctx.source === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, false);
+  return ctx.runner.run({ kind: 'sqlite', filename: ctx.source.filename, ownerId, query, history: input.history, page });
 }
 
 /** PostgreSQL cancels the statement at the budget (for this transaction only); that is the 400. */

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { Kysely } from 'kysely';
+import { openPostgresKysely } from '../db/postgres.js';
 import { openSqliteKysely } from '../db/sqlite.js';
 import type { Tables } from '../db/schema.js';
 import { lowerOwnThreadPriority } from '../ops/thread-priority.js';
-import { BUDGET_FUNCTION } from './search.repository.js';
+import { BUDGET_FUNCTION, versionTexts } from './search.repository.js';
 import type { SearchAnswer, SearchJob } from './search.runner.js';
 import { buildResults, searchDatabase, SEARCH_BUDGET_MS } from './search.service.js';
 
@@ -69,8 +70,25 @@ function connection(filename: string): Kysely<Tables> {
   return db;
 }
 
+/** One connection per worker: the worker reads one page of texts at a time. */
+const pools = new Map<string, Kysely<Tables>>();
+
+function postgres(url: string): Kysely<Tables> {
+  let db = pools.get(url);
+  if (db === undefined) {
+    db = openPostgresKysely(url, 1).db;
+    pools.set(url, db);
+  }
+  return db;
+}
+
 async function run(job: SearchJob) {
-  if (job.kind === 'snippets') return buildResults(job.hits, job.texts, job.query, job.history);
+  if (job.kind === 'postgres') {
+    // Versions are never changed once written: read on another connection, they are the ones found
+    // (one pruned or purged meanwhile gives a snippet of its absence, as it would inline).
+    const texts = await versionTexts(postgres(job.url), job.hits.map((h) => h.version_id));
+    return buildResults(job.hits, texts, job.query, job.history);
+  }
   return searchDatabase(connection(job.filename), job.ownerId, job.query, job.history, job.page, true);
 }
 
