@@ -24,15 +24,21 @@ export async function listening(app: FastifyInstance): Promise<string> {
   return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 }
 
-/** One GET /healthz on a connection of its own; resolves to the round trip in milliseconds. */
-function probe(base: string): Promise<number> {
-  const started = performance.now();
+/**
+ * Probes go out every PROBE_INTERVAL_MS on one keep-alive connection (a load balancer's pace, not
+ * a flood: back to back, the probes took a core of their own from the work being measured).
+ */
+const PROBE_INTERVAL_MS = 5;
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+/** One GET /healthz; resolves when it has answered 200. */
+function probe(base: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const request = http.get(`${base}/healthz`, { agent: false }, (response) => {
+    const request = http.get(`${base}/healthz`, { agent }, (response) => {
       response.resume();
       response.on('end', () => {
         if (response.statusCode !== 200) reject(new Error(`/healthz answered ${response.statusCode}`));
-        else resolve(performance.now() - started);
+        else resolve();
       });
     });
     request.on('error', reject);
@@ -46,15 +52,26 @@ export function percentile(samples: number[], p: number): number {
 }
 
 /**
- * Starts `hostile` and, from another client, probes `/healthz` back to back until it settles (the
- * first probe always goes out while it runs). A hostile failure is rethrown after probing stops.
+ * Starts `hostile` and, from another client, probes `/healthz` every PROBE_INTERVAL_MS until it
+ * settles (the first probe always goes out while it runs). Each sample runs from when its probe was
+ * due, not from when it went out: the client shares the server's event loop here, so a stalled loop
+ * also delays the probe's own timer, and timing from the send would hide exactly that stall. A
+ * hostile failure is rethrown after probing stops.
  */
 export async function healthDuring<T>(base: string, hostile: () => Promise<T>): Promise<HealthDuring<T>> {
   await probe(base); // warm: the first request of a connection pays for things a stall test does not measure
   let settled = false;
   const work = hostile().finally(() => { settled = true; });
   const samples: number[] = [];
-  do samples.push(await probe(base)); while (!settled);
+  let due = performance.now();
+  do {
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    await probe(base);
+    const now = performance.now();
+    samples.push(now - due);
+    due = Math.max(due + PROBE_INTERVAL_MS, now);
+  } while (!settled);
   const result = await work;
   return { result, samples, p99: percentile(samples, 99) };
 }
