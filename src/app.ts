@@ -127,7 +127,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
-  await app.register(searchRoutes, { prefix: '/api/notes/search', db: database.db });
+  await app.register(searchRoutes, {
+    prefix: '/api/notes/search', db: database.db,
+    database: config.database,
+  });
   await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });

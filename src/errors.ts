@@ -44,6 +44,9 @@ export const Errors = {
   invalidVersionId: make(400, 'invalid_version_id', 'Invalid version ID'),
   invalidSessionId: make(400, 'invalid_session_id', 'Invalid session ID'),
   invalidQuery: (detail: string) => new AppError(400, 'invalid_query', detail),
+  /** A search over its time budget: the query, not the load, decides it (see search.runner.ts). */
+  queryTooExpensive: (seconds: number) => new AppError(400, 'query_too_expensive',
+    `This search needs more than ${seconds} s of work; search for rarer words or a shorter phrase`),
   invalidCredentials: make(401, 'invalid_credentials', 'Invalid credentials'),
   unauthorized: make(401, 'unauthorized', 'Unauthorized'),
   notAuthenticated: make(401, 'not_authenticated', 'Not authenticated'),

@@ -10,14 +10,25 @@ import type { Tables } from './schema.js';
  * Timestamps are stored as the app's ISO strings already. Parameters going in have booleans bound
  * as 0/1, which better-sqlite3 cannot bind itself.
  */
-export function openSqliteKysely(filename: string): Kysely<Tables> {
-  if (filename !== ':memory:') fs.mkdirSync(path.dirname(filename), { recursive: true });
-  const sqlite = new BetterSqlite3(filename);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+export interface SqliteOptions {
+  /** A reader beside the app's own connection (the search worker): WAL lets it read while that one writes. */
+  readonly?: boolean;
+  /** Called with the raw connection before use (to add SQL functions). */
+  setup?: (sqlite: BetterSqlite3.Database) => void;
+}
+
+export function openSqliteKysely(filename: string, options: SqliteOptions = {}): Kysely<Tables> {
+  const readonly = options.readonly ?? false;
+  if (filename !== ':memory:' && !readonly) fs.mkdirSync(path.dirname(filename), { recursive: true });
+  const sqlite = new BetterSqlite3(filename, { readonly });
+  if (!readonly) {
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+  }
   sqlite.pragma('foreign_keys = ON');
   // Several workers may share one file; wait for the write lock instead of failing at once.
   sqlite.pragma('busy_timeout = 5000');
+  options.setup?.(sqlite);
   return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 

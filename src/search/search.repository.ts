@@ -26,11 +26,20 @@ export interface SearchPage {
  * recently written, or (history) the most recently updated. Trashed notes are never found. With
  * `history`, every version counts and each note appears once, for its newest matching version.
  */
-export function findMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
-  return isPostgres(db) ? postgresMatches(db, ownerId, query, history, page) : sqliteMatches(db, ownerId, query, history, page);
+export function findMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, budgeted = false): Promise<Hit[]> {
+  return isPostgres(db) ? postgresMatches(db, ownerId, query, history, page) : sqliteMatches(db, ownerId, query, history, page, budgeted);
 }
 
-async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
+/**
+ * The name of the SQL function the search worker adds to its SQLite connection: it answers true
+ * until the search's time budget is spent, then throws, which ends the statement. SQLite calls it
+ * for each row the full-text index yields, so a search stops within one row's work of its budget
+ * (better-sqlite3 has no interrupt or progress handler; see search.worker.ts).
+ */
+export const BUDGET_FUNCTION = 'search_budget';
+
+async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, budgeted: boolean): Promise<Hit[]> {
+  const budget = (rowid: string) => (budgeted ? sql` and ${sql.raw(BUDGET_FUNCTION)}(${sql.raw(rowid)})` : sql``);
   const owner = `{owner} : "${ownerTerm(ownerId)}"`;
   let match = owner;
   if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
@@ -51,7 +60,7 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
     // bm25 weights: owner 0 (it is in every row), title 4, body 1.
     const { rows: keys } = await sql<{ key: number }>`
       select h.rowid as key from search_history h cross join search_current c on c.key = h.rowid
-      where search_history match ${match}
+      where search_history match ${match}${budget('h.rowid')}
       order by ${titled}bm25(search_history, 0, 4, 1), h.rowid desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     if (keys.length === 0) return [];
@@ -67,12 +76,12 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
   // versions costs what 5,000 do. The title tier is looked up within the same rowid range.
   const titled = query.include.length > 0
     ? sql`(cand.id in (select rowid from search_history where search_history match ${titleMatch}
-        and rowid >= (select min(id) from cand)))`
+        and rowid >= (select min(id) from cand)${budget('rowid')}))`
     : sql`0`;
   const { rows } = await sql<Hit>`
     with cand as (
       select rowid as id, bm25(search_history, 0, 4, 1) as score from search_history
-      where search_history match ${match} order by rowid desc limit ${HISTORY_CANDIDATES}),
+      where search_history match ${match}${budget('rowid')} order by rowid desc limit ${HISTORY_CANDIDATES}),
     hits as (
       select k.note_id, k.version_id, k.version, ${titled} as tier, cand.score
       from cand join search_version_keys k on k.id = cand.id),

@@ -1,15 +1,19 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { DatabaseConfig } from '../config.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { BOOLEAN_STRINGS, parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
+import { createSearchRunner } from './search.runner.js';
 import { searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
+  /** The database as the search workers open it (a SQLite file read-only, or PostgreSQL). */
+  database: DatabaseConfig;
 }
 
 const DEFAULT_LIMIT = 20;
@@ -38,7 +42,12 @@ const SearchResultSchema = Type.Object({
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
-export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db }) => {
+export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, database }) => {
+  const runner = createSearchRunner();
+  app.addHook('onClose', async () => runner.close());
+  const source = database.kind === 'postgres' ? { kind: 'postgres' as const, url: database.url }
+    : database.filename === ':memory:' ? undefined : { kind: 'sqlite' as const, filename: database.filename };
+  const context = { db, runner, source };
 
   app.get('/', {
     config: { policy: SIGNED_IN },
@@ -55,6 +64,6 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
       throw Errors.invalidQuery('Query parameter "history" must be true or false');
     }
     const page = parsePage({ limit: request.query.limit ?? String(DEFAULT_LIMIT), offset: request.query.offset });
-    return searchNotes(db, requireUserId(request.claims!), { q, history: parseBooleanString(history), ...page });
+    return searchNotes(context, requireUserId(request.claims!), { q, history: parseBooleanString(history), ...page });
   });
 };

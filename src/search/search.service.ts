@@ -1,10 +1,19 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
-import { parseQuery } from './query.js';
+import { limitError, parseQuery, type SearchQuery } from './query.js';
 import * as repo from './search.repository.js';
-import { leadSnippet, makeSnippet, type Snippet } from './snippet.js';
+import type { SearchRunner } from './search.runner.js';
+import { leadSnippet, makeSnippet, PAGE_SCAN_CHARS, type Snippet } from './snippet.js';
 
 export const QUERY_MAX_CHARACTERS = 256;
+
+/**
+ * The time one search may take in the database (issue #19): past it the search answers 400
+ * `query_too_expensive` (on SQLite the worker's budget function ends the statement, on PostgreSQL
+ * `statement_timeout`). Waiting in the queue does not count. Real searches take milliseconds.
+ */
+export const SEARCH_BUDGET_MS = 2000;
 
 export interface SearchResult extends Snippet {
   id: string;
@@ -15,26 +24,86 @@ export interface SearchResult extends Snippet {
   version_id?: string;
 }
 
+export interface SearchInput {
+  q: string;
+  history: boolean;
+  limit: number;
+  offset: number;
+}
+
+export interface VersionText {
+  id: string;
+  title: string;
+  content: string;
+}
+
+/** Where a search runs: the app's handle, the worker pool, and what a worker opens for itself. */
+export interface SearchContext {
+  db: Db;
+  runner: SearchRunner;
+  /** The database as a worker opens it; undefined for a `:memory:` SQLite database, which cannot be shared (inline). */
+  source: { kind: 'sqlite'; filename: string } | { kind: 'postgres'; url: string } | undefined;
+}
+
 /** GET /notes/search: the caller's matching notes, best first, each with a snippet around the match. */
-export async function searchNotes(
-  db: Db, ownerId: string, input: { q: string; history: boolean; limit: number; offset: number },
-): Promise<SearchResult[]> {
+export async function searchNotes(ctx: SearchContext, ownerId: string, input: SearchInput): Promise<SearchResult[]> {
   const length = [...input.q].length;
   if (length < 1 || length > QUERY_MAX_CHARACTERS) {
     throw Errors.invalidQuery(`Query parameter "q" must be 1 to ${QUERY_MAX_CHARACTERS} characters`);
   }
   const query = parseQuery(input.q);
+  const tooMuch = limitError(query);
+  if (tooMuch !== undefined) throw Errors.invalidQuery(tooMuch);
   // Nothing searchable (only punctuation, say), or a required word no note can contain.
   if (query.impossible || (query.include.length === 0 && query.exclude.length === 0)) return [];
-  const hits = await repo.findMatches(db, ownerId, query, input.history, { limit: input.limit, offset: input.offset });
-  const texts = new Map((await repo.versionTexts(db, hits.map((h) => h.version_id))).map((row) => [row.id, row]));
+  const page = { limit: input.limit, offset: input.offset };
+  if (ctx.source?.kind === 'postgres') {
+    const hits = await postgresHits(ctx.db, ownerId, query, input.history, page);
+    if (hits.length === 0) return [];
+    return ctx.runner.run({ kind: 'postgres', url: ctx.source.url, hits, query, history: input.history });
+  }
+  if (ctx.source === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, false);
+  return ctx.runner.run({ kind: 'sqlite', filename: ctx.source.filename, ownerId, query, history: input.history, page });
+}
+
+/** PostgreSQL cancels the statement at the budget (for this transaction only); that is the 400. */
+async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage) {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      await sql.raw(`set local statement_timeout = ${SEARCH_BUDGET_MS}`).execute(trx);
+      return repo.findMatches(trx, ownerId, query, history, page);
+    });
+  } catch (error) {
+    // 57014 query_canceled: the timeout (nothing else cancels a search).
+    if ((error as { code?: unknown }).code === '57014') throw Errors.queryTooExpensive(SEARCH_BUDGET_MS / 1000);
+    throw error;
+  }
+}
+
+/**
+ * The matches and their snippets from one SQLite connection: the worker's (with the budget
+ * function) or, for a `:memory:` database, the app's own. One read transaction, so the texts are
+ * those of the versions found.
+ */
+export function searchDatabase(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, budgeted: boolean) {
+  return db.transaction().execute(async (trx) => {
+    const hits = await repo.findMatches(trx, ownerId, query, history, page, budgeted);
+    const texts = await repo.versionTexts(trx, hits.map((h) => h.version_id));
+    return buildResults(hits, texts, query, history);
+  });
+}
+
+/** The result rows of a page of hits: a snippet from the content, else the title, else the content's start. */
+export function buildResults(hits: repo.Hit[], versionTexts: VersionText[], query: SearchQuery, history: boolean): SearchResult[] {
+  const texts = new Map(versionTexts.map((row) => [row.id, row]));
+  const budget = { chars: PAGE_SCAN_CHARS };
   return hits.map((hit) => {
     const text = texts.get(hit.version_id);
     const title = text?.title ?? '';
     const content = text?.content ?? '';
-    const snippet = makeSnippet(content, query.include) ?? makeSnippet(title, query.include) ?? leadSnippet(content);
+    const snippet = makeSnippet(content, query.include, budget) ?? makeSnippet(title, query.include) ?? leadSnippet(content);
     const result: SearchResult = { id: hit.id, title, updated_at: hit.updated_at, ...snippet };
-    if (input.history) {
+    if (history) {
       result.version = hit.version;
       result.version_id = hit.version_id;
     }

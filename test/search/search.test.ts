@@ -289,4 +289,21 @@ forEachDatabase('search', (ctx) => {
     assert.deepEqual(await find.titles(u, 'column: owner'), ['Syntax']);
     assert.deepEqual(await find.titles(u, 'NEAR(this that)'), []);
   });
+
+  test('work limits: repeats count once; over 32 clauses or 32 words in a phrase is a 400 naming the limit', async () => {
+    // Repeats change nothing: the same notes, the same snippets.
+    assert.deepEqual(await find.search(s, Array(25).fill('tomatoes').join(' ')), await find.search(s, 'tomatoes'));
+    assert.deepEqual(await find.titles(s, 'quick -fox -fox -fox'), await find.titles(s, 'quick -fox'));
+    // Wanted and excluded at once: nothing.
+    assert.deepEqual(await find.titles(s, 'tomatoes -tomatoes'), []);
+    // 32 different words (a note with all of them is found); 33 is refused.
+    const words = Array.from({ length: 33 }, (_, i) => `w${i}`);
+    await api.createOk(s, { title: 'Many words', content: words.join(' ') });
+    assert.deepEqual(await find.titles(s, words.slice(0, 32).join(' ')), ['Many words']);
+    assert.deepEqual(await find.titles(s, `"${words.slice(0, 32).join(' ')}"`), ['Many words']);
+    expectProblem(await find.raw(s, `q=${encodeURIComponent(words.join(' '))}`), 400,
+      'Query parameter "q" may have at most 32 different words or phrases', 'invalid_query');
+    expectProblem(await find.raw(s, `q=${encodeURIComponent(`"${words.join(' ')}"`)}`), 400,
+      'Query parameter "q" may have at most 32 words in a phrase', 'invalid_query');
+  });
 });
