@@ -61,7 +61,13 @@ interface Job {
   timer: NodeJS.Timeout | undefined;
 }
 
-export function createDiffRunner(): DiffRunner {
+/** The queue's bounds, QUEUE_MAX_CHARS and MAX_WAIT_MS unless a test sets others. */
+export interface QueueLimits {
+  maxChars: number;
+  maxWaitMs: number;
+}
+
+export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHARS, maxWaitMs: MAX_WAIT_MS }): DiffRunner {
   let worker: Worker | undefined;
   let nextId = 0;
   // One job at a time on the worker; the others wait here, in order, so that their wait can be bounded.
@@ -111,7 +117,7 @@ export function createDiffRunner(): DiffRunner {
   return {
     run(from, to, context, header) {
       if (isTrivial(from, to)) return Promise.resolve(Buffer.from(diffJson(from, to, context, header)));
-      if (waitingChars + from.length + to.length > QUEUE_MAX_CHARS) return Promise.reject(Errors.busy(1));
+      if (waitingChars + from.length + to.length > limits.maxChars) return Promise.reject(Errors.busy(1));
       return new Promise<Buffer>((resolve, reject) => {
         const job: Job = { id: nextId++, from, to, context, header, resolve, reject, timer: undefined };
         job.timer = setTimeout(() => {
@@ -120,7 +126,7 @@ export function createDiffRunner(): DiffRunner {
           waiting.splice(at, 1);
           leave(job);
           reject(Errors.busy(1));
-        }, MAX_WAIT_MS);
+        }, limits.maxWaitMs);
         waiting.push(job);
         waitingChars += from.length + to.length;
         next();
