@@ -3,18 +3,23 @@ import { Errors } from '../errors.js';
 import { diffJson } from './diff.js';
 
 /**
- * Below this many UTF-16 units (both texts together) a diff runs inline: it takes well under a
- * millisecond, less than a hand-off to a thread. Above it, the diff and the serialisation of its
- * (possibly hundreds of thousands of) lines run on one worker thread, so a diff of two large,
- * unrelated versions never holds up the requests the event loop is serving meanwhile.
+ * A diff runs inline only when it is trivially cheap whatever the texts hold: Myers' search costs
+ * at most (lines of both)² comparisons, so 200 lines (and 4 KiB, for splitting and serialising)
+ * bound it at well under a millisecond — less than a hand-off to a thread. Every other diff, up
+ * to two 1 MiB versions, goes through the one worker's queue, so that no diff holds up the
+ * requests the event loop is serving meanwhile.
  */
-export const INLINE_LIMIT = 64 * 1024;
+export const INLINE_MAX_CHARS = 4 * 1024;
+export const INLINE_MAX_LINES = 200;
 
 /**
- * Large diffs waiting for the worker, at most: each holds two texts of up to 1 MiB, so a client
- * looping over many connections gets 503 Retry-After rather than growing the queue (and memory).
+ * The queue's bounds. Waiting texts take memory (two 1 MiB versions are 4 MB as UTF-16), so the
+ * queue holds at most QUEUE_MAX_CHARS of them; and a diff that waits longer than MAX_WAIT_MS for
+ * the worker would not answer within the contract's second, so it is refused then. Both refusals
+ * are 503 busy with Retry-After.
  */
-export const MAX_QUEUED = 8;
+export const QUEUE_MAX_CHARS = 8 * 1024 * 1024;
+export const MAX_WAIT_MS = 500;
 
 export interface DiffRunner {
   /** The diff as UTF-8 JSON: `{stats, complete, hunks, unified}` (see diffJson). */
@@ -33,26 +38,64 @@ function spawnWorker(): Worker {
   return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { eval: true });
 }
 
-export function createDiffRunner(): DiffRunner {
+function lineCount(text: string, limit: number): number {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at !== -1 && lines <= limit; at = text.indexOf('\n', at + 1)) lines += 1;
+  return lines;
+}
+
+/** Trivial: at most INLINE_MAX_CHARS and INLINE_MAX_LINES, both texts together. */
+export function isTrivial(from: string, to: string): boolean {
+  if (from.length + to.length > INLINE_MAX_CHARS) return false;
+  return lineCount(from, INLINE_MAX_LINES) + lineCount(to, INLINE_MAX_LINES) <= INLINE_MAX_LINES;
+}
+
+interface Job {
+  id: number;
+  from: string;
+  to: string;
+  context: number;
+  header: string;
+  resolve: (json: Buffer) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** The queue's bounds, QUEUE_MAX_CHARS and MAX_WAIT_MS unless a test sets others. */
+export interface QueueLimits {
+  maxChars: number;
+  maxWaitMs: number;
+}
+
+export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHARS, maxWaitMs: MAX_WAIT_MS }): DiffRunner {
   let worker: Worker | undefined;
   let nextId = 0;
-  const pending = new Map<number, { resolve: (json: Buffer) => void; reject: (error: Error) => void }>();
+  // One job at a time on the worker; the others wait here, in order, so that their wait can be bounded.
+  let running: Job | undefined;
+  const waiting: Job[] = [];
+  let waitingChars = 0;
 
+  const leave = (job: Job) => {
+    clearTimeout(job.timer);
+    waitingChars -= job.from.length + job.to.length;
+  };
   const failAll = (error: Error) => {
-    for (const job of pending.values()) job.reject(error);
-    pending.clear();
+    running?.reject(error);
+    running = undefined;
+    for (const job of waiting.splice(0)) leave(job), job.reject(error);
     worker = undefined;
   };
   const start = () => {
     const w = spawnWorker();
     w.unref();
     w.on('message', (message: { id: number; bytes?: Uint8Array; error?: string }) => {
-      const job = pending.get(message.id);
-      if (job === undefined) return;
-      pending.delete(message.id);
+      const job = running;
+      if (job === undefined || job.id !== message.id) return;
+      running = undefined;
       const bytes = message.bytes;
       if (bytes !== undefined) job.resolve(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       else job.reject(new Error(`diff worker: ${message.error}`));
+      next();
     });
     // A crashed worker fails its jobs (500) and is replaced by the next diff.
     w.on('error', (error) => failAll(error));
@@ -61,22 +104,37 @@ export function createDiffRunner(): DiffRunner {
     });
     return w;
   };
+  const next = () => {
+    if (running !== undefined) return;
+    const job = waiting.shift();
+    if (job === undefined) return;
+    leave(job);
+    running = job;
+    worker ??= start();
+    worker.postMessage({ id: job.id, from: job.from, to: job.to, context: job.context, header: job.header });
+  };
 
   return {
     run(from, to, context, header) {
-      if (from.length + to.length <= INLINE_LIMIT) return Promise.resolve(Buffer.from(diffJson(from, to, context, header)));
-      if (pending.size >= MAX_QUEUED) return Promise.reject(Errors.busy(1));
-      worker ??= start();
-      const id = nextId++;
-      const w = worker;
+      if (isTrivial(from, to)) return Promise.resolve(Buffer.from(diffJson(from, to, context, header)));
+      if (waitingChars + from.length + to.length > limits.maxChars) return Promise.reject(Errors.busy(1));
       return new Promise<Buffer>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        w.postMessage({ id, from, to, context, header });
+        const job: Job = { id: nextId++, from, to, context, header, resolve, reject, timer: undefined };
+        job.timer = setTimeout(() => {
+          const at = waiting.indexOf(job);
+          if (at === -1) return;
+          waiting.splice(at, 1);
+          leave(job);
+          reject(Errors.busy(1));
+        }, limits.maxWaitMs);
+        waiting.push(job);
+        waitingChars += from.length + to.length;
+        next();
       });
     },
     async close() {
       const w = worker;
-      worker = undefined;
+      failAll(new Error('diff runner closed'));
       if (w !== undefined) await w.terminate();
     },
   };

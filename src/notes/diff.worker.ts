@@ -5,9 +5,9 @@ import { diffJson } from './diff.js';
 lowerOwnThreadPriority();
 
 /**
- * Diffs large versions off the event loop; answers with the diff's JSON already encoded as UTF-8,
- * its memory handed over rather than copied: the JSON of two unrelated 1 MiB versions is ~11 MB,
- * and copying it as a string and then encoding it on the event loop held up other requests.
+ * Diffs every pair of versions but trivial ones off the event loop (see diff-runner); answers
+ * with the diff's JSON already encoded as UTF-8, its memory handed over rather than copied, so
+ * that neither the diff nor its encoding holds up the requests the event loop is serving.
  */
 parentPort!.on('message', (job: { id: number; from: string; to: string; context: number; header: string }) => {
   try {

@@ -134,7 +134,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       tags,
       operationId: 'diffVersions',
       summary: 'Diff two versions',
-      description: 'Compares any two versions of the note (default: the current one and the version before it): JSON hunks and a unified diff as `diff -u` writes it. Past an edit budget the diff is coarser and `complete` is false.',
+      description: 'Compares any two versions of the note (default: the current one and the version before it): JSON hunks and a unified diff as `diff -u` writes it. Past a work budget the diff is coarser (changed regions replaced whole), and an answer lists at most 50,000 lines; either way `complete` is false and `stats` still counts every changed line.',
       params: schemas.NoteParams,
       querystring: schemas.DiffQuery,
       response: { 200: schemas.DiffSchema },

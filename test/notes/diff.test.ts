@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { OUTPUT_LINE_LIMIT } from '../../src/notes/diff.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { expectNoteNotFound, expectProblem, expectVersionNotFound, MISSING_ID, notesClient, okJson, type Note } from './support.js';
 
@@ -214,7 +215,7 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     assert.equal(res.statusCode, 401);
   });
 
-  test('two unrelated 1 MiB versions: an answer, coarse or not, that still says exactly what changed', async () => {
+  test('two unrelated 1 MiB versions: an answer, coarse and cut at the output limit, that still says exactly what changed', async () => {
     let from = '';
     let to = '';
     for (let i = 0; from.length < 1024 * 1024 - 16; i += 1) from += `${i % 97} alpha ${i % 13}\n`;
@@ -226,7 +227,14 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     to = to.slice(0, 1024 * 1024);
     const note = await noteWith([from, to]);
     const body = okJson<Diff>(await diff(s, note.id, '?context=0'));
-    // Applying the hunks to `from` must give `to`, complete or not.
+    // Over 150,000 changed lines: the hunks list the first OUTPUT_LINE_LIMIT, and complete is false.
+    const listed = body.hunks.flatMap((h) => h.lines);
+    assert.equal(listed.length, OUTPUT_LINE_LIMIT);
+    assert.equal(body.complete, false);
+    // stats count every change, listed or not: together they turn one line count into the other.
+    assert.equal(from.split('\n').length - body.stats.removed + body.stats.added, to.split('\n').length);
+    assert.ok(body.stats.added + body.stats.removed > OUTPUT_LINE_LIMIT);
+    // Applying the hunks to `from` gives `to` as far as they reach.
     const a = from.split('\n');
     const out: string[] = [];
     let cursor = 0;
@@ -236,9 +244,10 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
       cursor = start + h.from_lines;
       out.push(...h.lines.filter((l) => l.op === '+').map((l) => l.text));
     }
-    out.push(...a.slice(cursor));
-    assert.equal(out.join('\n'), to);
-    assert.equal(typeof body.complete, 'boolean');
+    const last = body.hunks.at(-1)!;
+    assert.equal(out.length, last.to_lines === 0 ? last.to_start : last.to_start - 1 + last.to_lines);
+    assert.deepEqual(out, to.split('\n').slice(0, out.length));
+    checkHunksMatchUnified({ ...body, stats: { added: listed.filter((l) => l.op === '+').length, removed: listed.filter((l) => l.op === '-').length } });
   });
 
   test('a note keeps working while another request diffs large versions', async () => {
