@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { Db } from '../db/schema.js';
 import * as repo from './export.repository.js';
-import { ownerNotes } from './export.service.js';
+import { ownerNotes, turnTaker } from './export.service.js';
 
 /**
  * The Markdown export: a zip with one file per live note, its current version with a front-matter
@@ -29,10 +29,13 @@ export function markdownZip(db: Db, ownerId: string): Readable {
 
 async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void): Promise<void> {
   const names = new FileNames();
+  // The archive moves from entry to entry on stream events, which need not leave room for other
+  // requests between them: each entry's read waits its turn like the JSON export's notes.
+  const takeTurn = turnTaker();
   for await (const note of ownerNotes(db, ownerId)) {
     if (output.destroyed) return; // the client went away or the archive failed: read no further
     zip.addReadStreamLazy(names.take(note.title), { mtime: zipTime(note.updated_at) }, (done) => {
-      noteFile(db, ownerId, note).then(
+      takeTurn().then(() => noteFile(db, ownerId, note)).then(
         (bytes) => done(null, Readable.from([bytes])),
         (error: unknown) => done(toError(error), undefined as never),
       ).catch(fail); // done() runs yazl's next step, which may throw

@@ -61,6 +61,12 @@ export function zipDirectory(zip: Buffer): ZipEntry[] {
   if (eocd < 0) throw new Error('no end of central directory record');
   const entries: ZipEntry[] = [];
   let at = zip.readUInt32LE(eocd + 16);
+  if (at === 0xffffffff || zip.readUInt16LE(eocd + 10) === 0xffff) {
+    // ZIP64 (over 65,535 entries): the locator just before the record points to the ZIP64 record.
+    const locator = eocd - 20;
+    if (zip.readUInt32LE(locator) !== 0x07064b50) throw new Error('no ZIP64 end of central directory locator');
+    at = Number(zip.readBigUInt64LE(Number(zip.readBigUInt64LE(locator + 8)) + 48));
+  }
   while (zip.readUInt32LE(at) === 0x02014b50) {
     const time = zip.readUInt16LE(at + 12);
     const date = zip.readUInt16LE(at + 14);
