@@ -10,17 +10,20 @@ export interface NoteHead {
   updated_at: string;
 }
 
-/** One page of the caller's notes, oldest first, after `after` (keyset: created_at, then id). */
+/**
+ * One page of the caller's notes, oldest first, after `after` (keyset: created_at, then id), read
+ * along the index notes_owner_created. The `created_at >=` bound is what lets both databases start
+ * the index scan at the page instead of filtering every earlier note; the `or` only settles ties.
+ */
 export function notesPage(db: Db, ownerId: string, after: { created_at: string; id: string } | undefined, limit: number): Promise<NoteHead[]> {
   let query = db.selectFrom('notes')
     .select(['id', 'title', 'created_at', 'updated_at'])
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null);
   if (after !== undefined) {
-    query = query.where((eb) => eb.or([
-      eb('created_at', '>', after.created_at),
-      eb.and([eb('created_at', '=', after.created_at), eb('id', '>', after.id)]),
-    ]));
+    query = query
+      .where('created_at', '>=', after.created_at)
+      .where((eb) => eb.or([eb('created_at', '>', after.created_at), eb('id', '>', after.id)]));
   }
   return query.orderBy('created_at').orderBy('id').limit(limit).execute();
 }

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
@@ -54,6 +55,18 @@ const tags = ['export'];
 const attachment = (username: string, now: Date, extension: string) =>
   `attachment; filename="vellum-${username}-${now.toISOString().slice(0, 10)}.${extension}"`;
 
+/**
+ * A streamed body that fails part-way is destroyed with the error. Fastify then cuts the response
+ * off (or, before its first byte, answers 500 through the error handler), so the client never gets
+ * a truncated file that looks whole; it does not log the cut-off itself (request logging is ours,
+ * app.ts), so this does, with the request's id. Attached as soon as the stream exists: an 'error'
+ * event with no listener would throw and end the process.
+ */
+function logFailure(request: FastifyRequest, body: Readable): Readable {
+  body.on('error', (err) => request.log.error({ err }, 'export stream failed; response aborted'));
+  return body;
+}
+
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 /** Everything the caller wrote: nothing may keep a copy. */
@@ -89,10 +102,10 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     const owner = await exportOwner(db, requireUserId(request.claims!));
     const now = new Date();
     if (format === 'markdown') {
-      const zip = await markdownZip(db, owner.id);
+      const zip = logFailure(request, markdownZip(db, owner.id));
       return reply.type('application/zip').header('content-disposition', attachment(owner.username, now, 'zip')).send(zip as never);
     }
-    const document = exportDocument(db, owner, now);
+    const document = logFailure(request, exportDocument(db, owner, now));
     return reply.type('application/json; charset=utf-8').header('content-disposition', attachment(owner.username, now, 'json')).send(document as never);
   });
 

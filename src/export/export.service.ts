@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
@@ -10,7 +11,12 @@ export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION };
 const NOTES_PAGE = 100;
 const VERSIONS_PAGE = 50;
 
-/** Every live note of the owner, oldest first, a page at a time. */
+/**
+ * Every live note of the owner, oldest first, a page at a time. Between pages it waits for the
+ * event loop's next turn: awaiting a query alone does not yield to other requests (on SQLite the
+ * query runs synchronously and its promise is already settled), so a large account would otherwise
+ * hold the process until its export is done (issue #19).
+ */
 export async function* ownerNotes(db: Db, ownerId: string): AsyncGenerator<repo.NoteHead> {
   let after: repo.NoteHead | undefined;
   for (;;) {
@@ -18,9 +24,27 @@ export async function* ownerNotes(db: Db, ownerId: string): AsyncGenerator<repo.
     yield* page;
     if (page.length < NOTES_PAGE) return;
     after = page.at(-1);
+    await nextTurn();
   }
 }
 
+/** Work the export loops do between two turns of the event loop, in milliseconds. */
+const TURN_BUDGET_MS = 5;
+
+/**
+ * Returns a function to await between steps of a long loop: it gives the event loop a turn once
+ * TURN_BUDGET_MS of work has run since the last one, so other requests wait at most that long.
+ */
+export function turnTaker(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < TURN_BUDGET_MS) return;
+    await nextTurn();
+    since = performance.now();
+  };
+}
+
+/** One note's versions, oldest first; a long history yields between its pages like ownerNotes. */
 async function* noteVersions(db: Db, noteId: string): AsyncGenerator<repo.VersionRecord> {
   let after = 0;
   for (;;) {
@@ -28,13 +52,16 @@ async function* noteVersions(db: Db, noteId: string): AsyncGenerator<repo.Versio
     yield* page;
     if (page.length < VERSIONS_PAGE) return;
     after = page.at(-1)!.version;
+    await nextTurn();
   }
 }
 
 /**
  * The export document, produced piece by piece as the client reads it (Readable.from pulls the
  * next piece only when the socket has drained), so its size never has to fit in memory. Versions
- * are oldest first, each with its metadata; the trash is left out.
+ * are oldest first, each with its metadata; the trash is left out. A failure part-way (a query)
+ * destroys the stream with that error: the route logs it and the response is cut off, so a client
+ * never mistakes a partial document for a whole one.
  */
 export function exportDocument(db: Db, owner: { id: string; username: string }, now: Date): Readable {
   const { id: ownerId, username } = owner;
@@ -42,7 +69,9 @@ export function exportDocument(db: Db, owner: { id: string; username: string }, 
     yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},`
       + `"username":${JSON.stringify(username)},"notes":[`;
     let firstNote = true;
+    const takeTurn = turnTaker();
     for await (const note of ownerNotes(db, ownerId)) {
+      await takeTurn();
       yield `${firstNote ? '\n' : ',\n'}{"id":${JSON.stringify(note.id)},"title":${JSON.stringify(note.title)},`
         + `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},"versions":[`;
       firstNote = false;
@@ -57,7 +86,30 @@ export function exportDocument(db: Db, owner: { id: string; username: string }, 
     }
     yield '\n]}\n';
   }
-  return Readable.from(pieces(), { objectMode: false });
+  return Readable.from(batched(pieces()), { objectMode: false });
+}
+
+/** Bytes the JSON export gathers before it writes: one socket write per piece cost more than the pieces. */
+const BATCH_BYTES = 64 * 1024;
+
+/**
+ * The pieces joined into chunks of about BATCH_BYTES (a larger piece, a version's content, goes
+ * alone). The first piece goes at once: the response starts (status and headers) before any note is
+ * read, so a later failure cuts off a started download rather than turning into an error answer.
+ */
+async function* batched(pieces: AsyncGenerator<string>): AsyncGenerator<string> {
+  const first = await pieces.next();
+  if (first.done === true) return;
+  yield first.value;
+  let batch = '';
+  for await (const piece of pieces) {
+    batch += piece;
+    if (batch.length >= BATCH_BYTES) {
+      yield batch;
+      batch = '';
+    }
+  }
+  if (batch !== '') yield batch;
 }
 
 /** The account being exported; 404 when it was deleted after its token was issued. */

@@ -1,58 +1,106 @@
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { Db } from '../db/schema.js';
 import * as repo from './export.repository.js';
-import { ownerNotes } from './export.service.js';
+import { ownerNotes, turnTaker } from './export.service.js';
 
 /**
  * The Markdown export: a zip with one file per live note, its current version with a front-matter
- * block. yazl streams: entries are declared up front (names only) and each note's content is read
- * from the database when the archive reaches it, so memory holds one note at a time.
+ * block. yazl streams: entries are declared (names only) while the archive is written, and each
+ * note's content is read from the database when the archive reaches it (as fast as the client
+ * reads), so memory holds one note's content at a time.
+ *
+ * No failure may leave this function's reach as a throw in a callback (issue #19: a RangeError from
+ * yazl killed the process). yazl throws synchronously only for inputs it cannot encode (an entry
+ * time before 1970, a name over 65,535 bytes), which zipTime and FileNames rule out; every failure
+ * it reports arrives as an 'error' event on the ZipFile, and every failure of ours (a query, a
+ * callback) is caught here. Each of them destroys the returned stream with the error, which ends
+ * this one response; the caller must listen for 'error' on it from the moment it has it.
  */
-export async function markdownZip(db: Db, ownerId: string): Promise<Readable> {
+export function markdownZip(db: Db, ownerId: string): Readable {
   const zip = new yazl.ZipFile();
+  const output = zip.outputStream as PassThrough;
+  // An EventEmitter's 'error' without a listener throws: this listener is what keeps it in here.
+  zip.on('error', (error: unknown) => output.destroy(toError(error)));
+  const fail = (error: unknown) => output.destroy(toError(error));
+  addEntries(db, ownerId, zip, output, fail).catch(fail);
+  return output;
+}
+
+async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void): Promise<void> {
   const names = new FileNames();
+  // The archive moves from entry to entry on stream events, which need not leave room for other
+  // requests between them: each entry's read waits its turn like the JSON export's notes.
+  const takeTurn = turnTaker();
   for await (const note of ownerNotes(db, ownerId)) {
-    const name = names.take(note.title);
-    zip.addReadStreamLazy(name, { mtime: new Date(note.updated_at) }, (done) => {
-      repo.currentContent(db, ownerId, note.id).then(
-        // A note deleted meanwhile still gets its file (the list was taken first), empty.
-        (row) => done(null, Readable.from([Buffer.from(markdownFile(note, row?.content ?? ''), 'utf8')])),
-        (error: unknown) => done(error, undefined as never),
-      );
+    if (output.destroyed) return; // the client went away or the archive failed: read no further
+    zip.addReadStreamLazy(names.take(note.title), { mtime: zipTime(note.updated_at) }, (done) => {
+      takeTurn().then(() => noteFile(db, ownerId, note)).then(
+        (bytes) => done(null, Readable.from([bytes])),
+        (error: unknown) => done(toError(error), undefined as never),
+      ).catch(fail); // done() runs yazl's next step, which may throw
     });
   }
   zip.end();
-  return zip.outputStream as Readable;
 }
+
+async function noteFile(db: Db, ownerId: string, note: repo.NoteHead): Promise<Buffer> {
+  const row = await repo.currentContent(db, ownerId, note.id);
+  // A note deleted meanwhile still gets its file (the list was taken first), empty.
+  return Buffer.from(markdownFile(note, row?.content ?? ''), 'utf8');
+}
+
+const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 /** Front matter in YAML: JSON strings are valid YAML double-quoted scalars, so any title is safe. */
 export function markdownFile(note: { id: string; title: string; created_at: string; updated_at: string }, content: string): string {
   return `---\ntitle: ${JSON.stringify(note.title)}\nid: ${note.id}\ncreated_at: ${note.created_at}\nupdated_at: ${note.updated_at}\n---\n\n${content}`;
 }
 
-/** Characters no file system takes (Windows' list, control characters) or that mean something in paths. */
-const UNSAFE = /[<>:"/\\|?*\u0000-\u001f\u007f]/gu;
+/**
+ * The range a zip entry's time can carry: the DOS date field holds 1980-01-01 to 2107-12-31. yazl
+ * clamps the DOS field itself but also writes the Unix time (an unsigned 32-bit field) and throws a
+ * RangeError for any time before 1970. Times outside are clamped to the nearest end; the file's
+ * front matter keeps the real ones.
+ */
+const ZIP_TIME_MIN = Date.UTC(1980, 0, 1);
+const ZIP_TIME_MAX = Date.UTC(2107, 11, 31, 23, 59, 58);
+
+export function zipTime(iso: string): Date {
+  const time = Date.parse(iso);
+  return new Date(Number.isNaN(time) ? ZIP_TIME_MIN : Math.min(Math.max(time, ZIP_TIME_MIN), ZIP_TIME_MAX));
+}
+
+/**
+ * Characters no file system takes (Windows' list), control characters (C0, DEL and C1, U+0085
+ * included) and lone surrogates (not encodable in UTF-8): each becomes "_".
+ */
+const UNSAFE = /[<>:"/\\|?*\p{Cc}\p{Cs}]/gu;
+/** Invisible format characters (U+202E reverses what follows, U+200B hides, U+FEFF...): removed. */
+const FORMAT = /\p{Cf}/gu;
 /** Names Windows reserves for devices, whatever the extension. */
 const RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])$/i;
-const MAX_NAME = 100;
+/** The whole name, suffix and extension included, in UTF-8 bytes: what unzip and most file systems take (255). */
+export const MAX_NAME_BYTES = 200;
 
 /**
  * File names from titles that every OS accepts and that stay distinct on case-insensitive file
- * systems: unsafe characters become "_", no leading/trailing dots or spaces, no device names, at
- * most 100 characters (never a split surrogate pair), and " (2)", " (3)"... on a repeat.
+ * systems: unsafe characters become "_", format characters go, no leading/trailing dots or spaces,
+ * no device names, at most 200 UTF-8 bytes with " (2)", " (3)"... on a repeat and ".md" (never a
+ * split code point).
  */
 export class FileNames {
   private readonly used = new Set<string>();
 
   take(title: string): string {
-    let base = title.normalize('NFC').replace(UNSAFE, '_').replace(/\s+/gu, ' ').trim().replace(/^[. ]+|[. ]+$/g, '');
-    if (base.length > MAX_NAME) base = cutAt(base, MAX_NAME).replace(/[. ]+$/g, '');
+    let base = title.normalize('NFC').replace(FORMAT, '').replace(UNSAFE, '_').replace(/\s+/gu, ' ');
+    base = trimName(base);
     if (base === '') base = 'Untitled';
     // Windows takes "con.txt" for the device too: the part before the first dot decides.
     if (RESERVED.test(base.split('.')[0]!.trim())) base = `_${base}`;
     for (let n = 1; ; n += 1) {
-      const name = n === 1 ? `${base}.md` : `${base} (${n}).md`;
+      const suffix = n === 1 ? '.md' : ` (${n}).md`;
+      const name = trimName(cutToBytes(base, MAX_NAME_BYTES - Buffer.byteLength(suffix))) + suffix;
       const key = name.toLowerCase();
       if (!this.used.has(key)) {
         this.used.add(key);
@@ -62,8 +110,18 @@ export class FileNames {
   }
 }
 
-/** The longest prefix of at most `max` UTF-16 units that does not split a surrogate pair. */
-function cutAt(text: string, max: number): string {
-  const code = text.charCodeAt(max - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
+const trimName = (name: string) => name.trim().replace(/^[. ]+|[. ]+$/g, '');
+
+/** The longest prefix of whole code points that takes at most `max` bytes in UTF-8. */
+export function cutToBytes(text: string, max: number): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const char of text) {
+    const size = Buffer.byteLength(char);
+    if (bytes + size > max) break;
+    bytes += size;
+    end += char.length;
+  }
+  return text.slice(0, end);
 }

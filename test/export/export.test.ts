@@ -247,8 +247,9 @@ forEachDatabase('export and import', (ctx) => {
     const files = unzipSync(new Uint8Array(res.rawPayload));
     const names = Object.keys(files);
     assert.deepEqual(names.slice(0, 7), ['Plans.md', 'plans (2).md', 'a_b_c_d_e_f_g_h_i_j.md', '_CON.md', '_con.txt.md', 'dots.md', 'Untitled.md']);
-    assert.equal(names[7], `${'x'.repeat(100)}.md`);
-    assert.equal(names[8], `${'🎉'.repeat(50)}.md`);
+    // At most 200 bytes of UTF-8 with the extension, never a split character (issue #19).
+    assert.equal(names[7], `${'x'.repeat(150)}.md`);
+    assert.equal(names[8], `${'🎉'.repeat(49)}.md`);
     assert.equal(names[9], 'Ünïcode.md');
     assert.equal(names.length, titles.length);
     for (const name of names) assert.doesNotMatch(name, /[<>:"/\\|?*\u0000-\u001f]/);
