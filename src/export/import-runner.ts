@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../shared/worker.js';
 import { errorCodes } from 'fastify';
 import { AppError, Errors } from '../errors.js';
 import { importBatches, readImport, summarise, type ImportItem, type ImportSummary } from './import.read.js';
@@ -42,16 +43,8 @@ export function workerHeapMb(maxBytes: number): number {
   return 256 + 4 * Math.ceil(maxBytes / (1024 * 1024));
 }
 
-// The worker is this folder's import.worker: .js when built; under tsx (tests, dev) the .ts file,
-// loaded through tsx's loader, which worker threads do not inherit.
-const typescript = import.meta.url.endsWith('.ts');
-const workerUrl = new URL(`./import.worker${typescript ? '.ts' : '.js'}`, import.meta.url);
-
 function spawnWorker(length: number | undefined, heapMb: number): Worker {
-  const options = { workerData: { length }, resourceLimits: { maxOldGenerationSizeMb: heapMb } };
-  if (!typescript) return new Worker(workerUrl, options);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { ...options, eval: true });
+  return startWorker(import.meta.url, 'import.worker', { workerData: { length }, resourceLimits: { maxOldGenerationSizeMb: heapMb } });
 }
 
 const tooLarge = () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();

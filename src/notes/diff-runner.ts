@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../shared/worker.js';
 import { Errors } from '../errors.js';
 import { diffJson } from './diff.js';
 
@@ -27,16 +28,7 @@ export interface DiffRunner {
   close(): Promise<void>;
 }
 
-// The worker is this folder's diff.worker: .js when built; under tsx (tests, dev) the .ts file, loaded
-// through tsx's loader, which worker threads do not inherit.
-const typescript = import.meta.url.endsWith('.ts');
-const workerUrl = new URL(`./diff.worker${typescript ? '.ts' : '.js'}`, import.meta.url);
-
-function spawnWorker(): Worker {
-  if (!typescript) return new Worker(workerUrl);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { eval: true });
-}
+const spawnWorker = () => startWorker(import.meta.url, 'diff.worker');
 
 function lineCount(text: string, limit: number): number {
   let lines = 1;

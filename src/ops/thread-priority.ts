@@ -42,7 +42,7 @@ export async function startThreadPool(): Promise<void> {
 }
 
 /**
- * For a thread started after start-up (the diff worker), called on that thread: the same lower
+ * For a thread started after start-up (the diff, search and import workers), called on that thread: the same lower
  * priority, so that a diff of two large versions takes the CPU the event loop leaves over.
  */
 export function lowerOwnThreadPriority(): void {

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../shared/worker.js';
 import { Errors } from '../errors.js';
 import type { SearchQuery } from './query.js';
 import type { Hit, SearchPage } from './search.repository.js';
@@ -34,15 +35,7 @@ export interface SearchRunner {
   close(): Promise<void>;
 }
 
-// As in diff-runner.ts: the .js worker when built, the .ts one through tsx's loader under tsx.
-const typescript = import.meta.url.endsWith('.ts');
-const workerUrl = new URL(`./search.worker${typescript ? '.ts' : '.js'}`, import.meta.url);
-
-function spawnWorker(): Worker {
-  if (!typescript) return new Worker(workerUrl);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl.href)}); });`, { eval: true });
-}
+const spawnWorker = () => startWorker(import.meta.url, 'search.worker');
 
 interface Pending {
   id: number;
