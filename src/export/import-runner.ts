@@ -106,6 +106,33 @@ export function documentOf(notes: ImportNote[]): ImportDocument {
   return { ...summarise(notes), batches: fromMemory(importBatches(notes)) };
 }
 
+/** Bytes handed to the worker at once: see handOver. */
+const HAND_OVER_BYTES = 1024 * 1024;
+
+/**
+ * Passes the body's chunks to the worker in pieces of HAND_OVER_BYTES, each gathered into a buffer
+ * of its own and transferred, not cloned: posting each 64 KiB socket chunk (a thousand for 64 MiB)
+ * cloned every one and held /healthz ~100 ms at a time while a large body arrived. `undefined`
+ * sends what is left.
+ */
+function handOver(worker: Worker): (chunk: Buffer | undefined) => void {
+  let pending: Buffer[] = [];
+  let size = 0;
+  return (chunk) => {
+    if (chunk !== undefined) {
+      pending.push(chunk);
+      size += chunk.length;
+      if (size < HAND_OVER_BYTES) return;
+    }
+    if (size === 0) return;
+    // Buffer.concat of this size allocates an ArrayBuffer of its own (never the shared pool).
+    const piece = Buffer.concat(pending, size);
+    worker.postMessage(piece, [piece.buffer]);
+    pending = [];
+    size = 0;
+  };
+}
+
 /** `maxBytes`: the largest body (IMPORT_MAX_BYTES); more is 413. */
 export function createImportRunner(maxBytes: number): ImportRunner {
   const heapMb = workerHeapMb(maxBytes);
@@ -140,13 +167,15 @@ export function createImportRunner(maxBytes: number): ImportRunner {
         workers.add(worker);
         const next = messagesOf(worker);
         // Each chunk is copied to the worker (tens of kilobytes at a time), which assembles the document.
-        for (const chunk of first.chunks) worker.postMessage(chunk);
+        const send = handOver(worker);
+        for (const chunk of first.chunks) send(chunk);
         let bytes = first.bytes;
         for (let chunk = await reader.next(); chunk.done !== true; chunk = await reader.next()) {
           bytes += chunk.value.length;
           if (bytes > maxBytes) throw tooLarge();
-          worker.postMessage(chunk.value);
+          send(chunk.value);
         }
+        send(undefined);
         worker.postMessage('end');
         const ready = await next();
         if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);

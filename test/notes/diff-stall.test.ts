@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
+import { healthDuring, listening, STALL_P99_MS } from '../helpers/stall.js';
+import { notesClient } from './support.js';
+
+/** Lines drawn from a few values (the same for a seed): no line is unique, so no anchor cuts the search short. */
+function fewValues(size: number, seed: number): string {
+  let s = seed >>> 0;
+  const lines: string[] = [];
+  for (let n = 0; n < size;) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    lines.push(`${Math.floor((s / 2 ** 32) * 30)}\n`);
+    n += lines.at(-1)!.length;
+  }
+  return lines.join('').slice(0, size);
+}
+
+/** Issue #19, finding 5: fifty concurrent diffs of ~60 K versions stalled /healthz 1.9-4.2 s. */
+forEachDatabase('diff stall', (ctx) => {
+  const api = notesClient(() => ctx.app);
+  let s: Session;
+  before(async () => {
+    s = await newSession(ctx.app);
+  });
+
+  async function noteWith(from: string, to: string): Promise<string> {
+    const note = await api.createOk(s, { title: 'budget', content: from });
+    await api.addVersionOk(s, note.id, { title: 'budget', content: to });
+    return note.id;
+  }
+
+  test('50 concurrent diffs of two ~60 K versions: /healthz stays fast; each diff answers or is refused busy', async () => {
+    const id = await noteWith(fewValues(60_000, 9), fewValues(60_000, 10));
+    const base = await listening(ctx.app);
+    // Warm: the first diff starts the worker, and this process's first fetch loads its HTTP client.
+    assert.equal((await fetch(`${base}/api/notes/${id}/diff`, { headers: s.auth })).status, 200);
+    const { result, samples, p99 } = await healthDuring(base, () => Promise.all(Array.from({ length: 50 }, async () => {
+      const res = await fetch(`${base}/api/notes/${id}/diff`, { headers: s.auth });
+      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+    })));
+    assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms: ${samples.map((x) => x.toFixed(1)).join(' ')}`);
+    const answered = result.filter((r) => r.status === 200);
+    const refused = result.filter((r) => r.status !== 200);
+    assert.ok(answered.length > 0);
+    // Every answer the same; every refusal 503 busy, retry in a second.
+    assert.equal(new Set(answered.map((r) => r.body)).size, 1);
+    for (const r of refused) {
+      assert.deepEqual([r.status, r.retryAfter, JSON.parse(r.body).code], [503, '1', 'busy']);
+    }
+  });
+});
