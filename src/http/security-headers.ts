@@ -8,7 +8,7 @@ import { problem, sendProblem } from './problem.js';
  * Headers for a JSON API that no browser should render, frame or sniff. The API docs page
  * (/api/docs) replaces the Content-Security-Policy with its own in its plugin, which runs later.
  */
-function securityHeaders(config: Config): Record<string, string> {
+export function securityHeaders(config: Config): Record<string, string> {
   return {
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
