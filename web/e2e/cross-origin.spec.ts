@@ -7,7 +7,6 @@ import { API_ORIGIN, CROSS_ORIGIN } from './playwright.config';
 // and Chromium refuses it any request to 127.0.0.1 before CORS is even asked.)
 test.use({ bypassCSP: true });
 
-
 /**
  * A page on another allowed origin (CORS_ORIGINS: the same server as http://localhost) calls the
  * API on http://127.0.0.1 the way a separately hosted client would: every request with a JSON body
