@@ -17,7 +17,8 @@ export const DISCARD_MAX_MS = 10_000;
  * not read at all: it would not fit the bound anyway.
  */
 export function discardBody(request: IncomingMessage, limit: number, maxBytes = DISCARD_MAX_BYTES, maxMs = DISCARD_MAX_MS): Promise<void> {
-  if (request.complete || request.destroyed) return Promise.resolve();
+  // `complete`: Node's own flag; `readableEnded` also covers requests made without a socket (inject).
+  if (request.complete || request.readableEnded || request.destroyed) return Promise.resolve();
   const announced = Number(request.headers['content-length']);
   if (Number.isFinite(announced) && announced - limit > maxBytes) return Promise.resolve();
   return new Promise((resolve) => {

@@ -32,7 +32,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // A body refused before it was read (over the route's limit): Fastify answers it with
       // Connection: close, and closing while the client still sends resets the connection before
       // the client reads the answer. So the rest is read and thrown away first, within a bound.
-      if (!request.raw.complete && String(reply.getHeader('connection')).toLowerCase() === 'close') {
+      if (String(reply.getHeader('connection')).toLowerCase() === 'close') {
         return discardBody(request.raw, request.routeOptions.bodyLimit ?? 0).then(send);
       }
       return send();
