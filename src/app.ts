@@ -22,6 +22,7 @@ import { DOCUMENTED_AS } from './http/schemas.js';
 import { registerThrottling, type ThrottleTesting } from './http/rate-limit.js';
 import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
+import { clientErrorHandler } from './http/client-error.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
 import { exportRoutes } from './export/export.routes.js';
@@ -48,6 +49,9 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
 }
 
+/** How often Node looks for requests past their time-outs: a time-out may be overrun by this much. */
+export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
+
 /** The whole application; main.ts and the tests build exactly this. */
 export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -57,7 +61,17 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: 16 * 1024,
     // Long-running slow uploads tie up sockets; legitimate bodies here are at most a few MiB.
-    requestTimeout: 30_000,
+    requestTimeout: config.requestTimeoutSeconds * 1000,
+    // Given to Node's server itself: its headers time-out defaults from the request time-out it
+    // was created with (5 minutes, before Fastify sets its own), and it checks both only every
+    // connectionsCheckingInterval (30 s by default), which let trickled requests live twice as long.
+    http: {
+      requestTimeout: config.requestTimeoutSeconds * 1000,
+      headersTimeout: config.headersTimeoutSeconds * 1000,
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+    },
+    // What Node refuses below Fastify (those time-outs, oversized headers) as problem+json too.
+    clientErrorHandler: clientErrorHandler(config),
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,

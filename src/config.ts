@@ -46,6 +46,10 @@ export interface Config {
   readonly importMaxBytes: number;
   /** HISTORY_RETENTION: which old versions the hourly job keeps; null keeps every version. */
   readonly historyRetention: HistoryRetention | null;
+  /** A request (headers and body) that has not fully arrived after this many seconds is cut with 408. */
+  readonly requestTimeoutSeconds: number;
+  /** Request headers that have not fully arrived after this many seconds are cut with 408. */
+  readonly headersTimeoutSeconds: number;
 }
 
 export type RetentionTierName = 'hourly' | 'daily' | 'weekly' | 'monthly';
@@ -113,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 36_500),
     cliPassword: env.VELLUM_PASSWORD === '' ? undefined : env.VELLUM_PASSWORD,
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ...readTimeouts(env),
   };
   return Object.freeze(config);
 }
@@ -167,6 +172,16 @@ export function isPlaceholderSecret(value: string): boolean {
   if ((lower.match(/secret/g) ?? []).length >= 2) return true;
   if (new Set(value).size < 8) return true;
   return /^(.+?)\1+$/s.test(value);
+}
+
+function readTimeouts(env: Env) {
+  const requestTimeoutSeconds = integer(env, 'REQUEST_TIMEOUT_SECONDS', 30, 1, 3600);
+  const headersTimeoutSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', Math.min(10, requestTimeoutSeconds), 1, 3600);
+  // Node refuses a headers time-out longer than the request's, which includes the headers.
+  if (headersTimeoutSeconds > requestTimeoutSeconds) {
+    throw new ConfigError(`HEADERS_TIMEOUT_SECONDS (${headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
+  }
+  return { requestTimeoutSeconds, headersTimeoutSeconds };
 }
 
 function readAdmin(env: Env) {

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, Errors, StepFailure } from '../errors.js';
+import { discardBody } from './discard-body.js';
 import { trackAllowedMethods } from './method-not-allowed.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -27,7 +28,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const known = toAppError(error, request);
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
-      return sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+      const send = () => sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+      // A body refused before it was read (over the route's limit): Fastify answers it with
+      // Connection: close, and closing while the client still sends resets the connection before
+      // the client reads the answer. So the rest is read and thrown away first, within a bound.
+      if (String(reply.getHeader('connection')).toLowerCase() === 'close') {
+        return discardBody(request.raw, request.routeOptions.bodyLimit ?? 0).then(send);
+      }
+      return send();
     }
     const step = error instanceof StepFailure ? error : undefined;
     if (isDatabaseUnavailable(step?.cause ?? error)) {

@@ -1,6 +1,7 @@
 import fastifyCors from '@fastify/cors';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import type { Config } from '../config.js';
+import { trackAllowedMethods } from './method-not-allowed.js';
 import { policyOf } from './policy.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -8,7 +9,7 @@ import { problem, sendProblem } from './problem.js';
  * Headers for a JSON API that no browser should render, frame or sniff. The API docs page
  * (/api/docs) replaces the Content-Security-Policy with its own in its plugin, which runs later.
  */
-function securityHeaders(config: Config): Record<string, string> {
+export function securityHeaders(config: Config): Record<string, string> {
   return {
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
@@ -81,16 +82,26 @@ export async function registerSecurityHeaders(app: FastifyInstance, config: Conf
 
   if (config.corsOrigins.length === 0) return; // same-origin only: OPTIONS is a plain 404
   const allowed = new Set(config.corsOrigins);
-  await app.register(fastifyCors, {
+  // Each path's own methods, as the routes declare them (the 405 answers use the same list), so a
+  // method added to a route is allowed cross-origin without a second list to keep in step.
+  const methodsOf = trackAllowedMethods(app);
+  const options = {
     // A function, not the list: for an origin not listed the plugin then adds no CORS header at all
     // (not even Allow-Credentials) and its preflight route answers 404.
-    origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
+    origin: (origin: string | undefined, callback: (error: Error | null, allow: boolean) => void) =>
+      callback(null, origin !== undefined && allowed.has(origin)),
     credentials: true,
-    methods: ['GET', 'POST', 'PUT', 'DELETE'],
     allowedHeaders: CORS_ALLOWED_HEADERS,
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 600,
     // Its strict mode answers a malformed preflight with text/plain; ours stays problem+json.
     strictPreflight: false,
+  };
+  await app.register(fastifyCors, {
+    // Options per request: only a preflight (OPTIONS) needs the methods, looked up by its path.
+    delegator: (request, callback) => {
+      if (request.method !== 'OPTIONS') return callback(null, options);
+      callback(null, { ...options, methods: methodsOf(request.url.split('?')[0]!) });
+    },
   });
 }

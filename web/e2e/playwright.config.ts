@@ -23,6 +23,9 @@ if (process.env.VELLUM_E2E_PORT === undefined || process.env.VELLUM_E2E_BREACH_P
 process.env.VELLUM_E2E_DB ??= path.join(os.tmpdir(), `vellum-e2e-${process.pid}-${Date.now()}.db`);
 const port = process.env.VELLUM_E2E_PORT;
 const breachPort = process.env.VELLUM_E2E_BREACH_PORT;
+/** The service's own origin, and the same server under another name, allowed by CORS_ORIGINS. */
+export const API_ORIGIN = `http://127.0.0.1:${port}`;
+export const CROSS_ORIGIN = `http://localhost:${port}`;
 export const ADMIN = { username: 'admin', password: 'violet-Harbor-lantern-42-quietly' };
 /** Long and varied enough for every local rule; only the (fake) breach API refuses it. */
 export const BREACHED_PASSWORD = 'Maple-syrup-Orbit-77-thunder-kettle';
@@ -38,7 +41,7 @@ export default defineConfig({
   reporter: [['list']],
   outputDir: path.join(os.tmpdir(), 'vellum-e2e-results'),
   use: {
-    baseURL: `http://127.0.0.1:${port}`,
+    baseURL: API_ORIGIN,
     browserName: 'chromium',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
@@ -74,6 +77,7 @@ export default defineConfig({
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
       NODE_ENV: 'development',
+      CORS_ORIGINS: CROSS_ORIGIN,
     },
   }],
 });

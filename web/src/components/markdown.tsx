@@ -12,12 +12,14 @@ function loadRenderer(): Promise<Render> {
   renderer ??= Promise.all([import('marked'), import('dompurify')]).then(([{ Marked }, { default: DOMPurify }]) => {
     const marked = new Marked({ gfm: true, breaks: false, async: false });
     DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-      if (node.tagName === 'A' && node.getAttribute('href')) {
-        const url = new URL(node.getAttribute('href')!, location.href);
-        if (url.origin !== location.origin) {
-          node.setAttribute('target', '_blank');
-          node.setAttribute('rel', 'noopener noreferrer');
-        }
+      const href = node.tagName === 'A' ? node.getAttribute('href') : null;
+      if (!href) return;
+      const url = resolve(href);
+      // A link no browser could follow (`http://[::1`) stays as its text.
+      if (url === null) node.removeAttribute('href');
+      else if (url.origin !== location.origin) {
+        node.setAttribute('target', '_blank');
+        node.setAttribute('rel', 'noopener noreferrer');
       }
     });
     return (markdown: string) =>
@@ -30,18 +32,37 @@ function loadRenderer(): Promise<Render> {
   return renderer;
 }
 
+/** `href` against this page, or null when it is no URL at all (new URL throws for those). */
+function resolve(href: string): URL | null {
+  try {
+    return new URL(href, location.href);
+  } catch {
+    return null;
+  }
+}
+
 export function Markdown({ source, label }: { source: string; label: string }) {
   const [html, setHtml] = useState<string | null>(null);
+  const [failed, setFailed] = useState(false);
   useEffect(() => {
     let live = true;
-    loadRenderer().then((render) => live && setHtml(render(source)));
+    // Whatever the text holds, the preview ends: rendered, or saying it could not be.
+    loadRenderer().then((render) => render(source)).then(
+      (rendered) => {
+        if (!live) return;
+        setHtml(rendered);
+        setFailed(false);
+      },
+      () => live && setFailed(true),
+    );
     return () => {
       live = false;
     };
   }, [source]);
   return (
     <section class="preview markdown" aria-label={label}>
-      {html === null ? <p class="muted">Rendering…</p> : <div dangerouslySetInnerHTML={{ __html: html }} />}
+      {failed ? <p class="muted" role="alert">This text could not be previewed.</p>
+        : html === null ? <p class="muted">Rendering…</p> : <div dangerouslySetInnerHTML={{ __html: html }} />}
     </section>
   );
 }
