@@ -33,6 +33,9 @@ export function discardBody(request: IncomingMessage, limit: number, maxBytes = 
       if (discarded > maxBytes) finish();
     };
     const timer = setTimeout(finish, maxMs);
+    // A route that read its own body (POST /import, through the stream's async iterator) and
+    // stopped at the limit leaves its 'readable' listener, which keeps the stream paused for good.
+    request.removeAllListeners('readable');
     request.on('data', onData).on('end', finish).on('close', finish).on('error', finish);
     request.resume();
   });

@@ -32,7 +32,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       // A body refused before it was read (over the route's limit): Fastify answers it with
       // Connection: close, and closing while the client still sends resets the connection before
       // the client reads the answer. So the rest is read and thrown away first, within a bound.
-      if (String(reply.getHeader('connection')).toLowerCase() === 'close') {
+      // A route that reads its own body (POST /import) refuses it as a 413 from the handler, where
+      // Fastify sets no Connection: close: the same then, or the half-read body stalls the socket.
+      if ((known.status === 413 && !request.raw.complete) || String(reply.getHeader('connection')).toLowerCase() === 'close') {
+        reply.header('connection', 'close');
         return discardBody(request.raw, request.routeOptions.bodyLimit ?? 0).then(send);
       }
       return send();
