@@ -85,10 +85,11 @@ async function run(argv: string[]): Promise<number> {
         let failed = false;
         for (const outcome of await runTasks(database, maintenanceTasks(config), new Date())) {
           if (outcome.status === 'done') {
-            const counts = Object.entries(outcome.counts).map(([what, n]) => `${n} ${what}`).join(', ');
-            process.stdout.write(`${outcome.task}: ${counts === '' ? 'nothing to do' : `deleted ${counts}`}\n`);
+            process.stdout.write(`${outcome.task}: ${outcome.summary}\n`);
           } else if (outcome.status === 'skipped') {
             process.stdout.write(`${outcome.task}: skipped, another instance is running it\n`);
+          } else if (outcome.status === 'not-due') {
+            process.stdout.write(`${outcome.task}: not due, last run ${outcome.lastRunAt}\n`); // only scheduled runs wait
           } else {
             failed = true;
             log.error({ err: outcome.error, task: outcome.task }, 'maintenance task failed');
@@ -113,7 +114,7 @@ async function run(argv: string[]): Promise<number> {
           }),
         }, new Date());
         if (outcome.status === 'failed') throw outcome.error;
-        if (outcome.status === 'skipped') {
+        if (outcome.status !== 'done') {
           process.stdout.write('skipped: another instance is pruning history right now\n');
           return 0;
         }

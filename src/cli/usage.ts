@@ -36,7 +36,7 @@ export const COMMANDS: readonly CommandHelp[] = [
   {
     name: 'maintenance', args: '', maxArgs: 0,
     summary: 'run every periodic housekeeping task once now',
-    details: 'Runs the tasks the server runs hourly (retention, trash purge, pruning) and prints what each deleted.',
+    details: 'Runs the tasks the server runs hourly (history retention, trash purge, search index, audit retention, dead refresh tokens) now, however recently they ran, and prints what each did.',
   },
   {
     name: 'prune-history', args: '', maxArgs: 0,

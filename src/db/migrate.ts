@@ -9,6 +9,7 @@ import * as searchOneIndex from './migrations/2026-11-23-03-3-search-one-index.j
 import * as searchCurrent from './migrations/2026-11-23-06-1-search-current.js';
 import * as searchEntryView from './migrations/2026-11-23-06-2-search-entry-view.js';
 import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
+import * as maintenanceRuns from './migrations/2026-11-24-26-f-maintenance-runs.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-01-1-session-generation': sessionGeneration,
   '2026-11-23-06-1-search-current': searchCurrent,
   '2026-11-23-06-2-search-entry-view': searchEntryView,
+  '2026-11-24-26-f-maintenance-runs': maintenanceRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
