@@ -45,3 +45,6 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 }
 
 export const latestMigration = Object.keys(migrations).sort().at(-1);
+
+/** Every migration this build knows (a database with others was written by a newer build). */
+export const knownMigrations: readonly string[] = Object.keys(migrations);
