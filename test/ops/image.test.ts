@@ -112,12 +112,17 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
         for (const command of args.split('&&').map((c) => c.trim())) {
           if (/^(apt-get|rm -rf \/var\/lib\/apt)/.test(command)) continue; // the compiler toolchain for native addons
           if (/^npm ci\b/.test(command)) {
-            fs.symlinkSync(realModules, path.join(buildDir, 'node_modules'), 'dir');
+            // Entry by entry into a directory of its own: the build writes caches into node_modules
+            // (Vite's .vite-temp), and the checkout's own must stay untouched.
+            fs.mkdirSync(path.join(buildDir, 'node_modules'));
+            for (const entry of fs.readdirSync(realModules)) {
+              if (!entry.startsWith('.vite')) fs.symlinkSync(path.join(realModules, entry), path.join(buildDir, 'node_modules', entry));
+            }
           } else if (command === 'npm run build') {
             const run = spawnSync('npm', ['run', 'build'], { cwd: buildDir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir } });
             assert.equal(run.status, 0, `npm run build failed:\n${run.stdout}\n${run.stderr}`);
           } else if (command === 'npm prune --omit=dev') {
-            fs.unlinkSync(path.join(buildDir, 'node_modules'));
+            fs.rmSync(path.join(buildDir, 'node_modules'), { recursive: true });
             const kept = prunedNodeModules(path.join(buildDir, 'package-lock.json'), realModules, path.join(buildDir, 'node_modules'));
             assert.ok(kept.includes('fastify') && !kept.includes('typescript'), kept.join(', '));
             pruned = true;
