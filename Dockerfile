@@ -7,7 +7,11 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
+# `npm run build` compiles the server (src/, tsconfigs) and then the web client (build:web), which
+# generates the API types with scripts/ and bundles web/. test/ops/image.test.ts replays this stage.
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY web ./web
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 

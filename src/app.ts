@@ -114,7 +114,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     log: app.log,
   };
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: throttling.redisBreaker, token: config.metricsToken });
-  await app.register(healthRoutes, { database });
+  await app.register(healthRoutes, { database, draining: closing });
 
   await app.register(async (auth) => {
     // Cookies are set by some routes below /api/auth and read (with the CSRF check) only by those

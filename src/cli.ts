@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { createPasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
+import { backupSqlite, restoreSqlite } from './cli/backup.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -52,6 +53,19 @@ async function run(argv: string[]): Promise<number> {
     throw new UsageError(`${command} takes ${known.maxArgs === 0 ? 'no arguments' : `at most ${known.maxArgs} argument`}; run "vellum ${command} --help"`);
   }
   const config = loadConfig();
+  // These two never open the database through the app: they must not migrate it (cli/backup.ts).
+  if (command === 'backup' || command === 'restore') {
+    if (arg === undefined) throw new UsageError(`${command} needs a FILE; run "vellum ${command} --help"`);
+    if (command === 'backup') {
+      const done = backupSqlite(config.database, arg);
+      process.stdout.write(`backed up ${done.notes} notes and ${done.versions} versions to ${done.file} (${done.bytes} bytes)\n`);
+    } else {
+      const done = restoreSqlite(config.database, arg);
+      process.stdout.write(`restored ${done.notes} notes and ${done.versions} versions from ${done.file} into ${done.database}\n`);
+      if (done.previous !== undefined) process.stdout.write(`the database it replaced is kept as ${done.previous}\n`);
+    }
+    return 0;
+  }
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
   const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   const database = openDatabase(config.database);
@@ -85,10 +99,11 @@ async function run(argv: string[]): Promise<number> {
         let failed = false;
         for (const outcome of await runTasks(database, maintenanceTasks(config), new Date())) {
           if (outcome.status === 'done') {
-            const counts = Object.entries(outcome.counts).map(([what, n]) => `${n} ${what}`).join(', ');
-            process.stdout.write(`${outcome.task}: ${counts === '' ? 'nothing to do' : `deleted ${counts}`}\n`);
+            process.stdout.write(`${outcome.task}: ${outcome.summary}\n`);
           } else if (outcome.status === 'skipped') {
             process.stdout.write(`${outcome.task}: skipped, another instance is running it\n`);
+          } else if (outcome.status === 'not-due') {
+            process.stdout.write(`${outcome.task}: not due, last run ${outcome.lastRunAt}\n`); // only scheduled runs wait
           } else {
             failed = true;
             log.error({ err: outcome.error, task: outcome.task }, 'maintenance task failed');
@@ -113,7 +128,7 @@ async function run(argv: string[]): Promise<number> {
           }),
         }, new Date());
         if (outcome.status === 'failed') throw outcome.error;
-        if (outcome.status === 'skipped') {
+        if (outcome.status !== 'done') {
           process.stdout.write('skipped: another instance is pruning history right now\n');
           return 0;
         }

@@ -27,9 +27,23 @@ export function readWorkers(env: Env = process.env): number {
   return value;
 }
 
-/** A worker that dies sooner than this after it started listening counts as a crash loop. */
-const MIN_HEALTHY_UPTIME_MS = 10_000;
+/**
+ * A worker that dies is replaced after a back-off that doubles with each death in the last
+ * CRASH_WINDOW_MS (0.25 s, 0.5 s, 1 s … at most 10 s); the service stops only when workers keep
+ * dying: CRASH_LIMIT deaths within the window. One death, even right after a start, never takes
+ * the healthy workers down with it.
+ */
+export const CRASH_LIMIT = 5;
+export const CRASH_WINDOW_MS = 60_000;
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 10_000;
+/** Time for the workers to finish after their drain (SHUTDOWN_DRAIN_SECONDS). */
 const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+/** How long to wait before replacing a worker, given how many died within the window (this one included). */
+export function restartDelayMs(recentDeaths: number): number {
+  return Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, recentDeaths - 1));
+}
 
 /**
  * Runs `serve` (the whole single-process server: migrate, bootstrap, listen) in this process when
@@ -37,9 +51,10 @@ const SHUTDOWN_TIMEOUT_MS = 15_000;
  * processes that each run `serve`.
  *
  * The first worker starts alone and the others only once it listens, so database migrations and the
- * admin bootstrap run once, never concurrently. A worker that exits unexpectedly is replaced; one
- * that fails during start-up, or dies again right after starting, stops the service with its exit
- * code. SIGTERM/SIGINT reach every worker, which shuts down gracefully as a single process would.
+ * admin bootstrap run once, never concurrently. A failure while the service first starts (a bad
+ * database URL, a failing migration) stops it with the worker's exit code. Afterwards a worker that
+ * exits unexpectedly, or a replacement that fails to start, is replaced with back-off (above).
+ * SIGTERM/SIGINT reach every worker, which drains and shuts down as a single process would.
  */
 export async function runWorkers(serve: () => Promise<void>, env: Env = process.env): Promise<void> {
   if (cluster.isWorker) {
@@ -49,6 +64,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
   let workers: number;
   let log: pino.Logger;
   let workerEnv: Env = {};
+  let drainMs = 0;
   try {
     workers = readWorkers(env);
     if (workers === 1) {
@@ -57,6 +73,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
     }
     // Validate everything once here, rather than have every worker fail the same way.
     const config = loadConfig(env);
+    drainMs = config.shutdownDrainMs;
     if (config.database.kind === 'sqlite' && config.database.filename === ':memory:') {
       throw new ConfigError('WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process');
     }
@@ -78,6 +95,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
 
   let stopping = false;
   const listeningSince = new Map<Worker, number>();
+  const deaths: number[] = [];
 
   const fork = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -92,45 +110,56 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
       });
     });
 
-  const shutdown = async (exitCode: number): Promise<void> => {
+  const shutdown = async (exitCode: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => {
       log.error('workers did not stop in time; exiting');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS).unref();
+    }, drainMs + SHUTDOWN_TIMEOUT_MS).unref();
     const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
     await Promise.all(alive.map((worker) => new Promise<void>((resolve) => {
       worker.once('exit', (code) => {
         if (code !== 0 && code !== null && exitCode === 0) exitCode = code;
         resolve();
       });
-      worker.process.kill('SIGTERM');
+      worker.process.kill(signal);
     })));
     process.exit(exitCode);
+  };
+
+  /** A worker died (after the service started): replace it after a back-off, or give up if they keep dying. */
+  const replace = (why: Record<string, unknown>, exitCode: number) => {
+    const now = Date.now();
+    deaths.push(now);
+    while (deaths.length > 0 && deaths[0]! <= now - CRASH_WINDOW_MS) deaths.shift();
+    if (deaths.length >= CRASH_LIMIT) {
+      log.fatal({ ...why, deaths: deaths.length, windowMs: CRASH_WINDOW_MS }, `workers keep dying (${deaths.length} within ${CRASH_WINDOW_MS / 1000} s); stopping the service`);
+      void shutdown(exitCode || 1);
+      return;
+    }
+    const delayMs = restartDelayMs(deaths.length);
+    log.error({ ...why, delayMs }, `worker exited unexpectedly; starting a replacement in ${delayMs} ms`);
+    setTimeout(() => {
+      if (stopping) return;
+      fork().then(
+        (worker) => log.info({ workerPid: worker.process.pid }, 'replacement worker listening'),
+        (error: unknown) => replace({ err: error }, (error as { exitCode?: number }).exitCode ?? 1),
+      );
+    }, delayMs);
   };
 
   cluster.on('exit', (worker, code, signal) => {
     const since = listeningSince.get(worker);
     listeningSince.delete(worker);
-    if (stopping || since === undefined) return; // start-up failures are handled by fork()
-    const uptimeMs = Date.now() - since;
-    if (uptimeMs < MIN_HEALTHY_UPTIME_MS) {
-      log.fatal({ workerPid: worker.process.pid, code, signal, uptimeMs }, 'worker died right after starting; stopping the service');
-      void shutdown(code || 1);
-      return;
-    }
-    log.error({ workerPid: worker.process.pid, code, signal }, 'worker exited unexpectedly; starting a replacement');
-    fork().catch((error: unknown) => {
-      log.fatal({ err: error }, 'replacement worker failed to start; stopping the service');
-      void shutdown(1);
-    });
+    if (stopping || since === undefined) return; // start-up failures are handled where fork() was called
+    replace({ workerPid: worker.process.pid, code, signal, uptimeMs: Date.now() - since }, code);
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
       log.info({ signal }, 'shutting down workers');
-      void shutdown(0);
+      void shutdown(0, signal);
     });
   }
 

@@ -38,6 +38,8 @@ export interface Config {
   readonly trashDays: number;
   /** A rotated refresh token replayed within this many seconds is refused without ending its session. */
   readonly refreshReuseGraceSeconds: number;
+  /** SHUTDOWN_DRAIN_SECONDS, in ms: after SIGTERM, how long /readyz says 503 while the listener still serves. */
+  readonly shutdownDrainMs: number;
   /** Auth events older than this many days are deleted by the maintenance job. */
   readonly auditRetentionDays: number;
   /** VELLUM_PASSWORD: the password the CLI's create-admin and reset-password use (else standard input). */
@@ -114,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
     historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
     refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 3600),
+    shutdownDrainMs: number(env, 'SHUTDOWN_DRAIN_SECONDS', 5, 0, 300) * 1000,
     auditRetentionDays: integer(env, 'AUDIT_RETENTION_DAYS', 90, 1, 36_500),
     cliPassword: env.VELLUM_PASSWORD === '' ? undefined : env.VELLUM_PASSWORD,
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),

@@ -11,6 +11,7 @@ import { startMaintenance } from './jobs/maintenance.js';
 import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
+import { drainAndClose } from './ops/graceful-close.js';
 
 function readConfig(): Config {
   try {
@@ -39,11 +40,11 @@ async function main(): Promise<void> {
     const app = await buildApp({ config, database, logger: log, hasher });
     // Housekeeping at start-up and hourly; on PostgreSQL one instance at a time runs each task.
     const maintenance = startMaintenance({ database, tasks: maintenanceTasks(config), log });
-    installShutdown(async () => {
-      await app.close();
-      await maintenance.stop();
+    installShutdown(async (drainMs) => {
+      // /readyz answers 503 at once; the listener keeps serving for the drain period (ops/graceful-close.ts).
+      await Promise.all([drainAndClose(app, drainMs), maintenance.stop()]);
       await database.close();
-    }, log);
+    }, log, config.shutdownDrainMs);
     await startThreadPool();
     const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
@@ -55,19 +56,27 @@ async function main(): Promise<void> {
   }
 }
 
-function installShutdown(close: () => Promise<void>, log: pino.Logger): void {
+/** Time for in-flight requests after the drain, before the process gives up and exits 1. */
+const CLOSE_TIMEOUT_MS = 10_000;
+
+/**
+ * SIGTERM (a process manager, `docker stop`, the cluster primary) drains for SHUTDOWN_DRAIN_SECONDS
+ * first; SIGINT (Ctrl-C at a terminal, where no load balancer is watching) closes at once.
+ */
+function installShutdown(close: (drainMs: number) => Promise<void>, log: pino.Logger, configuredDrainMs: number): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
-    log.info({ signal }, 'shutting down');
+    const drainMs = signal === 'SIGTERM' ? configuredDrainMs : 0;
+    log.info({ signal, drainMs }, 'shutting down');
     // In-flight requests get a bounded time to finish.
     const timer = setTimeout(() => {
       log.error('shutdown timed out; exiting');
       process.exit(1);
-    }, 10_000);
+    }, drainMs + CLOSE_TIMEOUT_MS);
     timer.unref();
-    close().then(
+    close(drainMs).then(
       () => process.exit(0),
       (err: unknown) => {
         log.error({ err }, 'shutdown failed');

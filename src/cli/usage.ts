@@ -36,12 +36,22 @@ export const COMMANDS: readonly CommandHelp[] = [
   {
     name: 'maintenance', args: '', maxArgs: 0,
     summary: 'run every periodic housekeeping task once now',
-    details: 'Runs the tasks the server runs hourly (retention, trash purge, pruning) and prints what each deleted.',
+    details: 'Runs the tasks the server runs hourly (history retention, trash purge, search index, audit retention, dead refresh tokens) now, however recently they ran, and prints what each did.',
   },
   {
     name: 'prune-history', args: '', maxArgs: 0,
     summary: 'apply HISTORY_RETENTION now and print the versions it deleted',
     details: 'Deletes the old versions HISTORY_RETENTION does not keep (never the current or a labelled one), one line per note with the numbers deleted, then the totals. With HISTORY_RETENTION=off it deletes nothing.',
+  },
+  {
+    name: 'backup', args: 'FILE', maxArgs: 1,
+    summary: 'copy the SQLite database to FILE, consistently, while the service runs',
+    details: 'Writes one self-contained, checked copy of the database (recent writes in the -wal file included) to FILE, which must not exist yet. It does not migrate the database. For PostgreSQL use pg_dump (README "Back up and restore").',
+  },
+  {
+    name: 'restore', args: 'FILE', maxArgs: 1,
+    summary: 'replace the SQLite database with the backup FILE (service stopped)',
+    details: 'Checks the backup, refuses while any process has the database open, keeps the replaced database beside it as DATABASE.before-restore-TIME, and puts the backup in its place. Start the service afterwards; it applies any newer migrations. For PostgreSQL use pg_restore (README "Back up and restore").',
   },
 ];
 

@@ -5,7 +5,11 @@
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN',
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
-  '53300', // too many connections
+  '57P04', // database dropped
+  '53300', // too many connections (also a database's or role's CONNECTION LIMIT)
+  // object_not_in_prerequisite_state: what connecting to a database with ALLOW_CONNECTIONS false
+  // answers. The app uses nothing else that raises it (no currval, no replication slots).
+  '55000',
   'SQLITE_BUSY', 'SQLITE_LOCKED',
 ]);
 

@@ -10,6 +10,7 @@ import * as searchCurrent from './migrations/2026-11-23-06-1-search-current.js';
 import * as searchEntryView from './migrations/2026-11-23-06-2-search-entry-view.js';
 import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
 import * as exportOrder from './migrations/2026-11-24-19-a-export-order.js';
+import * as maintenanceRuns from './migrations/2026-11-24-26-f-maintenance-runs.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-06-1-search-current': searchCurrent,
   '2026-11-23-06-2-search-entry-view': searchEntryView,
   '2026-11-24-19-a-export-order': exportOrder,
+  '2026-11-24-26-f-maintenance-runs': maintenanceRuns,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -45,3 +47,6 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 }
 
 export const latestMigration = Object.keys(migrations).sort().at(-1);
+
+/** Every migration this build knows (a database with others was written by a newer build). */
+export const knownMigrations: readonly string[] = Object.keys(migrations);

@@ -86,14 +86,14 @@ export interface ThrottleTesting {
 
 /** The Redis-backed stores, each behind one breaker that falls back to counting in memory. */
 async function sharedStores(app: FastifyInstance, url: string, prefix: string, testing: ThrottleTesting) {
-  const { redis, answering } = await connectRedis(url, testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs });
+  const { redis, answering, reason } = await connectRedis(url, testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs });
   app.addHook('onClose', async () => {
     // quit() waits for an answer that a hung Redis never gives.
     if (breaker.state === 'closed') await redis.quit().catch(() => redis.disconnect());
     else redis.disconnect();
   });
   const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
-  if (!answering) breaker.trip('Redis accepted the connection at start-up but did not answer');
+  if (!answering) breaker.trip(reason ?? 'Redis accepted the connection at start-up but did not answer');
   const behindBreaker = (name: string) => createBreakerStore(createRedisStore(redis, `${prefix}${name}:`), createMemoryStore(), breaker);
   return { rate: behindBreaker('rate'), login: behindBreaker('login'), breaker };
 }

@@ -159,15 +159,19 @@ const STARTUP_ANSWER_MS = 1_000;
 
 export interface RedisConnection {
   redis: Redis;
-  /** False when Redis accepted the connection but did not answer in time: start with the breaker open. */
+  /** False when Redis could not be reached or did not answer in time: start with the breaker open. */
   answering: boolean;
+  /** Why it is not answering, for the breaker's log line. */
+  reason?: string;
 }
 
 /**
  * A client that fails fast: while Redis is unreachable, commands error at once instead of queueing
- * behind a reconnect (the breaker then counts in memory). A Redis that cannot be connected to at
- * all stops start-up, since that is a wrong REDIS_URL far more often than an outage; one that
- * accepts the connection and then says nothing only delays start-up by STARTUP_ANSWER_MS.
+ * behind a reconnect (the breaker then counts in memory). A Redis that cannot be reached at
+ * start-up (refused, unknown host, no answer) is treated like an outage at run time: the instance
+ * starts with the breaker open and says so, and ioredis keeps reconnecting in the background, so
+ * the breaker closes once Redis is there (a replica started before its Redis must not crash-loop).
+ * One that accepts the connection and then says nothing only delays start-up by STARTUP_ANSWER_MS.
  * ioredis is imported here, so an instance without REDIS_URL never loads it.
  */
 export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {}): Promise<RedisConnection> {
@@ -180,7 +184,8 @@ export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {
     commandTimeout: commandTimeoutMs,
   });
   // Without a listener ioredis would print connection errors itself; the breaker logs what matters.
-  redis.on('error', () => {});
+  let socketError: Error | undefined;
+  redis.on('error', (error: Error) => { socketError ??= error; });
   const ready = redis.connect();
   ready.catch(() => {}); // a handshake that fails after start-up is the breaker's business
   try {
@@ -190,8 +195,10 @@ export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {
       ready.then(() => resolve(), reject);
     });
   } catch (error) {
-    redis.disconnect(); // or it keeps reconnecting in the background
-    throw new Error(`REDIS_URL: cannot connect to Redis (${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    // The socket's own error (ECONNREFUSED, ENOTFOUND) says more than connect()'s "Connection is closed".
+    const cause = socketError ?? error;
+    const reason = `REDIS_URL: cannot connect to Redis at start-up (${cause instanceof Error ? cause.message : String(cause)})`;
+    return { redis, answering: false, reason };
   }
   let timer: NodeJS.Timeout | undefined;
   const answered = await Promise.race([

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/database.js';
 import type { Db } from '../db/schema.js';
+import { claimRun, recordSummary, releaseRun } from './maintenance-runs.repository.js';
 
 /**
  * One kind of housekeeping (history retention, trash purge, audit retention, dead tokens). A task
@@ -11,16 +12,38 @@ import type { Db } from '../db/schema.js';
 export interface MaintenanceTask {
   /** Stable and unique: it names the task in logs and the CLI and keys its lock on PostgreSQL. */
   readonly name: string;
-  /** One pass at time `now`; returns counts of what it deleted (e.g. `{ versions: 12 }`). */
+  /** One pass at time `now`; returns counts of what it did (e.g. `{ versions: 12 }`). */
   run(db: Db, now: Date): Promise<Record<string, number>>;
+  /** What the counts mean, for logs and the CLI ("purged 3 notes from the trash"). */
+  describe?(counts: Record<string, number>): string;
 }
 
 export type TaskOutcome =
-  | { task: string; status: 'done'; counts: Record<string, number> }
+  | { task: string; status: 'done'; counts: Record<string, number>; summary: string }
+  /** Running right now, in this process or (PostgreSQL) another instance. */
   | { task: string; status: 'skipped' }
+  /** Ran within the interval (here or on another instance): `lastRunAt` says when. */
+  | { task: string; status: 'not-due'; lastRunAt: string }
   | { task: string; status: 'failed'; error: unknown };
 
+export function describeCounts(task: MaintenanceTask, counts: Record<string, number>): string {
+  if (task.describe !== undefined) return task.describe(counts);
+  const parts = Object.entries(counts).map(([what, n]) => `${what}: ${n}`);
+  return parts.length === 0 ? 'nothing to do' : parts.join(', ');
+}
+
+export interface RunOptions {
+  /**
+   * Scheduled runs: run only if the task last started at least this long ago on any instance
+   * (maintenance_runs). Without it (the CLI) the task runs now regardless; either way the run is
+   * recorded.
+   */
+  everyMs?: number;
+}
+
 export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
+/** Timers fire a little late or early against another instance's clock; a tick this close to due counts as due. */
+const CLAIM_SLACK_MS = 5_000;
 
 /** Advisory-lock keys share one class so they cannot collide with locks taken for other reasons. */
 const LOCK_CLASS = 0x56_4c_4d; // "VLM"
@@ -36,21 +59,23 @@ const runningByDatabase = new WeakMap<Database, Set<string>>();
  * Runs one task once. On PostgreSQL, several instances share the database, so the task runs under
  * a session advisory lock held on one pooled connection: an instance that finds it taken skips
  * (another is doing the same work right now). SQLite is one machine's file; an in-process guard is
- * enough, and holding its single connection for the whole task would stall every request.
+ * enough against overlap, and holding its single connection for the whole task would stall every
+ * request. On both, the claim in maintenance_runs makes a scheduled run happen once per interval
+ * across every instance and worker; a failed run gives its claim back.
  */
-export async function runTask(database: Database, task: MaintenanceTask, now: Date): Promise<TaskOutcome> {
+export async function runTask(database: Database, task: MaintenanceTask, now: Date, { everyMs }: RunOptions = {}): Promise<TaskOutcome> {
   let running = runningByDatabase.get(database);
   if (running === undefined) runningByDatabase.set(database, (running = new Set()));
   if (running.has(task.name)) return { task: task.name, status: 'skipped' };
   running.add(task.name);
   try {
-    if (database.kind === 'sqlite') return { task: task.name, status: 'done', counts: await task.run(database.db, now) };
+    if (database.kind === 'sqlite') return await claimAndRun(database.db, task, now, everyMs);
     return await database.db.connection().execute(async (conn) => {
       const key = lockKey(task.name);
       const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
       if (rows[0]?.locked !== true) return { task: task.name, status: 'skipped' } as const;
       try {
-        return { task: task.name, status: 'done', counts: await task.run(conn, now) } as const;
+        return await claimAndRun(conn, task, now, everyMs);
       } finally {
         await sql`select pg_advisory_unlock(${LOCK_CLASS}, ${key})`.execute(conn);
       }
@@ -62,10 +87,25 @@ export async function runTask(database: Database, task: MaintenanceTask, now: Da
   }
 }
 
+async function claimAndRun(db: Db, task: MaintenanceTask, now: Date, everyMs: number | undefined): Promise<TaskOutcome> {
+  const claim = await claimRun(db, task.name, now, everyMs === undefined ? undefined : new Date(now.getTime() - everyMs + CLAIM_SLACK_MS));
+  if (!claim.claimed) return { task: task.name, status: 'not-due', lastRunAt: claim.lastRunAt };
+  let counts: Record<string, number>;
+  try {
+    counts = await task.run(db, now);
+  } catch (error) {
+    await releaseRun(db, task.name, now, claim.previous).catch(() => {});
+    throw error;
+  }
+  const summary = describeCounts(task, counts);
+  await recordSummary(db, task.name, summary);
+  return { task: task.name, status: 'done', counts, summary };
+}
+
 /** Runs every task once, one after another; one failing task does not stop the others. */
-export async function runTasks(database: Database, tasks: readonly MaintenanceTask[], now: Date): Promise<TaskOutcome[]> {
+export async function runTasks(database: Database, tasks: readonly MaintenanceTask[], now: Date, options: RunOptions = {}): Promise<TaskOutcome[]> {
   const outcomes: TaskOutcome[] = [];
-  for (const task of tasks) outcomes.push(await runTask(database, task, now));
+  for (const task of tasks) outcomes.push(await runTask(database, task, now, options));
   return outcomes;
 }
 
@@ -86,18 +126,21 @@ export interface Maintenance {
 }
 
 /**
- * Runs every task at start-up and then every interval. The timer does not keep the process alive,
- * and a pass that is still running when the next tick comes is not overlapped.
+ * Ticks at start-up and then every interval; each tick runs the tasks that no instance has run
+ * within the interval (maintenance_runs), so N instances or workers still make one pass per
+ * interval, and a restart does not repeat a pass that just happened. The timer does not keep the
+ * process alive, and a pass that is still running when the next tick comes is not overlapped.
  */
 export function startMaintenance({ database, tasks, log, intervalMs = MAINTENANCE_INTERVAL_MS, clock = () => new Date() }: MaintenanceOptions): Maintenance {
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
   const pass = async () => {
-    for (const outcome of await runTasks(database, tasks, clock())) {
-      if (outcome.status === 'failed') log.error({ err: outcome.error, task: outcome.task }, 'maintenance task failed');
-      else if (outcome.status === 'done') log.info({ task: outcome.task, ...outcome.counts }, 'maintenance task done');
-      else log.debug({ task: outcome.task }, 'maintenance task skipped: running elsewhere');
+    for (const outcome of await runTasks(database, tasks, clock(), { everyMs: intervalMs })) {
+      if (outcome.status === 'failed') log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
+      else if (outcome.status === 'done') log.info({ task: outcome.task, ...outcome.counts }, `maintenance ${outcome.task}: ${outcome.summary}`);
+      else if (outcome.status === 'not-due') log.debug({ task: outcome.task, lastRunAt: outcome.lastRunAt }, `maintenance ${outcome.task}: not due, last run ${outcome.lastRunAt}`);
+      else log.debug({ task: outcome.task }, `maintenance ${outcome.task}: skipped, running elsewhere`);
     }
   };
   const tick = () => {

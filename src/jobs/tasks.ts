@@ -13,10 +13,36 @@ export const HISTORY_RETENTION_TASK = 'history-retention';
 
 export function maintenanceTasks(config: Config): MaintenanceTask[] {
   return [
-    { name: HISTORY_RETENTION_TASK, run: async (db, now) => ({ ...(await pruneHistory(db, now, config.historyRetention)) }) },
-    { name: 'trash-purge', run: (db, now) => purgeTrash(db, now, config) },
-    { name: 'search-index', run: (db) => indexMissingVersions(db) },
-    { name: 'audit-retention', run: (db, now) => pruneAuditEvents(db, now, config) },
-    { name: 'refresh-token-prune', run: (db, now) => pruneDeadRefreshTokens(db, now) },
+    {
+      name: HISTORY_RETENTION_TASK,
+      run: async (db, now) => ({ ...(await pruneHistory(db, now, config.historyRetention)) }),
+      describe: ({ versions = 0, notes = 0 }) => config.historyRetention === null
+        ? 'HISTORY_RETENTION is off; every version kept'
+        : `deleted ${versions} old ${plural(versions, 'version')} of ${notes} ${plural(notes, 'note')}`,
+    },
+    {
+      name: 'trash-purge',
+      run: (db, now) => purgeTrash(db, now, config),
+      describe: ({ notes = 0 }) => `purged ${notes} ${plural(notes, 'note')} deleted over ${config.trashDays} days ago`,
+    },
+    {
+      name: 'search-index',
+      run: (db) => indexMissingVersions(db),
+      describe: ({ versions = 0 }) => (versions === 0 ? 'search index complete' : `indexed ${versions} ${plural(versions, 'version')} the search index lacked`),
+    },
+    {
+      name: 'audit-retention',
+      run: (db, now) => pruneAuditEvents(db, now, config),
+      describe: ({ events = 0 }) => `deleted ${events} auth ${plural(events, 'event')} older than ${config.auditRetentionDays} days`,
+    },
+    {
+      name: 'refresh-token-prune',
+      run: (db, now) => pruneDeadRefreshTokens(db, now),
+      describe: ({ tokens = 0 }) => `deleted ${tokens} expired or revoked refresh ${plural(tokens, 'token')}`,
+    },
   ];
+}
+
+function plural(n: number, word: string): string {
+  return n === 1 ? word : `${word}s`;
 }

@@ -1,19 +1,39 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * Graceful shutdown: app.close() stops accepting connections, closes the idle keep-alive ones and
- * waits for the rest. A connection whose request is still running only becomes idle after its
- * response, and Node then keeps it open for the client's next request, so close() waited until
- * the client dropped it (up to keepAliveTimeout) and main.ts's shutdown deadline exited with 1.
- * While closing, every response says `Connection: close` (set by the response-header hook in
- * http/security-headers.ts), so each connection ends with it.
+ * Graceful shutdown in two steps.
  *
- * Returns whether the app is closing.
+ * 1. Drain (drainAndClose below): /readyz answers 503 at once, so a load balancer stops sending
+ *    new traffic here, but the listener stays open for SHUTDOWN_DRAIN_SECONDS. Requests already in
+ *    flight, and those that arrive meanwhile (sent before the balancer noticed, or still in the
+ *    accept queue), are served. Closing the listener at once reset every connection still waiting
+ *    to be accepted (issue #26: 98–120 of a burst of 140).
+ * 2. Close: app.close() stops accepting connections, closes the idle keep-alive ones and waits for
+ *    the rest.
+ *
+ * From the drain on, every response says `Connection: close` (set by the response-header hook in
+ * http/security-headers.ts), so each keep-alive connection ends with its next response instead of
+ * being kept for a request that would arrive after the listener closed. Without it, a connection
+ * whose request was running only became idle after its response, Node kept it open for the
+ * client's next request, and close() waited until the client dropped it.
+ *
+ * Returns whether the app is draining or closing.
  */
 export function registerGracefulClose(app: FastifyInstance): () => boolean {
-  let closing = false;
+  const state = { draining: false };
+  drainState.set(app, state);
   app.addHook('preClose', async () => {
-    closing = true;
+    state.draining = true;
   });
-  return () => closing;
+  return () => state.draining;
+}
+
+const drainState = new WeakMap<FastifyInstance, { draining: boolean }>();
+
+/** Marks the app as draining (readiness 503, `Connection: close`), waits `drainMs`, then closes it. */
+export async function drainAndClose(app: FastifyInstance, drainMs: number): Promise<void> {
+  const state = drainState.get(app);
+  if (state !== undefined) state.draining = true;
+  if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+  await app.close();
 }

@@ -9,13 +9,16 @@ import { problem, sendProblem } from '../http/problem.js';
 const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
 
 /**
- * /healthz: the process answers. /readyz: it can serve traffic — the database answers and holds
- * every migration this build knows; a load balancer should route by this one.
+ * /healthz: the process answers. /readyz: it can serve traffic — it is not shutting down, and the
+ * database answers and holds every migration this build knows; a load balancer should route by
+ * this one. While the app drains (ops/graceful-close.ts) /healthz still answers 200: the process
+ * is alive and finishing its work, and a supervisor must not kill it for that.
  */
-export const healthRoutes: FastifyPluginAsync<{ database: Database }> = async (app, { database }) => {
+export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: () => boolean }> = async (app, { database, draining = () => false }) => {
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
+    if (draining()) return sendProblem(reply, problem(503, 'Shutting down', 'shutting_down'), { 'retry-after': '5' });
     try {
       const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(database.db);
       const applied = row.rows[0]?.name ?? null;

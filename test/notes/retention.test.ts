@@ -145,7 +145,7 @@ forEachDatabase('history retention', (ctx) => {
     const outcomes = await runTasks(ctx.database, maintenanceTasks(ctx.config), now);
     const outcome = outcomes.find((o) => o.task === HISTORY_RETENTION_TASK);
     // 1: older than every tier; 3: newest of its week but older than 15d; 4: not the newest of its week.
-    assert.deepEqual(outcome, { task: HISTORY_RETENTION_TASK, status: 'done', counts: { notes: 1, versions: 3 } });
+    assert.deepEqual(outcome, { task: HISTORY_RETENTION_TASK, status: 'done', counts: { notes: 1, versions: 3 }, summary: 'deleted 3 old versions of 1 note' });
 
     assert.deepEqual(await numbers(s, id), [7, 6, 5, 2]);
     assert.deepEqual(await numbers(s, id, '?limit=2'), [7, 6]);
@@ -168,7 +168,7 @@ forEachDatabase('history retention', (ctx) => {
     const s = await newSession(ctx.app);
     const { id } = await noteWithHistory(s, ['2000-01-01T00:00:00.000Z', '2000-01-02T00:00:00.000Z']);
     assert.deepEqual(await runTask(ctx.database, maintenanceTasks(ctx.config)[0]!, now),
-      { task: HISTORY_RETENTION_TASK, status: 'done', counts: { notes: 0, versions: 0 } });
+      { task: HISTORY_RETENTION_TASK, status: 'done', counts: { notes: 0, versions: 0 }, summary: 'HISTORY_RETENTION is off; every version kept' });
     assert.deepEqual(await pruneHistory(ctx.database.db, now, policy('all=forever,daily=1d')), { notes: 0, versions: 0 });
     assert.deepEqual(await numbers(s, id), [2, 1]);
   });

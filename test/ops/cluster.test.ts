@@ -6,9 +6,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { readWorkers } from '../../src/cluster.js';
+import { CRASH_LIMIT, CRASH_WINDOW_MS, readWorkers, restartDelayMs } from '../../src/cluster.js';
 import { ConfigError } from '../../src/config.js';
 import { GOOD_PASSWORD, uniqueName } from '../helpers/harness.js';
+import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -128,5 +129,67 @@ describe('WORKERS=2 on the real server', () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
+  });
+});
+
+describe('WORKERS=2: a worker that dies is replaced', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-cluster-crash-'));
+  let server: ServerProcess | undefined;
+  after(async () => {
+    await server?.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test(`a worker killed right after its start is replaced and the other keeps serving; ${CRASH_LIMIT} deaths within the window stop the service`, { timeout: 150_000 }, async () => {
+    const port = await freePort();
+    server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: {
+        HOME: dir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        WORKERS: '2',
+        DATABASE_URL: `sqlite:${path.join(dir, 'vellum.db')}`,
+        PWNED_PASSWORDS_URL: 'off',
+        RATE_LIMIT: 'off',
+        LOG_LEVEL: 'info',
+        SHUTDOWN_DRAIN_SECONDS: '0',
+      },
+    });
+    const pids = await server.waitFor((line) => {
+      const entry = logEntry(line) as { msg?: string; workerPids?: number[] } | undefined;
+      return entry?.msg === 'all workers listening' ? entry.workerPids : undefined;
+    }, 90_000, 'all workers listening');
+    assert.equal(pids?.length, 2);
+    const [victim, survivor] = pids as [number, number];
+    const replacements: number[] = [];
+    const nextReplacement = () => server!.waitFor((line) => {
+      const entry = logEntry(line) as { msg?: string; workerPid?: number } | undefined;
+      return entry?.msg === 'replacement worker listening' && !replacements.includes(entry.workerPid!) ? entry.workerPid : undefined;
+    }, 60_000, 'a replacement worker');
+
+    // Well within 10 s of its start: this used to stop the whole service.
+    process.kill(victim, 'SIGKILL');
+    replacements.push((await nextReplacement())!);
+    assert.doesNotThrow(() => process.kill(survivor, 0), 'the healthy worker was left running');
+    const base = `http://127.0.0.1:${port}`;
+    for (let i = 0; i < 4; i++) assert.equal((await fetch(`${base}/healthz`, { headers: { connection: 'close' } })).status, 200);
+    const delays = () => server!.lines.flatMap((line) => {
+      const entry = logEntry(line) as { msg?: string; delayMs?: number } | undefined;
+      return entry?.msg?.startsWith('worker exited unexpectedly') === true ? [entry.delayMs] : [];
+    });
+    assert.deepEqual(delays(), [restartDelayMs(1)]);
+
+    // The replacements keep dying: back-off doubles, and the limit stops the service with a non-zero exit.
+    for (let death = 2; death < CRASH_LIMIT; death++) {
+      process.kill(replacements.at(-1)!, 'SIGKILL');
+      replacements.push((await nextReplacement())!);
+    }
+    assert.deepEqual(delays(), Array.from({ length: CRASH_LIMIT - 1 }, (_, i) => restartDelayMs(i + 1)));
+    process.kill(replacements.at(-1)!, 'SIGKILL');
+    const outcome = await exitWithin(server, 30_000);
+    assert.deepEqual(outcome, { code: 1, signal: null }, server.output());
+    assert.match(server.output(), new RegExp(`workers keep dying \\(${CRASH_LIMIT} within ${CRASH_WINDOW_MS / 1000} s\\); stopping the service`));
+    assert.throws(() => process.kill(survivor, 0), 'the survivor was stopped with the service');
   });
 });

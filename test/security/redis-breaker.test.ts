@@ -20,7 +20,7 @@ const available = await redisAvailable();
 if (!available) console.warn(`!! Redis at ${TEST_REDIS_URL} is not reachable: the breaker recovery test needs it (set TEST_REDIS_URL)`);
 
 /** A TCP relay to the test Redis that can stop passing the client's commands on, and start again. */
-async function freezableRelay() {
+async function freezableRelay(port = 0) {
   const target = new URL(TEST_REDIS_URL);
   const clients: net.Socket[] = [];
   const upstreams = new Map<net.Socket, net.Socket>();
@@ -33,8 +33,8 @@ async function freezableRelay() {
     upstream.pipe(client);
     if (!frozen) client.pipe(upstream);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  port = (server.address() as net.AddressInfo).port;
   const auth = target.username || target.password ? `${target.username}:${target.password}@` : '';
   return {
     url: `redis://${auth}127.0.0.1:${port}`,
@@ -163,4 +163,37 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     assert.equal((await loginAttempt(app, uniqueName('ghost'), WRONG)).statusCode, 401);
     assert.equal(await failKeys(), counted + 1, 'counted in Redis again');
   });
+
+  test('unreachable at start-up: the instance starts with the breaker open (logged, naming REDIS_URL) and closes it once Redis is there', { skip: !available, timeout: TEST_TIMEOUT_MS }, async () => {
+    const port = await closedPort();
+    let clock = Date.now();
+    const note = await aNote();
+    const { app, logs } = await instance(`redis://127.0.0.1:${port}`, {}, () => clock);
+    const opened = JSON.parse(await logs.line(OPENED)) as { level: number; reason: string };
+    assert.equal(opened.level, 40, 'a warning');
+    assert.match(opened.reason, /^REDIS_URL: cannot connect to Redis at start-up \(.*ECONNREFUSED.*\)$/);
+    assert.equal(await breakerGauge(app), 1);
+    assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);
+
+    // Redis appears where REDIS_URL points (through a relay on that port); ioredis has kept trying.
+    const relay = await freezableRelay(port);
+    cleanup.push(() => relay.close());
+    for (const deadline = Date.now() + 20_000; !logs.lines.some((l) => CLOSED.test(l));) {
+      assert.ok(Date.now() < deadline, `the breaker did not close:\n${logs.lines.join('\n')}`);
+      clock += 60_000; // past the cool-down: the next request probes Redis
+      assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(await breakerGauge(app), 0);
+    assert.equal(logs.lines.filter((l) => OPENED.test(l)).length, 1, 'the open state is logged once');
+  });
 });
+
+/** A port on which nothing listens (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

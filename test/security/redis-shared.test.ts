@@ -98,10 +98,6 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     assert.equal((await separate.inject({ url: '/api/notes' })).statusCode, 401);
   });
 
-  test('an unreachable Redis stops start-up with a message naming REDIS_URL', async () => {
-    await assert.rejects(() => anotherInstance(ctx, { ...THROTTLE_ON, REDIS_URL: 'redis://127.0.0.1:1' }), /REDIS_URL/);
-  });
-
   test('when Redis goes away, requests are let through (fail open), never a 500', { skip: !available }, async () => {
     // A TCP relay to Redis that the test can cut.
     const target = new URL(TEST_REDIS_URL);
