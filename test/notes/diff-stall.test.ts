@@ -2,19 +2,8 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { healthDuring, listening, STALL_P99_MS } from '../helpers/stall.js';
+import { fewValues } from './diff-texts.js';
 import { notesClient } from './support.js';
-
-/** Lines drawn from a few values (the same for a seed): no line is unique, so no anchor cuts the search short. */
-function fewValues(size: number, seed: number): string {
-  let s = seed >>> 0;
-  const lines: string[] = [];
-  for (let n = 0; n < size;) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    lines.push(`${Math.floor((s / 2 ** 32) * 30)}\n`);
-    n += lines.at(-1)!.length;
-  }
-  return lines.join('').slice(0, size);
-}
 
 /** Issue #19, finding 5: fifty concurrent diffs of ~60 K versions stalled /healthz 1.9-4.2 s. */
 forEachDatabase('diff stall', (ctx) => {
