@@ -115,7 +115,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     noStore,
   });
 
-  // Features.
+  // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   const services: AccountServices & SessionServices = {
     db: database.db,
@@ -130,6 +130,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(healthRoutes, { database, draining: closing });
 
   await app.register(async (auth) => {
+    // Cookies only below /api/auth: some of its routes set them, its cookie routes read them.
     await registerCookies(auth, config);
     await auth.register(accountRoutes, { config, services });
     await auth.register(sessionRoutes, { config, services });
