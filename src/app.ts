@@ -1,14 +1,15 @@
-import fastifyCookie from '@fastify/cookie';
-import fastifyCsrf from '@fastify/csrf-protection';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type onRequestHookHandler } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import type { AccountServices } from './accounts/accounts.service.js';
 import { auditRoutes } from './audit/audit.routes.js';
-import { registerAccess } from './http/access.js';
-import { policyOf, prepend } from './http/policy.js';
+import { accessControl } from './http/access.js';
+import { registerCors } from './http/cors.js';
+import { frameworkErrors } from './http/framework-errors.js';
+import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
-import { CSRF_SECRET_COOKIE, csrfCookieOptions } from './sessions/cookies.js';
+import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
+import { loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import type { SessionServices } from './sessions/sessions.service.js';
 import { createPasswordHasher, type PasswordHasher } from './passwords/password-hasher.js';
@@ -19,9 +20,10 @@ import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { DOCUMENTED_AS } from './http/schemas.js';
-import { registerThrottling, type ThrottleTesting } from './http/rate-limit.js';
-import { registerHashShedding } from './http/shed.js';
-import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
+import { addressLimits } from './http/rate-limit.js';
+import { hashShedding } from './http/shed.js';
+import { noStore, registerSecurityHeaders } from './http/security-headers.js';
+import { throttleCounters, type ThrottleTesting } from './http/throttle-counters.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
@@ -86,24 +88,35 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Every hook here runs on every request: each is synchronous and does only what depends on the
-  // request; what does not (route labels, header lists) is worked out here, once.
+  // Plumbing: every request, whatever its route. Each hook is synchronous and does only what
+  // depends on the request; what does not (route labels, header lists) is worked out here, once.
   labelRoutes(app);
   registerErrorHandling(app);
   registerJsonParser(app);
   registerRequestLog(app);
   const closing = registerGracefulClose(app);
-  await registerSecurityHeaders(app, config, closing);
+  registerSecurityHeaders(app, config, closing);
+  await registerCors(app, config);
+
+  // Policy layers: the hooks each route's config.policy asks for, attached as the route is added
+  // in the one order declared in http/route-policy.ts (limits, shedding, cookies, access, lockout,
+  // no-store), whatever the order they are built in here. RATE_LIMIT=off leaves out the counters.
   const tokens = createTokenService(config.jwtSecret);
   const passwordHasher = hasher ?? createPasswordHasher();
-  // Each of these adds the hooks that a route's config.policy asks for as the route is added, in
-  // front of the route's own; the one registered last runs first: limits, shedding, then access.
-  // (The cookie routes below parse their cookies before all of these: a cheap, synchronous step.)
-  registerAccess(app, tokens, (userId) => findUserById(database.db, userId));
-  registerHashShedding(app, passwordHasher);
-  const throttling = await registerThrottling(app, config, throttleTesting);
-  await registerOpenApi(app);
+  const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
+  registerRoutePolicy(app, {
+    ...(counters === undefined ? {} : {
+      limits: await addressLimits(app, config.rateLimits, counters.rate),
+      lockout: loginLockout(counters.login, config.rateLimits.loginFailures),
+    }),
+    shedding: hashShedding(passwordHasher),
+    cookies: cookieParsing,
+    access: accessControl(app, tokens, (userId) => findUserById(database.db, userId)),
+    noStore,
+  });
 
+  // Features: the document, probes and metrics, then the API (each declares its routes' policy).
+  await registerOpenApi(app);
   const services: AccountServices & SessionServices = {
     db: database.db,
     tokens,
@@ -113,29 +126,12 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
-  registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: throttling.redisBreaker, token: config.metricsToken });
+  registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: counters?.redisBreaker, token: config.metricsToken });
   await app.register(healthRoutes, { database, draining: closing });
 
   await app.register(async (auth) => {
-    // Cookies are set by some routes below /api/auth and read (with the CSRF check) only by those
-    // whose policy is cookie, so no other request parses them or runs the cookie plugin's hooks.
-    await auth.register(fastifyCookie, { secret: config.csrfSecret, hook: false });
-    await auth.register(fastifyCsrf, {
-      cookieKey: CSRF_SECRET_COOKIE,
-      cookieOpts: csrfCookieOptions(config),
-      getToken: (request) => {
-        const value = request.headers['x-csrf-token'];
-        return typeof value === 'string' ? value : undefined;
-      },
-    });
-    const parseCookies: onRequestHookHandler = (request, _reply, done) => {
-      const header = request.headers.cookie;
-      request.cookies = header === undefined ? {} : auth.parseCookie(header);
-      done();
-    };
-    auth.addHook('onRoute', (route) => {
-      if (policyOf(route).auth === 'cookie') route.onRequest = prepend(route.onRequest, parseCookies);
-    });
+    // Cookies only below /api/auth: some of its routes set them, its cookie routes read them.
+    await registerCookies(auth, config);
     await auth.register(accountRoutes, { config, services });
     await auth.register(sessionRoutes, { config, services });
     await auth.register(auditRoutes, { db: database.db });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import { Errors, type AppError } from '../errors.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
 import { isUuid } from '../shared/ids.js';
-import { policyOf, prepend } from './policy.js';
+import type { PolicyLayer } from './route-policy.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,11 +33,11 @@ export function requireUserId(claims: Claims): string {
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
 
 /**
- * Enforces each route's `policy.auth` (policy.ts) with a hook before the route's own: access needs
- * a valid access token, admin one of an account that is an administrator now. Register before the
- * routes, and before throttling (whose limits then run first).
+ * The `access` layer (route-policy.ts): enforces each route's `policy.auth` (policy.ts) with a hook
+ * before the route's own. access needs a valid access token, admin one of an account that is an
+ * administrator now.
  */
-export function registerAccess(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount): void {
+export function accessControl(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount): PolicyLayer {
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : tokens.verify(token);
@@ -46,9 +46,8 @@ export function registerAccess(app: FastifyInstance, tokens: TokenService, findA
     return claims;
   }
   app.decorateRequest('claims', null);
-  app.addHook('onRoute', (route) => {
-    const { auth } = policyOf(route);
-    if (auth !== 'access' && auth !== 'admin') return;
+  return ({ auth }, route) => {
+    if (auth !== 'access' && auth !== 'admin') return undefined;
     const unauthenticated = route.config?.unauthenticated ?? Errors.unauthorized;
     const hook: onRequestAsyncHookHandler = auth === 'access'
       ? async (request) => {
@@ -63,6 +62,6 @@ export function registerAccess(app: FastifyInstance, tokens: TokenService, findA
         if (account === undefined) throw Errors.unauthorized();
         if (!account.is_admin) throw Errors.forbidden();
       };
-    route.onRequest = prepend(route.onRequest, hook);
-  });
+    return { onRequest: [hook] };
+  };
 }

@@ -2,10 +2,10 @@ import type { RouteOptions } from 'fastify';
 
 /**
  * What a route demands of its callers, declared in its own options (`config.policy`) and read once
- * as the route is added (onRoute) by each layer that enforces a part of it: access.ts (auth),
- * rate-limit.ts and login-throttle.ts (limits), shed.ts (the hasher's queue), security-headers.ts
- * (no-store) and the OpenAPI document (security, 401/403). No layer keeps a table of URLs, so a
- * renamed or added route keeps exactly what it declares.
+ * as the route is added: by route-policy.ts, which asks each layer for its hooks (access.ts,
+ * rate-limit.ts, shed.ts, security-headers.ts, sessions/cookie-plugin.ts, sessions/login-throttle.ts)
+ * and attaches them in one declared order, and by the OpenAPI document (security, 401/403). No
+ * layer keeps a table of URLs, so a renamed or added route keeps exactly what it declares.
  */
 export interface RoutePolicy {
   /**
@@ -45,9 +45,4 @@ export function policyOf(route: RouteOptions): RoutePolicy {
   if (declared !== undefined) return declared;
   if (route.schema?.hide === true) return UNDECLARED;
   throw new Error(`route ${[route.method].flat().join(',')} ${route.url} declares no config.policy`);
-}
-
-/** Adds hooks to run before the route's own (and before those added earlier this way). */
-export function prepend<T>(existing: T | T[] | undefined, ...hooks: T[]): T[] {
-  return [...hooks, ...(existing === undefined ? [] : [existing].flat() as T[])];
 }

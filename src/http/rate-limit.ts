@@ -1,31 +1,22 @@
 import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStore } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { registerLoginThrottle } from '../sessions/login-throttle.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
-import { policyOf, prepend } from './policy.js';
-import { createBreaker, type BreakerState } from './breaker.js';
-import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, type ThrottleStore } from './throttle-store.js';
+import type { PolicyLayer } from './route-policy.js';
+import type { ThrottleStore } from './throttle-store.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 /**
- * All throttling: per client address (a global ceiling plus tighter limits on the routes that cost
- * a password hash or a token) and per account on login, as each route's policy declares (policy.ts).
- * Counters are in memory, or in Redis when REDIS_URL is set so that every instance sees the same
- * counts. Must run before routes are added: the limits attach themselves in an onRoute hook, ahead
- * of authentication and body parsing, so that a refused request costs nothing. RATE_LIMIT=off
- * skips all of it.
+ * The `limits` layer (route-policy.ts): per client address, a global ceiling plus the tighter limit
+ * a route's policy names (password, signup, refresh), or none for probes (unlimited). Counts go to
+ * `store` (throttle-counters.ts: Redis behind a breaker), or to the plugin's own memory.
  */
-export async function registerThrottling(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<Throttling> {
-  if (!config.rateLimit) return {};
-  const limits = config.rateLimits;
-  const shared = config.redisUrl === undefined ? undefined : await sharedStores(app, config.redisUrl, config.redisKeyPrefix, testing);
-
+export async function addressLimits(app: FastifyInstance, limits: Config['rateLimits'], store: ThrottleStore | undefined): Promise<PolicyLayer> {
   await app.register(fastifyRateLimit, {
     global: false,
-    ...(shared === undefined ? {} : { store: pluginStore(shared.rate) }),
+    ...(store === undefined ? {} : { store: pluginStore(store) }),
   });
 
   type Limiter = (request: FastifyRequest) => Promise<void>;
@@ -59,43 +50,15 @@ export async function registerThrottling(app: FastifyInstance, config: Config, t
     refresh: limiter('refresh', limits.refreshPerMinute, MINUTE),
   };
   // Requests that match no route (URL scanning) count against the global limit too, and so does
-  // OPTIONS: with CORS on, its preflight route is added before this hook could see it.
+  // every OPTIONS, here rather than per route: CORS's preflight route comes with the plumbing.
+  // Registered after CORS, whose headers a browser needs on the 429 to read its Retry-After.
   app.addHook('onRequest', async (request) => {
     if (request.is404 || request.method === 'OPTIONS') await global(request);
   });
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const { limit } = policyOf(route);
-    if (limit === 'unlimited') return;
-    route.onRequest = prepend(route.onRequest, ...(limit === undefined ? [global] : [global, tighter[limit]]));
-  });
-
-  registerLoginThrottle(app, shared?.login ?? createMemoryStore(), limits.loginFailures);
-  return shared === undefined ? {} : { redisBreaker: () => shared.breaker.state };
-}
-
-/** What the rest of the app may watch: the Redis breaker's state, when counters are in Redis. */
-export interface Throttling {
-  redisBreaker?: () => BreakerState;
-}
-
-/** Tests only: a far longer ioredis command time-out (so a request that waited on it would fail) and a clock for the breaker. */
-export interface ThrottleTesting {
-  redisCommandTimeoutMs?: number;
-  now?: () => number;
-}
-
-/** The Redis-backed stores, each behind one breaker that falls back to counting in memory. */
-async function sharedStores(app: FastifyInstance, url: string, prefix: string, testing: ThrottleTesting) {
-  const { redis, answering, reason } = await connectRedis(url, testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs });
-  app.addHook('onClose', async () => {
-    // quit() waits for an answer that a hung Redis never gives.
-    if (breaker.state === 'closed') await redis.quit().catch(() => redis.disconnect());
-    else redis.disconnect();
-  });
-  const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
-  if (!answering) breaker.trip(reason ?? 'Redis accepted the connection at start-up but did not answer');
-  const behindBreaker = (name: string) => createBreakerStore(createRedisStore(redis, `${prefix}${name}:`), createMemoryStore(), breaker);
-  return { rate: behindBreaker('rate'), login: behindBreaker('login'), breaker };
+  return ({ limit }, route) => {
+    if (limit === 'unlimited' || route.method === 'OPTIONS') return undefined;
+    return { onRequest: limit === undefined ? [global] : [global, tighter[limit]] };
+  };
 }
 
 /** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */

@@ -1,7 +1,7 @@
-import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { onRequestHookHandler } from 'fastify';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
-import { policyOf, prepend } from './policy.js';
+import type { PolicyLayer } from './route-policy.js';
 
 /**
  * How long a refused request waits for its 503. A client that retries at once (ignoring
@@ -11,17 +11,15 @@ import { policyOf, prepend } from './policy.js';
 export const SHED_DELAY_MS = 250;
 
 /**
- * While the password hasher's queue is full, a request to a route whose policy says hashesPassword
- * is refused with 503 and Retry-After as it arrives, before its body is read, parsed and validated
- * and before the database is asked: under a login flood that work went into requests refused
- * anyway, and reads waited behind it (BENCHMARKS.md). Must be registered before the routes (onRoute).
+ * The `shedding` layer (route-policy.ts): while the password hasher's queue is full, a request to a
+ * route whose policy says hashesPassword is refused with 503 and Retry-After as it arrives, before
+ * its body is read, parsed and validated and before the database is asked: under a login flood
+ * that work went into requests refused anyway, and reads waited behind it (BENCHMARKS.md).
  */
-export function registerHashShedding(app: FastifyInstance, hasher: PasswordHasher): void {
+export function hashShedding(hasher: PasswordHasher): PolicyLayer {
   const shed: onRequestHookHandler = (_request, _reply, done) => {
     if (hasher.full === true) setTimeout(() => done(Errors.busy(1)), SHED_DELAY_MS);
     else done();
   };
-  app.addHook('onRoute', (route: RouteOptions) => {
-    if (policyOf(route).hashesPassword === true) route.onRequest = prepend(route.onRequest, shed);
-  });
+  return ({ hashesPassword }) => (hashesPassword === true ? { onRequest: [shed] } : undefined);
 }

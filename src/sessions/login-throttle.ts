@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyReply, FastifyRequest, onSendAsyncHookHandler } from 'fastify';
 import { Errors } from '../errors.js';
-import { policyOf } from '../http/policy.js';
+import type { PolicyLayer } from '../http/route-policy.js';
 import type { ThrottleStore } from '../http/throttle-store.js';
 import { normalizeUsername } from '../accounts/username.js';
 
@@ -12,9 +12,9 @@ const FIRST_LOCKOUT_MS = 60_000;
 const MAX_LOCKOUT_MS = 60 * 60_000;
 
 /**
- * Per-account brute-force protection for the routes whose policy says loginLockout (login), keyed
- * on the normalized username, whether or not such a user exists (so a lockout reveals nothing
- * about which names are taken).
+ * The `lockout` layer (http/route-policy.ts): per-account brute-force protection for the routes
+ * whose policy says loginLockout (login), keyed on the normalized username, whether or not such a
+ * user exists (so a lockout reveals nothing about which names are taken).
  *
  * Every attempt is counted as a failure before the password is checked and the count is cleared
  * when the login succeeds. Counting first means a burst of parallel guesses cannot slip past the
@@ -26,7 +26,7 @@ const MAX_LOCKOUT_MS = 60 * 60_000;
  * Known trade-off: anyone can lock an account by failing on purpose. The lockout is short at first
  * and the per-address limit caps how often one client can renew it.
  */
-export function registerLoginThrottle(app: FastifyInstance, store: ThrottleStore, maxFailures: number): void {
+export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyLayer {
   /** The account key of each attempt that got through, so that a success can clear its count. */
   const attempts = new WeakMap<FastifyRequest, string>();
 
@@ -72,23 +72,16 @@ export function registerLoginThrottle(app: FastifyInstance, store: ThrottleStore
     }
   }
 
-  app.addHook('onRoute', (route: RouteOptions) => {
-    if (policyOf(route).loginLockout !== true) return;
-    // preHandler: after the body is parsed and validated, right before the password is checked.
-    route.preHandler = [...toArray(route.preHandler), checkAccount];
-    // onSend runs before the response leaves, so the next login already sees the cleared count.
-    route.onSend = [...toArray(route.onSend), async (request, reply, payload) => {
-      await clearOnSuccess(request, reply);
-      return payload;
-    }];
-  });
+  const clear: onSendAsyncHookHandler = async (request, reply, payload) => {
+    await clearOnSuccess(request, reply);
+    return payload;
+  };
+  // preHandler: after the body is parsed and validated, right before the password is checked.
+  // onSend runs before the response leaves, so the next login already sees the cleared count.
+  return ({ loginLockout }) => (loginLockout === true ? { preHandler: [checkAccount], onSend: [clear] } : undefined);
 }
 
 /** Hashed: bounded key size whatever the client sends, and no raw usernames in Redis. */
 function accountKey(username: string): string {
   return createHash('sha256').update(normalizeUsername(username)).digest('base64url');
-}
-
-function toArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }

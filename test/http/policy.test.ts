@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import Fastify from 'fastify';
-import { registerAccess } from '../../src/http/access.js';
-import { registerSecurityHeaders } from '../../src/http/security-headers.js';
+import { accessControl } from '../../src/http/access.js';
+import { registerRoutePolicy } from '../../src/http/route-policy.js';
+import { noStore } from '../../src/http/security-headers.js';
 import { createTokenService } from '../../src/sessions/tokens.js';
 import { newAdminSession } from '../helpers/auth.js';
-import { forEachDatabase, JWT_SECRET, newSession, testConfig } from '../helpers/harness.js';
+import { forEachDatabase, JWT_SECRET, newSession } from '../helpers/harness.js';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
@@ -69,15 +70,14 @@ forEachDatabase('per-route policy', (ctx) => {
 
 test('a documented route that declares no policy stops start-up', async () => {
   const app = Fastify();
-  registerAccess(app, createTokenService(JWT_SECRET), async () => undefined);
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined) });
   assert.throws(() => app.get('/api/forgotten', async () => ({ open: true })), /route GET \/api\/forgotten declares no config\.policy/);
   await app.close();
 });
 
 test('a hidden route may leave its policy out: it is public', async () => {
   const app = Fastify();
-  registerAccess(app, createTokenService(JWT_SECRET), async () => undefined);
-  await registerSecurityHeaders(app, testConfig('sqlite::memory:'), () => false);
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined), noStore });
   app.get('/internal', { schema: { hide: true } }, async () => ({ ok: true }));
   const res = await app.inject({ url: '/internal' });
   assert.equal(res.statusCode, 200);

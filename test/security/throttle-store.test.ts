@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import Fastify from 'fastify';
 import type { Redis } from 'ioredis';
-import { registerLoginThrottle } from '../../src/sessions/login-throttle.js';
+import { loginLockout } from '../../src/sessions/login-throttle.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { registerErrorHandling } from '../../src/http/error-handler.js';
+import { registerRoutePolicy } from '../../src/http/route-policy.js';
 import { connectRedis, createMemoryStore, createRedisStore, type ThrottleStore } from '../../src/http/throttle-store.js';
 import { dropKeys, redisAvailable, TEST_REDIS_URL, uniquePrefix } from './support.js';
 
@@ -99,7 +100,7 @@ describe('login lockout schedule', () => {
   let now = 5_000_000;
   const app = Fastify();
   registerErrorHandling(app);
-  registerLoginThrottle(app, createMemoryStore({ now: () => now }), 3);
+  registerRoutePolicy(app, { lockout: loginLockout(createMemoryStore({ now: () => now }), 3) });
   // Stands in for the real route: only the password decides; its policy asks for the lockout.
   app.post('/api/auth/login', { config: { policy: { auth: 'public', loginLockout: true } } }, async (request, reply) => {
     const { password } = request.body as { password: string };

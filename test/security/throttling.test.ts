@@ -100,7 +100,7 @@ forEachDatabase('security: throttling', (ctx) => {
     assert.equal((await app.inject({ url: '/api/notes', remoteAddress: '192.0.2.8' })).statusCode, 401);
   });
 
-  test('global ceiling with CORS on: OPTIONS counts too (the preflight route comes before the limits)', async () => {
+  test('global ceiling with CORS on: OPTIONS counts too, once, whichever route answers it', async () => {
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_GLOBAL_PER_MINUTE: '2', CORS_ORIGINS: 'https://app.example' });
     const options = (origin?: string) => app.inject({ method: 'OPTIONS', url: '/api/notes', headers: origin === undefined ? {} : { origin } });
     assert.equal((await options()).statusCode, 405);
