@@ -95,7 +95,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const closing = registerGracefulClose(app);
   await registerSecurityHeaders(app, config, closing);
   const tokens = createTokenService(config.jwtSecret);
-  const passwordHasher = hasher ?? createPasswordHasher();
+  const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   // Each of these adds the hooks that a route's config.policy asks for as the route is added, in
   // front of the route's own; the one registered last runs first: limits, shedding, then access.
   // (The cookie routes below parse their cookies before all of these: a cheap, synchronous step.)

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CRASH_LIMIT, CRASH_WINDOW_MS, readWorkers, restartDelayMs } from '../../src/cluster.js';
 import { ConfigError } from '../../src/config.js';
-import { GOOD_PASSWORD, uniqueName } from '../helpers/harness.js';
+import { GOOD_PASSWORD, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -58,6 +58,7 @@ describe('WORKERS=2 on the real server', () => {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
+        ...TEST_ENV,
         HOME: dir,
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -145,6 +146,7 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
     server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       env: {
+        ...TEST_ENV,
         HOME: dir,
         PORT: String(port),
         HOST: '127.0.0.1',

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, uniqueName } from '../helpers/harness.js';
+import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -45,6 +45,7 @@ for (const workers of [1, 2]) {
       server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
+          ...TEST_ENV,
           HOME: dir,
           PORT: String(port),
           HOST: '127.0.0.1',
