@@ -50,22 +50,27 @@ describe('vellum backup and restore [sqlite]', () => {
 
     // Writers add versions to their own note until told to stop; each answered version is acknowledged.
     const acknowledged: Array<{ note: string; version: number; content: string }> = [];
+    let reached200!: () => void;
+    const twoHundred = new Promise<void>((resolve) => { reached200 = resolve; });
+    const acknowledge = (version: { note: string; version: number; content: string }) => {
+      if (acknowledged.push(version) === 200) reached200();
+    };
     let stop = false;
     const writer = async (w: number) => {
       const created = await fetch(`${base}/api/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content: 'v1' }) });
       assert.equal(created.status, 201);
       const note = ((await created.json()) as { id: string }).id;
-      acknowledged.push({ note, version: 1, content: 'v1' });
+      acknowledge({ note, version: 1, content: 'v1' });
       for (let i = 2; !stop; i++) {
         const content = `writer ${w} version ${i} `.repeat(50);
         const res = await fetch(`${base}/api/notes/${note}/versions`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content }) });
         assert.equal(res.status, 204, await res.text());
-        acknowledged.push({ note, version: Number(JSON.parse(res.headers.get('etag')!)), content });
+        acknowledge({ note, version: Number(JSON.parse(res.headers.get('etag')!)), content });
       }
     };
     const writers = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
     // A writer that fails ends the wait (and the test) at once.
-    while (acknowledged.length < 200) await Promise.race([writers, new Promise((resolve) => setTimeout(resolve, 20))]);
+    await Promise.race([writers, twoHundred]);
 
     const before = acknowledged.slice();
     const backupFile = path.join(dir, 'backups', 'vellum-backup.db');

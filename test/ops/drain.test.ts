@@ -72,13 +72,17 @@ for (const workers of [1, 2]) {
       assert.equal((await get(`${base}/readyz`)).status, 200);
 
       // Writes, each on whichever connection fetch's pool gives it (many are opened for a burst).
+      let answered = 0;
       const burst = Array.from({ length: BURST }, (_, i) =>
         fetch(`${base}/api/notes`, {
           method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ title: `burst ${i}`, content: 'x'.repeat(2000) }),
-        }).then(async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }), (error: unknown) => ({ error })),
+        }).then(async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }), (error: unknown) => ({ error }))
+          .finally(() => { answered += 1; }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The signal comes once the server is serving the burst: its first answer is in, the rest in flight.
+      await Promise.race(burst);
       assert.ok(server.child.kill('SIGTERM'));
+      assert.ok(answered < BURST, `the signal met requests in flight (${answered} of ${BURST} answered)`);
       // Each server process has seen the signal.
       let seen = 0;
       await server.waitFor((line) => (logEntry(line)?.msg === 'shutting down' && ++seen === workers ? true : undefined), 20_000, 'shutting down');

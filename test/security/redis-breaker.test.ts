@@ -25,11 +25,14 @@ async function freezableRelay(port = 0) {
   const clients: net.Socket[] = [];
   const upstreams = new Map<net.Socket, net.Socket>();
   let frozen = false;
+  let answered!: () => void;
+  const firstAnswer = new Promise<void>((resolve) => { answered = resolve; });
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 6379), target.hostname);
     for (const socket of [client, upstream]) socket.on('error', () => {});
     clients.push(client);
     upstreams.set(client, upstream);
+    upstream.once('data', () => answered());
     upstream.pipe(client);
     if (!frozen) client.pipe(upstream);
   });
@@ -38,6 +41,8 @@ async function freezableRelay(port = 0) {
   const auth = target.username || target.password ? `${target.username}:${target.password}@` : '';
   return {
     url: `redis://${auth}127.0.0.1:${port}`,
+    /** Resolves once Redis has first answered a client through the relay (ioredis' handshake). */
+    answered: firstAnswer,
     /** Commands stay queued here: the connection is up, Redis simply never answers. */
     freeze() {
       frozen = true;
@@ -178,11 +183,14 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     // Redis appears where REDIS_URL points (through a relay on that port); ioredis has kept trying.
     const relay = await freezableRelay(port);
     cleanup.push(() => relay.close());
+    await relay.answered;
+    // ioredis is ready once it has read that answer; until then a probe fails and the breaker stays
+    // open. Each round lets the event loop read its sockets (SQLite answers without any I/O wait).
     for (const deadline = Date.now() + 20_000; !logs.lines.some((l) => CLOSED.test(l));) {
       assert.ok(Date.now() < deadline, `the breaker did not close:\n${logs.lines.join('\n')}`);
       clock += 60_000; // past the cool-down: the next request probes Redis
       assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setImmediate(resolve));
     }
     assert.equal(await breakerGauge(app), 0);
     assert.equal(logs.lines.filter((l) => OPENED.test(l)).length, 1, 'the open state is logged once');
