@@ -1,5 +1,6 @@
 // Runs every test file under test/ and web/test/ with Node's test runner, on SQLite and, when
-// TEST_DATABASE_URL is set, on PostgreSQL too; then the browser tests (web/e2e, Playwright driving
+// TEST_DATABASE_URL is set, on PostgreSQL too (the Redis tests run when TEST_REDIS_URL is set, and
+// fail when it is set but Redis does not answer); then the browser tests (web/e2e, Playwright driving
 // the system's Chromium against a real build). Stall tests run last, alone (see isStall). Extra
 // arguments are passed to `node --test` (e.g. a file to run alone); then the browser tests run only
 // if a web/e2e file is named.
@@ -22,8 +23,12 @@ const nodeArgs = args.filter((a) => !a.startsWith('web/e2e/'));
 const namedFiles = args.some((a) => a.endsWith('.ts'));
 const files = namedFiles ? [] : [...testFiles('test'), ...testFiles('web/test')].sort();
 
+const EXAMPLE = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test';
 if (!process.env.TEST_DATABASE_URL) {
-  console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm test\n${line}`);
+  console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: ${EXAMPLE}\n${line}`);
+}
+if (!process.env.TEST_REDIS_URL) {
+  console.warn(`${line}\n!! TEST_REDIS_URL is not set: Redis tests (shared counters, breaker recovery) are SKIPPED.\n!! Example: ${EXAMPLE}\n${line}`);
 }
 
 // Stall tests (*stall.test.ts) time /healthz while a hostile request runs: they measure the
@@ -63,6 +68,7 @@ if (!namedFiles || browserArgs.length > 0) {
 }
 
 if (!process.env.TEST_DATABASE_URL) console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
+if (!process.env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');
 if (browserSkipped) {
   console.warn(`${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`);
 }

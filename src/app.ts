@@ -102,7 +102,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   // in the one order declared in http/route-policy.ts (limits, shedding, cookies, access, lockout,
   // no-store), whatever the order they are built in here. RATE_LIMIT=off leaves out the counters.
   const tokens = createTokenService(config.jwtSecret);
-  const passwordHasher = hasher ?? createPasswordHasher();
+  const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
   registerRoutePolicy(app, {
     ...(counters === undefined ? {} : {

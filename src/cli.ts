@@ -69,7 +69,7 @@ async function run(argv: string[]): Promise<number> {
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
   const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   const database = openDatabase(config.database);
-  const deps: CommandDeps = { db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher(), log };
+  const deps: CommandDeps = { db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher({ cost: config.argon2Cost }), log };
   try {
     // Every command works on an up-to-date schema.
     const applied = await migrateToLatest(database.db);

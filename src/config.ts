@@ -52,7 +52,14 @@ export interface Config {
   readonly requestTimeoutSeconds: number;
   /** Request headers that have not fully arrived after this many seconds are cut with 408. */
   readonly headersTimeoutSeconds: number;
+  /**
+   * Argon2id cost of new password hashes: 'owasp' always, except in the test suite (TEST_ARGON2=cheap
+   * with NODE_ENV=test), which hashes hundreds of times. Verification reads the cost from each hash.
+   */
+  readonly argon2Cost: Argon2Cost;
 }
+
+export type Argon2Cost = 'owasp' | 'test-cheap';
 
 export type RetentionTierName = 'hourly' | 'daily' | 'weekly' | 'monthly';
 
@@ -121,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     cliPassword: env.VELLUM_PASSWORD === '' ? undefined : env.VELLUM_PASSWORD,
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ...readTimeouts(env),
+    argon2Cost: readArgon2Cost(env),
   };
   return Object.freeze(config);
 }
@@ -185,6 +193,20 @@ function readTimeouts(env: Env) {
     throw new ConfigError(`HEADERS_TIMEOUT_SECONDS (${headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
   }
   return { requestTimeoutSeconds, headersTimeoutSeconds };
+}
+
+/**
+ * TEST_ARGON2=cheap is the test suite's and nobody else's: refused unless NODE_ENV=test, so a
+ * deployment that copied it (or any other value) fails at start-up instead of storing weak hashes.
+ */
+function readArgon2Cost(env: Env): Argon2Cost {
+  const raw = nonEmpty(env.TEST_ARGON2);
+  if (raw === undefined) return 'owasp';
+  if (raw !== 'cheap') throw new ConfigError(`TEST_ARGON2 must be "cheap" or unset, got "${raw}"`);
+  if (env.NODE_ENV !== 'test') {
+    throw new ConfigError(`TEST_ARGON2=cheap is for the test suite only and is refused unless NODE_ENV=test (NODE_ENV is ${env.NODE_ENV === undefined ? 'unset' : `"${env.NODE_ENV}"`}); remove it`);
+  }
+  return 'test-cheap';
 }
 
 function readAdmin(env: Env) {

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   try {
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) log.info({ applied }, 'applied database migrations');
-    const hasher = createPasswordHasher();
+    const hasher = createPasswordHasher({ cost: config.argon2Cost });
     await bootstrapAdmin({ db: database.db, policy: policyFromConfig(config, log), hasher, log }, config.admin);
     const app = await buildApp({ config, database, logger: log, hasher });
     // Housekeeping at start-up and hourly; on PostgreSQL one instance at a time runs each task.

@@ -28,7 +28,8 @@ function fakeLogger(): { log: FastifyBaseLogger; calls: LogCall[] } {
   return { log: log as unknown as FastifyBaseLogger, calls };
 }
 
-const hasher = createPasswordHasher();
+// Production's cost, as main.ts uses without TEST_ARGON2: the PHC check below is about it.
+const hasher = createPasswordHasher({ cost: 'owasp' });
 
 function run(ctx: TestContext, db: Db, admin: { username: string; password: string } | undefined) {
   const { log, calls } = fakeLogger();

@@ -4,11 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
 import {
   assertProblem, bearer, cookieValue, decodeJwt, getCsrf, newAdminSession, postRefresh, REFRESH, refreshSession,
 } from '../helpers/auth.js';
-import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
+import { forEachDatabase, GOOD_PASSWORD, login, signup, testHasher, uniqueName, type Session } from '../helpers/harness.js';
 import { captureLogs } from '../helpers/logs.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -235,7 +234,7 @@ forEachDatabase('GET /auth/admin/events: the audit trail', (ctx) => {
 forEachDatabase('audit trail: a failure to record never fails the request', (ctx) => {
   test('with the table gone, signup, login and logout still succeed, and the failure is logged', async () => {
     const logs = captureLogs('error');
-    const app = await buildApp({ config: ctx.config, database: ctx.database, logger: logs.logger, hasher: createPasswordHasher() });
+    const app = await buildApp({ config: ctx.config, database: ctx.database, logger: logs.logger, hasher: testHasher(ctx.config.argon2Cost) });
     await sql`alter table auth_events rename to auth_events_away`.execute(ctx.database.db);
     try {
       const s = await login(app, (await signup(app)).username);

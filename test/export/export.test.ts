@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { before, test } from 'node:test';
 import { unzipSync, strFromU8 } from 'fflate';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { expectNoContent, expectProblem, nextMillisecond, notesClient, okJson, type Note } from '../notes/support.js';
+import { expectNoContent, expectProblem, notesClient, okJson, type Note } from '../notes/support.js';
+import { frozenDate } from '../helpers/clock.js';
+
+const clock = frozenDate();
 
 interface ExportedVersion { version: number; title: string; content: string; created_at: string; label: string | null; restored_from: number | null }
 interface ExportedNote { id: string; title: string; created_at: string; updated_at: string; versions: ExportedVersion[] }
@@ -29,11 +32,11 @@ forEachDatabase('export and import', (ctx) => {
     author = await newSession(ctx.app, 'author');
     notes = [];
     notes.push(await api.createOk(author, { title: 'First', content: 'one\ntwo' }));
-    await nextMillisecond();
+    clock.tick();
     await api.addVersionOk(author, notes[0]!.id, { title: 'First, edited', content: 'one\ntwo\nthree' });
-    await nextMillisecond();
+    clock.tick();
     notes.push(await api.createOk(author, { title: 'Ünïcode 🎉', content: 'NUL \u0000 and "quotes" and \\ backslash' }));
-    await nextMillisecond();
+    clock.tick();
     const trashed = await api.createOk(author, { title: 'Trashed', content: 'not exported' });
     expectNoContent(await api.remove(author, trashed.id));
   });
@@ -236,7 +239,7 @@ forEachDatabase('export and import', (ctx) => {
     const created: Note[] = [];
     for (const title of titles) {
       created.push(await api.createOk(s, { title, content: `# ${title}\n\nbody of ${title}` }));
-      await nextMillisecond();
+      clock.tick();
     }
     const trashed = await api.createOk(s, { title: 'gone' });
     expectNoContent(await api.remove(s, trashed.id));

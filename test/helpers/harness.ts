@@ -3,8 +3,8 @@ import os from 'node:os';
 import { after, before, describe } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { createPasswordHasher, type PasswordHasher } from '../../src/passwords/password-hasher.js';
+import { loadConfig, type Argon2Cost, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createScratchDatabase, databaseKinds, type DatabaseKind, type ScratchDatabase } from './databases.js';
@@ -55,8 +55,17 @@ export function forEachDatabase(name: string, suite: (ctx: TestContext) => void,
   }
 }
 
+/**
+ * What every test process runs with: NODE_ENV=test and the cheap test-only Argon2 cost (production
+ * cost is ~40 ms a hash, and the suite hashes hundreds of times). Spawned servers and CLIs get it too.
+ */
+export const TEST_ENV = { NODE_ENV: 'test', TEST_ARGON2: 'cheap' } as const;
+
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  // A test that sets another NODE_ENV (production) gets the production hash cost with it.
+  const base = env.NODE_ENV === undefined || env.NODE_ENV === TEST_ENV.NODE_ENV ? TEST_ENV : {};
   return loadConfig({
+    ...base,
     DATABASE_URL: databaseUrl,
     JWT_SECRET,
     CSRF_SECRET,
@@ -67,13 +76,19 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
   });
 }
 
-const hasher = createPasswordHasher();
+/** One hasher per cost, shared by every app of the process (as one server shares its own). */
+const hashers = new Map<Argon2Cost, PasswordHasher>();
+export function testHasher(cost: Argon2Cost = 'test-cheap'): PasswordHasher {
+  let hasher = hashers.get(cost);
+  if (hasher === undefined) hashers.set(cost, (hasher = createPasswordHasher({ cost })));
+  return hasher;
+}
 
 export const NO_WEB_CLIENT = path.join(os.tmpdir(), 'vellum-test-no-web-client');
 
 export async function buildTestApp(config: Config, database: Database): Promise<FastifyInstance> {
   // No web client: API tests see the same unknown-path 404s whether or not `npm run build` has run.
-  const app = await buildApp({ config, database, logger: false, hasher, webRoot: NO_WEB_CLIENT });
+  const app = await buildApp({ config, database, logger: false, hasher: testHasher(config.argon2Cost), webRoot: NO_WEB_CLIENT });
   await app.ready();
   return app;
 }

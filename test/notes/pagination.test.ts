@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { expectProblem, nextMillisecond, notesClient, okJson, type Note, type VersionRow } from './support.js';
+import { expectProblem, notesClient, okJson, type Note, type VersionRow } from './support.js';
+import { frozenDate } from '../helpers/clock.js';
+
+const clock = frozenDate();
 
 const LIMIT_ERROR = 'Query parameter "limit" must be an integer from 1 to 100';
 const OFFSET_ERROR = 'Query parameter "offset" must be an integer 0 or more';
@@ -17,7 +20,7 @@ forEachDatabase('notes pagination', (ctx) => {
     const s = await newSession(ctx.app);
     const created: Note[] = [];
     for (let i = 0; i < 55; i += 1) {
-      await nextMillisecond();
+      clock.tick();
       created.push(await api.createOk(s, { title: `note ${i}` }));
     }
     const newestFirst = created.map((n) => n.id).reverse();

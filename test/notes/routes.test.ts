@@ -2,9 +2,12 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectNoContent, JSON_TYPE, nextMillisecond, NOTE_KEYS, NOTE_ROW_KEYS, notesClient, okJson, TIMESTAMP, UUID_V4,
+  expectNoContent, JSON_TYPE, NOTE_KEYS, NOTE_ROW_KEYS, notesClient, okJson, TIMESTAMP, UUID_V4,
   VERSION_KEYS, VERSION_ROW_KEYS, type Note, type VersionRow,
 } from './support.js';
+import { frozenDate } from '../helpers/clock.js';
+
+const clock = frozenDate();
 
 forEachDatabase('notes routes: statuses and shapes', (ctx) => {
   const api = notesClient(() => ctx.app);
@@ -65,7 +68,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.equal(first.headers.etag, '"1"');
     assert.deepEqual(okJson(first), created);
 
-    await nextMillisecond();
+    clock.tick();
     await api.addVersionOk(s, created.id, { title: 'v2', content: 'two' });
     const res = await api.get(s, created.id);
     assert.equal(res.headers.etag, '"2"');
@@ -86,7 +89,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.deepEqual(okJson(await api.list(s)), []);
     const notes: Note[] = [];
     for (const title of ['first', 'second', 'third']) {
-      await nextMillisecond();
+      clock.tick();
       notes.push(await api.createOk(s, { title, content: `${title} content` }));
     }
     const row = (n: Note, title = n.title, updated_at = n.updated_at) => ({ id: n.id, owner_id: s.userId, title, updated_at });
@@ -95,7 +98,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.deepEqual(rows, [row(notes[2]!), row(notes[1]!), row(notes[0]!)]);
 
     // A new version moves the note to the top and its row shows the new title.
-    await nextMillisecond();
+    clock.tick();
     await api.addVersionOk(s, notes[0]!.id, { title: 'first, edited', content: 'x' });
     const updated = okJson<Note>(await api.get(s, notes[0]!.id));
     assert.deepEqual(okJson(await api.list(s)), [row(notes[0]!, 'first, edited', updated.updated_at), row(notes[2]!), row(notes[1]!)]);

@@ -102,9 +102,3 @@ export function notesClient(app: () => FastifyInstance) {
 }
 
 export type NotesClient = ReturnType<typeof notesClient>;
-
-/** Waits until the clock has moved on, so that the next write gets a later timestamp than the last. */
-export async function nextMillisecond(): Promise<void> {
-  const start = Date.now();
-  while (Date.now() <= start) await new Promise((resolve) => setTimeout(resolve, 1));
-}

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { TEST_DATABASE_URL } from '../helpers/databases.js';
-import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, uniqueName } from '../helpers/harness.js';
+import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -15,7 +15,7 @@ const WRITERS = 4;
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
+      cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...TEST_ENV, HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
     });
     let stdout = '';
     let stderr = '';
@@ -39,7 +39,7 @@ describe('vellum backup and restore [sqlite]', () => {
   test('a backup taken under concurrent writes is intact and holds every version acknowledged before it started; restore refuses a running service', { timeout: 120_000 }, async () => {
     server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
-      env: { ...env, HOME: dir, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_SECONDS: '0' },
+      env: { ...TEST_ENV, ...env, HOME: dir, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_SECONDS: '0' },
     });
     const base = `http://127.0.0.1:${await server.port()}`;
     const json = { 'content-type': 'application/json' };
@@ -50,22 +50,27 @@ describe('vellum backup and restore [sqlite]', () => {
 
     // Writers add versions to their own note until told to stop; each answered version is acknowledged.
     const acknowledged: Array<{ note: string; version: number; content: string }> = [];
+    let reached200!: () => void;
+    const twoHundred = new Promise<void>((resolve) => { reached200 = resolve; });
+    const acknowledge = (version: { note: string; version: number; content: string }) => {
+      if (acknowledged.push(version) === 200) reached200();
+    };
     let stop = false;
     const writer = async (w: number) => {
       const created = await fetch(`${base}/api/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content: 'v1' }) });
       assert.equal(created.status, 201);
       const note = ((await created.json()) as { id: string }).id;
-      acknowledged.push({ note, version: 1, content: 'v1' });
+      acknowledge({ note, version: 1, content: 'v1' });
       for (let i = 2; !stop; i++) {
         const content = `writer ${w} version ${i} `.repeat(50);
         const res = await fetch(`${base}/api/notes/${note}/versions`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content }) });
         assert.equal(res.status, 204, await res.text());
-        acknowledged.push({ note, version: Number(JSON.parse(res.headers.get('etag')!)), content });
+        acknowledge({ note, version: Number(JSON.parse(res.headers.get('etag')!)), content });
       }
     };
     const writers = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
     // A writer that fails ends the wait (and the test) at once.
-    while (acknowledged.length < 200) await Promise.race([writers, new Promise((resolve) => setTimeout(resolve, 20))]);
+    await Promise.race([writers, twoHundred]);
 
     const before = acknowledged.slice();
     const backupFile = path.join(dir, 'backups', 'vellum-backup.db');

@@ -12,7 +12,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { cookie as cookieOf } from '../helpers/harness.js';
 import { REFRESH, refreshSession } from '../helpers/auth.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
-import { buildTestApp, GOOD_PASSWORD, login, signup, testConfig, uniqueName } from '../helpers/harness.js';
+import { buildTestApp, GOOD_PASSWORD, login, signup, testConfig, TEST_ENV, uniqueName } from '../helpers/harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NEW_PASSWORD = 'amber-Kestrel-orchard-77-slowly';
@@ -31,6 +31,7 @@ function runCli(args: string[], env: Record<string, string>, input?: string): Pr
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
+        ...TEST_ENV,
         HOME: os.tmpdir(),
         PWNED_PASSWORDS_URL: 'off',
         LOG_LEVEL: 'silent',

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CRASH_LIMIT, CRASH_WINDOW_MS, readWorkers, restartDelayMs } from '../../src/cluster.js';
 import { ConfigError } from '../../src/config.js';
-import { GOOD_PASSWORD, uniqueName } from '../helpers/harness.js';
+import { GOOD_PASSWORD, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -54,10 +54,10 @@ describe('WORKERS=2 on the real server', () => {
   test('two processes share the port and the (generated) secrets, and SIGTERM stops them all with exit 0', { timeout: 120_000 }, async () => {
     const port = await freePort();
     // No JWT_SECRET/CSRF_SECRET: the primary generates them once for both workers.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       env: {
-        PATH: process.env.PATH ?? '',
+        ...TEST_ENV,
         HOME: dir,
         PORT: String(port),
         HOST: '127.0.0.1',
@@ -68,18 +68,8 @@ describe('WORKERS=2 on the real server', () => {
         LOG_LEVEL: 'info',
       },
     });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    let output = '';
-    child.stdout.on('data', (chunk) => { output += String(chunk); });
-    child.stderr.on('data', (chunk) => { output += String(chunk); });
     try {
-      const deadline = Date.now() + 90_000;
-      while (!output.includes('all workers listening')) {
-        assert.ok(Date.now() < deadline && child.exitCode === null, `workers did not start:\n${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await server.waitFor((line) => (logEntry(line)?.msg === 'all workers listening' ? true : undefined), 90_000, 'both workers listening');
       const base = `http://127.0.0.1:${port}`;
       const username = uniqueName('cluster');
       const json = { 'content-type': 'application/json' };
@@ -100,34 +90,22 @@ describe('WORKERS=2 on the real server', () => {
         });
         assert.equal(status, 200);
       }
-      // Request lines are buffered (written at the latest every 100 ms): wait for both workers'.
-      const requestPids = () => new Set(
-        output.split('\n').flatMap((line) => {
-          try {
-            const entry = JSON.parse(line) as { msg?: string; route?: string; pid?: number };
-            return entry.msg === 'request' && entry.route === '/api/auth/me' ? [entry.pid] : [];
-          } catch {
-            return [];
-          }
-        }),
-      );
-      const meLines = () => output.match(/"route":"\/api\/auth\/me"/g)?.length ?? 0;
-      for (const deadline = Date.now() + 10_000; meLines() < 12 && Date.now() < deadline;) {
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.equal(meLines(), 12, 'one request line per request');
-      const pids = requestPids();
+      // Request lines are buffered (written at the latest every 100 ms): wait for the twelfth.
+      const meLines = () => server.lines.map(logEntry).filter((entry) => entry?.msg === 'request' && entry.route === '/api/auth/me');
+      let seen = 0;
+      await server.waitFor((line) => {
+        const entry = logEntry(line);
+        return entry?.msg === 'request' && entry.route === '/api/auth/me' && ++seen === 12 ? true : undefined;
+      }, 10_000, 'twelve /api/auth/me request lines');
+      assert.equal(meLines().length, 12, 'one request line per request');
+      const pids = new Set(meLines().map((entry) => entry!.pid));
       assert.equal(pids.size, 2, `expected both workers to answer, saw ${[...pids].join(', ')}`);
-      assert.equal((output.match(/applied database migrations/g) ?? []).length, 1, 'migrations ran once');
+      assert.equal((server.output().match(/applied database migrations/g) ?? []).length, 1, 'migrations ran once');
 
-      child.kill('SIGTERM');
-      const outcome = await Promise.race([
-        exited,
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no exit within 30 s:\n${output}`)), 30_000).unref()),
-      ]);
-      assert.deepEqual(outcome, { code: 0, signal: null }, output);
+      server.child.kill('SIGTERM');
+      assert.deepEqual(await exitWithin(server, 30_000), { code: 0, signal: null }, server.output());
     } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await server.kill();
     }
   });
 });
@@ -145,6 +123,7 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
     server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: ROOT,
       env: {
+        ...TEST_ENV,
         HOME: dir,
         PORT: String(port),
         HOST: '127.0.0.1',

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, uniqueName } from '../helpers/harness.js';
+import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -45,6 +45,7 @@ for (const workers of [1, 2]) {
       server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
+          ...TEST_ENV,
           HOME: dir,
           PORT: String(port),
           HOST: '127.0.0.1',
@@ -71,13 +72,17 @@ for (const workers of [1, 2]) {
       assert.equal((await get(`${base}/readyz`)).status, 200);
 
       // Writes, each on whichever connection fetch's pool gives it (many are opened for a burst).
+      let answered = 0;
       const burst = Array.from({ length: BURST }, (_, i) =>
         fetch(`${base}/api/notes`, {
           method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ title: `burst ${i}`, content: 'x'.repeat(2000) }),
-        }).then(async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }), (error: unknown) => ({ error })),
+        }).then(async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }), (error: unknown) => ({ error }))
+          .finally(() => { answered += 1; }),
       );
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      // The signal comes once the server is serving the burst: its first answer is in, the rest in flight.
+      await Promise.race(burst);
       assert.ok(server.child.kill('SIGTERM'));
+      assert.ok(answered < BURST, `the signal met requests in flight (${answered} of ${BURST} answered)`);
       // Each server process has seen the signal.
       let seen = 0;
       await server.waitFor((line) => (logEntry(line)?.msg === 'shutting down' && ++seen === workers ? true : undefined), 20_000, 'shutting down');

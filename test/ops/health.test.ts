@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -190,13 +189,9 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
 
     test('after the outage: the app recovers by itself', async () => {
       await proxy.start();
-      let ready: LightMyRequestResponse | undefined;
-      for (let attempt = 0; attempt < 50; attempt++) {
-        ready = await app.inject({ method: 'GET', url: '/readyz' });
-        if (ready.statusCode === 200) break;
-        await sleep(200);
-      }
-      assert.equal(ready?.statusCode, 200, ready?.body);
+      // No waiting: the pool opens a new connection for the next query, and that one gets through.
+      const ready = await app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 200, ready.body);
       const list = await listNotes();
       assert.equal(list.statusCode, 200, list.body);
       assert.deepEqual((list.json() as Array<{ title: string }>).map((n) => n.title), ['kept']);

@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, uniqueName } from '../helpers/harness.js';
+import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -62,6 +62,7 @@ describe('graceful shutdown of the real server', () => {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
+        ...TEST_ENV,
         HOME: dir,
         PORT: '0',
         HOST: '127.0.0.1',

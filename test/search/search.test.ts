@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { expectNoContent, expectProblem, nextMillisecond, notesClient, okJson, type Note, type VersionRow } from '../notes/support.js';
+import { expectNoContent, expectProblem, notesClient, okJson, type Note, type VersionRow } from '../notes/support.js';
 import { highlighted, searchClient } from './support.js';
+import { frozenDate } from '../helpers/clock.js';
+
+const clock = frozenDate();
 
 forEachDatabase('search', (ctx) => {
   const api = notesClient(() => ctx.app);
@@ -21,7 +24,7 @@ forEachDatabase('search', (ctx) => {
     ];
     for (const [title, content] of corpus) {
       await api.createOk(s, { title, content });
-      await nextMillisecond();
+      clock.tick();
     }
   });
 
@@ -69,11 +72,11 @@ forEachDatabase('search', (ctx) => {
   test('a match in the title ranks above one in the content', async () => {
     const u = await newSession(ctx.app);
     await api.createOk(u, { title: 'Unrelated', content: 'lighthouse lighthouse lighthouse keeper lighthouse' });
-    await nextMillisecond();
+    clock.tick();
     await api.createOk(u, { title: 'Other', content: 'a lighthouse' });
-    await nextMillisecond();
+    clock.tick();
     await api.createOk(u, { title: 'The lighthouse', content: 'nothing else here at all, a long text about the sea and ships' });
-    await nextMillisecond();
+    clock.tick();
     await api.createOk(u, { title: 'Newest, unrelated', content: 'lighthouse' });
     const titles = await find.titles(u, 'lighthouse');
     assert.equal(titles[0], 'The lighthouse');

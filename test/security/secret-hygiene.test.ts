@@ -3,10 +3,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { buildApp } from '../../src/app.js';
-import { createPasswordHasher } from '../../src/passwords/password-hasher.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { bearer, cookieValue, CSRF_SECRET_COOKIE, getCsrf, postRefresh, REFRESH } from '../helpers/auth.js';
-import { CSRF_SECRET, forEachDatabase, GOOD_PASSWORD, JWT_SECRET, type TestContext, uniqueName } from '../helpers/harness.js';
+import { CSRF_SECRET, forEachDatabase, GOOD_PASSWORD, JWT_SECRET, testHasher, type TestContext, uniqueName } from '../helpers/harness.js';
 import { captureLogs } from '../helpers/logs.js';
 
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
@@ -119,7 +118,7 @@ async function scriptedSession(app: Awaited<ReturnType<typeof buildApp>>): Promi
 forEachDatabase('no secret in logs or storage', (ctx) => {
   test('at level trace, no log line carries a password or a token', async () => {
     const logs = captureLogs('trace');
-    const app = await buildApp({ config: ctx.config, database: ctx.database, logger: logs.logger, hasher: createPasswordHasher() });
+    const app = await buildApp({ config: ctx.config, database: ctx.database, logger: logs.logger, hasher: testHasher(ctx.config.argon2Cost) });
     let script: Script;
     try {
       await app.ready();

@@ -5,8 +5,17 @@ import { Redis } from 'ioredis';
 import type { DatabaseConfig } from '../../src/config.js';
 import { buildTestApp, problemOf, testConfig, type TestContext } from '../helpers/harness.js';
 
-/** Redis for the shared-counter tests; CI starts one on the default port. */
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL?.trim() || 'redis://127.0.0.1:6379';
+const configuredRedis = process.env.TEST_REDIS_URL?.trim() || undefined;
+
+/**
+ * Redis is handled like PostgreSQL: TEST_REDIS_URL unset skips the tests that need it (and
+ * scripts/test.mjs says so loudly, before and after the run); set, Redis must answer there, or
+ * the file fails (assertRedisAnswers). `.ci/run` starts Redis and sets it.
+ */
+export const SKIP_REDIS: string | false = configuredRedis === undefined ? 'TEST_REDIS_URL is not set: tests that need Redis are skipped' : false;
+
+/** The Redis under test; when SKIP_REDIS, a placeholder that no running test connects to. */
+export const TEST_REDIS_URL = configuredRedis ?? 'redis://127.0.0.1:6379';
 
 /** Throttling on, with limits high enough that only the one under test can trip. */
 export const THROTTLE_ON = {
@@ -32,16 +41,24 @@ export function uniquePrefix(): string {
   return `vellum-test:${randomBytes(6).toString('hex')}:`;
 }
 
-export async function redisAvailable(): Promise<boolean> {
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
-  redis.on('error', () => {});
+/** Throws, failing the test file, when TEST_REDIS_URL is set and Redis does not answer PING there. */
+export async function assertRedisAnswers(): Promise<void> {
+  if (SKIP_REDIS) return;
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 5000, retryStrategy: () => null });
+  let socketError: Error | undefined;
+  redis.on('error', (error: Error) => { socketError ??= error; });
+  let answer: unknown;
   try {
     await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
+    answer = await redis.ping();
+  } catch (error) {
+    // The socket's own error (ECONNREFUSED) says more than connect()'s "Connection is closed".
+    answer = (socketError ?? (error instanceof Error ? error : undefined))?.message ?? error;
   } finally {
     redis.disconnect();
+  }
+  if (answer !== 'PONG') {
+    throw new Error(`TEST_REDIS_URL=${TEST_REDIS_URL} is set, but Redis does not answer there (${String(answer)}): start it (.ci/run does), or unset TEST_REDIS_URL to skip the Redis tests`);
   }
 }
 

@@ -5,7 +5,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import {
   assertProblem, bearer, cookieValue, decodeJwt, getCsrf, postRefresh, REFRESH, refreshSession,
 } from '../helpers/auth.js';
+import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, signup, type TestContext } from '../helpers/harness.js';
+
+const clock = frozenDate();
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
@@ -43,7 +46,9 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
   test('one entry per login, newest first, with exactly {id, created_at, last_used_at, user_agent, ip_address}', async () => {
     const { username } = await signup(ctx.app);
     const first = await loginAs(ctx, username, 'laptop/1.0');
+    clock.tick();
     const second = await loginAs(ctx, username, 'phone/2.0');
+    clock.tick();
     const third = await loginAs(ctx, username, 'tablet/3.0');
     const other = await loginAs(ctx, (await signup(ctx.app)).username, 'elsewhere/1.0');
 
@@ -78,7 +83,7 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     const { username } = await signup(ctx.app);
     const s = await loginAs(ctx, username, 'browser/1.0');
     const [before] = await sessionsOf(s.accessToken);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    clock.tick();
     const res = await postRefresh(ctx.app, s.refreshToken, await getCsrf(ctx.app, s.refreshToken), { 'user-agent': 'browser/1.1' });
     assert.equal(res.statusCode, 200, res.body);
     const after = await sessionsOf(res.json().access_token);

@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectNoContent, expectNoteNotFound, expectProblem, MISSING_ID, nextMillisecond, notesClient, okJson, TIMESTAMP, type Note,
+  expectNoContent, expectNoteNotFound, expectProblem, MISSING_ID, notesClient, okJson, TIMESTAMP, type Note,
 } from '../notes/support.js';
 import { runTasks } from '../../src/jobs/maintenance.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
 import { purgeTrash } from '../../src/trash/trash.service.js';
+import { frozenDate } from '../helpers/clock.js';
+
+const clock = frozenDate();
 
 interface TrashEntry { id: string; title: string; deleted_at: string; purge_at: string }
 
@@ -57,7 +60,7 @@ forEachDatabase('trash', (ctx) => {
   test('POST /api/trash/{id}/restore: 200 with the full note, back in lists with its whole history', async () => {
     const s = await newSession(ctx.app);
     const note = await api.createOk(s, { title: 'one', content: 'first' });
-    await nextMillisecond();
+    clock.tick();
     await api.addVersionOk(s, note.id, { title: 'two', content: 'second' });
     const current = okJson<Note>(await api.get(s, note.id));
     const history = await api.history(s, note.id);
@@ -107,7 +110,7 @@ forEachDatabase('trash', (ctx) => {
     const ids: string[] = [];
     for (const title of ['a', 'b', 'c']) {
       const note = await api.createOk(s, { title });
-      await nextMillisecond();
+      clock.tick();
       expectNoContent(await api.remove(s, note.id));
       ids.push(note.id);
     }

@@ -76,7 +76,9 @@ export default defineConfig({
       LOG_LEVEL: 'warn',
       ADMIN_USERNAME: ADMIN.username,
       ADMIN_PASSWORD: ADMIN.password,
-      NODE_ENV: 'development',
+      // The test-only Argon2 cost (refused unless NODE_ENV=test): the browser tests sign up often.
+      NODE_ENV: 'test',
+      TEST_ARGON2: 'cheap',
       CORS_ORIGINS: CROSS_ORIGIN,
     },
   }],
