@@ -9,7 +9,7 @@ import { expectProblem, notesClient, okJson, type Note } from '../notes/support.
  * a document's parse bounded in memory (read on a worker thread above 256 KiB).
  */
 
-const TIME_RULE = 'must be a time from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z';
+const TIME_RULE = 'must be an RFC 3339 timestamp from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, like 2026-01-31T12:00:00.000Z';
 const LABEL_RULE = 'must be null or 1 to 100 characters (trimmed) without control characters';
 
 const version = (n: number, extra: Record<string, unknown> = {}) =>
@@ -112,7 +112,7 @@ forEachDatabase('import limits', (ctx) => {
     expectInvalid(await send(s, repeated('{"extra":[@],"notes":[]}', '1', 10_000)), other);
     expectInvalid(await send(s, repeated('{"notes":[{"title":[@]}]}', '"x"', 10_001)), other);
     // Exactly at the limits, the document goes on to validation (which names its first problem).
-    expectInvalid(await send(s, repeated(head, '{}', 100_000)), 'notes[0].title must be a string');
+    expectInvalid(await send(s, repeated(head, '{}', 100_000)), 'notes[0].title is required (a string of at most 200 characters)');
     assert.equal(await noteCount(), before);
   });
 
