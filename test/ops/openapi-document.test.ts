@@ -163,6 +163,14 @@ forEachDatabase('methods a path does not have', (ctx) => {
       ['PUT', '/api/notes/', 'GET, HEAD, POST'],
       ['POST', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE, GET, HEAD'],
       ['GET', '/api/auth/login', 'POST'],
+      // A static segment wins over a parameter, as the router prefers it: `all` is the list route's
+      // path, not also an `{id}` of DELETE /api/auth/admin/{id}; `search` is not a `{noteID}`.
+      ['OPTIONS', '/api/auth/admin/all', 'GET, HEAD'],
+      ['POST', '/api/auth/admin/all', 'GET, HEAD'],
+      ['GET', '/api/auth/admin/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE'],
+      ['OPTIONS', '/api/notes/search', 'GET, HEAD'],
+      ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/versions', 'GET, HEAD, POST'],
+      ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'GET, HEAD, PATCH'],
     ];
     for (const [method, url, allow] of cases) {
       const res = await ctx.app.inject({ method: method as 'GET', url, headers: s.auth });
