@@ -61,6 +61,13 @@ describe('the OpenAPI document', () => {
     const rule = new RegExp(String(username!.pattern));
     for (const ok of ['abc', 'Alice', 'a.b-c_d', 'x'.repeat(32)]) assert.ok(rule.test(ok), ok);
     for (const bad of ['ab', '.abc', 'abc-', 'a b c', 'x'.repeat(33)]) assert.ok(!rule.test(bad), bad);
+    // The pattern is the rule applied to the name as sent: exactly the characters that lower-case into it.
+    const sent = new RegExp(String(username!.pattern), 'u');
+    const stored = /^[a-z0-9][a-z0-9._-]{1,30}[a-z0-9]$/;
+    for (let code = 0; code <= 0x10ffff; code++) {
+      const c = String.fromCodePoint(code);
+      for (const name of [`${c}bc`, `a${c}c`]) assert.equal(sent.test(name), stored.test(name.toLowerCase()), `U+${code.toString(16)}`);
+    }
     assert.equal(password!.minLength, 15);
     assert.equal(password!.maxLength, 256);
     assert.match(String(password!.description), /breach/);
