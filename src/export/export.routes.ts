@@ -41,7 +41,7 @@ const ExportDocument = Type.Object({
 }, { $id: 'ExportDocument', description: 'every live note (not the trash) with its whole history' });
 
 const ExportQuery = Query({
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('markdown')], {
+  format: Type.Optional(Type.Enum(['json', 'markdown'], {
     default: 'json', description: '"json": the vellum-export document; "markdown": a zip of Markdown files',
   })),
 });

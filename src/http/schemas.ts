@@ -47,7 +47,7 @@ const TRUE_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True'] as const;
 const BOOLEAN_STRINGS = [...TRUE_STRINGS, '0', 'f', 'F', 'FALSE', 'false', 'False'] as const;
 
 export const BooleanString = (description: string) =>
-  explain(Type.Union(BOOLEAN_STRINGS.map((v) => Type.Literal(v)), { description: `${description} (a boolean string, default false)` }), 'must be true or false');
+  explain(Type.Enum(BOOLEAN_STRINGS, { description: `${description} (a boolean string, default false)` }), 'must be true or false');
 
 /** A BooleanString already validated, as a boolean (absent: false). */
 export const isTrue = (value: string | undefined): boolean => value !== undefined && (TRUE_STRINGS as readonly string[]).includes(value);
