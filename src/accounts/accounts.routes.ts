@@ -7,6 +7,7 @@ import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
+import { PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 
 export interface AccountRoutesOptions {
   config: Config;
@@ -60,8 +61,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags,
         operationId: 'changePassword',
         summary: 'Change the caller\'s password',
-        description: 'Checks the old password first (401), then the new one with every rule of signup\'s password: '
-          + 'length, breach check and entropy (400 each, so not in the body schema: they come after the 401). '
+        description: 'Checks the old password first (401), then new_password with every rule of signup\'s password: '
+          + `${config.passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (code points), not in a breached-password list, enough entropy `
+          + '(a 400 each, with its own message; not in the body schema, because the 401 comes first). '
           + 'Ends every other session and issues a new pair.',
         body: schemas.ChangePasswordBody,
         response: { 200: schemas.ChangePasswordResponse },

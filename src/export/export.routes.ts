@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -126,7 +126,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   }, async (request, reply) => {
     const ownerId = requireUserId(request.claims!);
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
-    const result = await importer.run(request.body as unknown as Readable, length, (document) => importNotes(db, ownerId, document));
+    // No body at all (no content type, so no parser ran) reads as an empty one: 400 naming what is missing.
+    const body = (request.body as unknown as Readable | undefined) ?? Readable.from([]);
+    const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document));
     return reply.code(201).send(result);
   });
 };

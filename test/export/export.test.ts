@@ -172,6 +172,11 @@ forEachDatabase('export and import', (ctx) => {
       400, 'Invalid request body', 'invalid_request_body');
     expectProblem(await ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...s.auth, 'content-type': 'text/plain' }, payload: 'x' }),
       415, 'Unsupported content type: send application/json', 'unsupported_media_type');
+    // No body at all, or an empty one: the document is missing (never a 500).
+    for (const headers of [s.auth, { ...s.auth, 'content-type': 'application/json' }]) {
+      expectProblem(await ctx.app.inject({ method: 'POST', url: '/api/import', headers }),
+        400, 'Invalid import document: the body must be a JSON object (a vellum-export document)', 'invalid_import');
+    }
     expectProblem(await ctx.app.inject({ method: 'POST', url: '/api/import', payload: doc([good]) }), 401, 'Unauthorized', 'unauthorized');
     assert.equal(await noteCount(), before);
     assert.deepEqual((await docOf(s)).notes, []);
