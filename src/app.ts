@@ -19,7 +19,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
-import { DOCUMENTED_AS } from './http/schemas.js';
+import { createValidatorCompiler } from './http/validator.js';
 import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders } from './http/security-headers.js';
@@ -85,8 +85,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     logController: new LogController({ disableRequestLogging: true }),
     ...(logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Every route part is checked against its schema by one Ajv (http/validator.ts).
+  app.setValidatorCompiler(createValidatorCompiler());
 
   // Plumbing: every request, whatever its route. Each hook is synchronous and does only what
   // depends on the request; what does not (route labels, header lists) is worked out here, once.
