@@ -59,6 +59,15 @@ export function typesOf(schema: Schema): string[] | undefined {
   return typeof schema.type === 'string' ? [schema.type] : undefined;
 }
 
+/** The types a schema allows, through `$ref`s and unions; undefined when it does not say. */
+export function typesAllowed(input: Schema, ctx: SchemaContext): string[] | undefined {
+  const schema = deref(input, ctx);
+  const branches = branchesOf(schema);
+  if (branches === undefined) return typesOf(schema);
+  const all = branches.map((branch) => typesAllowed(branch, ctx));
+  return all.some((types) => types === undefined) ? undefined : [...new Set(all.flat() as string[])];
+}
+
 function patternOf(schema: Schema): RegExp | undefined {
   return typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
 }
@@ -91,12 +100,12 @@ function validString(schema: Schema, ctx: SchemaContext): fc.Arbitrary<string> {
   if (schema.format === 'date-time') return dateTime;
   if (schema.format === 'uuid') return fc.uuid();
   const min = (schema.minLength as number | undefined) ?? 0;
-  const max = (schema.maxLength as number | undefined) ?? Math.max(min, DEFAULT_MAX_LENGTH);
+  const max = (schema.maxLength as number | undefined) ?? Number.MAX_SAFE_INTEGER;
+  // Generated lengths stay near the minimum; a pattern decides its own (a UUID is 36).
+  const cap = Math.min(max, min + DEFAULT_MAX_LENGTH);
   const pattern = patternOf(schema);
-  const base = pattern === undefined
-    ? fc.string({ unit: unitOf(ctx), minLength: min, maxLength: Math.min(max, min + DEFAULT_MAX_LENGTH) })
-    : matching(pattern, ctx, min, Math.min(max, min + DEFAULT_MAX_LENGTH));
-  return base.filter((s) => codePoints(s) >= min && codePoints(s) <= max);
+  if (pattern === undefined) return fc.string({ unit: unitOf(ctx), minLength: min, maxLength: cap });
+  return matching(pattern, ctx, min, cap).filter((s) => codePoints(s) >= min && codePoints(s) <= max);
 }
 
 function validNumber(schema: Schema, integer: boolean): fc.Arbitrary<number> {
@@ -214,13 +223,14 @@ function invalidNumbers(schema: Schema, integer: boolean): Array<fc.Arbitrary<un
   const options: Array<fc.Arbitrary<unknown>> = [];
   const min = (schema.minimum ?? schema.exclusiveMinimum) as number | undefined;
   const max = (schema.maximum ?? schema.exclusiveMaximum) as number | undefined;
+  // The nearest values outside the range, and one far outside.
   if (min !== undefined) {
     const below = schema.minimum !== undefined ? min - 1 : min;
-    options.push(fc.integer({ min: Math.max(-Number.MAX_SAFE_INTEGER, below - 1000), max: below }));
+    options.push(fc.constantFrom(below, below - 1, below - 1000));
   }
   if (max !== undefined) {
     const above = schema.maximum !== undefined ? max + 1 : max;
-    options.push(fc.integer({ min: above, max: Math.min(Number.MAX_SAFE_INTEGER, above + 1000) }));
+    options.push(fc.constantFrom(above, above + 1, above + 1000));
   }
   if (integer) options.push(fc.constantFrom(1.5, (min ?? 0) + 0.25));
   return options;
