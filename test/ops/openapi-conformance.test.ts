@@ -95,7 +95,7 @@ class Run {
     else stats.invalid++;
     stats.statuses.add(res.statusCode);
     const fail = (what: string) => this.failures.push({
-      group: `${key} [${label}] ${valid ? 'valid' : 'invalid'} request: ${groupKey(what)}`,
+      group: `${key} [${label}] ${valid ? 'valid request' : `invalid request (${short(violations[0]!, 90)})`}: ${groupKey(what)}`,
       example: describeCase(prepared.request, url, res, valid ? undefined : violations.join('; ')),
     });
     try {
