@@ -18,7 +18,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
-import { DOCUMENTED_AS } from './http/schemas.js';
+import { createValidatorCompiler } from './http/validator.js';
 import { registerThrottling, type ThrottleTesting } from './http/rate-limit.js';
 import { registerHashShedding } from './http/shed.js';
 import { frameworkErrors, registerSecurityHeaders } from './http/security-headers.js';
@@ -83,8 +83,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     logController: new LogController({ disableRequestLogging: true }),
     ...(logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED_AS] } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Every route part is checked against its schema by one Ajv (http/validator.ts).
+  app.setValidatorCompiler(createValidatorCompiler());
 
   // Every hook here runs on every request: each is synchronous and does only what depends on the
   // request; what does not (route labels, header lists) is worked out here, once.

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import { clientInfo } from '../http/client-info.js';
-import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { AUTH_BODY_LIMIT, PaginationQuery } from '../http/schemas.js';
+import { AUTH_BODY_LIMIT, PaginationQuery, pageOf } from '../http/schemas.js';
 import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
@@ -33,7 +32,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       tags,
       operationId: 'signup',
       summary: 'Create an account',
-      description: 'The username is lower-cased, then checked; then the password: length, breach check, entropy. 409 when the name is taken.',
+      description: 'The username is lower-cased, then checked; then the password\'s length (both as the body schema states), then the '
+        + 'breach check and entropy, which no schema can state (each a 400 with its own message). 409 when the name is taken.',
       body: schemas.signupBody(config.passwordMinLength),
       response: { 201: schemas.SignupResponse },
     },
@@ -60,7 +60,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags,
         operationId: 'changePassword',
         summary: 'Change the caller\'s password',
-        description: 'Checks the old password (401), validates the new one like signup (400), ends every other session and issues a new pair.',
+        description: 'Checks the old password first (401), then the new one with every rule of signup\'s password: '
+          + 'length, breach check and entropy (400 each, so not in the body schema: they come after the 401). '
+          + 'Ends every other session and issues a new pair.',
         body: schemas.ChangePasswordBody,
         response: { 200: schemas.ChangePasswordResponse },
       },
@@ -104,7 +106,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       response: { 200: schemas.UserPage },
     },
   }, async (request) => {
-    const { limit, offset } = parsePage(request.query);
+    const { limit, offset } = pageOf(request.query);
     return accounts.listUsers(services, request.claims!, limit, offset, clientInfo(request));
   });
 

@@ -1,5 +1,8 @@
 import { Type } from 'typebox';
-import { documentedAs, Timestamp, Uuid } from '../http/schemas.js';
+import { explain } from '../http/schema-rules.js';
+import { Timestamp, Uuid } from '../http/schemas.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_TOO_LONG, passwordTooShort } from '../passwords/password-policy.js';
+import { SIGNUP_USERNAME_PATTERN, USERNAME_RULE_PHRASE } from './username.js';
 
 export const UserSchema = Type.Object(
   {
@@ -13,22 +16,25 @@ export const UserSchema = Type.Object(
 );
 
 /**
- * Signup's fields are checked by hand (username.ts, password-policy.ts) so that each rule has its
- * own message; the document states the rules. The minimum length is configurable.
+ * Signup's body: the username's rule and the password's length are the schema's (each with its own
+ * message, schema-rules.ts); the breach check and entropy come after it (accounts.service.ts) and
+ * are stated here in words. The minimum length is configurable.
  */
 export function signupBody(passwordMinLength: number) {
-  const username = 'lower-cased first, then 3 to 32 characters of a-z, 0-9, "_", "." or "-", starting and ending with a letter or digit';
-  const password = `${passwordMinLength} to 256 characters (Unicode code points; never trimmed). It must also not appear in a `
+  const username = 'lower-cased first, then 3 to 32 characters of a-z, 0-9, "_", "." or "-", starting and ending with a letter or digit '
+    + '(so A-Z are accepted, and the Kelvin sign U+212A, which lower-cases to "k")';
+  const password = `${passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (Unicode code points; never trimmed). Then it must not appear in a `
     + 'breached-password list (the Have I Been Pwned range API, or a bundled list of common passwords when that is unreachable) '
     + 'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as CONTRACT.md describes). '
     + 'Each failed rule is a 400 with its own message.';
+  const usernameRule = USERNAME_RULE_PHRASE;
   return Type.Object({
-    username: documentedAs(Type.String({ description: username }), {
-      type: 'string', minLength: 3, maxLength: 32, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{1,30}[A-Za-z0-9]$', description: username, examples: ['alice'],
-    }),
-    password: documentedAs(Type.String({ description: password }), {
-      type: 'string', minLength: passwordMinLength, maxLength: 256, description: password, examples: ['violet harbor lantern quietly'],
-    }),
+    username: explain(Type.String({
+      minLength: 3, maxLength: 32, pattern: SIGNUP_USERNAME_PATTERN, description: username, examples: ['alice'],
+    }), { minLength: usernameRule, maxLength: usernameRule, pattern: usernameRule }),
+    password: explain(Type.String({
+      minLength: passwordMinLength, maxLength: PASSWORD_MAX_LENGTH, description: password, examples: ['violet harbor lantern quietly'],
+    }), { minLength: passwordTooShort(passwordMinLength), maxLength: PASSWORD_TOO_LONG }),
   });
 }
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { parsePage } from '../http/pagination.js';
-import { documentedAs, PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { explain } from '../http/schema-rules.js';
+import { PaginationQuery, pageOf, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { UUID_PATTERN } from '../shared/ids.js';
 import { EVENT_KINDS, listEvents } from './audit.service.js';
 
@@ -23,15 +23,10 @@ export const AuthEventSchema = Type.Object(
   { $id: 'AuthEvent' },
 );
 
-/** Strings, checked by hand (pagination.ts, audit.service.ts) so that a 400 names the parameter. */
-const EventsQuery = Type.Object({
+const EventsQuery = Query({
   ...PaginationQuery.properties,
-  user_id: Type.Optional(documentedAs(Type.String({ description: 'only events of this user (UUID)' }), {
-    type: 'string', pattern: UUID_PATTERN, description: 'only events of this user',
-  })),
-  kind: Type.Optional(documentedAs(Type.String({ description: 'only events of this kind' }), {
-    type: 'string', enum: [...EVENT_KINDS], description: 'only events of this kind',
-  })),
+  user_id: Type.Optional(explain(Type.String({ pattern: UUID_PATTERN, description: 'only events of this user (UUID)' }), 'must be a UUID')),
+  kind: Type.Optional(Type.String({ enum: [...EVENT_KINDS], description: 'only events of this kind' })),
 });
 
 /** The audit trail, for administrators; registered under /api/auth. */
@@ -48,6 +43,6 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { 
     },
   }, async (request) => {
     const { user_id, kind, ...page } = request.query;
-    return listEvents(db, { user_id, kind }, parsePage(page));
+    return listEvents(db, { user_id, kind }, pageOf(page));
   });
 };

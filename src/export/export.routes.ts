@@ -3,12 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { Timestamp, Uuid } from '../http/schemas.js';
+import { Query, Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';
 import { createImportRunner } from './import-runner.js';
+import { ImportDocument, IMPORT_RULES } from './import.schema.js';
 import { importNotes } from './import.service.js';
 import { markdownZip } from './markdown-zip.js';
 
@@ -40,8 +40,10 @@ const ExportDocument = Type.Object({
   })),
 }, { $id: 'ExportDocument', description: 'every live note (not the trash) with its whole history' });
 
-const ExportQuery = Type.Object({
-  format: Type.Optional(Type.String({ description: '"json" (default): the vellum-export document; "markdown": a zip of Markdown files' })),
+const ExportQuery = Query({
+  format: Type.Optional(Type.Enum(['json', 'markdown'], {
+    default: 'json', description: '"json": the vellum-export document; "markdown": a zip of Markdown files',
+  })),
 });
 
 const ImportResult = Type.Object({
@@ -97,8 +99,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       },
     },
   }, async (request, reply) => {
-    const format = request.query.format ?? 'json';
-    if (format !== 'json' && format !== 'markdown') throw Errors.invalidQuery('Query parameter "format" must be "json" or "markdown"');
+    const { format = 'json' } = request.query;
     const owner = await exportOwner(db, requireUserId(request.claims!));
     const now = new Date();
     if (format === 'markdown') {
@@ -115,12 +116,13 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     schema: {
       tags,
       summary: 'Create notes from a vellum-export document (all or nothing)',
-      body: ExportDocument,
+      description: `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
+      body: ImportDocument,
       response: { 201: ImportResult },
     },
-    // The document is checked in full by readImport (import.read.ts), whose messages name the first
-    // problem by its path; the schema above documents it.
-    validatorCompiler: () => () => true,
+    // The body is a stream (above): the import runner validates the parsed document against the
+    // same ImportDocument schema (import.validate.ts). Every other part is validated as usual.
+    validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : app.validatorCompiler!(route)),
   }, async (request, reply) => {
     const ownerId = requireUserId(request.claims!);
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);

@@ -1,7 +1,9 @@
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, Errors, StepFailure } from '../errors.js';
 import { discardBody } from './discard-body.js';
+import { firstFailure } from './schema-rules.js';
 import { trackAllowedMethods } from './method-not-allowed.js';
 import { problem, sendProblem } from './problem.js';
 
@@ -87,19 +89,36 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError | un
   return undefined;
 }
 
+/** `if-match` → `If-Match`: header names as people write them. */
+const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+
+/**
+ * A request that fails its route schema (validator.ts), answered in the contract's words
+ * (schema-rules.ts says what failed): a path parameter by what it names, a query parameter by its
+ * name (`invalid_query`), a header by its name, a body by the route's `invalidBody` or, without
+ * one, "Invalid request body" for a wrong shape and the rule itself for an explained rule.
+ */
 function validationError(error: FastifyError, request: FastifyRequest): AppError {
-  const first = error.validation?.[0];
+  const errors = (error.validation ?? []) as unknown as ErrorObject[];
+  if (errors.length === 0) return Errors.invalidBody();
+  const failure = firstFailure(errors);
   switch (error.validationContext) {
-    case 'params': {
-      const name = first?.instancePath.replace(/^\//, '') || String(first?.params?.missingProperty ?? '');
-      return (PARAM_ERRORS[name] ?? Errors.resourceIdMissing)();
-    }
+    case 'params':
+      return (PARAM_ERRORS[failure.path] ?? Errors.resourceIdMissing)();
     case 'querystring': {
-      const name = first?.instancePath.replace(/^\//, '') || 'query';
-      return Errors.invalidQuery(`Invalid query parameter "${name}"`);
+      if (failure.keyword === 'additionalProperties') return Errors.invalidQuery(`Unknown query parameter "${failure.path}"`);
+      // A parameter given twice arrives as an array.
+      if (Array.isArray(failure.data) && failure.path !== '') return Errors.invalidQuery(`Query parameter "${failure.path}" must be given once`);
+      return Errors.invalidQuery(`Query parameter "${failure.path}" ${failure.rule}`);
     }
-    default:
-      const field = first?.instancePath.replace(/^\//, '').replaceAll('/', '.') || 'body';
-      return request.routeOptions.config?.invalidBody?.(`${field} ${first?.message ?? 'is invalid'}`) ?? Errors.invalidBody();
+    case 'headers':
+      return Errors.validation(`${headerName(failure.path)} ${failure.rule}`);
+    default: {
+      // A rule explained for the whole body reads on its own ("give exactly one of ...").
+      const reason = failure.path === '' ? (failure.explained ? failure.rule : `body ${failure.rule}`) : `${failure.path} ${failure.rule}`;
+      const custom = request.routeOptions.config?.invalidBody?.(reason);
+      if (custom !== undefined) return custom;
+      return failure.explained ? Errors.validation(reason[0]!.toUpperCase() + reason.slice(1)) : Errors.invalidBody();
+    }
   }
 }

@@ -1,9 +1,11 @@
 import { Type, type Static } from 'typebox';
 import { UUID_PATTERN } from '../shared/ids.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, type Page } from './pagination.js';
+import { explain } from './schema-rules.js';
 
 /** Shared pieces of route schemas. */
 
-export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'UUID' });
+export const Uuid = explain(Type.String({ pattern: UUID_PATTERN, description: 'UUID' }), 'must be a UUID');
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 UTC with milliseconds' });
 
@@ -18,34 +20,37 @@ export const ProblemSchema = Type.Object(
   { additionalProperties: true, description: 'RFC 9457 problem details' },
 );
 
-/**
- * A schema keyword for the OpenAPI document only: its value stands in for the schema there. Some
- * inputs are checked by hand at run time so that a 400 can name the parameter and the rule (query
- * strings, If-Match, signup fields); the document still tells clients exactly what is accepted.
- * Registered with Ajv as an annotation (app.ts), so validation ignores it.
- */
-export const DOCUMENTED_AS = 'x-documented-as';
 
-export function documentedAs<T extends object>(schema: T, documented: Record<string, unknown>): T {
-  return Object.assign(schema, { [DOCUMENTED_AS]: documented });
-}
+/** `limit`, 1 to 100; a page size written in decimal digits (validator.ts). */
+export const Limit = (defaultLimit: number | undefined, description = 'page size') =>
+  Type.Integer({ minimum: 1, maximum: MAX_LIMIT, ...(defaultLimit === undefined ? {} : { default: defaultLimit }), description });
 
-/** An integer query parameter, a string on the wire, parsed by hand (pagination.ts). */
-export function integerQuery(description: string, range: { minimum: number; maximum?: number; default?: number }) {
-  return documentedAs(Type.String({ description }), { type: 'integer', description, ...range });
-}
+/** `offset`, 0 or more (bounded only by what a JavaScript number holds exactly). */
+export const Offset = (description = 'rows to skip') =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description });
 
-export const PaginationQuery = Type.Object({
-  limit: Type.Optional(integerQuery('page size', { minimum: 1, maximum: 100, default: 50 })),
-  offset: Type.Optional(integerQuery('rows to skip', { minimum: 0, default: 0 })),
+/** Every query schema refuses parameters it does not name (400 naming the parameter). */
+export const Query = <T extends Parameters<typeof Type.Object>[0]>(properties: T) => Type.Object(properties, { additionalProperties: false });
+
+export const PaginationQuery = Query({
+  limit: Type.Optional(Limit(DEFAULT_LIMIT)),
+  offset: Type.Optional(Offset()),
 });
 export type PaginationQuery = Static<typeof PaginationQuery>;
 
-/** The spec's boolean query strings, as Go's strconv.ParseBool reads them. */
-const TRUE_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True'];
-export const BOOLEAN_STRINGS: readonly string[] = [...TRUE_STRINGS, '0', 'f', 'F', 'FALSE', 'false', 'False'];
+/** A validated PaginationQuery as a page (Ajv has filled in the defaults; the types cannot know). */
+export const pageOf = (query: { limit?: number | undefined; offset?: number | undefined }): Page =>
+  ({ limit: query.limit ?? DEFAULT_LIMIT, offset: query.offset ?? 0 });
 
-export const parseBooleanString = (value: string | undefined): boolean => value !== undefined && TRUE_STRINGS.includes(value);
+/** The spec's boolean query strings, as Go's strconv.ParseBool reads them. */
+const TRUE_STRINGS = ['1', 't', 'T', 'TRUE', 'true', 'True'] as const;
+const BOOLEAN_STRINGS = [...TRUE_STRINGS, '0', 'f', 'F', 'FALSE', 'false', 'False'] as const;
+
+export const BooleanString = (description: string) =>
+  explain(Type.Enum(BOOLEAN_STRINGS, { description: `${description} (a boolean string, default false)` }), 'must be true or false');
+
+/** A BooleanString already validated, as a boolean (absent: false). */
+export const isTrue = (value: string | undefined): boolean => value !== undefined && (TRUE_STRINGS as readonly string[]).includes(value);
 
 /** Account and login bodies: the largest legitimate one is two 256-character passwords, JSON-escaped. */
 export const AUTH_BODY_LIMIT = 16 * 1024;

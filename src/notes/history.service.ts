@@ -4,9 +4,6 @@ import type { DiffRunner } from './diff-runner.js';
 import { normalizeId } from '../shared/ids.js';
 import * as repo from './notes.repository.js';
 import { getNote, writeVersion, type Note } from './notes.service.js';
-import { LABEL_RULE, parseLabel } from './version-rules.js';
-
-export const CONTEXT_MAX = 20;
 
 /** A 404 that says which is missing: the note (or it is someone else's), or just the version. */
 async function versionNotFound(db: Db, ownerId: string, noteId: string): Promise<never> {
@@ -14,16 +11,9 @@ async function versionNotFound(db: Db, ownerId: string, noteId: string): Promise
   throw exists ? Errors.versionNotFound() : Errors.noteNotFound();
 }
 
-/** A label as PATCH sets it: the rule import applies too (version-rules.ts); null removes it. */
-export function normalizeLabel(label: string | null): string | null {
-  if (label === null) return null;
-  const value = parseLabel(label);
-  if (value === undefined) throw Errors.validation(`Invalid request body: label ${LABEL_RULE}`);
-  return value;
-}
-
+/** `label`: valid by the route schema (LABEL_PATTERN); stored trimmed, null removes it. */
 export async function labelVersion(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null) {
-  const value = normalizeLabel(label);
+  const value = label === null ? null : label.trim();
   if (!(await repo.setLabel(db, ownerId, noteId, versionId, value))) return versionNotFound(db, ownerId, noteId);
   const row = await repo.findVersion(db, ownerId, noteId, versionId);
   // Pruned or its note deleted between the two statements.
@@ -33,16 +23,13 @@ export async function labelVersion(db: Db, ownerId: string, noteId: string, vers
 
 /** POST /notes/{id}/restore: a new version with the chosen one's title and content. */
 export async function restoreVersion(
-  db: Db, ownerId: string, noteId: string, which: { version?: number | undefined; version_id?: string | undefined },
+  db: Db, ownerId: string, noteId: string, which: { version: number } | { version_id: string },
   expected: number[] | undefined,
 ): Promise<Note> {
-  if ((which.version === undefined) === (which.version_id === undefined)) {
-    throw Errors.validation('Invalid request body: give exactly one of "version" and "version_id"');
-  }
-  const source = which.version !== undefined
+  const source = 'version' in which
     ? await repo.findVersionByNumber(db, ownerId, noteId, which.version)
     // Ids in the body are normalised like ids in the path (an upper-case UUID names the same version).
-    : await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id!));
+    : await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id));
   if (source === undefined) return versionNotFound(db, ownerId, noteId);
   const written = await writeVersion(db, ownerId, noteId, source, expected, source.version);
   const note = await getNote(db, ownerId, noteId).catch(() => undefined);
@@ -58,29 +45,11 @@ export async function restoreVersion(
   };
 }
 
+/** GET /notes/{id}/diff's query, validated by its schema (DiffQuery), context defaulted. */
 export interface DiffQuery {
-  from: number | undefined;
-  to: number | undefined;
+  from?: number | undefined;
+  to?: number | undefined;
   context: number;
-}
-
-function parseVersionNumber(name: string, raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^[1-9]\d{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) {
-    throw Errors.invalidQuery(`Query parameter "${name}" must be a version number (an integer 1 or more)`);
-  }
-  return Number(raw);
-}
-
-export function parseDiffQuery(query: { from?: string | undefined; to?: string | undefined; context?: string | undefined }): DiffQuery {
-  let context = 3;
-  if (query.context !== undefined) {
-    if (!/^\d{1,2}$/.test(query.context) || Number(query.context) > CONTEXT_MAX) {
-      throw Errors.invalidQuery(`Query parameter "context" must be an integer from 0 to ${CONTEXT_MAX}`);
-    }
-    context = Number(query.context);
-  }
-  return { from: parseVersionNumber('from', query.from), to: parseVersionNumber('to', query.to), context };
 }
 
 const side = (v: repo.VersionRecord) => ({ version: v.version, version_id: v.id, created_at: v.created_at });

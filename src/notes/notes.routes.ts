@@ -3,10 +3,9 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { parsePage } from '../http/pagination.js';
-import { PaginationQuery } from '../http/schemas.js';
+import { PaginationQuery, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import { parseIfMatch } from './if-match.js';
+import { ifMatchVersions } from './if-match.js';
 import * as schemas from './notes.schemas.js';
 import * as notes from './notes.service.js';
 import * as history from './history.service.js';
@@ -70,11 +69,10 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       response: { 200: { type: 'array', items: schemas.NoteRowSchema } },
     },
   }, async (request) => {
-    const { limit, offset } = request.query;
-    const page = limit === undefined && offset === undefined ? undefined : parsePage(request.query);
+    const { limit, offset = 0 } = request.query;
     // Without a limit every note is returned; an offset alone still pages from there.
-    const effective = page !== undefined && limit === undefined ? { ...page, limit: Number.MAX_SAFE_INTEGER } : page;
-    return notes.listNotes(db, requireUserId(request.claims!), effective);
+    const page = limit === undefined && offset === 0 ? undefined : { limit: limit ?? Number.MAX_SAFE_INTEGER, offset };
+    return notes.listNotes(db, requireUserId(request.claims!), page);
   });
 
   app.get('/:noteID', {
@@ -105,7 +103,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       response: { 200: { type: 'array', items: schemas.VersionRowSchema } },
     },
   }, async (request) =>
-    notes.listVersions(db, requireUserId(request.claims!), normalizeId(request.params.noteID), parsePage(request.query)),
+    notes.listVersions(db, requireUserId(request.claims!), normalizeId(request.params.noteID), pageOf(request.query)),
   );
 
   app.post('/:noteID/versions', {
@@ -121,7 +119,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       body: schemas.NewVersionBody,
     },
   }, async (request, reply) => {
-    const expected = parseIfMatch(request.headers['if-match']);
+    const expected = ifMatchVersions(request.headers['if-match']);
     const version = await notes.addVersion(
       db, requireUserId(request.claims!), normalizeId(request.params.noteID), request.body, expected,
     );
@@ -140,8 +138,8 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       response: { 200: schemas.DiffSchema },
     },
   }, async (request, reply) => {
-    const query = history.parseDiffQuery(request.query);
-    const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), query);
+    const { from, to, context = 3 } = request.query;
+    const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), { from, to, context });
     // Already serialised (see diffVersions); a Buffer is sent as is, not through the response schema.
     return reply.type('application/json; charset=utf-8').send(json as never);
   });
@@ -159,7 +157,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       response: { 201: schemas.NoteSchema },
     },
   }, async (request, reply) => {
-    const expected = parseIfMatch(request.headers['if-match']);
+    const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
     const note = await history.restoreVersion(db, requireUserId(request.claims!), noteId, request.body, expected);
     return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);

@@ -1,11 +1,24 @@
 import { Type } from 'typebox';
-import { documentedAs, integerQuery, Timestamp, Uuid } from '../http/schemas.js';
-import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, TITLE_MAX_CHARACTERS } from './version-rules.js';
+import { explain } from '../http/schema-rules.js';
+import { Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
+import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 
 export { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './version-rules.js';
 
-const Title = Type.String({ maxLength: TITLE_MAX_CHARACTERS, description: 'at most 200 characters' });
-const Content = Type.String({ description: 'at most 1 MiB of UTF-8' });
+export const Title = explain(Type.String({
+  maxLength: TITLE_MAX_CHARACTERS, pattern: WELL_FORMED_PATTERN, description: 'at most 200 characters, no unpaired surrogates',
+}), { pattern: WELL_FORMED_RULE });
+/** Its size (1 MiB of UTF-8) is checked after validation: JSON Schema counts characters, not bytes, and over it is 413, not 400. */
+export const Content = explain(Type.String({
+  pattern: WELL_FORMED_PATTERN, description: 'at most 1 MiB of UTF-8 (more is 413), no unpaired surrogates',
+}), { pattern: WELL_FORMED_RULE });
+
+/**
+ * A version number naming one to look up: any number a JavaScript number holds exactly (one past
+ * VERSION_MAX is simply not found, 404), written in decimal digits in a query.
+ */
+export const VersionNumber = (description: string) =>
+  explain(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description }), 'must be a version number (an integer 1 or more)');
 
 export const CreateNoteBody = Type.Optional(
   Type.Object({ title: Type.Optional(Title), content: Type.Optional(Content) }, {
@@ -62,28 +75,28 @@ export const VersionSchema = Type.Object({
 }, { $id: 'Version' });
 
 const LABEL_DESCRIPTION = `the version's name: ${LABEL_MAX_CHARACTERS.toString()} characters at most once trimmed, at least 1, `
-  + 'no control characters (C0 with NUL, DEL, C1) and no unpaired surrogates; null removes the name';
+  + 'no control characters (C0 with NUL, DEL, C1) and no unpaired surrogates; stored trimmed';
 
-/**
- * Checked by hand (normalizeLabel) so PATCH and import refuse a label with the same words; the
- * document carries the rule as a pattern (version-rules.ts), which matches exactly what it accepts.
- */
-export const LabelBody = Type.Object({
-  label: Type.Union([
-    documentedAs(Type.String({ description: LABEL_DESCRIPTION }), { type: 'string', pattern: LABEL_PATTERN, description: LABEL_DESCRIPTION }),
-    Type.Null(),
-  ]),
-});
+/** A label as PATCH and import take it; the pattern (version-rules.ts) is the whole rule, trimming a conversion after it. */
+export const LabelInput = explain(Type.Union([
+  Type.String({ pattern: LABEL_PATTERN, description: LABEL_DESCRIPTION }),
+  Type.Null(),
+]), LABEL_RULE);
 
-export const RestoreBody = Type.Object({
-  version: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the version number to restore' })),
-  version_id: Type.Optional(Uuid),
-}, { description: 'exactly one of version and version_id' });
+export const LabelBody = Type.Object({ label: LabelInput });
 
-export const DiffQuery = Type.Object({
-  from: Type.Optional(Type.String({ description: 'version number (default: the newest existing version before `to`, or the empty document)' })),
-  to: Type.Optional(Type.String({ description: 'version number (default: the current version)' })),
-  context: Type.Optional(Type.String({ description: 'unchanged lines around each change, 0 to 20 (default 3)' })),
+/** Exactly one of the two: each form refuses the other's member. */
+export const RestoreBody = explain(Type.Union([
+  Type.Object({ version: VersionNumber('the version number to restore') }, { additionalProperties: false }),
+  Type.Object({ version_id: Uuid }, { additionalProperties: false }),
+], { description: 'exactly one of version and version_id' }), 'give exactly one of "version" and "version_id"');
+
+export const CONTEXT_MAX = 20;
+
+export const DiffQuery = Query({
+  from: Type.Optional(VersionNumber('version number (default: the newest existing version before `to`, or the empty document)')),
+  to: Type.Optional(VersionNumber('version number (default: the current version)')),
+  context: Type.Optional(Type.Integer({ minimum: 0, maximum: CONTEXT_MAX, default: 3, description: 'unchanged lines around each change' })),
 });
 
 const DiffSide = Type.Object({ version: Type.Integer({ minimum: 1 }), version_id: Uuid, created_at: Timestamp });
@@ -105,9 +118,9 @@ export const DiffSchema = Type.Object({
   unified: Type.String({ description: 'the same diff as `diff -u` writes it, headers --- v{from} / +++ v{to}; empty when nothing changed' }),
 }, { $id: 'Diff' });
 
-export const NotesQuery = Type.Object({
-  limit: Type.Optional(integerQuery('page size (default: every note)', { minimum: 1, maximum: 100 })),
-  offset: Type.Optional(integerQuery('notes to skip', { minimum: 0, default: 0 })),
+export const NotesQuery = Query({
+  limit: Type.Optional(Limit(undefined, 'page size (default: every note)')),
+  offset: Type.Optional(Offset('notes to skip')),
 });
 
 const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET /api/notes/{noteID}, like "3"), or * for any; '
@@ -116,7 +129,8 @@ const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET 
 export const IF_MATCH_PATTERN = '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$';
 
 export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(documentedAs(Type.String({ description: IF_MATCH_DESCRIPTION }), {
-    type: 'string', pattern: IF_MATCH_PATTERN, description: IF_MATCH_DESCRIPTION, examples: ['"3"'],
-  })),
+  'if-match': Type.Optional(explain(
+    Type.String({ pattern: IF_MATCH_PATTERN, description: IF_MATCH_DESCRIPTION, examples: ['"3"'] }),
+    'must be an entity tag from GET /api/notes/{id}, like "3"',
+  )),
 });

@@ -27,25 +27,15 @@ export const LABEL_MAX_CHARACTERS = 100;
 export const LABEL_RULE = `must be null or 1 to ${LABEL_MAX_CHARACTERS} characters (trimmed) without control characters`;
 
 /**
- * The same rule as a JSON Schema pattern (ECMA-262 with the `u` flag, as Ajv compiles it), for the
- * OpenAPI document: `\s` is exactly what String.prototype.trim removes, `\p{Cc}` the C0 controls
- * (NUL included), DEL and the C1 controls, `\p{Cs}` unpaired surrogates. Tested against parseLabel.
+ * The label rule as a JSON Schema pattern (ECMA-262 with the `u` flag, as Ajv compiles it), the
+ * only statement of it: `\s` is exactly what String.prototype.trim removes (the stored label is
+ * the trimmed one), `\p{Cc}` the C0 controls (NUL included: PostgreSQL `text` cannot hold it),
+ * DEL and the C1 controls (a label is a one-line name), `\p{Cs}` unpaired surrogates (not storable
+ * as UTF-8); 1 to 100 characters (code points) once trimmed.
  */
 export const LABEL_PATTERN =
   `^\\s*[^\\p{Cc}\\p{Cs}\\s](?:[^\\p{Cc}\\p{Cs}]{0,${LABEL_MAX_CHARACTERS - 2}}[^\\p{Cc}\\p{Cs}\\s])?\\s*$`;
 
-/**
- * A label as stored (trimmed), or undefined when it breaks the rule. Control characters are refused,
- * NUL first among them: `note_versions.label` is `text` on PostgreSQL, which cannot hold NUL, and a
- * label is a one-line name (tabs and line breaks inside it are refused too, around it trimmed).
- * Unpaired surrogates cannot be stored as UTF-8.
- */
-export function parseLabel(value: string): string | undefined {
-  const trimmed = value.trim();
-  // More than 2 × 100 UTF-16 units is more than 100 code points: no need to count a huge string.
-  if (trimmed.length === 0 || trimmed.length > 2 * LABEL_MAX_CHARACTERS) return undefined;
-  if (!trimmed.isWellFormed() || /\p{Cc}/u.test(trimmed)) return undefined;
-  let characters = 0;
-  for (const _ of trimmed) characters += 1;
-  return characters <= LABEL_MAX_CHARACTERS ? trimmed : undefined;
-}
+/** Text that UTF-8 can carry unchanged: no unpaired surrogates (a JSON string may hold one, escaped). */
+export const WELL_FORMED_PATTERN = '^\\P{Cs}*$';
+export const WELL_FORMED_RULE = 'must be valid Unicode (no unpaired surrogates)';

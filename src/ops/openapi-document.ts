@@ -1,5 +1,3 @@
-import { DOCUMENTED_AS } from '../http/schemas.js';
-
 /**
  * Pieces of the OpenAPI document that routes refer to by name, and the passes that complete the
  * generated document: what a route declares once (headers, links) becomes the document's own form.
@@ -44,14 +42,6 @@ const HEADERS: Record<HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Replaces every schema that carries the documentation-only keyword by what it documents. */
-export function applyDocumentedAs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(applyDocumentedAs);
-  if (!isObject(value)) return value;
-  if (isObject(value[DOCUMENTED_AS])) return { ...(value[DOCUMENTED_AS] as Json) };
-  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, applyDocumentedAs(child)]));
-}
 
 /** Adds the headers every response has, those that come with a status, and the route's own. */
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 204: 'Done; no body' };

@@ -2,8 +2,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { policyOf, type RoutePolicy } from '../http/policy.js';
-import { ProblemSchema } from '../http/schemas.js';
-import { applyDocumentedAs, completeResponses, derivedOperationId, documentedPath, type RouteDocs } from './openapi-document.js';
+import { ProblemSchema, Query } from '../http/schemas.js';
+import { completeResponses, derivedOperationId, documentedPath, type RouteDocs } from './openapi-document.js';
 import { VELLUM_LOGO_SVG } from './logo.js';
 
 declare module 'fastify' {
@@ -12,6 +12,8 @@ declare module 'fastify' {
     docs?: RouteDocs;
   }
 }
+
+const NoQuery = Query({});
 
 /** How each auth class of a route's policy (policy.ts) is shown. */
 const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
@@ -69,6 +71,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       });
     }
     const schema = (route.schema ??= {});
+    // A documented operation takes exactly the query parameters it documents: none, unless it says.
+    schema.querystring ??= NoQuery;
     const response = (schema.response ??= {}) as Record<string, unknown>;
     for (const status of errorStatuses(route, auth)) {
       response[status] ??= {
@@ -86,17 +90,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     // Shared schemas keep their $id (User, Note, ...) as their name under components.schemas
     // instead of the plugin's positional def-0, def-1, which change whenever a schema is added.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    // One documented form per path: `/api/auth/owner/` and `/api/auth/owner` are one route, and
-    // inputs checked by hand are shown as what they accept (x-documented-as).
+    // One documented form per path: `/api/auth/owner/` and `/api/auth/owner` are one route.
     transform: ({ schema, url }) => {
       const trimmed = url.length > 1 ? url.replace(/\/+$/, '') : url;
       const hide = schema?.hide === true || slashTwins.has(url);
       if (schema === undefined || schema === null) return { schema, url: trimmed };
-      const documented = { ...schema, hide };
-      for (const part of ['querystring', 'headers', 'body', 'params'] as const) {
-        if (schema[part] !== undefined) documented[part] = applyDocumentedAs(schema[part]) as never;
-      }
-      return { schema: documented, url: trimmed };
+      return { schema: { ...schema, hide }, url: trimmed };
     },
     transformObject: (documentObject) => {
       const document = ('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject) as {

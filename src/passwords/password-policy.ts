@@ -11,6 +11,10 @@ export interface PasswordPolicy {
   breaches: BreachChecker;
 }
 
+/** The length rule's words after "Password" (signup's schema says them too). */
+export const passwordTooShort = (minLength: number) => `must be at least ${minLength} characters long; a few unrelated words make a strong one`;
+export const PASSWORD_TOO_LONG = `must be at most ${PASSWORD_MAX_LENGTH} characters long`;
+
 /** Length in code points, so every script and emoji counts as the user sees it. */
 export function passwordLength(password: string): number {
   let n = 0;
@@ -22,10 +26,10 @@ export function passwordLength(password: string): number {
 export async function validatePassword(policy: PasswordPolicy, password: string): Promise<void> {
   const length = passwordLength(password);
   if (length < policy.minLength) {
-    throw Errors.validation(`Password must be at least ${policy.minLength} characters long; a few unrelated words make a strong one`);
+    throw Errors.validation(`Password ${passwordTooShort(policy.minLength)}`);
   }
   if (length > PASSWORD_MAX_LENGTH) {
-    throw Errors.validation(`Password must be at most ${PASSWORD_MAX_LENGTH} characters long`);
+    throw Errors.validation(`Password ${PASSWORD_TOO_LONG}`);
   }
   if ((await policy.breaches.check(password)) === 'breached') {
     throw Errors.validation('This password appears in known data breaches; choose a different one');

@@ -2,13 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { DatabaseConfig } from '../config.js';
 import type { Db } from '../db/schema.js';
-import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
-import { parsePage } from '../http/pagination.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { BOOLEAN_STRINGS, parseBooleanString, Timestamp, Uuid } from '../http/schemas.js';
+import { BooleanString, isTrue, Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { createSearchRunner } from './search.runner.js';
-import { searchNotes } from './search.service.js';
+import { QUERY_MAX_CHARACTERS, searchNotes } from './search.service.js';
 
 export interface SearchRoutesOptions {
   db: Db;
@@ -18,13 +16,16 @@ export interface SearchRoutesOptions {
 
 const DEFAULT_LIMIT = 20;
 
-const SearchQuery = Type.Object({
-  q: Type.Optional(Type.String({
-    description: '1 to 256 characters: words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored',
-  })),
-  history: Type.Optional(Type.String({ description: 'also search earlier versions (a boolean string, default false)' })),
-  limit: Type.Optional(Type.String({ description: 'page size, 1 to 100 (default 20)' })),
-  offset: Type.Optional(Type.String({ description: 'rows to skip, 0 or more (default 0)' })),
+const SearchQuery = Query({
+  q: Type.String({
+    minLength: 1,
+    maxLength: QUERY_MAX_CHARACTERS,
+    description: 'words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored. '
+      + 'At most 32 different words or phrases, and at most 32 words in a phrase (else 400)',
+  }),
+  history: Type.Optional(BooleanString('also search earlier versions')),
+  limit: Type.Optional(Limit(DEFAULT_LIMIT)),
+  offset: Type.Optional(Offset()),
 });
 
 const SearchResultSchema = Type.Object({
@@ -58,12 +59,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
       response: { 200: Type.Array(SearchResultSchema) },
     },
   }, async (request) => {
-    const { q, history } = request.query;
-    if (q === undefined) throw Errors.invalidQuery('Query parameter "q" is required (1 to 256 characters)');
-    if (history !== undefined && !BOOLEAN_STRINGS.includes(history)) {
-      throw Errors.invalidQuery('Query parameter "history" must be true or false');
-    }
-    const page = parsePage({ limit: request.query.limit ?? String(DEFAULT_LIMIT), offset: request.query.offset });
-    return searchNotes(context, requireUserId(request.claims!), { q, history: parseBooleanString(history), ...page });
+    const { q, history, limit = DEFAULT_LIMIT, offset = 0 } = request.query;
+    return searchNotes(context, requireUserId(request.claims!), { q, history: isTrue(history), limit, offset });
   });
 };

@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { AUTH_BODY_LIMIT, parseBooleanString } from '../http/schemas.js';
+import { AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
 import { assertTrustedOrigin } from './origin-check.js';
@@ -46,7 +46,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   }, async (request, reply) => {
     const { issued, user } = await sessions.login(services, request.body.username, request.body.password, clientInfo(request));
     sendTokens(reply, issued);
-    const includeUser = parseBooleanString(request.query.includeUser);
+    const includeUser = isTrue(request.query.includeUser);
     return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
   });
 

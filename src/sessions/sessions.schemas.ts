@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { UserSchema } from '../accounts/accounts.schemas.js';
-import { BOOLEAN_STRINGS, Timestamp, Uuid } from '../http/schemas.js';
+import { BooleanString, Query, Timestamp, Uuid } from '../http/schemas.js';
 
 export const Credentials = Type.Object({
   username: Type.String({ examples: ['alice'] }),
@@ -13,12 +13,8 @@ export const CsrfHeaders = Type.Object({
   })),
 });
 
-export const LoginQuery = Type.Object({
-  includeUser: Type.Optional(
-    Type.Union(BOOLEAN_STRINGS.map((v) => Type.Literal(v)), {
-      description: 'also return the user (a boolean string, default false)',
-    }),
-  ),
+export const LoginQuery = Query({
+  includeUser: Type.Optional(BooleanString('also return the user')),
 });
 
 export const LoginResponse = Type.Object({

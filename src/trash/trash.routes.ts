@@ -3,8 +3,7 @@ import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { parsePage } from '../http/pagination.js';
-import { PaginationQuery, Timestamp, Uuid } from '../http/schemas.js';
+import { PaginationQuery, pageOf, Timestamp, Uuid } from '../http/schemas.js';
 import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import * as trash from './trash.service.js';
@@ -34,7 +33,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
       tags, summary: 'Notes in the trash, most recently deleted first',
       querystring: PaginationQuery, response: { 200: Type.Array(TrashEntrySchema) },
     },
-  }, async (request) => trash.listTrash(db, requireUserId(request.claims!), parsePage(request.query), trashDays));
+  }, async (request) => trash.listTrash(db, requireUserId(request.claims!), pageOf(request.query), trashDays));
 
   app.post('/:noteID/restore', {
     config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },

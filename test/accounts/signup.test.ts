@@ -64,6 +64,14 @@ forEachDatabase('POST /auth/signup', (ctx) => {
     }
   });
 
+  test('the username is lower-cased first, then checked: the Kelvin sign (U+212A) lower-cases to "k" and passes', async () => {
+    const name = uniqueName('elvin');
+    const res = await post({ username: `\u212A${name}`, password: GOOD_PASSWORD });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.equal(res.json().username, `k${name}`);
+    assertProblem(await post({ username: `\u212A${name}`, password: GOOD_PASSWORD }), 409, 'Username is already in use');
+  });
+
   test('usernames at the edges of the rule pass it (then fail on the password, which comes second)', async () => {
     const edge = ['abc', 'a'.repeat(32), 'a.b', 'a_b', 'a-b', '0x0', 'A.B-C_D'];
     for (const username of edge) assertProblem(await post({ username, password: 'short' }), 400, TOO_SHORT);

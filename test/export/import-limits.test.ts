@@ -9,7 +9,7 @@ import { expectProblem, notesClient, okJson, type Note } from '../notes/support.
  * a document's parse bounded in memory (read on a worker thread above 256 KiB).
  */
 
-const TIME_RULE = 'must be a time from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z';
+const TIME_RULE = 'must be an RFC 3339 timestamp from 1970-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, like 2026-01-31T12:00:00.000Z';
 const LABEL_RULE = 'must be null or 1 to 100 characters (trimmed) without control characters';
 
 const version = (n: number, extra: Record<string, unknown> = {}) =>
@@ -44,11 +44,19 @@ forEachDatabase('import limits', (ctx) => {
       [doc([note([version(1)], { updated_at: '0001-01-01T00:00:00Z' })]), `notes[0].updated_at ${TIME_RULE}`],
       [doc([note([version(1, { created_at: '9999-12-31T23:59:59.999-00:01' })])]), `notes[0].versions[0].created_at ${TIME_RULE}`],
       [doc([note([version(1), version(2, { created_at: '1960-01-01T00:00:00Z' })])]), `notes[0].versions[1].created_at ${TIME_RULE}`],
+      // The schema's pattern: on the first and last day only Z or a zero offset; no space for T,
+      // no leap second, at most 9 fraction digits, an offset with its colon.
+      [doc([note([version(1)], { created_at: '1970-01-01T23:00:00+01:00' })]), `notes[0].created_at ${TIME_RULE}`],
+      [doc([note([version(1)], { created_at: '2025-01-01 00:00:00Z' })]), `notes[0].created_at ${TIME_RULE}`],
+      [doc([note([version(1)], { created_at: '2016-12-31T23:59:60Z' })]), `notes[0].created_at ${TIME_RULE}`],
+      [doc([note([version(1)], { created_at: '2025-01-01T00:00:00.1234567890Z' })]), `notes[0].created_at ${TIME_RULE}`],
+      [doc([note([version(1)], { created_at: '2025-01-01T00:00:00+0100' })]), `notes[0].created_at ${TIME_RULE}`],
+      [doc([note([version(1)], { created_at: '2024-02-30T00:00:00Z' })]), `notes[0].created_at ${TIME_RULE}`],
     ];
     for (const [payload, detail] of cases) expectInvalid(await importDoc(s, payload), detail);
     assert.deepEqual(okJson(await api.list(s)), []);
 
-    const edges = doc([note([version(1, { created_at: '1970-01-01T00:00:00Z' }), version(2, { created_at: '9999-12-31T23:59:59.999Z' })],
+    const edges = doc([note([version(1, { created_at: '1970-01-01t00:00:00-00:00' }), version(2, { created_at: '9999-12-31T23:59:59.999z' })],
       { created_at: '1970-01-01T00:00:00.000Z', updated_at: '9999-12-31T23:59:59.999Z' })]);
     const res = await importDoc(s, edges);
     assert.equal(res.statusCode, 201, res.body);
@@ -112,7 +120,7 @@ forEachDatabase('import limits', (ctx) => {
     expectInvalid(await send(s, repeated('{"extra":[@],"notes":[]}', '1', 10_000)), other);
     expectInvalid(await send(s, repeated('{"notes":[{"title":[@]}]}', '"x"', 10_001)), other);
     // Exactly at the limits, the document goes on to validation (which names its first problem).
-    expectInvalid(await send(s, repeated(head, '{}', 100_000)), 'notes[0].title must be a string');
+    expectInvalid(await send(s, repeated(head, '{}', 100_000)), 'notes[0].title is required (a string of at most 200 characters)');
     assert.equal(await noteCount(), before);
   });
 

@@ -35,8 +35,8 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
     }
     const version = okJson<Note>(await api.get(s, note.id)).version;
     for (const title of ['t'.repeat(201), '😀'.repeat(201)]) {
-      expectInvalidBody(await api.create(s, { title }), 'title must NOT have more than 200 characters');
-      expectInvalidBody(await api.addVersion(s, note.id, { title, content: '' }), 'title must NOT have more than 200 characters');
+      expectInvalidBody(await api.create(s, { title }), 'title must be a string of at most 200 characters');
+      expectInvalidBody(await api.addVersion(s, note.id, { title, content: '' }), 'title must be a string of at most 200 characters');
     }
     await assertVersion(version);
   });
@@ -76,17 +76,17 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
   test('wrong types and missing fields are 400 naming the field', async () => {
     const version = okJson<Note>(await api.get(s, note.id)).version;
     const both: Array<[unknown, string]> = [
-      [{ title: 5, content: 'x' }, 'title must be string'],
-      [{ title: 't', content: null }, 'content must be string'],
-      [{ title: null, content: 'c' }, 'title must be string'],
-      [{ title: ['a'], content: 'c' }, 'title must be string'],
-      [{ title: 't', content: { text: 'c' } }, 'content must be string'],
-      [{ title: true, content: 'c' }, 'title must be string'],
-      [{ title: 't', content: 1 }, 'content must be string'],
-      [[], 'body must be object'],
-      ['a string', 'body must be object'],
-      [null, 'body must be object'],
-      [42, 'body must be object'],
+      [{ title: 5, content: 'x' }, 'title must be a string of at most 200 characters'],
+      [{ title: 't', content: null }, 'content must be a string'],
+      [{ title: null, content: 'c' }, 'title must be a string of at most 200 characters'],
+      [{ title: ['a'], content: 'c' }, 'title must be a string of at most 200 characters'],
+      [{ title: 't', content: { text: 'c' } }, 'content must be a string'],
+      [{ title: true, content: 'c' }, 'title must be a string of at most 200 characters'],
+      [{ title: 't', content: 1 }, 'content must be a string'],
+      [[], 'body must be an object'],
+      ['a string', 'body must be an object'],
+      [null, 'body must be an object'],
+      [42, 'body must be an object'],
     ];
     for (const [body, reason] of both) {
       const payload = JSON.stringify(body);
@@ -95,15 +95,15 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
       expectInvalidBody(await api.addVersion(s, note.id, payload, json), reason);
     }
     // Both fields are required on a new version (POST /api/notes has placeholders instead).
-    expectInvalidBody(await api.addVersion(s, note.id, { title: 't' }), "body must have required property 'content'");
-    expectInvalidBody(await api.addVersion(s, note.id, { content: 'c' }), "body must have required property 'title'");
-    expectInvalidBody(await api.addVersion(s, note.id, {}), "body must have required property 'title'");
+    expectInvalidBody(await api.addVersion(s, note.id, { title: 't' }), 'content is required (a string)');
+    expectInvalidBody(await api.addVersion(s, note.id, { content: 'c' }), 'title is required (a string of at most 200 characters)');
+    expectInvalidBody(await api.addVersion(s, note.id, {}), 'title is required (a string of at most 200 characters)');
     for (const body of [undefined, '']) {
       const res = await api.inject({
         method: 'POST', url: `/api/notes/${note.id}/versions`, headers: { ...s.auth, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { payload: body }),
       });
-      expectInvalidBody(res, 'body must be object');
+      expectInvalidBody(res, 'body must be an object');
     }
     await assertVersion(version);
   });

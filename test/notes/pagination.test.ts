@@ -49,8 +49,8 @@ forEachDatabase('notes pagination', (ctx) => {
       expectProblem(await api.list(s, `?offset=${encodeURIComponent(value)}`), 400, OFFSET_ERROR, 'invalid_query');
       expectProblem(await api.list(s, `?limit=10&offset=${encodeURIComponent(value)}`), 400, OFFSET_ERROR, 'invalid_query');
     }
-    expectProblem(await api.list(s, '?limit=1&limit=2'), 400, 'Invalid query parameter "limit"', 'invalid_query');
-    expectProblem(await api.list(s, '?offset=1&offset=2'), 400, 'Invalid query parameter "offset"', 'invalid_query');
+    expectProblem(await api.list(s, '?limit=1&limit=2'), 400, 'Query parameter "limit" must be given once', 'invalid_query');
+    expectProblem(await api.list(s, '?offset=1&offset=2'), 400, 'Query parameter "offset" must be given once', 'invalid_query');
   });
 
   describe('version history of 120 versions', () => {
@@ -106,7 +106,7 @@ forEachDatabase('notes pagination', (ctx) => {
       for (const value of BAD_OFFSETS) {
         expectProblem(await api.versions(s, note.id, `?limit=5&offset=${encodeURIComponent(value)}`), 400, OFFSET_ERROR, 'invalid_query');
       }
-      expectProblem(await api.versions(s, note.id, '?limit=1&limit=2'), 400, 'Invalid query parameter "limit"', 'invalid_query');
+      expectProblem(await api.versions(s, note.id, '?limit=1&limit=2'), 400, 'Query parameter "limit" must be given once', 'invalid_query');
     });
   });
 });

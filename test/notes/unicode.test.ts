@@ -4,7 +4,8 @@ import { forEachDatabase, newSession, type Session } from '../helpers/harness.js
 import { expectInvalidBody, expectNoContent, notesClient, okJson, type Note, type VersionRow } from './support.js';
 
 const MiB = 1024 * 1024;
-const NOT_UNICODE = 'title and content must be valid Unicode (no unpaired surrogates)';
+/** The first field found broken is named (title before content). */
+const notUnicode = (field: string) => `${field} must be valid Unicode (no unpaired surrogates)`;
 
 /** Strings that must come back exactly as sent, as title and as content. */
 const SAMPLES: Record<string, string> = {
@@ -107,12 +108,13 @@ forEachDatabase('notes Unicode round-trip', (ctx) => {
       // JSON.stringify writes lone surrogates as \uXXXX escapes: what a client would send.
       for (const fields of [{ title: bad, content: 'ok' }, { title: 'ok', content: bad }, { title: bad, content: bad }]) {
         const payload = JSON.stringify(fields);
-        expectInvalidBody(await api.create(s, payload, json), NOT_UNICODE);
-        expectInvalidBody(await api.addVersion(s, note.id, payload, json), NOT_UNICODE);
+        const field = fields.title === bad ? 'title' : 'content';
+        expectInvalidBody(await api.create(s, payload, json), notUnicode(field));
+        expectInvalidBody(await api.addVersion(s, note.id, payload, json), notUnicode(field));
       }
     }
-    expectInvalidBody(await api.create(s, JSON.stringify({ title: '\ud800' }), json), NOT_UNICODE);
-    expectInvalidBody(await api.create(s, JSON.stringify({ content: '\udc00' }), json), NOT_UNICODE);
+    expectInvalidBody(await api.create(s, JSON.stringify({ title: '\ud800' }), json), notUnicode('title'));
+    expectInvalidBody(await api.create(s, JSON.stringify({ content: '\udc00' }), json), notUnicode('content'));
     const current = okJson<Note>(await api.get(s, note.id));
     assert.deepEqual([current.title, current.content, current.version], ['keep', 'keep', 1]);
     // A surrogate pair written as two escapes is one well-formed character.

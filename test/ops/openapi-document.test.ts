@@ -40,7 +40,7 @@ describe('the OpenAPI document', () => {
       const op = doc.paths[route]!.get!;
       const limit = { type: 'integer', minimum: 1, maximum: 100, ...(noDefault ? {} : { default: 50 }) };
       assert.deepEqual({ ...param(op, 'limit')!.schema, description: undefined }, { ...limit, description: undefined }, route);
-      assert.deepEqual({ ...param(op, 'offset')!.schema, description: undefined }, { type: 'integer', minimum: 0, default: 0, description: undefined }, route);
+      assert.deepEqual({ ...param(op, 'offset')!.schema, description: undefined }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: undefined }, route);
     }
   });
 
@@ -61,6 +61,13 @@ describe('the OpenAPI document', () => {
     const rule = new RegExp(String(username!.pattern));
     for (const ok of ['abc', 'Alice', 'a.b-c_d', 'x'.repeat(32)]) assert.ok(rule.test(ok), ok);
     for (const bad of ['ab', '.abc', 'abc-', 'a b c', 'x'.repeat(33)]) assert.ok(!rule.test(bad), bad);
+    // The pattern is the rule applied to the name as sent: exactly the characters that lower-case into it.
+    const sent = new RegExp(String(username!.pattern), 'u');
+    const stored = /^[a-z0-9][a-z0-9._-]{1,30}[a-z0-9]$/;
+    for (let code = 0; code <= 0x10ffff; code++) {
+      const c = String.fromCodePoint(code);
+      for (const name of [`${c}bc`, `a${c}c`]) assert.equal(sent.test(name), stored.test(name.toLowerCase()), `U+${code.toString(16)}`);
+    }
     assert.equal(password!.minLength, 15);
     assert.equal(password!.maxLength, 256);
     assert.match(String(password!.description), /breach/);
@@ -163,6 +170,14 @@ forEachDatabase('methods a path does not have', (ctx) => {
       ['PUT', '/api/notes/', 'GET, HEAD, POST'],
       ['POST', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE, GET, HEAD'],
       ['GET', '/api/auth/login', 'POST'],
+      // A static segment wins over a parameter, as the router prefers it: `all` is the list route's
+      // path, not also an `{id}` of DELETE /api/auth/admin/{id}; `search` is not a `{noteID}`.
+      ['OPTIONS', '/api/auth/admin/all', 'GET, HEAD'],
+      ['POST', '/api/auth/admin/all', 'GET, HEAD'],
+      ['GET', '/api/auth/admin/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE'],
+      ['OPTIONS', '/api/notes/search', 'GET, HEAD'],
+      ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/versions', 'GET, HEAD, POST'],
+      ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'GET, HEAD, PATCH'],
     ];
     for (const [method, url, allow] of cases) {
       const res = await ctx.app.inject({ method: method as 'GET', url, headers: s.auth });

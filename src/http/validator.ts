@@ -1,0 +1,62 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import formats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * The one validator of every input: the route schemas (the same objects the OpenAPI document is
+ * generated from) compiled by Ajv. Nothing is coerced: a body's `"version": "3"` stays a string
+ * and is refused. `verbose` keeps the failing schema and value on each error, which
+ * schema-rules.ts turns into words. The import worker builds its own with this function.
+ */
+export function createAjv(): Ajv {
+  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, verbose: true, addUsedSchema: false });
+  // ajv-formats is CommonJS: its plugin is the module's `default` member.
+  formats.default(ajv);
+  return ajv;
+}
+
+/**
+ * Query strings and path parameters arrive as text. A member that the schema declares an integer
+ * is converted when it is written in decimal digits (an optional minus, then 0-9 only) and left as
+ * text otherwise, so "1e2", " 5", "0x10" and "5.0" are refused as "must be an integer": the
+ * document's `integer` means exactly the digits a client would write for one.
+ */
+const DECIMAL = /^-?\d+$/;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function integerMembers(schema: unknown): string[] {
+  if (!isObject(schema) || !isObject(schema.properties)) return [];
+  return Object.entries(schema.properties).filter(([, member]) => isObject(member) && member.type === 'integer').map(([name]) => name);
+}
+
+/** Fastify's validator compiler: one Ajv for every route and part; query strings and path parameters get their integers converted first. */
+export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
+  const ajv = createAjv();
+  // A schema object shared by routes (`/owner/` and `/owner`) is compiled once.
+  const compiled = new WeakMap<object, ValidateFunction>();
+  const compile = (schema: object) => {
+    let validate = compiled.get(schema);
+    if (validate === undefined) compiled.set(schema, (validate = ajv.compile(schema)));
+    return validate;
+  };
+  return ({ schema, httpPart }) => {
+    const validate = compile(schema as object);
+    const integers = httpPart === 'querystring' || httpPart === 'params' ? integerMembers(schema) : [];
+    if (integers.length === 0) return validate;
+    const check = (data: unknown) => {
+      if (isObject(data)) {
+        for (const name of integers) {
+          const value = data[name];
+          if (typeof value === 'string' && DECIMAL.test(value)) data[name] = Number(value);
+        }
+      }
+      const valid = validate(data);
+      check.errors = validate.errors;
+      return valid;
+    };
+    check.errors = undefined as ValidateFunction['errors'];
+    return check;
+  };
+}
