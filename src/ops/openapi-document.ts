@@ -46,13 +46,15 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
 /** Adds the headers every response has, those that come with a status, and the route's own. */
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 204: 'Done; no body' };
 
-export function completeResponses(responses: Json, docs: RouteDocs | undefined): void {
+/** `noStore`: the route's policy sends Cache-Control: no-store on every answer, errors included (security-headers.ts). */
+export function completeResponses(responses: Json, docs: RouteDocs | undefined, noStore = false): void {
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue;
     if (response.description === 'Default Response' && SUCCESS_DESCRIPTIONS[status] !== undefined) response.description = SUCCESS_DESCRIPTIONS[status];
     const names: string[] = ['X-Request-Id'];
     if (status === '401') names.push('WWW-Authenticate');
     if (status === '429' || status === '503') names.push('Retry-After');
+    if (noStore) names.push('Cache-Control');
     names.push(...(docs?.headers?.[Number(status)] ?? []));
     const headers = (response.headers ??= {}) as Json;
     for (const name of names) headers[name] ??= HEADERS[name as keyof typeof HEADERS];

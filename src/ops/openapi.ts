@@ -55,20 +55,21 @@ function errorStatuses(route: RouteOptions, auth: RoutePolicy['auth']): number[]
  */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   /** Per documented operation (`GET /api/notes/{noteID}`): what the route declared for the document. */
-  const operations = new Map<string, { docs: RouteDocs | undefined; optionalBody: boolean }>();
+  const operations = new Map<string, { docs: RouteDocs | undefined; optionalBody: boolean; noStore: boolean }>();
   /** Routes declared twice, as `/owner/` and `/owner`: the document shows the second form only. */
   const slashTwins = new Set<string>();
   app.addHook('onRoute', (route) => {
     if (route.routePath.length > 1 && route.routePath.endsWith('/')) slashTwins.add(route.url);
     if (!route.url.startsWith('/api/') || route.url.startsWith('/api/docs') || route.schema?.hide === true) return;
+    const { auth, noStore } = policyOf(route);
     for (const method of [route.method].flat()) {
       const body = route.schema?.body as { '~optional'?: boolean } | undefined;
       operations.set(`${method.toLowerCase()} ${documentedPath(route.url)}`, {
         docs: route.config?.docs,
         optionalBody: body?.['~optional'] === true,
+        noStore: noStore === true,
       });
     }
-    const { auth } = policyOf(route);
     const schema = (route.schema ??= {});
     // A documented operation takes exactly the query parameters it documents: none, unless it says.
     schema.querystring ??= NoQuery;
@@ -105,7 +106,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           const declared = operations.get(`${method} ${path}`);
           operation.operationId ??= derivedOperationId(method, path);
           operation.summary ??= operation.description ?? `${method.toUpperCase()} ${path}`;
-          if (operation.responses !== undefined) completeResponses(operation.responses, declared?.docs);
+          if (operation.responses !== undefined) completeResponses(operation.responses, declared?.docs, declared?.noStore === true);
           if (declared?.optionalBody === true && operation.requestBody !== undefined) operation.requestBody.required = false;
         }
       }

@@ -36,7 +36,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
   }, async (request) => trash.listTrash(db, requireUserId(request.claims!), pageOf(request.query), trashDays));
 
   app.post('/:noteID/restore', {
-    config: { policy: SIGNED_IN },
+    config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
     schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
   }, async (request, reply) => {
     const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));

@@ -1,34 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { getCsrf, newAdminSession, postRefresh } from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, uniqueName } from '../helpers/harness.js';
-
-// Both packages are CommonJS with `exports.default`; under NodeNext the default import is module.exports.
-const Ajv2020 = Ajv2020Module.default;
-const addFormats = addFormatsModule.default;
-
-type Operation = {
-  responses?: Record<string, { content?: Record<string, { schema?: unknown }>; headers?: Record<string, unknown> }>;
-  security?: unknown;
-};
-type OpenApiDoc = {
-  openapi: string;
-  paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, unknown>; schemas?: Record<string, unknown> };
-};
-
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
-
-async function openApiDoc(app: FastifyInstance): Promise<OpenApiDoc> {
-  const res = await app.inject({ method: 'GET', url: '/api/openapi.json' });
-  assert.equal(res.statusCode, 200, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  return res.json() as OpenApiDoc;
-}
+import { Conformance, docOperations, noSlash, openApiDoc } from '../helpers/openapi-check.js';
 
 /**
  * Every method + path in Fastify's own route tree, read from printRoutes() so that the check does
@@ -48,8 +24,6 @@ function routesOf(app: FastifyInstance): Array<{ method: string; path: string }>
   return routes;
 }
 
-/** `/api/notes/` and `/api/notes` are one route here; compare without a trailing slash. */
-const noSlash = (path: string) => (path.length > 1 ? path.replace(/\/+$/, '') : path);
 const openApiPath = (path: string) => noSlash(path.replace(/:([A-Za-z0-9_]+)/g, '{$1}'));
 
 /** The /api routes the document must describe: not the docs UI, not the document itself. */
@@ -59,75 +33,6 @@ function apiRoutes(app: FastifyInstance) {
   // HEAD routes are the ones Fastify adds for every GET (exposeHeadRoutes); GET documents them.
   const gets = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
   return routes.filter((r) => !(r.method === 'HEAD' && gets.has(r.path)));
-}
-
-function docOperations(doc: OpenApiDoc) {
-  const ops = new Map<string, Operation>();
-  for (const [path, item] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(item)) {
-      if (METHODS.includes(method)) ops.set(`${method.toUpperCase()} ${noSlash(path)}`, op);
-    }
-  }
-  return ops;
-}
-
-/**
- * Validates responses against the document: the document itself is registered with Ajv (2020-12,
- * the dialect of OpenAPI 3.1), so `#/components/schemas/...` references resolve inside it, and each
- * response schema is looked up by its JSON pointer.
- */
-class Conformance {
-  private readonly ajv;
-  private readonly id = 'https://vellum.test/openapi.json';
-  readonly seen: Array<{ operation: string; status: number }> = [];
-
-  constructor(private readonly doc: OpenApiDoc) {
-    this.ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(this.ajv);
-    this.ajv.addSchema({ ...doc, $id: this.id });
-  }
-
-  /** The document path for a request path: a literal segment wins over a {parameter}. */
-  private pathFor(url: string): string | undefined {
-    const wanted = noSlash(url.split('?')[0]!);
-    const matches = Object.keys(this.doc.paths).filter((path) => {
-      const pattern = noSlash(path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+');
-      return new RegExp(`^${pattern}$`).test(wanted);
-    });
-    const params = (p: string) => (p.match(/\{/g) ?? []).length;
-    return matches.sort((a, b) => params(a) - params(b))[0];
-  }
-
-  check(method: string, url: string, res: LightMyRequestResponse): void {
-    const path = this.pathFor(url);
-    assert.ok(path !== undefined, `${method} ${url}: no path of the document matches`);
-    const op = this.doc.paths[path]![method.toLowerCase()];
-    assert.ok(op !== undefined, `${method} ${path} is not in the document`);
-    const status = res.statusCode;
-    const declared = op.responses?.[String(status)];
-    this.seen.push({ operation: `${method} ${noSlash(path)}`, status });
-    assert.ok(declared !== undefined, `${method} ${path} answered ${status}, which the document does not declare: ${res.body}`);
-    // Every header the document promises for this answer is really sent.
-    for (const name of Object.keys(declared.headers ?? {})) {
-      assert.ok(res.headers[name.toLowerCase()] !== undefined, `${method} ${path} ${status}: the document promises a ${name} header`);
-    }
-    if (declared.content === undefined) {
-      assert.equal(res.body, '', `${method} ${path} ${status} declares no content`);
-      return;
-    }
-    const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
-    const entry = declared.content[mediaType];
-    assert.ok(entry?.schema !== undefined,
-      `${method} ${path} ${status} answered ${mediaType}; declared: ${Object.keys(declared.content).join(', ')}`);
-    const pointer = ['paths', path, method.toLowerCase(), 'responses', String(status), 'content', mediaType, 'schema']
-      .map((s) => encodeURIComponent(s.replaceAll('~', '~0').replaceAll('/', '~1')))
-      .join('/');
-    const validate = this.ajv.getSchema(`${this.id}#/${pointer}`);
-    assert.ok(validate !== undefined, `no schema at ${pointer}`);
-    const body: unknown = JSON.parse(res.body);
-    assert.ok(validate(body), `${method} ${path} ${status}: body does not match the document: ${
-      this.ajv.errorsText(validate.errors)}\n${res.body.slice(0, 500)}`);
-  }
 }
 
 forEachDatabase('OpenAPI document', (ctx) => {
@@ -299,7 +204,7 @@ forEachDatabase('OpenAPI document', (ctx) => {
 
   test('the conformance check itself rejects wrong bodies, undeclared statuses and content types', async () => {
     const conformance = new Conformance(await openApiDoc(ctx.app));
-    const fake = (statusCode: number, contentType: string, body: string, headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"', 'set-cookie': 'a=b', 'cache-control': 'no-store' }) =>
+    const fake = (statusCode: number, contentType: string, body: string, headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"' }) =>
       ({ statusCode, headers: { 'content-type': contentType, ...headers }, body }) as unknown as LightMyRequestResponse;
     const note = { id: randomUUID(), owner_id: randomUUID(), title: 't', content: 'c', version: 1, version_id: randomUUID(),
       created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
@@ -309,11 +214,15 @@ forEachDatabase('OpenAPI document', (ctx) => {
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, version: 0 }))), /does not match/);
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, created_at: 'yesterday' }))), /does not match/);
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(418, json, '{}')), /does not declare/);
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(404, json, '{}')), /declared: application\/problem\+json/);
+    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(404, json, '{}', { 'x-request-id': 'r' })), /declared: application\/problem\+json/);
+    // A header that means something to clients, sent where the document does not list it.
+    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note), { 'x-request-id': 'r', etag: '"1"', location: '/x' })), /sends Location/);
+    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(429, 'application/problem+json', JSON.stringify({ type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'd' }), { 'x-request-id': 'r', 'retry-after': 'soon' })), /header Retry-After/);
     // A $ref into components.schemas is followed: a user without is_admin is refused.
     const user = { id: randomUUID(), username: 'a', created_at: null, updated_at: null };
-    assert.throws(() => conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user }))), /is_admin/);
-    conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user: { ...user, is_admin: false } })));
+    const login = { 'x-request-id': 'r', 'set-cookie': 'a=b', 'cache-control': 'no-store' };
+    assert.throws(() => conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user }), login)), /is_admin/);
+    conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user: { ...user, is_admin: false } }), login));
   });
 
   test('GET /api/docs serves the documentation page', async () => {

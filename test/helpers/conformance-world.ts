@@ -1,0 +1,250 @@
+import assert from 'node:assert/strict';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { getCsrf, REFRESH } from './auth.js';
+import { cookie, GOOD_PASSWORD, login, signup, uniqueName, type Session, type TestContext } from './harness.js';
+import type { ApiRequest, Proposal } from './openapi-requests.js';
+
+/**
+ * The accounts, notes and sessions behind the generated requests of the conformance test: real ids
+ * for path parameters, and the few real values an operation needs to succeed (a password, the
+ * current version). Operations that destroy what they act on (deleting an account, a note, a
+ * session; rotating the refresh token; changing a password) get fresh things of their own, so that
+ * no request spoils the ones after it.
+ */
+
+export type Role = 'user' | 'admin';
+
+export interface Credentials {
+  headers?: Record<string, string>;
+  cookies?: Record<string, string>;
+}
+
+/** A request made ready: real values in, and the credentials to send it with. */
+export interface Prepared {
+  request: ApiRequest;
+  credentials: Credentials;
+  /** Called with the answer, to keep the world in step (a rotated token, a changed password). */
+  after?: (res: LightMyRequestResponse) => void;
+}
+
+interface Note {
+  id: string;
+  versionIds: string[];
+  version: number;
+}
+
+/** A word the role's notes contain, for search. */
+export const SEARCH_WORD = 'lantern';
+
+export class World {
+  private readonly accounts = new Map<string, Session>();
+  private readonly shared = new Map<Role, Note>();
+  private readonly cookieSessions = new Map<Role, Session>();
+
+  constructor(private readonly ctx: TestContext) {}
+
+  private async account(key: string, role: Role): Promise<Session> {
+    let session = this.accounts.get(key);
+    if (session === undefined) {
+      session = await this.freshAccount(role);
+      this.accounts.set(key, session);
+    }
+    return session;
+  }
+
+  private async freshAccount(role: Role): Promise<Session> {
+    const { id, username } = await signup(this.ctx.app, uniqueName(role === 'admin' ? 'cadmin' : 'cuser'));
+    if (role === 'admin') await this.ctx.database.db.updateTable('users').set({ is_admin: true }).where('id', '=', id).execute();
+    return login(this.ctx.app, username);
+  }
+
+  inject(options: InjectOptions): Promise<LightMyRequestResponse> {
+    return this.ctx.app.inject(options);
+  }
+
+  /** The role's own account: every operation without a reason for another one runs as it. */
+  main(role: Role): Promise<Session> {
+    return this.account(`main-${role}`, role);
+  }
+
+  private async call(session: Session, method: string, url: string, payload?: object, headers: Record<string, string> = {}) {
+    const res = await this.ctx.app.inject({ method: method as 'GET', url, headers: { ...session.auth, ...headers }, ...(payload ? { payload } : {}) });
+    assert.ok(res.statusCode < 300, `set-up ${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res;
+  }
+
+  /** A note with three versions whose words include SEARCH_WORD. */
+  private async newNote(session: Session): Promise<Note> {
+    const created = (await this.call(session, 'POST', '/api/notes', { title: 'Harbor', content: `a ${SEARCH_WORD} by the sea` })).json() as { id: string; version_id: string };
+    for (const [n, content] of [[1, 'second draft'], [2, `third ${SEARCH_WORD} draft`]] as const) {
+      await this.call(session, 'POST', `/api/notes/${created.id}/versions`, { title: 'Harbor', content }, { 'if-match': `"${n}"` });
+    }
+    const versions = (await this.call(session, 'GET', `/api/notes/${created.id}/versions`)).json() as Array<{ id: string; version: number }>;
+    return { id: created.id, versionIds: versions.sort((a, b) => a.version - b.version).map((v) => v.id), version: 3 };
+  }
+
+  private async sharedNote(role: Role): Promise<Note> {
+    let note = this.shared.get(role);
+    if (note === undefined) {
+      note = await this.newNote(await this.main(role));
+      this.shared.set(role, note);
+    }
+    return note;
+  }
+
+  /** The role's account with a refresh token of its own, for the cookie routes (logout revokes the main one's). */
+  private async cookieSession(role: Role, fresh: boolean): Promise<Session> {
+    let session = this.cookieSessions.get(role);
+    if (session === undefined || fresh) {
+      const main = await this.main(role);
+      session = await login(this.ctx.app, main.username, main.password);
+      this.cookieSessions.set(role, session);
+    }
+    return session;
+  }
+
+  /** Called before the cases of each operation: the cookie routes start from a refresh token nobody used. */
+  async startOperation(key: string, role: Role): Promise<void> {
+    if (key.includes('/api/auth/cookie/')) await this.cookieSession(role, true);
+  }
+
+  /** Real ids in, hints applied, credentials chosen. */
+  async prepare(key: string, role: Role, proposal: Proposal): Promise<Prepared> {
+    const [method, path] = key.split(' ') as [string, string];
+    const session = await this.main(role);
+    const request: ApiRequest = {
+      method, path, pathParams: {}, query: [...proposal.query], headers: { ...proposal.headers },
+      body: proposal.body === undefined ? undefined : { ...proposal.body, value: structuredClone(proposal.body.value) },
+      credentials: proposal.credentials,
+    };
+    const wantsReal = Object.values(proposal.path).some((v) => 'real' in v);
+    const mutates = method !== 'GET';
+    let note: Note | undefined;
+    if (wantsReal && path.includes('{noteID}')) {
+      note = mutates || path.startsWith('/api/trash/') ? await this.newNote(session) : await this.sharedNote(role);
+      if (path.startsWith('/api/trash/')) await this.call(session, 'DELETE', `/api/notes/${note.id}`);
+    }
+    for (const [name, value] of Object.entries(proposal.path)) {
+      if (!('real' in value)) {
+        request.pathParams[name] = value.value;
+        continue;
+      }
+      switch (name) {
+        case 'noteID': request.pathParams[name] = note!.id; break;
+        case 'versionID': request.pathParams[name] = note!.versionIds[1]!; break;
+        case 'sessionID': {
+          // A session of its own: revoking it leaves the others alone.
+          const extra = await login(this.ctx.app, session.username, session.password);
+          const sessions = (await this.call(extra, 'GET', '/api/auth/sessions')).json() as Array<{ id: string }>;
+          request.pathParams[name] = sessions[0]!.id;
+          break;
+        }
+        // An account to delete; a user is refused before the id matters, so its own will do.
+        case 'id': request.pathParams[name] = role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId; break;
+        default: throw new Error(`no real value for path parameter ${name}`);
+      }
+    }
+    const prepared: Prepared = { request, credentials: { headers: session.auth } };
+    if (proposal.real) await this.hint(key, role, proposal, prepared, note);
+    return prepared;
+  }
+
+  /** The values that let an operation succeed, put where the proposal has generated ones. */
+  private async hint(key: string, role: Role, proposal: Proposal, prepared: Prepared, note: Note | undefined): Promise<void> {
+    const { request } = prepared;
+    const body = (request.body?.value ?? {}) as Record<string, unknown>;
+    const setBody = (changes: Record<string, unknown>) => {
+      request.body = { contentType: 'application/json', value: { ...body, ...changes } };
+    };
+    const setQuery = (name: string, value: string) => {
+      request.query = [...request.query.filter(([k]) => k !== name), [name, value]];
+    };
+    switch (key) {
+      case 'POST /api/auth/login': {
+        const account = await this.account('login', role);
+        setBody({ username: account.username, password: account.password });
+        break;
+      }
+      case 'PUT /api/auth/owner': {
+        const account = await this.account(`owner-${role}`, role);
+        prepared.credentials = { headers: account.auth };
+        const strong = `${GOOD_PASSWORD}-${proposal.pick}`;
+        setBody({ old_password: account.password, ...(proposal.pick % 2 === 0 ? { new_password: strong } : {}) });
+        prepared.after = (res) => {
+          if (res.statusCode !== 200) return;
+          const newPassword = (request.body!.value as { new_password: string }).new_password;
+          const token = (res.json() as { access_token: string }).access_token;
+          this.accounts.set(`owner-${role}`, { ...account, password: newPassword, accessToken: token, auth: { authorization: `Bearer ${token}` } });
+        };
+        break;
+      }
+      case 'DELETE /api/auth/owner': {
+        const account = await this.freshAccount(role);
+        prepared.credentials = { headers: account.auth };
+        setBody({ password: account.password });
+        break;
+      }
+      case 'GET /api/auth/cookie/csrf':
+      case 'POST /api/auth/cookie/refresh': {
+        const session = await this.cookieSession(role, false);
+        prepared.credentials = { cookies: { [REFRESH]: session.refreshToken } };
+        if (key.startsWith('POST')) {
+          const csrf = await getCsrf(this.ctx.app, session.refreshToken);
+          request.headers['x-csrf-token'] = csrf.token;
+          prepared.credentials.cookies!['app.csrf_secret'] = csrf.secret;
+          prepared.after = (res) => {
+            const rotated = cookie(res, REFRESH)?.value;
+            if (res.statusCode === 200 && rotated) this.cookieSessions.set(role, { ...session, refreshToken: rotated });
+          };
+        }
+        break;
+      }
+      case 'POST /api/notes/{noteID}/versions':
+      case 'POST /api/notes/{noteID}/restore': {
+        if (note === undefined) break;
+        if (proposal.pick % 3 === 0) delete request.headers['if-match'];
+        else request.headers['if-match'] = `"${note.version}"`;
+        if (key.endsWith('restore')) {
+          setBody(proposal.pick % 2 === 0 ? { version: 1 + (proposal.pick % note.version) } : { version_id: note.versionIds[proposal.pick % note.versionIds.length] });
+          delete (request.body!.value as Record<string, unknown>)[proposal.pick % 2 === 0 ? 'version_id' : 'version'];
+        }
+        break;
+      }
+      case 'GET /api/notes/{noteID}/diff':
+        if (note === undefined) break;
+        setQuery('from', String(1 + (proposal.pick % 3)));
+        setQuery('to', String(1 + ((proposal.pick >> 2) % 3)));
+        break;
+      case 'GET /api/notes/search':
+        setQuery('q', SEARCH_WORD);
+        break;
+      case 'GET /api/auth/admin/events':
+        if (request.query.some(([k]) => k === 'user_id')) setQuery('user_id', (await this.main('user')).userId);
+        break;
+      case 'POST /api/import':
+        if (request.body !== undefined) request.body.value = repairImport(request.body.value);
+        break;
+      default:
+    }
+  }
+}
+
+/**
+ * The import rules that JSON Schema cannot state (the operation's description states them): within
+ * a note, version numbers increase and `restored_from` names an earlier version. Generated
+ * documents are put in that order; every other value stays as generated.
+ */
+function repairImport(document: unknown): unknown {
+  const notes = (document as { notes?: unknown }).notes;
+  if (!Array.isArray(notes)) return document;
+  for (const note of notes) {
+    const versions = (note as { versions?: unknown }).versions;
+    if (!Array.isArray(versions)) continue;
+    versions.forEach((version: Record<string, unknown>, i) => {
+      if (typeof version !== 'object' || version === null) return;
+      version.version = i + 1;
+      if (typeof version.restored_from === 'number' && version.restored_from > i) version.restored_from = null;
+    });
+  }
+  return document;
+}
