@@ -19,7 +19,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { registerJsonParser } from './http/json-parser.js';
-import { createValidatorCompiler } from './http/validator.js';
+import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders } from './http/security-headers.js';

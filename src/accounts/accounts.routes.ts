@@ -4,6 +4,7 @@ import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { AUTH_BODY_LIMIT, PaginationQuery, pageOf } from '../http/schemas.js';
 import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
+import { requireUserId, subjectOf } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
@@ -47,7 +48,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     // 404: the account was deleted while its access token is still valid.
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },
     schema: { tags, operationId: 'getMe', summary: 'The caller\'s account', response: { 200: schemas.UserSchema } },
-  }, async (request) => accounts.getUser(services, request.claims!));
+  }, async (request) => accounts.getUser(services, requireUserId(request.claims!)));
 
   for (const url of ['/owner/', '/owner']) {
     app.put(url, {
@@ -70,7 +71,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       },
     }, async (request, reply) => {
       const { old_password, new_password } = request.body;
-      const { issued, user } = await accounts.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
+      const { issued, user } = await accounts.changePassword(services, requireUserId(request.claims!), old_password, new_password, clientInfo(request));
       setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
       return { access_token: issued.accessToken, user };
     });
@@ -91,7 +92,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         body: schemas.DeleteOwnerBody,
       },
     }, async (request, reply) => {
-      await accounts.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
+      await accounts.deleteOwnAccount(services, requireUserId(request.claims!), request.body.password, clientInfo(request));
       clearAuthCookies(reply, config);
       return reply.code(204).send();
     });
@@ -109,7 +110,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     },
   }, async (request) => {
     const { limit, offset } = pageOf(request.query);
-    return accounts.listUsers(services, request.claims!, limit, offset, clientInfo(request));
+    return accounts.listUsers(services, subjectOf(request.claims!), limit, offset, clientInfo(request));
   });
 
   app.delete('/admin/:id', {
@@ -122,7 +123,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       params: schemas.UserIdParams,
     },
   }, async (request, reply) => {
-    await accounts.adminDeleteUser(services, request.claims!, normalizeId(request.params.id), clientInfo(request));
+    await accounts.adminDeleteUser(services, subjectOf(request.claims!), normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { explain } from '../http/schema-rules.js';
+import { explain } from '../shared/validation/schema-rules.js';
 import { Timestamp, Uuid } from '../http/schemas.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_TOO_LONG, passwordTooShort } from '../passwords/password-policy.js';
 import { SIGNUP_USERNAME_PATTERN, USERNAME_RULE_PHRASE } from './username.js';

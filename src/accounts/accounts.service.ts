@@ -3,12 +3,11 @@ import { audit, type AuditEvent } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
-import type { ClientInfo } from '../http/client-info.js';
+import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
 import { endAllSessions, issueTokenPair } from '../sessions/sessions.service.js';
-import type { Claims, TokenService } from '../sessions/tokens.js';
-import { requireUserId } from '../http/access.js';
+import type { TokenService } from '../sessions/tokens.js';
 import { isUuid, newId } from '../shared/ids.js';
 import { toUser, type User } from './user.js';
 import * as users from './user.repository.js';
@@ -85,17 +84,17 @@ export async function resetPassword(s: AccountStore, username: string, password:
   return row.username;
 }
 
-export async function getUser(s: AccountServices, claims: Claims): Promise<User> {
-  const row = await users.findUserById(s.db, requireUserId(claims));
+export async function getUser(s: AccountServices, userId: string): Promise<User> {
+  const row = await users.findUserById(s.db, userId);
   if (row === undefined) throw Errors.userNotFound();
   return toUser(row);
 }
 
 /** Spec §4.1 rule 3: old password first (401), then the new one's validation (400). */
 export async function changePassword(
-  s: AccountServices, claims: Claims, oldPassword: string, newPassword: string, client: ClientInfo,
+  s: AccountServices, userId: string, oldPassword: string, newPassword: string, client: ClientInfo,
 ) {
-  const row = await confirmPassword(s, claims, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
+  const row = await confirmPassword(s, userId, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
   const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
   try {
     await validatePassword(s.policy, newPassword);
@@ -114,18 +113,18 @@ export async function changePassword(
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
 
-export async function deleteOwnAccount(s: AccountServices, claims: Claims, password: string, client: ClientInfo): Promise<void> {
-  const row = await confirmPassword(s, claims, password, { kind: 'account_delete', client, detail: 'wrong password' });
+export async function deleteOwnAccount(s: AccountServices, userId: string, password: string, client: ClientInfo): Promise<void> {
+  const row = await confirmPassword(s, userId, password, { kind: 'account_delete', client, detail: 'wrong password' });
   await removeUser(s, row.id);
   await audit(s, { kind: 'account_delete', userId: row.id, username: row.username, client, outcome: 'success' });
 }
 
 /** Loads the caller (404 when gone) and checks their current password (401, audited). */
 async function confirmPassword(
-  s: AccountServices, claims: Claims, password: string,
+  s: AccountServices, userId: string, password: string,
   failure: { kind: 'password_change' | 'account_delete'; client: ClientInfo; detail: string },
 ): Promise<users.UserRow> {
-  const row = await users.findUserById(s.db, requireUserId(claims));
+  const row = await users.findUserById(s.db, userId);
   if (row === undefined) throw Errors.userNotFound();
   if (passwordLength(password) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, password))) {
     await audit(s, { kind: failure.kind, userId: row.id, username: row.username, client: failure.client, outcome: 'failure', detail: failure.detail });
@@ -161,24 +160,21 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
   return outcome === 'deleted';
 }
 
-/** The event names the administrator who acted; the deleted user is in its detail. */
-export async function adminDeleteUser(s: AccountServices, claims: Claims, id: string, client: ClientInfo): Promise<void> {
+/** The event names the administrator who acted (null: a token whose sub is not an id); the deleted user is in its detail. */
+export async function adminDeleteUser(s: AccountServices, actorId: string | null, id: string, client: ClientInfo): Promise<void> {
   const deleted = await removeUser(s, id);
   await audit(s, {
-    kind: 'admin_delete_user', outcome: deleted ? 'success' : 'failure', userId: adminId(claims), client,
+    kind: 'admin_delete_user', outcome: deleted ? 'success' : 'failure', userId: actorId, client,
     detail: deleted ? `user ${id}` : `user ${id} not found`,
   });
   if (!deleted) throw Errors.userNotFound();
 }
 
-/** The admin hook checked the account; a malformed sub still gets its actor recorded as unknown. */
-const adminId = (claims: Claims): string | null => (isUuid(claims.sub) ? claims.sub.toLowerCase() : null);
-
 /** An empty page is null, as the spec shows. */
 export async function listUsers(
-  s: AccountServices, claims: Claims, limit: number, offset: number, client: ClientInfo,
+  s: AccountServices, actorId: string | null, limit: number, offset: number, client: ClientInfo,
 ): Promise<User[] | null> {
   const rows = await users.listUsers(s.db, limit, offset);
-  await audit(s, { kind: 'admin_list_users', outcome: 'success', userId: adminId(claims), client, detail: `limit ${limit} offset ${offset}` });
+  await audit(s, { kind: 'admin_list_users', outcome: 'success', userId: actorId, client, detail: `limit ${limit} offset ${offset}` });
   return rows.length === 0 ? null : rows.map(toUser);
 }

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { compiled } from '../db/compiled.js';
-import { isPostgres } from '../db/dialect.js';
+import { selectForUpdate } from '../db/dialect.js';
 import type { Db, Trx, UsersTable } from '../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -62,14 +62,11 @@ export async function updatePasswordHash(db: Db, id: string, passwordHash: strin
  * Returns whether the user exists, whether they are an administrator, and how many there are.
  */
 export async function lockForDeletion(trx: Trx, id: string): Promise<{ exists: boolean; isAdmin: boolean; admins: number }> {
-  let rows: Array<{ id: string; is_admin: boolean }>;
-  if (isPostgres(trx)) {
-    rows = await trx.selectFrom('users').select(['id', 'is_admin'])
-      .where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).orderBy('id').forUpdate().execute();
-  } else {
-    await trx.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('id', '=', id).execute();
-    rows = await trx.selectFrom('users').select(['id', 'is_admin']).where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).execute();
-  }
+  const rows = await selectForUpdate(
+    trx,
+    trx.selectFrom('users').select(['id', 'is_admin']).where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).orderBy('id'),
+    () => trx.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('id', '=', id).execute(),
+  );
   const target = rows.find((row) => row.id === id);
   return { exists: target !== undefined, isAdmin: target?.is_admin === true, admins: rows.filter((row) => row.is_admin).length };
 }

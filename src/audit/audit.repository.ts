@@ -4,7 +4,7 @@ import type { AuthEventsTable, Db } from '../db/schema.js';
 export type AuthEventRow = Selectable<AuthEventsTable>;
 export type NewAuthEvent = Omit<Insertable<AuthEventsTable>, 'seq'>;
 
-/** Appends one event. The trail is append-only: nothing in the service updates or deletes it. */
+/** Appends one event. The trail is append-only: only retention (deleteEventsBefore) removes rows. */
 export async function recordEvent(db: Db, event: NewAuthEvent): Promise<void> {
   await db.insertInto('auth_events').values(event).execute();
 }
@@ -20,4 +20,10 @@ export function listEvents(db: Db, filter: EventFilter, limit: number, offset: n
   if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
   if (filter.kind !== undefined) query = query.where('kind', '=', filter.kind);
   return query.orderBy('seq', 'desc').limit(limit).offset(offset).execute();
+}
+
+/** Retention: deletes events recorded before `cutoff`; returns how many. */
+export async function deleteEventsBefore(db: Db, cutoff: string): Promise<number> {
+  const result = await db.deleteFrom('auth_events').where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

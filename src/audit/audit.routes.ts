@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type TSchema } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { explain } from '../http/schema-rules.js';
+import { explain } from '../shared/validation/schema-rules.js';
 import { PaginationQuery, pageOf, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { UUID_PATTERN } from '../shared/ids.js';
 import { EVENT_KINDS, listEvents } from './audit.service.js';

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../shared/page.js';
 import { newId, normalizeId } from '../shared/ids.js';
 import * as events from './audit.repository.js';
-import type { ClientInfo } from '../http/client-info.js';
+import type { ClientInfo } from '../shared/client-info.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 
 /** Every kind of event the trail holds; the admin filter accepts exactly these. */

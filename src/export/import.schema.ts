@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { explain } from '../http/schema-rules.js';
+import { explain } from '../shared/validation/schema-rules.js';
 import { Content, LabelInput, Title } from '../notes/notes.schemas.js';
 import { IMPORT_VERSION_MAX } from '../notes/version-rules.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
+import * as notes from '../notes/notes.repository.js';
 import { indexVersion } from '../search/search.index.js';
 import { newId } from '../shared/ids.js';
 import { hasVersionMetadata } from './export.repository.js';
@@ -28,24 +28,19 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
           if ('head' in item) {
             const head = item.head;
             note = { id: newId(), lastVersionId: newId(), left: head.versions };
-            await trx.insertInto('notes').values({
-              id: note.id, owner_id: ownerId, title: Buffer.from(head.title, 'utf8'), version: head.version, version_id: note.lastVersionId,
-              created_at: head.created_at, updated_at: head.updated_at,
-              // Numbers may skip (a pruned history); history pages need to know (see listVersions).
-              pruned: head.version - head.versions,
-            }).execute();
+            await notes.insertImportedNote(trx, {
+              id: note.id, ownerId, title: head.title, version: head.version, versionId: note.lastVersionId,
+              createdAt: head.created_at, updatedAt: head.updated_at, versions: head.versions,
+            });
             continue;
           }
           const v = item.version;
           note.left -= 1;
           const id = note.left === 0 ? note.lastVersionId : newId();
-          await trx.insertInto('note_versions').values({
-            id, note_id: note.id, version: v.version, title: Buffer.from(v.title, 'utf8'),
-            content: Buffer.from(v.content, 'utf8'), created_at: v.created_at,
-          }).execute();
-          if (metadata && (v.label !== null || v.restored_from !== null)) {
-            await sql`update note_versions set label = ${v.label}, restored_from = ${v.restored_from} where id = ${id}`.execute(trx);
-          }
+          await notes.insertImportedVersion(trx, {
+            id, noteId: note.id, version: v.version, title: v.title, content: v.content, createdAt: v.created_at,
+            label: v.label, restoredFrom: v.restored_from,
+          }, metadata);
           await indexVersion(trx, { ownerId, noteId: note.id, versionId: id, version: v.version, title: v.title, content: v.content });
         }
         await nextTurn();

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { AppError } from '../errors.js';
-import { firstFailure } from '../http/schema-rules.js';
-import { createAjv } from '../http/validator.js';
+import { firstFailure } from '../shared/validation/schema-rules.js';
+import { createAjv } from '../shared/validation/validator.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
 import { ImportDocument } from './import.schema.js';
 

@@ -1,6 +1,9 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { Errors, type AppError } from '../errors.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
+
+/** Routes turn the verified claims into the caller's id (services take the id, never claims). */
+export { requireUserId } from '../sessions/tokens.js';
 import { isUuid } from '../shared/ids.js';
 import type { PolicyLayer } from './route-policy.js';
 
@@ -23,11 +26,6 @@ export function parseBearer(header: string | undefined): string | undefined {
   return fields[1];
 }
 
-/** The caller's user id from verified claims; a sub that is not a UUID is 400 Invalid user ID. */
-export function requireUserId(claims: Claims): string {
-  if (!isUuid(claims.sub)) throw Errors.invalidUserId();
-  return claims.sub.toLowerCase();
-}
 
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;

@@ -1,10 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import type { ClientInfo } from '../shared/client-info.js';
 
-/** Where a request came from: recorded with audit events and with each refresh token. */
-export interface ClientInfo {
-  userAgent: string | undefined;
-  ip: string | undefined;
-}
+export type { ClientInfo } from '../shared/client-info.js';
 
 export const clientInfo = (request: FastifyRequest): ClientInfo => ({
   userAgent: request.headers['user-agent'],

@@ -3,7 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isDatabaseUnavailable } from '../db/availability.js';
 import { AppError, Errors, StepFailure } from '../errors.js';
 import { discardBody } from './discard-body.js';
-import { firstFailure } from './schema-rules.js';
+import { firstFailure } from '../shared/validation/schema-rules.js';
 import { trackAllowedMethods } from './method-not-allowed.js';
 import { problem, sendProblem } from './problem.js';
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { UUID_PATTERN } from '../shared/ids.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, type Page } from './pagination.js';
-import { explain } from './schema-rules.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, type Page } from '../shared/page.js';
+import { explain } from '../shared/validation/schema-rules.js';
 
 /** Shared pieces of route schemas. */
 

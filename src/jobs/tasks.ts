@@ -1,7 +1,8 @@
-import { pruneAuditEvents, pruneDeadRefreshTokens } from '../audit/retention.js';
+import { pruneAuditEvents } from '../audit/retention.js';
 import type { Config } from '../config.js';
 import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
+import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
 import type { MaintenanceTask } from './maintenance.js';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { compiled } from '../db/compiled.js';
-import type { Db } from '../db/schema.js';
+import type { Db, Trx } from '../db/schema.js';
 import { encodeText } from '../db/values.js';
 import { VERSION_MAX } from './version-rules.js';
 
@@ -268,4 +268,32 @@ const setLabelQuery = compiled((db, p: { ownerId: string; noteId: string; versio
 export async function setLabel(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null): Promise<boolean> {
   const result = await setLabelQuery.run(db, { ownerId, noteId, versionId, label });
   return (result.numAffectedRows ?? 0n) > 0n;
+}
+
+/** Import: a note row as the document gives it (its last version is written next, with this id). */
+export async function insertImportedNote(trx: Trx, note: {
+  id: string; ownerId: string; title: string; version: number; versionId: string; createdAt: string; updatedAt: string; versions: number;
+}): Promise<void> {
+  await trx.insertInto('notes').values({
+    id: note.id, owner_id: note.ownerId, title: Buffer.from(note.title, 'utf8'), version: note.version, version_id: note.versionId,
+    created_at: note.createdAt, updated_at: note.updatedAt,
+    // Numbers may skip (a pruned history); history pages need to know (see listVersions).
+    pruned: note.version - note.versions,
+  }).execute();
+}
+
+/**
+ * Import: one version as the document gives it. `withMetadata` is false on a database whose
+ * migrations have not yet added label and restored_from (a rolling upgrade).
+ */
+export async function insertImportedVersion(trx: Trx, v: {
+  id: string; noteId: string; version: number; title: string; content: string; createdAt: string; label: string | null; restoredFrom: number | null;
+}, withMetadata: boolean): Promise<void> {
+  await trx.insertInto('note_versions').values({
+    id: v.id, note_id: v.noteId, version: v.version, title: Buffer.from(v.title, 'utf8'),
+    content: Buffer.from(v.content, 'utf8'), created_at: v.createdAt,
+  }).execute();
+  if (withMetadata && (v.label !== null || v.restoredFrom !== null)) {
+    await sql`update note_versions set label = ${v.label}, restored_from = ${v.restoredFrom} where id = ${v.id}`.execute(trx);
+  }
 }

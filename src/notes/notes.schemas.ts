@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { explain } from '../http/schema-rules.js';
+import { explain } from '../shared/validation/schema-rules.js';
 import { Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 

@@ -1,7 +1,7 @@
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../shared/page.js';
 import { newId } from '../shared/ids.js';
 import { indexVersion } from '../search/search.index.js';
 import * as repo from './notes.repository.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import { reclaimDeletedRows } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
 import type { RetentionCandidate } from './retention.js';
 
@@ -63,5 +63,5 @@ export async function deleteVersions(trx: Db, noteId: string, ids: string[]): Pr
  * autovacuum's threshold is crossed, keeps those pages index-only. SQLite frees the entries at once.
  */
 export async function reclaimPrunedVersions(db: Db): Promise<void> {
-  if (isPostgres(db)) await sql`vacuum (analyze) note_versions`.execute(db);
+  await reclaimDeletedRows(db, 'note_versions');
 }

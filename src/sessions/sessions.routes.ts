@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
 import { Errors } from '../errors.js';
+import { requireUserId } from './tokens.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
@@ -64,7 +65,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       description: 'Revokes every refresh token of the caller and clears both cookies. Access tokens stay valid until they expire.',
     },
   }, async (request, reply) => {
-    await sessions.logout(services, request.claims!, clientInfo(request));
+    await sessions.logout(services, requireUserId(request.claims!), clientInfo(request));
     clearAuthCookies(reply, config);
     return reply.code(204).send();
   });
@@ -121,7 +122,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       description: 'Active sessions of the caller, newest first',
       response: { 200: Type.Array(schemas.SessionSchema) },
     },
-  }, async (request) => sessions.listSessions(services, request.claims!));
+  }, async (request) => sessions.listSessions(services, requireUserId(request.claims!)));
 
   app.delete('/sessions/:sessionID', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to revoke session' },
@@ -133,7 +134,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       params: schemas.SessionParams,
     },
   }, async (request, reply) => {
-    await sessions.revokeSession(services, request.claims!, normalizeId(request.params.sessionID), clientInfo(request));
+    await sessions.revokeSession(services, requireUserId(request.claims!), normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -7,13 +7,12 @@ import { attemptedUsername, audit } from '../audit/audit.service.js';
 import type { Db, Trx } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors, StepFailure } from '../errors.js';
-import { requireUserId } from '../http/access.js';
-import type { ClientInfo } from '../http/client-info.js';
+import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 import { isUuid, newId } from '../shared/ids.js';
 import * as refreshTokens from './refresh-token.repository.js';
-import type { Claims, TokenService } from './tokens.js';
+import { requireUserId, type TokenService } from './tokens.js';
 
 /** What the session functions need; app.ts builds one object for these and the account functions. */
 export interface SessionServices {
@@ -117,8 +116,7 @@ export async function endAllSessions(trx: Trx, userId: string): Promise<void> {
   await refreshTokens.revokeAllForUser(trx, userId, nowIso());
 }
 
-export async function logout(s: SessionServices, claims: Claims, client: ClientInfo): Promise<void> {
-  const userId = requireUserId(claims);
+export async function logout(s: SessionServices, userId: string, client: ClientInfo): Promise<void> {
   await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
   await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: 'all sessions revoked' });
 }
@@ -210,8 +208,8 @@ export interface Session {
 }
 
 /** The caller's active sessions, one per login, newest first. */
-export async function listSessions(s: SessionServices, claims: Claims): Promise<Session[]> {
-  const rows = await refreshTokens.listActiveTokens(s.db, requireUserId(claims), nowIso());
+export async function listSessions(s: SessionServices, userId: string): Promise<Session[]> {
+  const rows = await refreshTokens.listActiveTokens(s.db, userId, nowIso());
   const byFamily = new Map<string, Session>();
   for (const row of rows) {
     // Rows of a family are newest token first; should a race ever leave two active, the newer describes it.
@@ -228,8 +226,7 @@ export async function listSessions(s: SessionServices, claims: Claims): Promise<
 }
 
 /** Signs the session out everywhere it is used; its access tokens live on until they expire. */
-export async function revokeSession(s: SessionServices, claims: Claims, sessionId: string, client: ClientInfo): Promise<void> {
-  const userId = requireUserId(claims);
+export async function revokeSession(s: SessionServices, userId: string, sessionId: string, client: ClientInfo): Promise<void> {
   // The user row's lock first, as refreshes take it: one in flight for this session commits its new
   // token before this revokes the session, or finds its token revoked.
   const revoked = await s.db.transaction().execute(async (trx) => {

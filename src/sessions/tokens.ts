@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
+import { Errors } from '../errors.js';
+import { isUuid } from '../shared/ids.js';
 
 export const ACCESS_TOKEN_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_SECONDS = 7 * 24 * 60 * 60;
@@ -15,6 +17,15 @@ export interface Claims {
   nbf: number;
   exp: number;
 }
+
+/** The user id a token names; a sub that is not a UUID is 400 Invalid user ID (spec). */
+export function requireUserId(claims: Claims): string {
+  if (!isUuid(claims.sub)) throw Errors.invalidUserId();
+  return claims.sub.toLowerCase();
+}
+
+/** The user id a token names, or null when its sub is not a UUID (recorded as an unknown actor). */
+export const subjectOf = (claims: Claims): string | null => (isUuid(claims.sub) ? claims.sub.toLowerCase() : null);
 
 export interface SignedToken {
   token: string;

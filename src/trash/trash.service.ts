@@ -1,8 +1,8 @@
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../shared/page.js';
 import { getNote, type Note } from '../notes/notes.service.js';
-import * as repo from './trash.repository.js';
+import * as repo from '../notes/trash.repository.js';
 
 export interface TrashEntry {
   id: string;

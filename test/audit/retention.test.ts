@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { pruneAuditEvents, pruneDeadRefreshTokens } from '../../src/audit/retention.js';
+import { pruneAuditEvents } from '../../src/audit/retention.js';
+import { pruneDeadRefreshTokens } from '../../src/sessions/retention.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
 import { loadConfig } from '../../src/config.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';

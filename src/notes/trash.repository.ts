@@ -1,6 +1,6 @@
 import type { Db } from '../db/schema.js';
 
-/** The notes rows that are in the trash (deleted_at set). Live notes are src/notes' business. */
+/** The notes rows that are in the trash (deleted_at set): the notes table's storage, used by src/trash. */
 
 export function listTrash(db: Db, ownerId: string, page: { limit: number; offset: number }) {
   return db
