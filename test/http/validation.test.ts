@@ -16,13 +16,14 @@ forEachDatabase('HTTP: input validated by the route schemas', (ctx) => {
     assert.deepEqual(problemOf(res), { type: 'about:blank', title: 'Bad Request', status: 400, detail, code }, url);
   };
 
-  test('an integer in a query is decimal digits only: no exponent, spaces, hex, sign or fraction', async () => {
+  test('an integer in a query is written as JSON writes one: no exponent, spaces, hex, plus, fraction or leading zero', async () => {
     s = await newSession(ctx.app, 'strict');
-    for (const value of ['1e1', '%205', '5%20', '0x10', '%2B5', '5.0', '5.', '', '1_0', '٣']) {
+    for (const value of ['1e1', '%205', '5%20', '0x10', '%2B5', '5.0', '5.', '', '1_0', '٣', '007', '00']) {
       await expect400(`/api/notes?limit=${value}`, 'Query parameter "limit" must be an integer from 1 to 100');
       await expect400(`/api/trash?offset=${value}`, 'Query parameter "offset" must be an integer 0 or more');
     }
-    for (const value of ['7', '007', '100']) assert.equal((await get(`/api/notes?limit=${value}`)).statusCode, 200, value);
+    for (const value of ['7', '10', '100']) assert.equal((await get(`/api/notes?limit=${value}`)).statusCode, 200, value);
+    assert.equal((await get('/api/trash?offset=0')).statusCode, 200);
     await expect400('/api/notes?limit=-0', 'Query parameter "limit" must be an integer from 1 to 100');
   });
 

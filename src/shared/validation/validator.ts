@@ -17,11 +17,11 @@ export function createAjv(): Ajv {
 
 /**
  * Query strings and path parameters arrive as text. A member that the schema declares an integer
- * is converted when it is written in decimal digits (an optional minus, then 0-9 only) and left as
- * text otherwise, so "1e2", " 5", "0x10" and "5.0" are refused as "must be an integer": the
- * document's `integer` means exactly the digits a client would write for one.
+ * is converted when it is written as JSON writes an integer (an optional minus, then digits without
+ * a leading zero) and left as text otherwise, so "1e2", " 5", "0x10", "5.0", "+5" and "007" are
+ * refused as "must be an integer": the document's `integer` means exactly what String(n) writes.
  */
-const DECIMAL = /^-?\d+$/;
+const DECIMAL = /^-?(?:0|[1-9]\d*)$/;
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
