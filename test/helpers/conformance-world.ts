@@ -231,18 +231,18 @@ export class World {
 
 /**
  * The import rules that JSON Schema cannot state (the operation's description states them): within
- * a note, version numbers increase and `restored_from` names an earlier version. Generated
- * documents are put in that order; every other value stays as generated.
+ * a note, version numbers increase, times do not go backwards and `restored_from` names an earlier
+ * version. Generated documents are put in that order; every other value stays as generated.
  */
 function repairImport(document: unknown): unknown {
   const notes = (document as { notes?: unknown }).notes;
   if (!Array.isArray(notes)) return document;
-  for (const note of notes) {
-    const versions = (note as { versions?: unknown }).versions;
-    if (!Array.isArray(versions)) continue;
-    versions.forEach((version: Record<string, unknown>, i) => {
+  for (const note of notes as Array<Record<string, unknown>>) {
+    if (typeof note !== 'object' || note === null || !Array.isArray(note.versions)) continue;
+    note.versions.forEach((version: Record<string, unknown>, i) => {
       if (typeof version !== 'object' || version === null) return;
       version.version = i + 1;
+      if (typeof note.created_at === 'string') version.created_at = note.created_at;
       if (typeof version.restored_from === 'number' && version.restored_from > i) version.restored_from = null;
     });
   }

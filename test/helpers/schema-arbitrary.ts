@@ -72,15 +72,26 @@ function patternOf(schema: Schema): RegExp | undefined {
   return typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
 }
 
-/** fc.stringMatching where it can read the pattern (it has no \p{...}); else filtered strings. */
+const matchers = new Map<string, fc.Arbitrary<string>>();
+
+/**
+ * fc.stringMatching where it reads the pattern quickly; Unicode property classes (\p{...}) it
+ * expands into every code point, seconds per use, so those are filtered strings instead.
+ */
 function matching(pattern: RegExp, ctx: SchemaContext, min: number, max: number): fc.Arbitrary<string> {
-  try {
-    const arb = fc.stringMatching(pattern);
-    fc.sample(arb, { numRuns: 1, seed: 0 });
-    return arb;
-  } catch {
-    return fc.string({ unit: unitOf(ctx), minLength: min, maxLength: max }).filter((s) => pattern.test(s));
+  const key = `${ctx.strings} ${min} ${max} ${pattern.source}`;
+  let arb = matchers.get(key);
+  if (arb === undefined) {
+    const filtered = fc.string({ unit: unitOf(ctx), minLength: min, maxLength: max }).filter((s) => pattern.test(s));
+    try {
+      arb = /\\[pP]\{/.test(pattern.source) ? filtered : fc.stringMatching(pattern);
+      fc.sample(arb, { numRuns: 1, seed: 0 });
+    } catch {
+      arb = filtered;
+    }
+    matchers.set(key, arb);
   }
+  return arb;
 }
 
 /** RFC 3339 date-times across the whole range the format allows, with and without fractions and offsets. */

@@ -31,8 +31,11 @@ const HASHING = new Set(['POST /api/auth/signup', 'POST /api/auth/login', 'PUT /
 const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: RegExp }> = [
   { operations: ['POST /api/auth/signup', 'PUT /api/auth/owner'], detail: /known data breaches/, statement: /breach/ },
   { operations: ['POST /api/auth/signup', 'PUT /api/auth/owner'], detail: /too easy to guess/, statement: /entropy/ },
-  { operations: ['POST /api/import'], detail: /must be greater than \d+, the version before it/, statement: /increas/ },
-  { operations: ['POST /api/import'], detail: /restored_from must be null or an earlier version/, statement: /earlier/ },
+  // The new password is checked after the old one (401 first), so its length is in words too.
+  { operations: ['PUT /api/auth/owner'], detail: /^Password must be at (least|most) \d+ characters/, statement: /\d+ to \d+ characters/ },
+  { operations: ['POST /api/import'], detail: /must be greater than \d+, the version before it/, statement: /version numbers increase/ },
+  { operations: ['POST /api/import'], detail: /restored_from must be null or an earlier version/, statement: /restored_from names an earlier/ },
+  { operations: ['POST /api/import'], detail: /created_at must not be before/, statement: /times do not go backwards/ },
 ];
 
 const seedOf = (...parts: string[]) => createHash('sha256').update([SEED, ...parts].join(' ')).digest().readUInt32BE(0);
