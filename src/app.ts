@@ -18,6 +18,8 @@ import { createTokenService } from './sessions/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { foldersRoutes } from './folders/folders.routes.js';
+import { tagsRoutes } from './tags/tags.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -45,7 +47,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -144,6 +146,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   });
   await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
+  await app.register(foldersRoutes, {
+    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
+  });
+  await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

@@ -11,6 +11,8 @@ import * as searchEntryView from './migrations/2026-11-23-06-2-search-entry-view
 import * as sessionGeneration from './migrations/2026-11-23-01-1-session-generation.js';
 import * as exportOrder from './migrations/2026-11-24-19-a-export-order.js';
 import * as maintenanceRuns from './migrations/2026-11-24-26-f-maintenance-runs.js';
+import * as organise from './migrations/2026-11-24-31-a-organise.js';
+import * as searchUnarchived from './migrations/2026-11-24-31-b-search-unarchived.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -26,6 +28,8 @@ const migrations: Record<string, Migration> = {
   '2026-11-23-06-2-search-entry-view': searchEntryView,
   '2026-11-24-19-a-export-order': exportOrder,
   '2026-11-24-26-f-maintenance-runs': maintenanceRuns,
+  '2026-11-24-31-a-organise': organise,
+  '2026-11-24-31-b-search-unarchived': searchUnarchived,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

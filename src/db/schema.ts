@@ -49,6 +49,30 @@ export interface NotesTable {
   deleted_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   /** Versions deleted by history retention (or absent from an import), so history has gaps when > 0. */
   pruned: ColumnType<number, number | undefined, number>;
+  /** The folder the note is filed in; null is the top level (also once its folder is deleted). */
+  folder_id: ColumnType<string | null, string | null | undefined, string | null>;
+  pinned: ColumnType<boolean, boolean | undefined, boolean>;
+  archived: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The current version's own tags, sorted, space-separated; null until derived (see tags.ts). */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface FoldersTable {
+  id: string;
+  owner_id: string;
+  parent_id: string | null;
+  name: string;
+  /** NFC, lower-cased: sibling names are unique ignoring case. */
+  name_key: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Every tag a note outside the trash can be found by: its own and their parents (`a` for `a/b`). */
+export interface NoteTagsTable {
+  note_id: string;
+  owner_id: string;
+  tag: string;
 }
 
 export interface NoteVersionsTable {
@@ -85,6 +109,8 @@ export interface Tables {
   notes: NotesTable;
   note_versions: NoteVersionsTable;
   auth_events: AuthEventsTable;
+  folders: FoldersTable;
+  note_tags: NoteTagsTable;
 }
 
 export type Db = Kysely<Tables>;

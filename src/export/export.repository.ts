@@ -8,6 +8,9 @@ export interface NoteHead {
   title: string;
   created_at: string;
   updated_at: string;
+  folder_id: string | null;
+  pinned: boolean;
+  archived: boolean;
 }
 
 /**
@@ -17,7 +20,7 @@ export interface NoteHead {
  */
 export function notesPage(db: Db, ownerId: string, after: { created_at: string; id: string } | undefined, limit: number): Promise<NoteHead[]> {
   let query = db.selectFrom('notes')
-    .select(['id', 'title', 'created_at', 'updated_at'])
+    .select(['id', 'title', 'created_at', 'updated_at', 'folder_id', 'pinned', 'archived'])
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null);
   if (after !== undefined) {

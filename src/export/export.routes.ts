@@ -28,14 +28,18 @@ const ExportedVersion = Type.Object({
 
 const ExportDocument = Type.Object({
   format: Type.Literal('vellum-export'),
-  format_version: Type.Literal(1),
+  format_version: Type.Literal(2),
   exported_at: Timestamp,
   username: Type.String(),
+  folders: Type.Array(Type.String(), { description: 'every folder\'s path ("Work/Plans"), parents before their children' }),
   notes: Type.Array(Type.Object({
     id: Uuid,
     title: Type.String(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    folder: Type.Union([Type.String(), Type.Null()], { description: 'the folder\'s path, or null for the top level' }),
+    pinned: Type.Boolean(),
+    archived: Type.Boolean(),
     versions: Type.Array(ExportedVersion, { description: 'oldest first, every version kept' }),
   })),
 }, { $id: 'ExportDocument', description: 'every live note (not the trash) with its whole history' });
@@ -111,7 +115,8 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   });
 
   app.post('/import', {
-    config: { policy: SIGNED_IN },
+    // 409: another request created a folder this import was creating (nothing imported).
+    config: { policy: SIGNED_IN, docs: { errors: [409] } },
     bodyLimit: importMaxBytes,
     schema: {
       tags,

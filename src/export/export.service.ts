@@ -4,6 +4,7 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
 import * as repo from './export.repository.js';
+import { folderPaths } from '../folders/folders.service.js';
 
 export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION };
 
@@ -66,14 +67,18 @@ async function* noteVersions(db: Db, noteId: string): AsyncGenerator<repo.Versio
 export function exportDocument(db: Db, owner: { id: string; username: string }, now: Date): Readable {
   const { id: ownerId, username } = owner;
   async function* pieces(): AsyncGenerator<string> {
+    // Every folder's path (parents sort before their children), so empty folders come back too.
+    const paths = await folderPaths(db, ownerId);
     yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},`
-      + `"username":${JSON.stringify(username)},"notes":[`;
+      + `"username":${JSON.stringify(username)},"folders":${JSON.stringify([...paths.values()].sort())},"notes":[`;
     let firstNote = true;
     const takeTurn = turnTaker();
     for await (const note of ownerNotes(db, ownerId)) {
       await takeTurn();
       yield `${firstNote ? '\n' : ',\n'}{"id":${JSON.stringify(note.id)},"title":${JSON.stringify(note.title)},`
-        + `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},"versions":[`;
+        + `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},`
+        + `"folder":${JSON.stringify(note.folder_id === null ? null : paths.get(note.folder_id) ?? null)},`
+        + `"pinned":${note.pinned},"archived":${note.archived},"versions":[`;
       firstNote = false;
       let firstVersion = true;
       for await (const v of noteVersions(db, note.id)) {

@@ -102,8 +102,8 @@ async function* fromMemory(batches: Iterable<ImportItem[]>): AsyncGenerator<Impo
 }
 
 /** Checked notes already in memory, as a document to write (small bodies; benchmarks' set-up). */
-export function documentOf(notes: ImportNote[]): ImportDocument {
-  return { ...summarise(notes), batches: fromMemory(importBatches(notes)) };
+export function documentOf(notes: ImportNote[], folders: string[] = []): ImportDocument {
+  return { ...summarise({ notes, folders }), batches: fromMemory(importBatches(notes)) };
 }
 
 /** Bytes handed to the worker at once: see handOver. */
@@ -159,7 +159,10 @@ export function createImportRunner(maxBytes: number): ImportRunner {
       if (length !== undefined && length > maxBytes) throw tooLarge();
       const reader = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
       const first = await head(reader, maxBytes);
-      if (first.ended) return write(documentOf(readImport(Buffer.concat(first.chunks))));
+      if (first.ended) {
+        const checked = readImport(Buffer.concat(first.chunks));
+        return write(documentOf(checked.notes, checked.folders));
+      }
       await acquire();
       let worker: Worker | undefined;
       try {

@@ -19,8 +19,8 @@ const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid
 type Role = 'document' | 'notes' | 'note' | 'versions' | 'version' | 'field' | 'other';
 
 const FIELDS: Partial<Record<Role, ReadonlySet<string>>> = {
-  document: new Set(['format', 'format_version', 'exported_at', 'username']),
-  note: new Set(['id', 'title', 'created_at', 'updated_at']),
+  document: new Set(['format', 'format_version', 'exported_at', 'username', 'folders']),
+  note: new Set(['id', 'title', 'created_at', 'updated_at', 'folder', 'pinned', 'archived']),
   version: new Set(['version', 'title', 'content', 'created_at', 'label', 'restored_from']),
 };
 const ARRAYS: Partial<Record<Role, [string, Role]>> = { document: ['notes', 'notes'], note: ['versions', 'versions'] };

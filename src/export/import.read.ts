@@ -1,7 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { Errors } from '../errors.js';
 import { checkImportShape } from './import-scan.js';
-import { validateImport, type ImportNote, type ImportVersion } from './import.validate.js';
+import { validateImport, type CheckedImport, type ImportNote, type ImportVersion } from './import.validate.js';
+import { encodeTags, extractTags } from '../tags/extract.js';
 
 /** What the note row needs before its versions are written. */
 export interface ImportNoteHead {
@@ -12,6 +13,11 @@ export interface ImportNoteHead {
   updated_at: string;
   /** How many versions follow it. */
   versions: number;
+  folder: string | null;
+  pinned: boolean;
+  archived: boolean;
+  /** The last version's tags (encodeTags). */
+  tags: string;
 }
 
 /** A checked document, in the order it is written: each note's head, then its versions. */
@@ -22,6 +28,8 @@ export interface ImportSummary {
   versions: number;
   /** Some version has a label or restored_from. */
   labelled: boolean;
+  /** Every folder path to recreate. */
+  folders: string[];
 }
 
 /**
@@ -36,7 +44,7 @@ export const BATCH_MAX_TEXT = 256 * 1024;
  * import-scan.ts (checked before anything is built), JSON, then every rule of validateImport. Throws
  * the 400 that names the first problem.
  */
-export function readImport(bytes: Buffer): ImportNote[] {
+export function readImport(bytes: Buffer): CheckedImport {
   if (!isUtf8(bytes)) throw Errors.validation('Invalid request body: it is not valid UTF-8');
   checkImportShape(bytes);
   let text = bytes.toString('utf8');
@@ -51,14 +59,14 @@ export function readImport(bytes: Buffer): ImportNote[] {
   return validateImport(document);
 }
 
-export function summarise(notes: ImportNote[]): ImportSummary {
+export function summarise({ notes, folders }: CheckedImport): ImportSummary {
   let versions = 0;
   let labelled = false;
   for (const note of notes) {
     versions += note.versions.length;
     labelled ||= note.versions.some((v) => v.label !== null || v.restored_from !== null);
   }
-  return { notes: notes.length, versions, labelled };
+  return { notes: notes.length, versions, labelled, folders };
 }
 
 /** The notes as items, in batches of at most BATCH_MAX_VERSIONS versions and about BATCH_MAX_TEXT characters. */
@@ -68,7 +76,10 @@ export function* importBatches(notes: ImportNote[]): Generator<ImportItem[]> {
   let text = 0;
   for (const note of notes) {
     const last = note.versions.at(-1)!;
-    batch.push({ head: { created_at: note.created_at, title: last.title, version: last.version, updated_at: last.created_at, versions: note.versions.length } });
+    batch.push({ head: {
+      created_at: note.created_at, title: last.title, version: last.version, updated_at: last.created_at, versions: note.versions.length,
+      folder: note.folder ?? null, pinned: note.pinned ?? false, archived: note.archived ?? false, tags: encodeTags(extractTags(last.content)),
+    } });
     for (const version of note.versions) {
       batch.push({ version });
       versions += 1;

@@ -2,8 +2,9 @@ import { Type, type Static } from 'typebox';
 import { explain } from '../shared/validation/schema-rules.js';
 import { Content, LabelInput, Title } from '../notes/notes.schemas.js';
 import { IMPORT_VERSION_MAX } from '../notes/version-rules.js';
-import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
+import { EXPORT_FORMAT, IMPORT_FORMAT_VERSIONS } from './export-format.js';
 import { IMPORT_MAX_NOTES } from './import-scan.js';
+import { FOLDER_PATH_PATTERN, FOLDER_PATH_RULE } from '../folders/folder-name.js';
 
 /**
  * POST /import's body: the one statement of what an import document may hold. The route documents
@@ -56,18 +57,35 @@ const ImportVersion = Type.Object({
 export const IMPORT_RULES = 'Within a note, version numbers increase and times do not go backwards (the first version not before the '
   + 'note\'s created_at), restored_from names an earlier number, and each content is at most 1 MiB of UTF-8. The document holds '
   + 'at most 1,000,000 versions in all, is nested at most 10 levels deep and holds at most 10,000 values in members the format '
-  + 'does not define (those are ignored). Note ids, exported_at and username are not kept.';
+  + 'does not define (those are ignored). Note ids, exported_at and username are not kept. Folders are matched by path '
+  + 'ignoring case, reusing the importer\'s own and creating the rest.';
+
+/** A folder as export writes it: its names from the top, joined by `/` (names cannot hold one). */
+const FolderPath = explain(Type.String({
+  maxLength: 10_000, pattern: FOLDER_PATH_PATTERN,
+  description: 'folder names from the top level, joined by /, like "Work/Plans"; each name follows the rule of POST /api/folders',
+}), FOLDER_PATH_RULE);
+export const IMPORT_MAX_FOLDERS = 10_000;
 
 export const ImportDocument = explain(Type.Object({
   format: Type.Literal(EXPORT_FORMAT),
-  format_version: Type.Literal(EXPORT_FORMAT_VERSION),
+  format_version: explain(Type.Union(IMPORT_FORMAT_VERSIONS.map((v) => Type.Literal(v))), 'must be 1 or 2'),
   exported_at: Type.Optional(Type.String({ description: 'ignored' })),
   username: Type.Optional(Type.String({ description: 'ignored' })),
+  folders: Type.Optional(Type.Array(FolderPath, {
+    maxItems: IMPORT_MAX_FOLDERS, description: 'version 2: every folder, also empty ones (notes\' folders are created too)',
+  })),
   notes: Type.Array(Type.Object({
     id: Type.Optional(Type.Unknown({ description: 'ignored: every note is created anew' })),
     title: Title,
     created_at: ImportTime,
     updated_at: ImportTime,
+    folder: Type.Optional(explain(Type.Unsafe<string | null>({
+      type: ['string', 'null'], maxLength: 10_000, pattern: FOLDER_PATH_PATTERN,
+      description: 'version 2: the note\'s folder path, like "Work/Plans"; null or absent: the top level',
+    }), `must be null or ${FOLDER_PATH_RULE.replace(/^must be /, '')}`)),
+    pinned: Type.Optional(Type.Boolean({ description: 'version 2' })),
+    archived: Type.Optional(Type.Boolean({ description: 'version 2' })),
     versions: Type.Array(ImportVersion, { minItems: 1, description: 'oldest first' }),
   }), { maxItems: IMPORT_MAX_NOTES }),
 }, { description: 'a vellum-export document (GET /api/export); members it does not define are ignored' }), {

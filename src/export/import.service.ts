@@ -1,10 +1,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/schema.js';
-import { isForeignKeyViolation } from '../db/values.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
 import * as notes from '../notes/notes.repository.js';
 import { indexVersion } from '../search/search.index.js';
 import { newId } from '../shared/ids.js';
+import { resolveFolderPath } from '../folders/folders.service.js';
+import { decodeTags } from '../tags/extract.js';
+import { insertNoteTags } from '../tags/tags.repository.js';
 import { hasVersionMetadata } from './export.repository.js';
 import type { ImportDocument } from './import-runner.js';
 
@@ -23,6 +26,15 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
     await db.transaction().execute(async (trx) => {
       // The note being written: its id, its last version's id (the note row points at it), versions left.
       let note = { id: '', lastVersionId: '', left: 0 };
+      // Folders by path, created once (or found among the importer's own, ignoring case).
+      const folderIds = new Map<string, string>();
+      const byKey = new Map<string, string>();
+      const folderOf = async (path: string) => {
+        let id = folderIds.get(path);
+        if (id === undefined) folderIds.set(path, (id = await resolveFolderPath(trx, ownerId, path, byKey)));
+        return id;
+      };
+      for (const path of document.folders) await folderOf(path);
       for await (const batch of document.batches) {
         for (const item of batch) {
           if ('head' in item) {
@@ -31,7 +43,9 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
             await notes.insertImportedNote(trx, {
               id: note.id, ownerId, title: head.title, version: head.version, versionId: note.lastVersionId,
               createdAt: head.created_at, updatedAt: head.updated_at, versions: head.versions,
+              folderId: head.folder === null ? null : await folderOf(head.folder), pinned: head.pinned, archived: head.archived, tags: head.tags,
             });
+            await insertNoteTags(trx, { noteId: note.id, ownerId, tags: decodeTags(head.tags) });
             continue;
           }
           const v = item.version;
@@ -48,6 +62,8 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted meanwhile
+    // Another request created a folder this import was creating: nothing was written; again finds it.
+    if (isUniqueViolation(error)) throw Errors.importRace();
     throw error;
   }
   return { notes: document.notes, versions: document.versions };

@@ -19,7 +19,18 @@ export interface ImportVersion {
 export interface ImportNote {
   created_at: string;
   versions: ImportVersion[];
+  /** The folder's path (`Work/Plans`); null: the top level. */
+  folder?: string | null;
+  pinned?: boolean;
+  archived?: boolean;
 }
+
+/** A checked document: its notes, and every folder path it names (the document's own list first). */
+export interface CheckedImport {
+  notes: ImportNote[];
+  folders: string[];
+}
+
 
 const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid import document: ${detail}`);
 
@@ -32,14 +43,18 @@ let validate: ValidateFunction | undefined;
  * The first problem found is reported with its path (notes[2].versions[0].created_at ...).
  * Note ids are not kept (every note is created anew), nor are exported_at and username.
  */
-export function validateImport(document: unknown): ImportNote[] {
+export function validateImport(document: unknown): CheckedImport {
   validate ??= createAjv().compile(ImportDocument);
   if (!validate(document)) {
     const failure = firstFailure(validate.errors!);
     throw invalid(failure.path === '' ? (failure.explained ? failure.rule : `the document ${failure.rule}`) : `${failure.path} ${failure.rule}`);
   }
   const valid = document as ImportDocument;
-  return valid.notes.map((note, n) => {
+  // Paths as the schema checked them (FOLDER_PATH_PATTERN); the document's own list first.
+  const folders = new Set<string>(valid.folders ?? []);
+  const notes = valid.notes.map((note, n) => {
+    const folder = note.folder ?? null;
+    if (folder !== null) folders.add(folder);
     const createdAt = new Date(note.created_at).toISOString();
     let previous: ImportVersion | undefined;
     const versions = note.versions.map((version, k): ImportVersion => {
@@ -65,6 +80,7 @@ export function validateImport(document: unknown): ImportNote[] {
       previous = { version: version.version, title: version.title, content: version.content, created_at: created, label, restored_from: restoredFrom };
       return previous;
     });
-    return { created_at: createdAt, versions };
+    return { created_at: createdAt, versions, folder, pinned: note.pinned ?? false, archived: note.archived ?? false };
   });
+  return { notes, folders: [...folders] };
 }

@@ -35,10 +35,10 @@ function append(chunk: Uint8Array): void {
 
 function read(): void {
   try {
-    const notes = readImport(bytes.subarray(0, used));
+    const checked = readImport(bytes.subarray(0, used));
     bytes = Buffer.alloc(0); // the bytes are not needed once parsed
-    batches = importBatches(notes);
-    port.postMessage({ type: 'ready', summary: summarise(notes) } satisfies ImportWorkerMessage);
+    batches = importBatches(checked.notes);
+    port.postMessage({ type: 'ready', summary: summarise(checked) } satisfies ImportWorkerMessage);
   } catch (error) {
     if (!(error instanceof AppError)) throw error; // the worker's 'error' event: a 500, logged
     port.postMessage({ type: 'invalid', status: error.status, code: error.code, detail: error.detail } satisfies ImportWorkerMessage);

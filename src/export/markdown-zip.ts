@@ -1,3 +1,4 @@
+import { folderPaths } from '../folders/folders.service.js';
 import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { Db } from '../db/schema.js';
@@ -28,13 +29,25 @@ export function markdownZip(db: Db, ownerId: string): Readable {
 }
 
 async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void): Promise<void> {
-  const names = new FileNames();
+  // Folders become directories as they are: their names are valid directory names on every system
+  // and unique among siblings ignoring case (src/folders/folder-name.ts). Each directory names its
+  // files on its own, never as one of its subfolders.
+  const paths = await folderPaths(db, ownerId);
+  const directories = new Map<string, FileNames>([['', new FileNames()]]);
+  for (const path of [...paths.values()].sort()) {
+    directories.set(path, new FileNames());
+    const slash = path.lastIndexOf('/');
+    directories.get(slash === -1 ? '' : path.slice(0, slash))?.reserve(path.slice(slash + 1));
+    zip.addEmptyDirectory(`${path}/`);
+  }
   // The archive moves from entry to entry on stream events, which need not leave room for other
   // requests between them: each entry's read waits its turn like the JSON export's notes.
   const takeTurn = turnTaker();
   for await (const note of ownerNotes(db, ownerId)) {
     if (output.destroyed) return; // the client went away or the archive failed: read no further
-    zip.addReadStreamLazy(names.take(note.title), { mtime: zipTime(note.updated_at) }, (done) => {
+    const directory = note.folder_id === null ? '' : paths.get(note.folder_id) ?? '';
+    const name = directories.get(directory)!.take(note.title);
+    zip.addReadStreamLazy(directory === '' ? name : `${directory}/${name}`, { mtime: zipTime(note.updated_at) }, (done) => {
       takeTurn().then(() => noteFile(db, ownerId, note)).then(
         (bytes) => done(null, Readable.from([bytes])),
         (error: unknown) => done(toError(error), undefined as never),
@@ -91,6 +104,11 @@ export const MAX_NAME_BYTES = 200;
  */
 export class FileNames {
   private readonly used = new Set<string>();
+
+  /** A name already taken in this directory (a subfolder's). */
+  reserve(name: string): void {
+    this.used.add(name.normalize('NFC').toLowerCase());
+  }
 
   take(title: string): string {
     let base = title.normalize('NFC').replace(FORMAT, '').replace(UNSAFE, '_').replace(/\s+/gu, ' ');

@@ -7,6 +7,14 @@ import { explain } from '../shared/validation/schema-rules.js';
 
 export const Uuid = explain(Type.String({ pattern: UUID_PATTERN, description: 'UUID' }), 'must be a UUID');
 
+/**
+ * A UUID or null, as one `type: [string, null]` schema rather than a union: responses are
+ * serialised by schema, and a union makes the serialiser validate every value to pick a branch
+ * (measured: 6 µs a row, two thirds of a 3,000-row list). Requests validate it the same either way.
+ */
+export const NullableUuid = (description: string) =>
+  explain(Type.Unsafe<string | null>({ type: ['string', 'null'], pattern: UUID_PATTERN, description }), 'must be a UUID or null');
+
 export const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 UTC with milliseconds' });
 
 export const ProblemSchema = Type.Object(

@@ -4,6 +4,7 @@ import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
 import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
+import { deriveMissingTags } from '../tags/backfill.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -30,6 +31,11 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
       name: 'search-index',
       run: (db) => indexMissingVersions(db),
       describe: ({ versions = 0 }) => (versions === 0 ? 'search index complete' : `indexed ${versions} ${plural(versions, 'version')} the search index lacked`),
+    },
+    {
+      name: 'tags-backfill',
+      run: (db) => deriveMissingTags(db),
+      describe: ({ notes = 0 }) => (notes === 0 ? 'every note\'s tags derived' : `derived the tags of ${notes} ${plural(notes, 'note')} written before tags existed`),
     },
     {
       name: 'audit-retention',

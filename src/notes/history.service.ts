@@ -4,6 +4,7 @@ import type { DiffRunner } from './diff-runner.js';
 import { normalizeId } from '../shared/ids.js';
 import * as repo from './notes.repository.js';
 import { getNote, writeVersion, type Note } from './notes.service.js';
+import { extractTags } from '../tags/extract.js';
 
 /** A 404 that says which is missing: the note (or it is someone else's), or just the version. */
 async function versionNotFound(db: Db, ownerId: string, noteId: string): Promise<never> {
@@ -42,6 +43,10 @@ export async function restoreVersion(
     version_id: written.versionId,
     created_at: note?.created_at ?? written.updatedAt,
     updated_at: written.updatedAt,
+    folder_id: note?.folder_id ?? null,
+    pinned: note?.pinned ?? false,
+    archived: note?.archived ?? false,
+    tags: extractTags(source.content),
   };
 }
 

@@ -13,18 +13,27 @@ export interface NoteRecord {
   version_id: string;
   created_at: string;
   updated_at: string;
+  folder_id: string | null;
+  pinned: boolean;
+  archived: boolean;
+  /** As stored: see decodeTags. */
+  tags: string | null;
 }
 
-const insertNoteQuery = compiled((db, p: { id: string; owner_id: string; title: Buffer; version_id: string; now: string }) =>
+/** What a list row and a full note say about where the note is filed. */
+const FILING = ['folder_id', 'pinned', 'archived', 'tags'] as const;
+
+const insertNoteQuery = compiled((db, p: { id: string; owner_id: string; title: Buffer; version_id: string; now: string; folder_id: string | null; tags: string }) =>
   db.insertInto('notes').values({
     id: p.id, owner_id: p.owner_id, title: p.title, version: 1, version_id: p.version_id, created_at: p.now, updated_at: p.now,
+    folder_id: p.folder_id, tags: p.tags,
   }));
 
 export async function insertNote(
   db: Db,
-  note: { id: string; owner_id: string; title: string; version_id: string; now: string },
+  note: { id: string; owner_id: string; title: string; version_id: string; now: string; folder_id?: string | null; tags?: string },
 ): Promise<void> {
-  await insertNoteQuery.run(db, { ...note, title: encodeText(note.title) });
+  await insertNoteQuery.run(db, { ...note, title: encodeText(note.title), folder_id: note.folder_id ?? null, tags: note.tags ?? '' });
 }
 
 const insertVersionQuery = compiled((db, p: {
@@ -48,7 +57,8 @@ const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
   db
     .selectFrom('notes as n')
     .innerJoin('note_versions as v', 'v.id', 'n.version_id')
-    .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at'])
+    .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at',
+      'n.folder_id', 'n.pinned', 'n.archived', 'n.tags'])
     .where('n.id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
     .where('n.deleted_at', 'is', null));
@@ -70,30 +80,90 @@ export async function findNoteVersionNumber(db: Db, ownerId: string, noteId: str
   return (await findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId }))?.version;
 }
 
-const listNotesQuery = compiled((db, p: { ownerId: string }) =>
-  db
-    .selectFrom('notes')
-    .select(['id', 'owner_id', 'title', 'updated_at'])
-    .where('owner_id', '=', p.ownerId)
-    .where('deleted_at', 'is', null)
-    .orderBy('updated_at', 'desc')
-    .orderBy('id', 'desc'));
+/** GET /notes filters; each is optional. `folder` null is the top level. */
+export interface NoteFilter {
+  folder?: string | null;
+  tag?: string;
+  pinned?: boolean;
+  archived: boolean;
+}
 
-const listNotesPageQuery = compiled((db, p: { ownerId: string; limit: number; offset: number }) =>
-  db
+/**
+ * The caller's notes, pinned first, then most recently updated: a range scan of notes_owner_list
+ * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
+ */
+export function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+  let query = db
     .selectFrom('notes')
-    .select(['id', 'owner_id', 'title', 'updated_at'])
-    .where('owner_id', '=', p.ownerId)
+    .select(['id', 'owner_id', 'title', 'updated_at', ...FILING])
+    .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null)
-    .orderBy('updated_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(p.limit)
-    .offset(p.offset));
+    .where('archived', '=', filter.archived);
+  if (filter.folder !== undefined) query = filter.folder === null ? query.where('folder_id', 'is', null) : query.where('folder_id', '=', filter.folder);
+  if (filter.pinned !== undefined) query = query.where('pinned', '=', filter.pinned);
+  if (filter.tag !== undefined) {
+    const tag = filter.tag;
+    // A probe of note_tags' primary key (note_id, tag) per note. Written without the owner on purpose:
+    // with it, PostgreSQL without statistics yet (a freshly filled table) chose to rescan the
+    // (owner, tag) range for every note — 2,000 notes took 550 ms instead of 7 ms.
+    query = query.where(({ exists, selectFrom }) => exists(
+      selectFrom('note_tags as t').select('t.note_id').whereRef('t.note_id', '=', 'notes.id').where('t.tag', '=', tag),
+    ));
+  }
+  query = query.orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
+  if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
+  return query.execute();
+}
 
-export function listNotes(db: Db, ownerId: string, page: { limit: number; offset: number } | undefined) {
-  return page === undefined
-    ? listNotesQuery.execute(db, { ownerId })
-    : listNotesPageQuery.execute(db, { ownerId, limit: page.limit, offset: page.offset });
+/** Files a note (folder, pin, archive): no new version, no new update time. */
+export async function fileNote(
+  db: Db, ownerId: string, noteId: string, change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
+): Promise<boolean> {
+  const result = await db.updateTable('notes').set(change)
+    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** A note's own tags, after a save changed them. */
+export async function setNoteTags(db: Db, noteId: string, tags: string): Promise<void> {
+  await db.updateTable('notes').set({ tags }).where('id', '=', noteId).execute();
+}
+
+/** The back-fill's write: only while no save has derived them meanwhile. */
+export async function setMissingNoteTags(db: Db, noteId: string, versionId: string, tags: string): Promise<boolean> {
+  const result = await db.updateTable('notes').set({ tags })
+    .where('id', '=', noteId).where('version_id', '=', versionId).where('tags', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Notes whose tags were never derived (written before tags existed), for the back-fill. */
+export function notesWithoutTags(db: Db, limit: number) {
+  return db
+    .selectFrom('notes as n')
+    .innerJoin('note_versions as v', 'v.id', 'n.version_id')
+    .select(['n.id', 'n.owner_id', 'n.deleted_at', 'n.version_id', 'v.content'])
+    .where('n.tags', 'is', null)
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Deleting a folder: its notes (those `folderIds` hold) go to the trash, or, with TRASH_DAYS=0,
+ * are deleted at once. Returns the ids of the notes it took.
+ */
+export async function trashNotesInFolders(db: Db, ownerId: string, folderIds: readonly string[], now: string | null): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < folderIds.length; i += 500) {
+    const chunk = folderIds.slice(i, i + 500);
+    const rows = now === null
+      ? await db.deleteFrom('notes').where('owner_id', '=', ownerId).where('deleted_at', 'is', null).where('folder_id', 'in', chunk)
+        .returning('id').execute()
+      : await db.updateTable('notes').set({ deleted_at: now }).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
+        .where('folder_id', 'in', chunk).returning('id').execute();
+    ids.push(...rows.map((row) => row.id));
+  }
+  return ids;
 }
 
 const deleteNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
@@ -140,12 +210,13 @@ function advanceVersionBuilder(db: Db, p: VersionChange) {
     .where('version', '<', VERSION_MAX);
 }
 
+// `tags` is not set here, so it returns the tags before this save: the caller rewrites them only if they changed.
 const advanceVersionQuery = compiled((db, p: VersionChange) =>
-  advanceVersionBuilder(db, p).returning(['version', 'updated_at']));
+  advanceVersionBuilder(db, p).returning(['version', 'updated_at', 'tags']));
 
 /** With If-Match: one expected version is the usual case; lists of several are built each time. */
 const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: number }) =>
-  advanceVersionBuilder(db, p).where('version', '=', p.expected).returning(['version', 'updated_at']));
+  advanceVersionBuilder(db, p).where('version', '=', p.expected).returning(['version', 'updated_at', 'tags']));
 
 /**
  * Moves the note to its next version number and returns it with the new update time. The UPDATE
@@ -157,13 +228,13 @@ const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: numbe
 export async function advanceVersion(
   db: Db,
   change: { ownerId: string; noteId: string; versionId: string; title: string; now: string; expected: number[] | undefined },
-): Promise<{ version: number; updated_at: string } | undefined> {
+): Promise<{ version: number; updated_at: string; tags: string | null } | undefined> {
   const { expected } = change;
   if (expected?.length === 0) return undefined;
   const p: VersionChange = { ownerId: change.ownerId, noteId: change.noteId, versionId: change.versionId, title: encodeText(change.title), now: change.now };
   if (expected === undefined) return advanceVersionQuery.takeFirst(db, p);
   if (expected.length === 1) return advanceVersionIfQuery.takeFirst(db, { ...p, expected: expected[0]! });
-  return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at']).executeTakeFirst();
+  return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at', 'tags']).executeTakeFirst();
 }
 
 const VERSION_ROW = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'] as const;
@@ -273,10 +344,12 @@ export async function setLabel(db: Db, ownerId: string, noteId: string, versionI
 /** Import: a note row as the document gives it (its last version is written next, with this id). */
 export async function insertImportedNote(trx: Trx, note: {
   id: string; ownerId: string; title: string; version: number; versionId: string; createdAt: string; updatedAt: string; versions: number;
+  folderId: string | null; pinned: boolean; archived: boolean; tags: string;
 }): Promise<void> {
   await trx.insertInto('notes').values({
     id: note.id, owner_id: note.ownerId, title: Buffer.from(note.title, 'utf8'), version: note.version, version_id: note.versionId,
     created_at: note.createdAt, updated_at: note.updatedAt,
+    folder_id: note.folderId, pinned: note.pinned, archived: note.archived, tags: note.tags,
     // Numbers may skip (a pruned history); history pages need to know (see listVersions).
     pruned: note.version - note.versions,
   }).execute();

@@ -3,7 +3,7 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { PaginationQuery, pageOf } from '../http/schemas.js';
+import { PaginationQuery, isTrue, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import { ifMatchVersions } from './if-match.js';
 import * as schemas from './notes.schemas.js';
@@ -39,13 +39,14 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
 
   app.post('/', {
     bodyLimit: NOTE_BODY_LIMIT,
-    // 404: the caller's account was deleted while its access token is still valid.
+    // 404: the caller's account was deleted while its access token is still valid, or folder_id is not the caller's folder.
     config: { policy: SIGNED_IN, invalidBody, docs: { errors: [404], headers: { 201: ['Location', 'ETag'] }, links: { 201: createdNoteLinks } } },
     schema: {
       tags,
       operationId: 'createNote',
       summary: 'Create a note',
-      description: 'Creates a note with version 1. The body is optional: absent fields get the title "Untitled" and empty content.',
+      description: 'Creates a note with version 1. The body is optional: absent fields get the title "Untitled", empty content and the top level. '
+        + 'A `folder_id` that is not one of the caller\'s folders is 404 `Folder not found`.',
       body: schemas.CreateNoteBody,
       response: { 201: schemas.NoteSchema },
     },
@@ -54,25 +55,57 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       if (request.body === undefined) request.body = {};
     },
   }, async (request, reply) => {
-    const note = await notes.createNote(db, requireUserId(request.claims!), request.body ?? {});
+    const { folder_id, ...text } = request.body ?? {};
+    const note = await notes.createNote(db, requireUserId(request.claims!), {
+      ...text, ...(folder_id != null && { folder_id: normalizeId(folder_id) }),
+    });
     return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
   });
 
   app.get('/', {
-    config: { policy: SIGNED_IN },
+    config: { policy: SIGNED_IN, docs: { errors: [404] } },
     schema: {
       tags,
       operationId: 'listNotes',
       summary: 'List the caller\'s notes',
-      description: 'Most recently updated first; every note unless limit is given.',
+      description: 'Pinned notes first, then most recently updated first; every note unless limit is given. Archived notes are left out '
+        + 'unless archived=true, which lists only them. `folder` (an id, or `root`) and `tag` narrow the list; a folder that is not the '
+        + 'caller\'s is 404 `Folder not found`.',
       querystring: schemas.NotesQuery,
       response: { 200: { type: 'array', items: schemas.NoteRowSchema } },
     },
   }, async (request) => {
-    const { limit, offset = 0 } = request.query;
+    const { limit, offset = 0, folder, tag, pinned, archived } = request.query;
     // Without a limit every note is returned; an offset alone still pages from there.
     const page = limit === undefined && offset === 0 ? undefined : { limit: limit ?? Number.MAX_SAFE_INTEGER, offset };
-    return notes.listNotes(db, requireUserId(request.claims!), page);
+    return notes.listNotes(db, requireUserId(request.claims!), {
+      folder: folder === undefined || folder === 'root' ? folder : normalizeId(folder),
+      tag,
+      pinned: pinned === undefined ? undefined : isTrue(pinned),
+      archived: isTrue(archived),
+    }, page);
+  });
+
+  app.patch('/:noteID', {
+    config: { policy: SIGNED_IN, invalidBody, docs: { headers: { 200: ['ETag'] } } },
+    schema: {
+      tags,
+      operationId: 'fileNote',
+      summary: 'File a note: folder, pin, archive',
+      description: 'Moves the note to a folder (null: the top level), pins or archives it. Not a new version: `version` and `updated_at` '
+        + 'stay as they are. A `folder_id` that is not one of the caller\'s folders is 404 `Folder not found`.',
+      params: schemas.NoteParams,
+      body: schemas.FileNoteBody,
+      response: { 200: schemas.NoteSchema },
+    },
+  }, async (request, reply) => {
+    const { folder_id, pinned, archived } = request.body;
+    const note = await notes.fileNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), {
+      ...(folder_id !== undefined && { folder_id: folder_id === null ? null : normalizeId(folder_id) }),
+      ...(pinned !== undefined && { pinned }),
+      ...(archived !== undefined && { archived }),
+    });
+    return reply.header('etag', `"${note.version}"`).send(note);
   });
 
   app.get('/:noteID', {

@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import { explain } from '../shared/validation/schema-rules.js';
-import { Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
+import { UUID_PATTERN } from '../shared/ids.js';
+import { TAG_CHARACTER, TAG_MAX_LENGTH } from '../tags/extract.js';
+import { BooleanString, Limit, NullableUuid, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 
 export { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './version-rules.js';
@@ -20,11 +22,20 @@ export const Content = explain(Type.String({
 export const VersionNumber = (description: string) =>
   explain(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description }), 'must be a version number (an integer 1 or more)');
 
+const FolderId = NullableUuid('the folder the note is filed in; null is the top level');
+
 export const CreateNoteBody = Type.Optional(
-  Type.Object({ title: Type.Optional(Title), content: Type.Optional(Content) }, {
-    description: 'absent fields get the title "Untitled" and empty content',
+  Type.Object({ title: Type.Optional(Title), content: Type.Optional(Content), folder_id: Type.Optional(FolderId) }, {
+    description: 'absent fields get the title "Untitled", empty content and the top level',
   }),
 );
+
+export const FileNoteBody = explain(Type.Object({
+  folder_id: Type.Optional(FolderId),
+  pinned: Type.Optional(Type.Boolean({ description: 'pinned notes lead the list' })),
+  archived: Type.Optional(Type.Boolean({ description: 'archived notes leave the default list and search' })),
+}, { additionalProperties: false, minProperties: 1, description: 'at least one of folder_id, pinned and archived' }),
+{ minProperties: 'must give folder_id, pinned or archived' });
 
 export const NewVersionBody = Type.Object({ title: Title, content: Content });
 
@@ -40,6 +51,10 @@ export const NoteSchema = Type.Object({
   version_id: Uuid,
   created_at: Timestamp,
   updated_at: Timestamp,
+  folder_id: NullableUuid('the folder; null: the top level'),
+  pinned: Type.Boolean(),
+  archived: Type.Boolean(),
+  tags: Type.Array(Type.String(), { description: 'the current version\'s tags, lower case, sorted' }),
 }, { $id: 'Note' });
 
 export const NoteRowSchema = Type.Object({
@@ -47,6 +62,10 @@ export const NoteRowSchema = Type.Object({
   owner_id: Uuid,
   title: Type.String(),
   updated_at: Timestamp,
+  folder_id: NullableUuid('the folder; null: the top level'),
+  pinned: Type.Boolean(),
+  archived: Type.Boolean(),
+  tags: Type.Array(Type.String(), { description: 'the current version\'s tags, lower case, sorted' }),
 }, { $id: 'NoteRow' });
 
 const Label = Type.Union([Type.String(), Type.Null()], { description: 'the version\'s name, or null' });
@@ -118,9 +137,25 @@ export const DiffSchema = Type.Object({
   unified: Type.String({ description: 'the same diff as `diff -u` writes it, headers --- v{from} / +++ v{to}; empty when nothing changed' }),
 }, { $id: 'Diff' });
 
+/** `folder` and `tag` as GET /notes and search take them. */
+export const FolderFilter = explain(Type.String({
+  pattern: `(${UUID_PATTERN})|^root$`, description: 'only notes directly in this folder (its id), or `root` for the top level; a folder that is not the caller\'s is 404',
+}), 'must be a folder id or root');
+export const TagFilter = explain(Type.String({
+  pattern: `^#?${TAG_CHARACTER}{1,${TAG_MAX_LENGTH}}$`,
+  description: 'only notes with this tag or a tag below it (`a` finds `#a/b`): 1 to 64 letters, digits, _, - or /, '
+    + 'optionally after a #; case is ignored',
+}), 'must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #');
+
 export const NotesQuery = Query({
   limit: Type.Optional(Limit(undefined, 'page size (default: every note)')),
   offset: Type.Optional(Offset('notes to skip')),
+  folder: Type.Optional(FolderFilter),
+  tag: Type.Optional(TagFilter),
+  pinned: Type.Optional(explain(Type.Enum(['1', 't', 'T', 'TRUE', 'true', 'True', '0', 'f', 'F', 'FALSE', 'false', 'False'], {
+    description: 'true: only pinned notes; false: only the others (a boolean string; default both)',
+  }), 'must be true or false')),
+  archived: Type.Optional(BooleanString('true: only archived notes; false: only the others')),
 });
 
 const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET /api/notes/{noteID}, like "3"), or * for any; '

@@ -4,6 +4,9 @@ import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { newId } from '../shared/ids.js';
 import { indexVersion } from '../search/search.index.js';
+import { decodeTags, encodeTags, extractTags, normalizeTag } from '../tags/extract.js';
+import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
+import { requireFolder } from '../folders/folders.service.js';
 import * as repo from './notes.repository.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 import { VERSION_MAX } from './version-rules.js';
@@ -17,7 +20,14 @@ export interface Note {
   version_id: string;
   created_at: string;
   updated_at: string;
+  folder_id: string | null;
+  pinned: boolean;
+  archived: boolean;
+  tags: string[];
 }
+
+/** A list row: the note without its content and version. */
+export type NoteRow = Pick<Note, 'id' | 'owner_id' | 'title' | 'updated_at' | 'folder_id' | 'pinned' | 'archived' | 'tags'>;
 
 export const PLACEHOLDER_TITLE = 'Untitled';
 
@@ -31,43 +41,92 @@ export function checkText(content: string): void {
   }
 }
 
-export async function createNote(db: Db, ownerId: string, input: { title?: string; content?: string }): Promise<Note> {
+export async function createNote(
+  db: Db, ownerId: string, input: { title?: string; content?: string; folder_id?: string | null },
+): Promise<Note> {
   const title = input.title ?? PLACEHOLDER_TITLE;
   const content = input.content ?? '';
   checkText(content);
+  const folderId = input.folder_id ?? null;
+  const tags = extractTags(content);
   const id = newId();
   const versionId = newId();
   const now = nowIso();
   try {
     await db.transaction().execute(async (trx) => {
-      await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now });
+      if (folderId !== null) await requireFolder(trx, ownerId, folderId);
+      await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now, folder_id: folderId, tags: encodeTags(tags) });
+      await insertNoteTags(trx, { noteId: id, ownerId, tags });
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
       await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
     });
   } catch (error) {
-    if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted
+    // The account was deleted, or (with a folder) the folder was deleted after it was found.
+    if (isForeignKeyViolation(error)) throw folderId === null ? Errors.userNotFound() : Errors.folderNotFound();
     throw error;
   }
-  return { id, owner_id: ownerId, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now };
+  return {
+    id, owner_id: ownerId, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now,
+    folder_id: folderId, pinned: false, archived: false, tags,
+  };
 }
 
 export async function getNote(db: Db, ownerId: string, noteId: string): Promise<Note> {
   const record = await repo.findNote(db, ownerId, noteId);
   if (record === undefined) throw Errors.noteNotFound();
-  return record;
+  return { ...record, tags: decodeTags(record.tags) };
 }
 
-export async function listNotes(db: Db, ownerId: string, page: Page | undefined) {
-  return repo.listNotes(db, ownerId, page);
+/** GET /notes's filters as the route gives them: `folder` is an id or `root`, `tag` may start with `#`. */
+export interface ListFilter {
+  folder?: string | undefined;
+  tag?: string | undefined;
+  pinned?: boolean | undefined;
+  archived?: boolean | undefined;
+}
+
+export async function listNotes(db: Db, ownerId: string, filter: ListFilter, page: Page | undefined): Promise<NoteRow[]> {
+  const folder = filter.folder === undefined ? undefined : filter.folder === 'root' ? null : filter.folder;
+  if (folder != null) await requireFolder(db, ownerId, folder);
+  const rows = await repo.listNotes(db, ownerId, {
+    archived: filter.archived ?? false,
+    ...(folder !== undefined && { folder }),
+    ...(filter.tag !== undefined && { tag: normalizeTag(filter.tag) }),
+    ...(filter.pinned !== undefined && { pinned: filter.pinned }),
+  }, page);
+  return rows.map((row) => ({ ...row, tags: decodeTags(row.tags) }));
+}
+
+/**
+ * PATCH /notes/{id}: files the note — folder, pin, archive — without a new version or update time.
+ * A folder that is not the caller's is 404 like a missing one.
+ */
+export async function fileNote(
+  db: Db, ownerId: string, noteId: string, change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
+): Promise<Note> {
+  try {
+    await db.transaction().execute(async (trx) => {
+      if (change.folder_id != null) await requireFolder(trx, ownerId, change.folder_id);
+      if (!(await repo.fileNote(trx, ownerId, noteId, change))) throw Errors.noteNotFound();
+    });
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw Errors.folderNotFound(); // deleted after it was found
+    throw error;
+  }
+  return getNote(db, ownerId, noteId);
 }
 
 /** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
 export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
   const done = trashDays === 0
     ? await repo.deleteNote(db, ownerId, noteId)
-    : await repo.trashNote(db, ownerId, noteId, nowIso());
+    : await db.transaction().execute(async (trx) => {
+      const trashed = await repo.trashNote(trx, ownerId, noteId, nowIso());
+      if (trashed) await removeNoteTags(trx, [noteId]);
+      return trashed;
+    });
   if (!done) throw Errors.noteNotFound();
 }
 
@@ -91,6 +150,9 @@ export async function writeVersion(
   const versionId = newId();
   const now = nowIso();
   const title = input.title;
+  // Derived before the transaction: a large note's scan does not hold the write lock.
+  const tags = extractTags(input.content);
+  const encoded = encodeTags(tags);
   const next = await db.transaction().execute(async (trx) => {
     const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
     if (advanced === undefined) return undefined;
@@ -99,6 +161,11 @@ export async function writeVersion(
       restored_from: restoredFrom,
     });
     await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
+    // Most saves leave the tags as they were: then nothing more is written.
+    if (encoded !== advanced.tags) {
+      await repo.setNoteTags(trx, noteId, encoded);
+      await replaceNoteTags(trx, { noteId, ownerId, tags });
+    }
     return advanced;
   });
   if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };

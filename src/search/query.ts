@@ -1,3 +1,4 @@
+import { TAG_CHARACTER, TAG_MAX_LENGTH } from '../tags/extract.js';
 import { fold, MAX_TERM_LENGTH } from './text.js';
 
 /**
@@ -18,6 +19,9 @@ export interface SearchQuery {
   exclude: Clause[];
   /** True when the query can match nothing (a required word longer than any indexed term). */
   impossible: boolean;
+  /** `tag:name` (the note must have it, or a tag below it) and `-tag:name` (must not), lower case. */
+  tags: string[];
+  notTags: string[];
 }
 
 /**
@@ -32,7 +36,7 @@ export const MAX_PHRASE_TERMS = 32;
 
 /** Why the query is over a work limit, as a 400's detail; undefined when it is within them. */
 export function limitError(query: SearchQuery): string | undefined {
-  if (query.include.length + query.exclude.length > MAX_CLAUSES) {
+  if (query.include.length + query.exclude.length + query.tags.length + query.notTags.length > MAX_CLAUSES) {
     return `Query parameter "q" may have at most ${MAX_CLAUSES} different words or phrases`;
   }
   if ([...query.include, ...query.exclude].some((c) => c.terms.length > MAX_PHRASE_TERMS)) {
@@ -46,6 +50,8 @@ const clauseKey = (c: Clause) => `${c.prefix ? '*' : ' '}${c.terms.join(' ')}`;
 const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const PIECE = /[\p{L}\p{N}]+/gu;
 const SPACE = /\s/u;
+/** `tag:name` (not quoted): a filter, not words. Anything else that starts `tag:` is searched as words. */
+const TAG_TERM = new RegExp(`^[tT][aA][gG]:#?(${TAG_CHARACTER}{1,${TAG_MAX_LENGTH}})$`, 'u');
 
 /** Terms of one piece of query text, split exactly as documents are (see text.ts). */
 function termsOf(text: string): string[] {
@@ -57,7 +63,7 @@ function termsOf(text: string): string[] {
 }
 
 export function parseQuery(q: string): SearchQuery {
-  const query: SearchQuery = { include: [], exclude: [], impossible: false };
+  const query: SearchQuery = { include: [], exclude: [], impossible: false, tags: [], notTags: [] };
   // A clause given twice means what it means once (`a a a …` is `a`).
   const seen = { include: new Set<string>(), exclude: new Set<string>() };
   let i = 0;
@@ -85,6 +91,13 @@ export function parseQuery(q: string): SearchQuery {
       const start = i;
       while (i < q.length && !SPACE.test(q[i]!)) i += 1;
       text = q.slice(start, i);
+      const tag = TAG_TERM.exec(text);
+      if (tag !== null) {
+        const list = negated ? query.notTags : query.tags;
+        const name = tag[1]!.toLowerCase();
+        if (!list.includes(name)) list.push(name);
+        continue;
+      }
     }
     const prefix = text.endsWith('*');
     const terms = termsOf(prefix ? text.slice(0, -1) : text);
@@ -106,6 +119,7 @@ export function parseQuery(q: string): SearchQuery {
   }
   // Wanted and excluded at once: no note can match.
   if (query.include.some((c) => seen.exclude.has(clauseKey(c)))) query.impossible = true;
+  if (query.tags.some((t) => query.notTags.includes(t))) query.impossible = true;
   return query;
 }
 

@@ -21,13 +21,46 @@ export interface SearchPage {
 }
 
 /**
+ * Which notes a search looks at besides its words: archived ones or the others, one folder (null:
+ * the top level), and tags they must have (or a tag below) and must not have. Applied to each
+ * note's present state, like the list's filters.
+ */
+export interface SearchScope {
+  archived: boolean;
+  folder?: string | null;
+  tags: string[];
+  notTags: string[];
+}
+
+export const DEFAULT_SCOPE: SearchScope = { archived: false, tags: [], notTags: [] };
+
+/** Whether only what every search leaves out (archived notes) is left out: SQLite's fast path. */
+export const isDefaultScope = (scope: SearchScope) =>
+  !scope.archived && scope.folder === undefined && scope.tags.length === 0 && scope.notTags.length === 0;
+
+/** The scope as conditions on the notes row `n` (plain SQL on both engines). */
+export function scopeConditions(scope: SearchScope) {
+  const parts = [sql`n.archived = ${scope.archived}`];
+  if (scope.folder === null) parts.push(sql`n.folder_id is null`);
+  else if (scope.folder !== undefined) parts.push(sql`n.folder_id = ${scope.folder}`);
+  // Primary-key probes of note_tags (see listNotes in notes.repository.ts for why not by owner).
+  for (const tag of scope.tags) parts.push(sql`exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
+  for (const tag of scope.notTags) parts.push(sql`not exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
+  return sql.join(parts, sql` and `);
+}
+
+/**
  * One page of the caller's notes that match, best first: a match in the title before one only in
  * the content, then the engine's relevance (bm25 / ts_rank), then (current search) the most
  * recently written, or (history) the most recently updated. Trashed notes are never found. With
  * `history`, every version counts and each note appears once, for its newest matching version.
  */
-export function findMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, budgeted = false): Promise<Hit[]> {
-  return isPostgres(db) ? postgresMatches(db, ownerId, query, history, page) : sqliteMatches(db, ownerId, query, history, page, budgeted);
+export function findMatches(
+  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope, budgeted = false,
+): Promise<Hit[]> {
+  return isPostgres(db)
+    ? postgresMatches(db, ownerId, query, history, page, scope)
+    : sqliteMatches(db, ownerId, query, history, page, scope, budgeted);
 }
 
 /**
@@ -38,7 +71,9 @@ export function findMatches(db: Db, ownerId: string, query: SearchQuery, history
  */
 export const BUDGET_FUNCTION = 'search_budget';
 
-async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, budgeted: boolean): Promise<Hit[]> {
+async function sqliteMatches(
+  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope, budgeted: boolean,
+): Promise<Hit[]> {
   const budget = (rowid: string) => (budgeted ? sql` and ${sql.raw(BUDGET_FUNCTION)}(${sql.raw(rowid)})` : sql``);
   const owner = `{owner} : "${ownerTerm(ownerId)}"`;
   let match = owner;
@@ -57,12 +92,22 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
     // than looking each row up among the title matches. A query of only exclusions has no tier (a
     // constant would read as a column number in ORDER BY).
     const titled = query.include.length > 0 ? sql`(bm25(search_history, 0, 1, 0) < 0) desc, ` : sql``;
-    // bm25 weights: owner 0 (it is in every row), title 4, body 1.
-    const { rows: keys } = await sql<{ key: number }>`
-      select h.rowid as key from search_history h cross join search_current c on c.key = h.rowid
-      where search_history match ${match}${budget('h.rowid')}
-      order by ${titled}bm25(search_history, 0, 4, 1), h.rowid desc
-      limit ${page.limit} offset ${page.offset}`.execute(db);
+    // bm25 weights: owner 0 (it is in every row), title 4, body 1. search_current leaves out
+    // archived notes too (migration 2026-11-24-31-b), so the usual search needs no notes row; a
+    // narrower scope joins each match to its note, still driven by the full-text match.
+    const { rows: keys } = isDefaultScope(scope)
+      ? await sql<{ key: number }>`
+        select h.rowid as key from search_history h cross join search_current c on c.key = h.rowid
+        where search_history match ${match}${budget('h.rowid')}
+        order by ${titled}bm25(search_history, 0, 4, 1), h.rowid desc
+        limit ${page.limit} offset ${page.offset}`.execute(db)
+      : await sql<{ key: number }>`
+        select h.rowid as key from search_history h
+          cross join search_version_keys k on k.id = h.rowid
+          cross join notes n on n.id = k.note_id and n.version_id = k.version_id
+        where search_history match ${match}${budget('h.rowid')} and n.deleted_at is null and ${scopeConditions(scope)}
+        order by ${titled}bm25(search_history, 0, 4, 1), h.rowid desc
+        limit ${page.limit} offset ${page.offset}`.execute(db);
     if (keys.length === 0) return [];
     const { rows } = await sql<Hit & { key: number }>`
       select k.id as key, n.id, n.updated_at, n.version, n.version_id
@@ -89,13 +134,13 @@ async function sqliteMatches(db: Db, ownerId: string, query: SearchQuery, histor
       select hits.*, row_number() over (partition by note_id order by version desc) as rank from hits)
     select n.id, n.updated_at, newest.version, newest.version_id
     from newest join notes n on n.id = newest.note_id
-    where newest.rank = 1 and n.owner_id = ${ownerId} and n.deleted_at is null
+    where newest.rank = 1 and n.owner_id = ${ownerId} and n.deleted_at is null and ${scopeConditions(scope)}
     order by newest.tier desc, newest.score, n.updated_at desc, n.id desc
     limit ${page.limit} offset ${page.offset}`.execute(db);
   return rows;
 }
 
-async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage): Promise<Hit[]> {
+async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope): Promise<Hit[]> {
   const parts: string[] = [];
   if (query.include.length > 0) parts.push(`(${toTsquery(query.include, '&')})`);
   for (const clause of query.exclude) parts.push(`!${toTsquery([clause], '&')}`);
@@ -110,7 +155,7 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
     const { rows } = await sql<Hit>`
       select n.id, n.updated_at, n.version, n.version_id
       from search_history s join notes n on n.id = s.note_id and n.version_id = s.version_id
-      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null
+      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null and ${scopeConditions(scope)}
       order by ${order}s.seq desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
@@ -131,8 +176,18 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
       from newest join search_history h on h.version_id = newest.version_id)
     select n.id, n.updated_at, r.version, r.version_id
     from ranked r join notes n on n.id = r.note_id
-    where n.deleted_at is null
+    where n.deleted_at is null and ${scopeConditions(scope)}
     order by r.tier desc, r.score desc, n.updated_at desc, n.id desc
+    limit ${page.limit} offset ${page.offset}`.execute(db);
+  return rows;
+}
+
+/** A search of only `tag:` terms: the notes in scope, most recently updated first (no words to rank by). */
+export async function findInScope(db: Db, ownerId: string, scope: SearchScope, page: SearchPage): Promise<Hit[]> {
+  const { rows } = await sql<Hit>`
+    select n.id, n.updated_at, n.version, n.version_id from notes n
+    where n.owner_id = ${ownerId} and n.deleted_at is null and ${scopeConditions(scope)}
+    order by n.updated_at desc, n.id desc
     limit ${page.limit} offset ${page.offset}`.execute(db);
   return rows;
 }

@@ -5,6 +5,8 @@ import type { Db } from '../db/schema.js';
 import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { BooleanString, isTrue, Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
+import { FolderFilter, TagFilter } from '../notes/notes.schemas.js';
+import { normalizeId } from '../shared/ids.js';
 import { createSearchRunner } from './search.runner.js';
 import { QUERY_MAX_CHARACTERS, searchNotes } from './search.service.js';
 
@@ -20,10 +22,14 @@ const SearchQuery = Query({
   q: Type.String({
     minLength: 1,
     maxLength: QUERY_MAX_CHARACTERS,
-    description: 'words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored. '
-      + 'At most 32 different words or phrases, and at most 32 words in a phrase (else 400)',
+    description: 'words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored; '
+      + '`tag:name` keeps notes with that tag (or a tag below it), `-tag:name` leaves them out; only tag: terms list those notes, newest first. '
+      + 'At most 32 different words, phrases and tags, and at most 32 words in a phrase (else 400)',
   }),
   history: Type.Optional(BooleanString('also search earlier versions')),
+  folder: Type.Optional(FolderFilter),
+  tag: Type.Optional(TagFilter),
+  archived: Type.Optional(BooleanString('true: search only archived notes; false: only the others')),
   limit: Type.Optional(Limit(DEFAULT_LIMIT)),
   offset: Type.Optional(Offset()),
 });
@@ -51,7 +57,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
   const context = { db, runner, source };
 
   app.get('/', {
-    config: { policy: SIGNED_IN },
+    config: { policy: SIGNED_IN, docs: { errors: [404] } },
     schema: {
       tags: ['search'],
       summary: 'Full-text search of your notes (optionally through their history)',
@@ -59,7 +65,10 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
       response: { 200: Type.Array(SearchResultSchema) },
     },
   }, async (request) => {
-    const { q, history, limit = DEFAULT_LIMIT, offset = 0 } = request.query;
-    return searchNotes(context, requireUserId(request.claims!), { q, history: isTrue(history), limit, offset });
+    const { q, history, limit = DEFAULT_LIMIT, offset = 0, folder, tag, archived } = request.query;
+    return searchNotes(context, requireUserId(request.claims!), {
+      q, history: isTrue(history), limit, offset, tag, archived: isTrue(archived),
+      folder: folder === undefined ? undefined : folder === 'root' ? null : normalizeId(folder),
+    });
   });
 };

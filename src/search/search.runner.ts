@@ -3,7 +3,7 @@ import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../shared/worker.js';
 import { Errors } from '../errors.js';
 import type { SearchQuery } from './query.js';
-import type { Hit, SearchPage } from './search.repository.js';
+import type { Hit, SearchPage, SearchScope } from './search.repository.js';
 import type { SearchResult } from './search.service.js';
 
 /**
@@ -16,7 +16,7 @@ import type { SearchResult } from './search.service.js';
  * Each worker takes one job at a time.
  */
 export type SearchJob =
-  | { kind: 'sqlite'; filename: string; ownerId: string; query: SearchQuery; history: boolean; page: SearchPage }
+  | { kind: 'sqlite'; filename: string; ownerId: string; query: SearchQuery; history: boolean; page: SearchPage; scope: SearchScope }
   | { kind: 'postgres'; url: string; hits: Hit[]; query: SearchQuery; history: boolean };
 
 export type SearchAnswer = { id: number; results: SearchResult[] } | { id: number; tooExpensive: number } | { id: number; error: string };

@@ -3,6 +3,8 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { limitError, parseQuery, type SearchQuery } from './query.js';
 import * as repo from './search.repository.js';
+import { requireFolder } from '../folders/folders.service.js';
+import { normalizeTag } from '../tags/extract.js';
 import type { SearchRunner } from './search.runner.js';
 import { leadSnippet, makeSnippet, PAGE_SCAN_CHARS, type Snippet } from './snippet.js';
 
@@ -29,6 +31,11 @@ export interface SearchInput {
   history: boolean;
   limit: number;
   offset: number;
+  /** A folder id, `null` for the top level; undefined: everywhere. */
+  folder?: string | null | undefined;
+  /** A tag the notes must have (or a tag below it), as a filter names it (`#Work` is `work`). */
+  tag?: string | undefined;
+  archived?: boolean | undefined;
 }
 
 export interface VersionText {
@@ -53,24 +60,40 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
   const query = parseQuery(input.q);
   const tooMuch = limitError(query);
   if (tooMuch !== undefined) throw Errors.invalidQuery(tooMuch);
-  // Nothing searchable (only punctuation, say), or a required word no note can contain.
-  if (query.impossible || (query.include.length === 0 && query.exclude.length === 0)) return [];
+  if (input.folder != null) await requireFolder(ctx.db, ownerId, input.folder);
+  const scope: repo.SearchScope = {
+    archived: input.archived ?? false,
+    ...(input.folder !== undefined && { folder: input.folder }),
+    tags: input.tag === undefined ? query.tags : [...new Set([...query.tags, normalizeTag(input.tag)])],
+    notTags: query.notTags,
+  };
   const page = { limit: input.limit, offset: input.offset };
+  const words = query.include.length > 0 || query.exclude.length > 0;
+  // A required word no note can contain, or nothing to look for (only punctuation, say).
+  if (query.impossible || scope.tags.some((t) => scope.notTags.includes(t))) return [];
+  if (!words) {
+    if (query.tags.length === 0 && query.notTags.length === 0) return [];
+    // Only tag: terms: the notes that carry them, newest first; an index look-up, no engine work.
+    return ctx.db.transaction().execute(async (trx) => {
+      const hits = await repo.findInScope(trx, ownerId, scope, page);
+      return buildResults(hits, await repo.versionTexts(trx, hits.map((h) => h.version_id)), query, input.history);
+    });
+  }
   if (ctx.source?.kind === 'postgres') {
-    const hits = await postgresHits(ctx.db, ownerId, query, input.history, page);
+    const hits = await postgresHits(ctx.db, ownerId, query, input.history, page, scope);
     if (hits.length === 0) return [];
     return ctx.runner.run({ kind: 'postgres', url: ctx.source.url, hits, query, history: input.history });
   }
-  if (ctx.source === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, false);
-  return ctx.runner.run({ kind: 'sqlite', filename: ctx.source.filename, ownerId, query, history: input.history, page });
+  if (ctx.source === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, scope, false);
+  return ctx.runner.run({ kind: 'sqlite', filename: ctx.source.filename, ownerId, query, history: input.history, page, scope });
 }
 
 /** PostgreSQL cancels the statement at the budget (for this transaction only); that is the 400. */
-async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage) {
+async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, scope: repo.SearchScope) {
   try {
     return await db.transaction().execute(async (trx) => {
       await sql.raw(`set local statement_timeout = ${SEARCH_BUDGET_MS}`).execute(trx);
-      return repo.findMatches(trx, ownerId, query, history, page);
+      return repo.findMatches(trx, ownerId, query, history, page, scope);
     });
   } catch (error) {
     // 57014 query_canceled: the timeout (nothing else cancels a search).
@@ -84,9 +107,11 @@ async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history
  * function) or, for a `:memory:` database, the app's own. One read transaction, so the texts are
  * those of the versions found.
  */
-export function searchDatabase(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, budgeted: boolean) {
+export function searchDatabase(
+  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, scope: repo.SearchScope, budgeted: boolean,
+) {
   return db.transaction().execute(async (trx) => {
-    const hits = await repo.findMatches(trx, ownerId, query, history, page, budgeted);
+    const hits = await repo.findMatches(trx, ownerId, query, history, page, scope, budgeted);
     const texts = await repo.versionTexts(trx, hits.map((h) => h.version_id));
     return buildResults(hits, texts, query, history);
   });

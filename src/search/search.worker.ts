@@ -89,7 +89,7 @@ async function run(job: SearchJob) {
     const texts = await versionTexts(postgres(job.url), job.hits.map((h) => h.version_id));
     return buildResults(job.hits, texts, job.query, job.history);
   }
-  return searchDatabase(connection(job.filename), job.ownerId, job.query, job.history, job.page, true);
+  return searchDatabase(connection(job.filename), job.ownerId, job.query, job.history, job.page, job.scope, true);
 }
 
 parentPort!.on('message', async ({ id, job }: { id: number; job: SearchJob }) => {

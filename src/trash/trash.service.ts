@@ -3,6 +3,7 @@ import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { getNote, type Note } from '../notes/notes.service.js';
 import * as repo from '../notes/trash.repository.js';
+import { restoreNoteTags } from '../tags/tags.repository.js';
 
 export interface TrashEntry {
   id: string;
@@ -28,7 +29,10 @@ export async function listTrash(db: Db, ownerId: string, page: Page, trashDays: 
 
 /** Puts the note back where it was: same id, versions, times; it reappears in lists and search. */
 export async function restoreFromTrash(db: Db, ownerId: string, noteId: string): Promise<Note> {
-  if (!(await repo.restoreNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+  await db.transaction().execute(async (trx) => {
+    if (!(await repo.restoreNote(trx, ownerId, noteId))) throw Errors.noteNotFound();
+    await restoreNoteTags(trx, ownerId, noteId);
+  });
   return getNote(db, ownerId, noteId);
 }
 

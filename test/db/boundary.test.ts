@@ -54,8 +54,11 @@ forEachDatabase('dialect boundary', (ctx) => {
     });
     assert.deepEqual(await notes.findNote(ctx.database.db, owner, id), {
       id, owner_id: owner, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now,
+      folder_id: null, pinned: false, archived: false, tags: '',
     });
-    assert.deepEqual(await notes.listNotes(ctx.database.db, owner, undefined), [{ id, owner_id: owner, title, updated_at: now }]);
+    assert.deepEqual(await notes.listNotes(ctx.database.db, owner, { archived: false }, undefined), [
+      { id, owner_id: owner, title, updated_at: now, folder_id: null, pinned: false, archived: false, tags: '' },
+    ]);
   });
 
   test('bigint comes back as a number', async () => {

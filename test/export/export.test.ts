@@ -48,9 +48,10 @@ forEachDatabase('export and import', (ctx) => {
     assert.match(String(res.headers['content-disposition']), new RegExp(`^attachment; filename="vellum-${author.username}-\\d{4}-\\d{2}-\\d{2}\\.json"$`));
     assert.equal(res.headers['cache-control'], 'no-store');
     const doc = JSON.parse(res.body) as ExportDocument;
-    assert.deepEqual(Object.keys(doc), ['format', 'format_version', 'exported_at', 'username', 'notes']);
+    assert.deepEqual(Object.keys(doc), ['format', 'format_version', 'exported_at', 'username', 'folders', 'notes']);
     assert.equal(doc.format, 'vellum-export');
-    assert.equal(doc.format_version, 1);
+    assert.equal(doc.format_version, 2);
+    assert.deepEqual((doc as unknown as { folders: string[] }).folders, []);
     assert.equal(doc.username, author.username);
     assert.ok(Math.abs(Date.parse(doc.exported_at) - Date.now()) < 60_000);
     const first = okJson<Note>(await api.get(author, notes[0]!.id));
@@ -58,6 +59,7 @@ forEachDatabase('export and import', (ctx) => {
     assert.deepEqual(doc.notes, [
       {
         id: notes[0]!.id, title: 'First, edited', created_at: notes[0]!.created_at, updated_at: first.updated_at,
+        folder: null, pinned: false, archived: false,
         versions: [
           { version: 1, title: 'First', content: 'one\ntwo', created_at: notes[0]!.created_at, label: null, restored_from: null },
           { version: 2, title: 'First, edited', content: 'one\ntwo\nthree', created_at: history[0]!.created_at, label: null, restored_from: null },
@@ -65,6 +67,7 @@ forEachDatabase('export and import', (ctx) => {
       },
       {
         id: notes[1]!.id, title: 'Ünïcode 🎉', created_at: notes[1]!.created_at, updated_at: notes[1]!.updated_at,
+        folder: null, pinned: false, archived: false,
         versions: [{ version: 1, title: 'Ünïcode 🎉', content: 'NUL \u0000 and "quotes" and \\ backslash', created_at: notes[1]!.created_at, label: null, restored_from: null }],
       },
     ]);
@@ -135,7 +138,7 @@ forEachDatabase('export and import', (ctx) => {
       [[], 'the body must be a JSON object (a vellum-export document)'],
       ['text', 'the body must be a JSON object (a vellum-export document)'],
       [doc([], { format: 'other' }), 'format must be "vellum-export"'],
-      [doc([], { format_version: 2 }), 'format_version must be 1'],
+      [doc([], { format_version: 3 }), 'format_version must be 1 or 2'],
       [doc([], { notes: {} }), 'notes must be an array'],
       [doc([good, 'note']), 'notes[1] must be an object'],
       [doc([good, note([version(1)], { title: 5 })]), 'notes[1].title must be a string of at most 200 characters'],

@@ -139,6 +139,12 @@ export class World {
           request.pathParams[name] = sessions[0]!.id;
           break;
         }
+        // A folder of its own: renaming, moving or deleting it touches nothing else.
+        case 'folderID': {
+          const res = await this.call(session, 'POST', '/api/folders', { name: uniqueName('folder') });
+          request.pathParams[name] = (res.json() as { id: string }).id;
+          break;
+        }
         // An account to delete; a user is refused before the id matters, so its own will do.
         case 'id': request.pathParams[name] = role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId; break;
         default: throw new Error(`no real value for path parameter ${name}`);

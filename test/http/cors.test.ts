@@ -38,7 +38,7 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
     const id = '00000000-0000-4000-8000-000000000000';
     const expected: Array<[string, string[]]> = [
       ['/api/notes', ['GET', 'HEAD', 'POST']],
-      [`/api/notes/${id}`, ['DELETE', 'GET', 'HEAD']],
+      [`/api/notes/${id}`, ['DELETE', 'GET', 'HEAD', 'PATCH']],
       ['/api/auth/login', ['POST']],
       ['/api/export?format=json', ['GET', 'HEAD']],
       ['/api/import', ['POST']],

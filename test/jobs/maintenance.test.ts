@@ -154,6 +154,7 @@ for (const kind of databaseKinds) {
           'history-retention: HISTORY_RETENTION is off; every version kept',
           'trash-purge: purged 0 notes deleted over 30 days ago',
           'search-index: search index complete',
+          "tags-backfill: every note's tags derived",
           'audit-retention: deleted 0 auth events older than 90 days',
           'refresh-token-prune: deleted 0 expired or revoked refresh tokens',
           '',

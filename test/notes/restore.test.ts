@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectInvalidBody, expectNoteNotFound, expectProblem, expectVersionNotFound, JSON_TYPE, MISSING_ID, NOTE_KEYS, notesClient, okJson,
+  expectInvalidBody, expectNoteNotFound, expectProblem, expectVersionNotFound, JSON_TYPE, MISSING_ID, NOTE_KEYS, UNFILED, notesClient, okJson,
   TIMESTAMP, type Note, type VersionRow,
 } from './support.js';
 
@@ -38,6 +38,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     assert.equal(res.headers.etag, '"4"');
     assert.deepEqual({ ...body, updated_at: 'x', version_id: 'x' }, {
       id: note.id, owner_id: note.owner_id, title: 'one', content: 'first', version: 4, version_id: 'x', created_at: note.created_at, updated_at: 'x',
+      ...UNFILED,
     });
     assert.match(body.updated_at, TIMESTAMP);
     assert.deepEqual(okJson<Note>(await api.get(s, note.id)), body);

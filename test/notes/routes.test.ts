@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectNoContent, JSON_TYPE, NOTE_KEYS, NOTE_ROW_KEYS, notesClient, okJson, TIMESTAMP, UUID_V4,
+  expectNoContent, JSON_TYPE, NOTE_KEYS, UNFILED, NOTE_ROW_KEYS, notesClient, okJson, TIMESTAMP, UUID_V4,
   VERSION_KEYS, VERSION_ROW_KEYS, type Note, type VersionRow,
 } from './support.js';
 import { frozenDate } from '../helpers/clock.js';
@@ -30,7 +30,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.match(note.created_at, TIMESTAMP);
     assert.deepEqual(note, {
       id: note.id, owner_id: s.userId, title: 'Groceries', content: 'milk\neggs', version: 1, version_id: note.version_id,
-      created_at: note.created_at, updated_at: note.created_at,
+      created_at: note.created_at, updated_at: note.created_at, ...UNFILED,
     });
     assert.equal(res.headers.location, `/api/notes/${note.id}`);
     assert.equal(res.headers.etag, '"1"');
@@ -77,7 +77,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     const history = await api.history(s, created.id);
     assert.deepEqual(note, {
       id: created.id, owner_id: s.userId, title: 'v2', content: 'two', version: 2, version_id: history[0]!.id,
-      created_at: created.created_at, updated_at: history[0]!.created_at,
+      created_at: created.created_at, updated_at: history[0]!.created_at, ...UNFILED,
     });
     assert.ok(note.updated_at > created.updated_at);
     // Uppercase UUIDs name the same note.
@@ -92,7 +92,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
       clock.tick();
       notes.push(await api.createOk(s, { title, content: `${title} content` }));
     }
-    const row = (n: Note, title = n.title, updated_at = n.updated_at) => ({ id: n.id, owner_id: s.userId, title, updated_at });
+    const row = (n: Note, title = n.title, updated_at = n.updated_at) => ({ id: n.id, owner_id: s.userId, title, updated_at, ...UNFILED });
     const rows = okJson<Array<Record<string, unknown>>>(await api.list(s));
     for (const r of rows) assert.deepEqual(Object.keys(r), NOTE_ROW_KEYS);
     assert.deepEqual(rows, [row(notes[2]!), row(notes[1]!), row(notes[0]!)]);

@@ -11,8 +11,10 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 /** A well-formed UUID that no row has. */
 export const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 
-export const NOTE_KEYS = ['id', 'owner_id', 'title', 'content', 'version', 'version_id', 'created_at', 'updated_at'];
-export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at'];
+export const NOTE_KEYS = ['id', 'owner_id', 'title', 'content', 'version', 'version_id', 'created_at', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags'];
+export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags'];
+/** How a note that was never filed and has no tags reads. */
+export const UNFILED = { folder_id: null, pinned: false, archived: false, tags: [] as string[] };
 export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'];
 export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at', 'label', 'restored_from'];
 

@@ -168,7 +168,7 @@ forEachDatabase('methods a path does not have', (ctx) => {
       ['DELETE', '/api/auth/me', 'GET, HEAD'],
       ['PATCH', '/api/notes', 'GET, HEAD, POST'],
       ['PUT', '/api/notes/', 'GET, HEAD, POST'],
-      ['POST', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE, GET, HEAD'],
+      ['POST', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE, GET, HEAD, PATCH'],
       ['GET', '/api/auth/login', 'POST'],
       // A static segment wins over a parameter, as the router prefers it: `all` is the list route's
       // path, not also an `{id}` of DELETE /api/auth/admin/{id}; `search` is not a `{noteID}`.

@@ -207,7 +207,7 @@ forEachDatabase('OpenAPI document', (ctx) => {
     const fake = (statusCode: number, contentType: string, body: string, headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"' }) =>
       ({ statusCode, headers: { 'content-type': contentType, ...headers }, body }) as unknown as LightMyRequestResponse;
     const note = { id: randomUUID(), owner_id: randomUUID(), title: 't', content: 'c', version: 1, version_id: randomUUID(),
-      created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+      created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', folder_id: null, pinned: false, archived: false, tags: [] };
     const json = 'application/json; charset=utf-8';
     conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note)));
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note), { 'x-request-id': 'r' })), /promises a ETag header/);
