@@ -51,13 +51,13 @@ export async function createNote(page: Page, title: string, content: string): Pr
   await page.getByRole('button', { name: 'New note' }).click();
   // Wait for the new note itself: the previous note's editor may still be on screen until then.
   await expect(page).not.toHaveURL(before);
-  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}$/);
+  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}(\?[^/]*)?$/);
   await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await page.getByLabel('Title').fill(title);
   await contentBox(page).fill(content);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
-  return page.url().split('/').pop()!;
+  return new URL(page.url()).pathname.split('/').pop()!;
 }
 
 /** Replaces the open note's content and saves it with Ctrl+S as version `version`. */

@@ -8,6 +8,8 @@ export type Note = Json<'/api/notes/{noteID}', 'get'>;
 export type NoteRow = components['schemas']['NoteRow'];
 export type SearchResult = components['schemas']['SearchResult'];
 export type TrashEntry = components['schemas']['TrashEntry'];
+export type Folder = components['schemas']['FolderListRow'];
+export type TagCount = components['schemas']['TagCount'];
 export type SessionRow = components['schemas']['Session'];
 export type AuthEvent = components['schemas']['AuthEvent'];
 /** History metadata (label, restored_from) arrives with the history routes; optional until then. */
@@ -62,6 +64,8 @@ export async function rawJson<T>(path: string, init: RequestInit = {}): Promise<
 }
 
 export function errorMessage(error: unknown): string {
+  // fetch's own failure (offline, server down) says only "Failed to fetch".
+  if (error instanceof TypeError && /fetch|network|load failed/i.test(error.message)) return 'The server cannot be reached. Check your connection and try again; nothing was changed.';
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -1,7 +1,10 @@
 import { api, type User } from '../api/client';
+import { confirmLeave } from '../router';
 
 export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
   const logOut = async () => {
+    // Unsaved text: Cancel means stay, signed in, with the text.
+    if (!confirmLeave()) return;
     // Even if the server cannot be reached, the tokens in memory are dropped.
     await api.POST('/api/auth/logout').catch(() => undefined);
     onSignedOut();

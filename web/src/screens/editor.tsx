@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, raw, rawJson, unwrap, type Note } from '../api/client';
+import { api, errorMessage, raw, rawJson, unwrap, type Folder, type Note } from '../api/client';
+import { FilingBar } from '../components/filing';
 import { DiffView, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { MarkdownEditor } from '../components/markdown-editor';
@@ -16,7 +17,9 @@ interface Conflict {
  * each save conditional on the version the user started from (If-Match); a 412 never overwrites,
  * it shows what changed and lets the user choose.
  */
-export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onChanged: () => void; onDeleted: (title: string) => void }) {
+export function Editor({ noteId, onChanged, onDeleted, folders }: {
+  noteId: string; onChanged: () => void; onDeleted: (title: string) => void; folders: Folder[];
+}) {
   const [note, setNote] = useState<Note | null>(null);
   const [title, setTitle] = useState('');
   const [content, setContent] = useState('');
@@ -26,7 +29,10 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
   const [replaced, setReplaced] = useState(0);
+  /** A version saved elsewhere (another tab, device or person) since this one was loaded. */
+  const [newer, setNewer] = useState<Note | null>(null);
   const titleRef = useRef<HTMLInputElement>(null);
+  const formRef = useRef<HTMLFormElement>(null);
   const dirty = note !== null && (title !== note.title || content !== note.content);
 
   useEffect(() => {
@@ -36,12 +42,51 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
         setNote(loaded);
         setTitle(loaded.title);
         setContent(loaded.content);
-        if (loaded.version === 1 && loaded.content === '') titleRef.current?.select();
+
       } catch (e) {
         setError(errorMessage(e));
       }
     })();
   }, [noteId]);
+
+  // Coming back to the tab: has the note moved on elsewhere? (Until live events exist, a look on focus.)
+  useEffect(() => {
+    const look = async () => {
+      if (document.visibilityState !== 'visible' || note === null) return;
+      const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
+      if (server?.data !== undefined && server.data.version > note.version) setNewer(server.data);
+    };
+    window.addEventListener('focus', look);
+    document.addEventListener('visibilitychange', look);
+    return () => {
+      window.removeEventListener('focus', look);
+      document.removeEventListener('visibilitychange', look);
+    };
+  }, [noteId, note]);
+
+  const loadVersion = (server: Note) => {
+    setNote(server);
+    setTitle(server.title);
+    setContent(server.content);
+    setReplaced(replaced + 1);
+    setConflict(null);
+    setNewer(null);
+    setStatus(`Loaded version ${server.version}`);
+  };
+
+  // Once the note is on screen (not before: the fields do not exist until then), the focus moves to
+  // it: a new note's title, selected, so typing names it; another note's form, so the next Tab
+  // reaches its toolbar instead of the rest of the list (and no phone keyboard opens).
+  const focusedFor = useRef<string | null>(null);
+  useEffect(() => {
+    if (note === null || focusedFor.current === note.id) return;
+    focusedFor.current = note.id;
+    if (note.version === 1 && note.content === '') {
+      titleRef.current?.focus();
+      titleRef.current?.select();
+    }
+    else formRef.current?.focus({ preventScroll: true });
+  }, [note]);
 
   // Leaving with unsaved text asks first, in the app and when closing or reloading the tab.
   useEffect(() => {
@@ -57,6 +102,11 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
 
   const save = async (base = note, text = { title, content }) => {
     if (base === null || busy) return;
+    // An unchanged save would only make an identical version.
+    if (text.title === base.title && text.content === base.content) {
+      setStatus('No changes to save');
+      return;
+    }
     setBusy(true);
     setError('');
     setStatus('Saving…');
@@ -108,6 +158,8 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
   }, []);
 
   const remove = async () => {
+    // The trash keeps what was saved, not what is typed: deleting unsaved text asks first.
+    if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?')) return;
     try {
       unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
       setNavigationGuard(null);
@@ -120,7 +172,7 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
 
   if (note === null) return error ? <p class="error" role="alert">{error}</p> : <p class="muted" role="status">Loading…</p>;
   return (
-    <form class="editor" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+    <form class="editor" ref={formRef} tabIndex={-1} aria-label="Note" onSubmit={(e) => { e.preventDefault(); void save(); }}>
       <div class="toolbar">
         <a class="back" href="/">← Notes</a>
         <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
@@ -131,18 +183,20 @@ export function Editor({ noteId, onChanged, onDeleted }: { noteId: string; onCha
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
         <button type="button" class="danger" onClick={remove}>Delete</button>
       </div>
+      <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
       {error && <p class="error" role="alert">{error}</p>}
+      {newer && newer.version > note.version && !conflict && (
+        <div class="notice" role="status">
+          Version {newer.version} of this note was saved elsewhere.{' '}
+          {dirty
+            ? 'Saving will show what changed there beside your text.'
+            : <button type="button" class="secondary" onClick={() => loadVersion(newer)}>Load version {newer.version}</button>}
+        </div>
+      )}
       {conflict && (
         <ConflictPanel conflict={conflict}
           keepMine={() => save(conflict.server, conflict.mine)}
-          takeTheirs={() => {
-            setNote(conflict.server);
-            setTitle(conflict.server.title);
-            setContent(conflict.server.content);
-            setReplaced(replaced + 1);
-            setConflict(null);
-            setStatus(`Loaded version ${conflict.server.version}`);
-          }} />
+          takeTheirs={() => loadVersion(conflict.server)} />
       )}
       <label for="title">Title</label>
       <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />

@@ -17,6 +17,8 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
   const [label, setLabel] = useState('');
+  /** Loading the note or its versions failed: no "Loading…" beside the error. */
+  const [failed, setFailed] = useState(false);
 
   const load = async () => {
     try {
@@ -24,11 +26,18 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
       setRows(unwrap(await api.GET('/api/notes/{noteID}/versions', {
         params: { path: { noteID: noteId }, query: { limit: PAGE + 1, offset: page * PAGE } },
       })) as VersionRow[]);
+      setFailed(false);
     } catch (e) {
       setError(errorMessage(e));
+      setFailed(true);
     }
   };
   useEffect(() => void load(), [noteId, page]);
+  // A search hit in an earlier version links here with that version: open it at once.
+  useEffect(() => {
+    const wanted = new URLSearchParams(location.search).get('version');
+    if (wanted !== null) void open({ id: wanted } as VersionRow);
+  }, [noteId]);
 
   const open = async (row: VersionRow) => {
     setError('');
@@ -104,7 +113,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
       {status && <p class="flash" role="status">{status}</p>}
       <div class="history-grid">
         <nav aria-label="Versions, newest first">
-          {rows === null ? <p class="muted">Loading…</p> : (
+          {rows === null ? (failed ? <p class="muted">No versions to show.</p> : <p class="muted">Loading…</p>) : (
             <ol class="rows versions">
               {visible.map((row) => (
                 <li key={row.id}>

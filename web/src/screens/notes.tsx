@@ -1,7 +1,22 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, rawJson, unwrap, type NoteRow, type SearchResult } from '../api/client';
-import { navigate } from '../router';
+import { api, errorMessage, rawJson, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
+import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
+import { navigate, useSearch } from '../router';
 import { Editor } from './editor';
+
+/** Notes the list asks for at a time. */
+const PAGE = 100;
+
+/** The list's query for a scope (the archive lists only archived notes). */
+function scopeQuery(scope: Scope): Record<string, string> {
+  switch (scope.kind) {
+    case 'archive': return { archived: 'true' };
+    case 'folder': return { folder: scope.id };
+    case 'root': return { folder: 'root' };
+    case 'tag': return { tag: scope.name };
+    default: return {};
+  }
+}
 
 /** The notes list (with search) beside the open note; on a phone one of the two at a time. */
 export function NotesScreen({ noteId }: { noteId: string | null }) {
@@ -11,22 +26,69 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
   const [throughHistory, setThroughHistory] = useState(false);
   const [results, setResults] = useState<SearchResult[] | null>(null);
   const [flash, setFlash] = useState('');
+  const search = useSearch();
+  const scope = scopeOf(search);
+  const scopeKey = scopeSearch(scope);
+  const [folders, setFolders] = useState<Folder[]>([]);
+  const [tags, setTags] = useState<TagCount[]>([]);
+  const [drawer, setDrawer] = useState(false);
+  /** The last page was full: there may be more notes than the list shows. */
+  const [more, setMore] = useState(false);
 
   const load = useCallback(async () => {
     try {
-      setNotes(unwrap(await api.GET('/api/notes', { params: { query: { limit: 100 } } })));
+      const [list, folderList, tagList] = await Promise.all([
+        rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), ...scopeQuery(scope) })}`),
+        rawJson<Folder[]>('/api/folders'),
+        rawJson<TagCount[]>('/api/tags'),
+      ]);
+      setNotes(list);
+      setMore(list.length === PAGE);
+      setFolders(folderList);
+      setTags(tagList);
+      setError('');
     } catch (e) {
       setError(errorMessage(e));
     }
-  }, []);
+    // The scope is read from the address each render; its query string is what changes it.
+  }, [scopeKey]);
   useEffect(() => void load(), [load]);
+
+  const choose = (next: Scope) => {
+    setDrawer(false);
+    navigate(scopeHref(next));
+  };
+  const showMore = async () => {
+    try {
+      const offset = String(notes?.length ?? 0);
+      const next = await rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), offset, ...scopeQuery(scope) })}`);
+      setNotes([...(notes ?? []), ...next]);
+      setMore(next.length === PAGE);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  const file = async (noteId: string, folderId: string | null) => {
+    try {
+      unwrap(await api.PATCH('/api/notes/{noteID}', { params: { path: { noteID: noteId } }, body: { folder_id: folderId } }));
+      const where = folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
+      setFlash(`Moved to ${where}.`);
+      await load();
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
+  const heading = scope.kind === 'archive' ? 'Archive'
+    : scope.kind === 'folder' ? folders.find((f) => f.id === scope.id)?.name ?? 'Folder'
+      : scope.kind === 'root' ? 'Top level'
+        : scope.kind === 'tag' ? `#${scope.name}` : 'Notes';
 
   useEffect(() => {
     const q = query.trim();
     if (q === '') return setResults(null);
     const timer = setTimeout(async () => {
       try {
-        const params = new URLSearchParams({ q, history: String(throughHistory), limit: '50' });
+        const params = new URLSearchParams({ q, history: String(throughHistory), limit: '50', ...scopeQuery(scope) });
         setResults(await rawJson<SearchResult[]>(`/api/notes/search?${params}`));
         setError('');
       } catch (e) {
@@ -34,13 +96,15 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
       }
     }, 200);
     return () => clearTimeout(timer);
-  }, [query, throughHistory, notes]);
+  }, [query, throughHistory, notes, scopeKey]);
 
   const create = async () => {
     try {
-      const note = unwrap(await api.POST('/api/notes', { body: { title: 'Untitled', content: '' } }));
+      // In a folder, the new note goes there.
+      const folderId = scope.kind === 'folder' ? scope.id : null;
+      const note = unwrap(await api.POST('/api/notes', { body: { title: 'Untitled', content: '', folder_id: folderId } }));
       await load();
-      navigate(`/notes/${note.id}`);
+      navigate(`/notes/${note.id}${scopeKey}`);
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -48,23 +112,30 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
 
   return (
     <div class={`notes ${noteId ? 'has-open' : ''}`}>
+      <Sidebar folders={folders} tags={tags} scope={scope} onScope={choose} onPicked={() => setDrawer(false)} onChanged={() => void load()}
+        onDropNote={(id, to) => void file(id, to)} open={drawer} />
       <section class="list" aria-labelledby="notes-heading">
         <div class="list-head">
-          <h1 id="notes-heading">Notes</h1>
+          <button type="button" class="secondary drawer-toggle" aria-expanded={drawer} aria-controls="sidebar" onClick={() => setDrawer(!drawer)}>
+            Folders and tags
+          </button>
+          <h1 id="notes-heading">{heading}</h1>
           <button type="button" onClick={create}>New note</button>
         </div>
         <div role="search">
           <label for="search" class="sr-only">Search notes</label>
-          <input id="search" type="search" placeholder="Search notes" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+          <input id="search" type="search" placeholder="Search notes" maxLength={256} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
           <label class="check"><input type="checkbox" checked={throughHistory} onChange={(e) => setThroughHistory(e.currentTarget.checked)} /> Include earlier versions</label>
         </div>
         {flash && <p role="status" class="flash">{flash}</p>}
         {error && <p class="error" role="alert">{error}</p>}
-        {results !== null ? <SearchResults results={results} current={noteId} /> : <NoteList notes={notes} current={noteId} />}
+        {results !== null ? <SearchResults results={results} current={noteId} />
+          : <NoteList notes={notes} current={noteId} query={scopeKey} empty={scope.kind === 'all' ? 'No notes yet.' : 'No notes here.'} />}
+        {results === null && more && <button type="button" class="secondary more" onClick={() => void showMore()}>Show more notes</button>}
       </section>
       <section class="open" aria-label="Note">
         {noteId ? (
-          <Editor key={noteId} noteId={noteId} onChanged={load}
+          <Editor key={noteId} noteId={noteId} onChanged={load} folders={folders}
             onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); void load(); navigate('/'); }} />
         ) : (
           <div class="empty"><p>Select a note or create one with “New note”.</p></div>
@@ -74,17 +145,27 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
   );
 }
 
-function NoteList({ notes, current }: { notes: NoteRow[] | null; current: string | null }) {
+function NoteList({ notes, current, query, empty }: {
+  notes: NoteRow[] | null; current: string | null; query: string; empty: string;
+}) {
   if (notes === null) return <p class="muted" role="status">Loading notes…</p>;
-  if (notes.length === 0) return <p class="muted">No notes yet.</p>;
+  if (notes.length === 0) return <p class="muted">{empty}</p>;
   return (
-    <ul class="rows" aria-label="Notes, most recent first">
+    <ul class="rows" aria-label="Notes, pinned first, then most recent">
       {notes.map((note) => (
-        <li key={note.id}>
-          <a href={`/notes/${note.id}`} aria-current={note.id === current ? 'page' : undefined}>
-            <span class="row-title">{note.title || 'Untitled'}</span>
+        <li key={note.id} draggable onDragStart={(e) => e.dataTransfer?.setData(NOTE_DRAG_TYPE, note.id)}>
+          <a href={`/notes/${note.id}${query}`} aria-current={note.id === current ? 'page' : undefined}>
+            <span class="row-title">
+              {note.pinned && <span class="pin" title="Pinned"><span class="sr-only">Pinned: </span></span>}
+              {note.title || 'Untitled'}
+            </span>
             <time dateTime={note.updated_at}>{formatTime(note.updated_at)}</time>
           </a>
+          {note.tags.length > 0 && (
+            <ul class="chips" aria-label={`Tags of ${note.title || 'Untitled'}`}>
+              {note.tags.map((tag) => <li key={tag}><a class="chip" href={`/notes/${note.id}?tag=${encodeURIComponent(tag)}`}>#{tag}</a></li>)}
+            </ul>
+          )}
         </li>
       ))}
     </ul>
@@ -97,7 +178,8 @@ function SearchResults({ results, current }: { results: SearchResult[]; current:
     <ul class="rows" aria-label="Search results">
       {results.map((r) => (
         <li key={r.id}>
-          <a href={`/notes/${r.id}`} aria-current={r.id === current ? 'page' : undefined}>
+          <a href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
+            aria-current={r.id === current ? 'page' : undefined}>
             <span class="row-title">{r.title || 'Untitled'}</span>
             <span class="snippet">{highlight(r.snippet, r.highlights)}</span>
             {r.version !== undefined && <span class="muted">in version {r.version}</span>}

@@ -1,0 +1,169 @@
+import { expect, test, type Page } from '@playwright/test';
+import { contentBox, createNote, expectContent, GOOD_PASSWORD, signUp } from './fixtures';
+
+// Issue #27 (a client people trust with their writing), the parts done so far. Typing that gets
+// lost (1, 2, 4): every way out of a note with unsaved text asks,
+// and Cancel means stay — with the text.
+
+const LEAVE = 'This note has unsaved changes. Leave without saving?';
+
+async function typeUnsaved(page: Page, text: string): Promise<void> {
+  await contentBox(page).click();
+  await page.keyboard.press('End');
+  await page.keyboard.type(text);
+  await expect(page.getByText('Unsaved changes')).toBeVisible();
+}
+
+/** Runs `act`, answers the one dialog it raises, and returns that dialog's message. */
+async function answering(page: Page, act: () => Promise<unknown>, accept: boolean): Promise<string> {
+  const dialog = page.waitForEvent('dialog');
+  const acting = act();
+  const asked = await dialog;
+  const message = asked.message();
+  await (accept ? asked.accept() : asked.dismiss());
+  await acting;
+  return message;
+}
+
+test('Back from a note with unsaved text asks; Cancel stays on it with the text, OK goes back', async ({ page }) => {
+  await signUp(page);
+  const first = await createNote(page, 'First', 'one');
+  await createNote(page, 'Second', 'two');
+  await typeUnsaved(page, ' and more');
+
+  expect(await answering(page, () => page.goBack(), false)).toBe(LEAVE);
+  await expect(page).not.toHaveURL(new RegExp(first));
+  await expect(page.getByLabel('Title')).toHaveValue('Second');
+  await expectContent(page, 'two and more');
+
+  expect(await answering(page, () => page.goBack(), true)).toBe(LEAVE);
+  await expect(page.getByLabel('Title')).toHaveValue('First');
+});
+
+test('Log out with unsaved text asks; Cancel stays signed in with the text', async ({ page }) => {
+  await signUp(page);
+  await createNote(page, 'Draft', 'keep');
+  await typeUnsaved(page, ' this');
+  expect(await answering(page, () => page.getByRole('button', { name: 'Log out' }).click(), false)).toBe(LEAVE);
+  await expect(page.getByRole('button', { name: 'Log out' })).toBeVisible();
+  await expectContent(page, 'keep this');
+  // Saved, it logs out without a question.
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  const dialogs: string[] = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  expect(dialogs).toEqual([]);
+});
+
+test('Delete with unsaved text asks first; Cancel keeps the note and the text', async ({ page }) => {
+  await signUp(page);
+  await createNote(page, 'Careful', 'saved part');
+  await typeUnsaved(page, ' unsaved part');
+  const message = await answering(page, () => page.getByRole('button', { name: 'Delete', exact: true }).click(), false);
+  expect(message).toBe('This note has unsaved changes, which the trash will not keep. Delete it anyway?');
+  await expect(page.getByLabel('Title')).toHaveValue('Careful');
+  await expectContent(page, 'saved part unsaved part');
+  await answering(page, () => page.getByRole('button', { name: 'Delete', exact: true }).click(), true);
+  await expect(page.getByText('“Careful” moved to the trash.')).toBeVisible();
+});
+
+test('Save without a change makes no version; Skip to content moves the focus to the content', async ({ page }) => {
+  await signUp(page);
+  await createNote(page, 'Same', 'text');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('No changes to save')).toBeVisible();
+  await page.getByRole('button', { name: 'History' }).click();
+  await expect(page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ }))
+    .toHaveText(['Version 2', 'Version 1']);
+
+  await page.goto('/');
+  const skip = page.getByRole('link', { name: 'Skip to content' });
+  await skip.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('main')).toBeFocused();
+});
+
+test('the history of a note that does not exist says so, without "Loading…" forever', async ({ page }) => {
+  await signUp(page);
+  await page.goto('/notes/00000000-0000-4000-8000-000000000000/history');
+  await expect(page.getByRole('alert')).toHaveText('Note not found');
+  await expect(page.getByText('No versions to show.')).toBeVisible();
+  await expect(page.getByText('Loading…')).toHaveCount(0);
+});
+
+test('New note puts the focus in its title, selected; opening a note from the list moves the focus to it', async ({ page }) => {
+  await signUp(page);
+  await page.getByRole('button', { name: 'New note' }).click();
+  await expect(page.getByLabel('Title')).toBeFocused();
+  await page.keyboard.type('Typed at once');
+  await expect(page.getByLabel('Title')).toHaveValue('Typed at once');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await page.getByRole('link', { name: /^Typed at once/ }).click();
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+  await page.getByRole('link', { name: /^Typed at once/ }).focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('form', { name: 'Note' })).toBeFocused();
+  // The next Tab reaches the note's own controls, not the rest of the list.
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('link', { name: '← Notes' }).or(page.getByRole('button', { name: 'Save' }))).toBeFocused();
+});
+
+test('a long list: the first 100, then Show more; the list scrolls on its own and Save stays in reach', async ({ page, request }) => {
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const username = await signUp(page);
+  const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
+  const { access_token: token } = await login.json() as { access_token: string };
+  const long = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
+  for (let i = 0; i < 105; i += 1) {
+    const res = await request.post('/api/notes', { headers: { authorization: `Bearer ${token}` }, data: { title: `Note ${String(i).padStart(3, '0')}`, content: long } });
+    expect(res.status()).toBe(201);
+  }
+  await page.reload();
+  const rows = page.getByRole('list', { name: 'Notes, pinned first, then most recent' }).getByRole('listitem');
+  await expect(rows).toHaveCount(100);
+  await page.getByRole('button', { name: 'Show more notes' }).click();
+  await expect(rows).toHaveCount(105);
+  await expect(page.getByRole('button', { name: 'Show more notes' })).toHaveCount(0);
+
+  // The oldest note, at the bottom of the list: the page itself never scrolls, the note shows at once.
+  await page.getByRole('link', { name: /^Note 000/ }).click();
+  await expect(page.getByLabel('Title')).toHaveValue('Note 000');
+  expect(await page.evaluate(() => document.scrollingElement!.scrollTop)).toBe(0);
+  await expect(page.getByRole('button', { name: 'Save' })).toBeInViewport();
+  // At the end of the long note, Save is still there.
+  await page.locator('.open').evaluate((pane) => { pane.scrollTop = pane.scrollHeight; });
+  await expect(page.getByRole('button', { name: 'Save' })).toBeInViewport();
+});
+
+test('a search hit in an earlier version opens that version in the history', async ({ page }) => {
+  await signUp(page);
+  const id = await createNote(page, 'Shopping', 'eggs and flour');
+  await contentBox(page).fill('flour only');
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await page.getByLabel('Include earlier versions').check();
+  await page.getByLabel('Search notes').fill('eggs');
+  await page.getByRole('list', { name: 'Search results' }).getByRole('link', { name: /Shopping/ }).click();
+  await expect(page).toHaveURL(new RegExp(`/notes/${id}/history\\?version=`));
+  await expect(page.getByRole('button', { name: 'Version 2', exact: true })).toHaveAttribute('aria-current', 'true');
+});
+
+test('coming back to the tab, a version saved elsewhere is offered; a lost connection is said plainly', async ({ page, request }) => {
+  const username = await signUp(page);
+  const id = await createNote(page, 'Shared', 'mine');
+  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
+  const saved = await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Shared', content: 'from elsewhere' } });
+  expect(saved.status()).toBe(204);
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await expect(page.getByRole('status').filter({ hasText: 'Version 3 of this note was saved elsewhere.' })).toBeVisible();
+  await page.getByRole('button', { name: 'Load version 3' }).click();
+  await expectContent(page, 'from elsewhere');
+  await expect(page.getByText('Loaded version 3')).toBeVisible();
+
+  await page.route('**/api/notes/search**', (route) => route.abort('internetdisconnected'));
+  await page.getByLabel('Search notes').fill('anything');
+  await expect(page.getByRole('alert')).toHaveText('The server cannot be reached. Check your connection and try again; nothing was changed.');
+});
