@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kysely, type CompiledQuery } from 'kysely';
-import pg from 'pg';
+import { percentiles, scratchDatabase, seededRandom } from './lib/scratch.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
@@ -43,14 +43,8 @@ const WRITES = Number(args.writes);
 const log = (message: string) => process.stdout.write(`[search bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 // A deterministic vocabulary with a Zipf-like use: word k is used about 1/k as often as the first.
-// mulberry32: a small seeded generator, so every run searches the same corpus.
-let seed = 42;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+// A seeded generator, so every run searches the same corpus.
+const random = seededRandom(42);
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'be', 'da', 'fo', 'gu', 'hi', 'jo', 'pe', 'zu'];
 const VOCABULARY = Array.from({ length: 5000 }, (_, i) => {
   let word = '';
@@ -74,37 +68,6 @@ const QUERIES = [
   `${VOCABULARY[3]!} ${VOCABULARY[50]!}`, `"${VOCABULARY[0]!} ${VOCABULARY[1]!}"`,
   `${VOCABULARY[200]!.slice(0, 3)}*`, `${VOCABULARY[10]!} -${VOCABULARY[0]!}`,
 ];
-
-function percentiles(samples: number[]) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-  return { p50: round(at(50)), p95: round(at(95)), max: round(sorted.at(-1)!), n: sorted.length };
-}
-const round = (ms: number) => Math.round(ms * 100) / 100;
-
-async function scratch(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `vellum_bench_${randomBytes(5).toString('hex')}`;
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-search-bench-'));
-    return { url: `sqlite:${path.join(dir, 'bench.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-  }
-  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  await client.query(`create database ${name}`);
-  await client.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
-}
 
 async function measureSearch(app: Awaited<ReturnType<typeof buildApp>>, token: string, history: boolean) {
   const samples: number[] = [];
@@ -155,7 +118,7 @@ async function plainAddVersion(database: Database, ownerId: string, noteId: stri
 }
 
 async function main() {
-  const db = await scratch();
+  const db = await scratchDatabase(kind, 'search');
   const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off', JWT_SECRET: randomBytes(32).toString('hex'), CSRF_SECRET: randomBytes(32).toString('hex') });
   const database = openDatabase(config.database);
   const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');

@@ -1,7 +1,7 @@
 // Regenerates docs/web-client.png, README's picture of the main screen (`npm run screenshot:web`
 // after `npm run build`): starts the built service on a free port with a throwaway SQLite file,
-// writes three notes through the client in the system's Chromium, and photographs the editor with
-// its preview at 960×540 (light scheme).
+// makes two folders and writes three tagged notes through the client in the system's Chromium, and
+// photographs the sidebar, the list and the editor with its preview at 1280×640 (light scheme).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -31,26 +31,41 @@ try {
     if (!ready) await new Promise((r) => setTimeout(r, 200));
   }
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
-  const page = await browser.newPage({ viewport: { width: 960, height: 540 }, colorScheme: 'light' });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 640 }, colorScheme: 'light' });
   await page.goto(`${base}/signup`);
   await page.getByLabel('Username').fill('ada');
   await page.getByLabel('Password', { exact: true }).fill('violet-Harbor-lantern-42-quietly');
   await page.getByRole('button', { name: 'Sign up' }).click();
+  for (const folder of ['Travel', 'Work']) {
+    // At the top level: a folder made while another is open goes inside it.
+    await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'All notes' }).click();
+    await page.getByRole('button', { name: 'New folder' }).click();
+    await page.getByLabel('Folder name').fill(folder);
+    await page.getByRole('button', { name: 'Create folder' }).click();
+    await page.getByRole('heading', { level: 1, name: folder }).waitFor();
+  }
+  await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'All notes' }).click();
   const notes: Array<[string, string]> = [
-    ['Reading list', '- The Mythical Man-Month\n- A Pattern Language'],
-    ['Trip to Lisbon', '## Day 1\n\nTram 28, then the castle.'],
-    ['Meeting notes', '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\nSee [the docs](https://example.com/docs).'],
+    ['Reading list', '- The Mythical Man-Month\n- A Pattern Language\n\n#books'],
+    ['Trip to Lisbon', '## Day 1\n\nTram 28, then the castle. #travel/portugal'],
+    ['Meeting notes', '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\nSee [the docs](https://example.com/docs). #project/vellum'],
   ];
   for (const [title, content] of notes) {
     const before = page.url();
     await page.getByRole('button', { name: 'New note' }).click();
     await page.waitForURL((url) => url.href !== before && /\/notes\/[0-9a-f-]{36}$/.test(url.pathname));
-    await page.waitForFunction("document.querySelector('#title')?.value === 'Untitled'");
+    // Polled from here: a function evaluated in the page would need the 'unsafe-eval' the CSP refuses.
+    for (let i = 0; i < 200 && (await page.getByLabel('Title').inputValue().catch(() => '')) !== 'Untitled'; i += 1) await page.waitForTimeout(50);
     await page.getByLabel('Title').fill(title);
     await page.getByRole('textbox', { name: 'Content', exact: true }).fill(content);
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved as version 2').waitFor();
   }
+  await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Work' });
+  await page.getByRole('button', { name: 'Move', exact: true }).click();
+  await page.getByText('Moved to “Work”.').waitFor();
+  await page.getByRole('button', { name: 'Pin', exact: true }).click();
+  await page.getByRole('button', { name: 'Unpin' }).waitFor();
   await page.locator('.cm-editor').waitFor();
   await page.getByRole('button', { name: 'Preview' }).click();
   await page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Weekly sync' }).waitFor();
