@@ -11,7 +11,10 @@ import { findUserById } from './accounts/user.repository.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
 import { loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
+import { mfaRoutes } from './mfa/mfa.routes.js';
+import { createSecretBox } from './mfa/secret-box.js';
 import type { SessionServices } from './sessions/sessions.service.js';
+import type { MfaServices } from './mfa/mfa.service.js';
 import { createPasswordHasher, type PasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
 import { createTokenService } from './sessions/tokens.js';
@@ -120,12 +123,13 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
 
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
-  const services: AccountServices & SessionServices = {
+  const services: AccountServices & SessionServices & MfaServices = {
     db: database.db,
     tokens,
     hasher: passwordHasher,
     policy: policyFromConfig(config, app.log),
     reuseGraceSeconds: config.refreshReuseGraceSeconds,
+    box: createSecretBox(config.mfaSecret),
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
@@ -137,6 +141,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await registerCookies(auth, config);
     await auth.register(accountRoutes, { config, services });
     await auth.register(sessionRoutes, { config, services });
+    await auth.register(mfaRoutes, { config, services });
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });

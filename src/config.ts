@@ -12,6 +12,10 @@ export interface Config {
   readonly database: DatabaseConfig;
   readonly jwtSecret: string;
   readonly csrfSecret: string;
+  /** What encrypts TOTP secrets at rest (through HKDF, mfa/secret-box.ts): MFA_SECRET, else JWT_SECRET. */
+  readonly mfaSecret: string;
+  /** PUBLIC_URL's origin: the address people use; WebAuthn's origin and relying party come from it. */
+  readonly publicUrl: string;
   /** True when the secrets were generated for this process (development only). */
   readonly secretsGenerated: boolean;
   readonly cookieDomain: string | undefined;
@@ -94,12 +98,14 @@ const MIN_SECRET_LENGTH = 32;
 export function loadConfig(env: Env = process.env): Config {
   const production = (env.NODE_ENV ?? 'development') === 'production';
   const secrets = readSecrets(env, production);
+  const port = integer(env, 'PORT', 8080, 0, 65535);
   const config: Config = {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     production,
     database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db', integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000)),
     ...secrets,
+    publicUrl: readPublicUrl(nonEmpty(env.PUBLIC_URL), port),
     cookieDomain: nonEmpty(env.COOKIE_DOMAIN),
     admin: readAdmin(env),
     pwnedPasswordsUrl: readPwnedUrl(env.PWNED_PASSWORDS_URL),
@@ -165,8 +171,12 @@ function readSecrets(env: Env, production: boolean) {
     }
   }
   if (jwt !== undefined && jwt === csrf) throw new ConfigError('JWT_SECRET and CSRF_SECRET must differ');
+  const mfa = nonEmpty(env.MFA_SECRET);
+  if (mfa !== undefined && mfa.length < MIN_SECRET_LENGTH) throw new ConfigError(`MFA_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`);
+  const jwtSecret = jwt ?? randomBytes(32).toString('base64url');
   return {
-    jwtSecret: jwt ?? randomBytes(32).toString('base64url'),
+    jwtSecret,
+    mfaSecret: mfa ?? jwtSecret,
     csrfSecret: csrf ?? randomBytes(32).toString('base64url'),
     secretsGenerated: jwt === undefined || csrf === undefined,
   };
@@ -228,6 +238,22 @@ function readPwnedUrl(value: string | undefined): string | null {
     throw new ConfigError('PWNED_PASSWORDS_URL must be an http(s) URL or "off"');
   }
   return url.replace(/\/+$/, '');
+}
+
+/**
+ * The origin people use. Without PUBLIC_URL it is localhost on PORT, not HOST's address: browsers
+ * refuse an IP address as a WebAuthn relying party, so passkeys work out of the box on localhost.
+ */
+function readPublicUrl(value: string | undefined, port: number): string {
+  if (value === undefined) return `http://localhost:${port}`;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('PUBLIC_URL must be an http(s) URL such as https://notes.example.com');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL must be an http(s) URL');
+  return url.origin;
 }
 
 function readRedisUrl(value: string | undefined): string | undefined {

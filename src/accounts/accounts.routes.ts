@@ -8,6 +8,7 @@ import { requireUserId, subjectOf } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
+import { mfaStatus } from '../mfa/mfa.service.js';
 import { PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 
 export interface AccountRoutesOptions {
@@ -47,8 +48,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
   app.get('/me', {
     // 404: the account was deleted while its access token is still valid.
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },
-    schema: { tags, operationId: 'getMe', summary: 'The caller\'s account', response: { 200: schemas.UserSchema } },
-  }, async (request) => accounts.getUser(services, requireUserId(request.claims!)));
+    schema: { tags, operationId: 'getMe', summary: 'The caller\'s account', description: 'With `mfa`: the second factors set up.', response: { 200: schemas.MeSchema } },
+  }, async (request) => {
+    const userId = requireUserId(request.claims!);
+    const user = await accounts.getUser(services, userId);
+    return { ...user, mfa: await mfaStatus(services.db, userId) };
+  });
 
   for (const url of ['/owner/', '/owner']) {
     app.put(url, {

@@ -38,6 +38,14 @@ export function signupBody(passwordMinLength: number) {
   });
 }
 
+export const MeSchema = Type.Object({
+  ...UserSchema.properties,
+  mfa: Type.Object({
+    totp: Type.Boolean({ description: 'an authenticator app is set up: password logins need a code' }),
+    passkeys: Type.Integer({ minimum: 0, description: 'how many passkeys can sign in' }),
+  }),
+}, { $id: 'Me' });
+
 export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() });
 
 export const ChangePasswordBody = Type.Object({ old_password: Type.String(), new_password: Type.String() });

@@ -120,9 +120,9 @@ export async function deleteOwnAccount(s: AccountServices, userId: string, passw
 }
 
 /** Loads the caller (404 when gone) and checks their current password (401, audited). */
-async function confirmPassword(
-  s: AccountServices, userId: string, password: string,
-  failure: { kind: 'password_change' | 'account_delete'; client: ClientInfo; detail: string },
+export async function confirmPassword(
+  s: AccountStore, userId: string, password: string,
+  failure: { kind: AuditEvent['kind']; client: ClientInfo; detail: string },
 ): Promise<users.UserRow> {
   const row = await users.findUserById(s.db, userId);
   if (row === undefined) throw Errors.userNotFound();

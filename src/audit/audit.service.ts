@@ -20,6 +20,10 @@ export const EVENT_KINDS = [
   'admin_list_users',
   'admin_delete_user',
   'session_revoke',
+  'mfa_enrol',
+  'mfa_remove',
+  'recovery_codes',
+  'admin_remove_mfa',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -103,6 +103,50 @@ export interface AuthEventsTable {
   created_at: Timestamp;
 }
 
+/** One per user; `secret` is encrypted (mfa/secret-box.ts). */
+export interface TotpFactorsTable {
+  user_id: string;
+  secret: string;
+  /** Null until the first code was right: an unconfirmed factor is not asked for at login. */
+  confirmed_at: Timestamp | null;
+  /** The last accepted time step: a code for it or an earlier one is refused. */
+  last_step: number | null;
+  created_at: Timestamp;
+}
+
+export interface RecoveryCodesTable {
+  id: string;
+  user_id: string;
+  /** Lowercase hex SHA-256 of the normalised code. */
+  code_hash: string;
+  used_at: Timestamp | null;
+  created_at: Timestamp;
+}
+
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  /** base64url, as WebAuthn names the credential. */
+  credential_id: string;
+  /** base64url of the COSE public key. */
+  public_key: string;
+  counter: number;
+  /** Comma-separated transports the authenticator reported. */
+  transports: string | null;
+  backed_up: boolean;
+  name: string;
+  created_at: Timestamp;
+  last_used_at: Timestamp | null;
+}
+
+/** A challenge handed out and not yet used; `user_id` null for a passwordless login's. */
+export interface WebauthnChallengesTable {
+  challenge: string;
+  user_id: string | null;
+  purpose: 'register' | 'login';
+  expires_at: Timestamp;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -111,6 +155,10 @@ export interface Tables {
   auth_events: AuthEventsTable;
   folders: FoldersTable;
   note_tags: NoteTagsTable;
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
 }
 
 export type Db = Kysely<Tables>;

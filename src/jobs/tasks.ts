@@ -5,6 +5,7 @@ import { indexMissingVersions } from '../search/search.index.js';
 import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
 import { deriveMissingTags } from '../tags/backfill.js';
+import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -46,6 +47,11 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
       name: 'refresh-token-prune',
       run: (db, now) => pruneDeadRefreshTokens(db, now),
       describe: ({ tokens = 0 }) => `deleted ${tokens} expired or revoked refresh ${plural(tokens, 'token')}`,
+    },
+    {
+      name: 'passkey-challenges',
+      run: async (db, now) => ({ challenges: await deleteExpiredChallenges(db, now.toISOString()) }),
+      describe: ({ challenges = 0 }) => `deleted ${challenges} expired passkey ${plural(challenges, 'challenge')}`,
     },
   ];
 }

@@ -45,7 +45,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       response: { 200: schemas.LoginResponse },
     },
   }, async (request, reply) => {
-    const { issued, user } = await sessions.login(services, request.body.username, request.body.password, clientInfo(request));
+    const { username, password, code } = request.body;
+    const { issued, user } = await sessions.login(services, username, password, clientInfo(request), code);
     sendTokens(reply, issued);
     const includeUser = isTrue(request.query.includeUser);
     return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
@@ -123,6 +124,22 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       response: { 200: Type.Array(schemas.SessionSchema) },
     },
   }, async (request) => sessions.listSessions(services, requireUserId(request.claims!)));
+
+  app.post('/sessions/end-others', {
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to generate tokens', docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
+    schema: {
+      tags,
+      operationId: 'endOtherSessions',
+      summary: 'Sign out everywhere else',
+      description: 'Ends every session of the caller, as a password change does, and starts a new one here: a new access token '
+        + 'and refresh cookie. Offered after a second factor is added or removed.',
+      response: { 200: schemas.AccessTokenResponse },
+    },
+  }, async (request, reply) => {
+    const issued = await sessions.restartSessions(services, requireUserId(request.claims!), clientInfo(request));
+    sendTokens(reply, issued);
+    return { access_token: issued.accessToken };
+  });
 
   app.delete('/sessions/:sessionID', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to revoke session' },

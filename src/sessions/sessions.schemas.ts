@@ -5,6 +5,11 @@ import { BooleanString, Query, Timestamp, Uuid } from '../http/schemas.js';
 export const Credentials = Type.Object({
   username: Type.String({ examples: ['alice'] }),
   password: Type.String({ examples: ['correct horse battery staple'] }),
+  code: Type.Optional(Type.String({
+    maxLength: 64,
+    description: 'for an account with two-step sign-in: a 6-digit code from the authenticator app, or a recovery code. '
+      + 'Without it such an account answers 401 with code "mfa_required".',
+  })),
 });
 
 export const CsrfHeaders = Type.Object({

@@ -11,6 +11,8 @@ import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 import { isUuid, newId } from '../shared/ids.js';
+import { checkLoginCode } from '../mfa/mfa.service.js';
+import type { SecretBox } from '../mfa/secret-box.js';
 import * as refreshTokens from './refresh-token.repository.js';
 import { requireUserId, type TokenService } from './tokens.js';
 
@@ -22,6 +24,8 @@ export interface SessionServices {
   log: FastifyBaseLogger;
   /** A rotated refresh token replayed within this many seconds is refused without ending the session. */
   reuseGraceSeconds: number;
+  /** Opens the TOTP secrets, for the second step of a login. */
+  box: SecretBox;
   /**
    * Called at named steps of issuing tokens ('login:verified', 'refresh:locked'); tests pause
    * there to run a logout or a password change in between. Absent in production.
@@ -71,8 +75,12 @@ export async function issueTokenPair(
   return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
 }
 
-/** Unknown user and wrong password cost the same and answer the same. */
-export async function login(s: SessionServices, username: string, password: string, client: ClientInfo) {
+/**
+ * Unknown user and wrong password cost the same and answer the same. With the right password, an
+ * account with a second factor needs `code` (a TOTP or recovery code): without one the answer is
+ * 401 mfa_required, which tells the client to ask for it; a wrong one counts as a failed login.
+ */
+export async function login(s: SessionServices, username: string, password: string, client: ClientInfo, code?: string) {
   // Every failure writes the same kind of event, so the trail adds no timing difference either.
   const fail = async (userId: string | null, detail: string) => {
     await audit(s, { kind: 'login', outcome: 'failure', userId, username: attemptedUsername(username), client, detail });
@@ -88,21 +96,39 @@ export async function login(s: SessionServices, username: string, password: stri
     throw await fail(null, 'unknown user');
   }
   if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
+  const second = await checkLoginCode(s, row.id, code);
+  if (second === 'missing' || second === 'wrong') {
+    await fail(row.id, second === 'missing' ? 'one-time code required' : 'wrong one-time code');
+    throw second === 'missing' ? Errors.mfaRequired() : Errors.invalidMfaCode();
+  }
   await s.checkpoint?.('login:verified');
+  const how = second === 'totp' ? 'password and authenticator app' : second === 'recovery' ? 'password and a recovery code' : 'password';
+  return openSession(s, row, client, how);
+}
+
+/**
+ * Issues the first token pair of a new session for a user whose credentials were just checked
+ * (`how` says which, for the trail), unless their sessions were ended since the row was read.
+ */
+export async function openSession(s: SessionServices, row: users.UserRow, client: ClientInfo, how: string) {
   const user = toUser(row);
+  const fail = async (detail: string) => {
+    await audit(s, { kind: 'login', outcome: 'failure', userId: row.id, username: row.username, client, detail });
+    return Errors.invalidCredentials();
+  };
   let issued: IssuedTokens;
   try {
     issued = await s.db.transaction().execute(async (trx) => {
-      // The password was checked against the row read above. A password change, logout or deletion
-      // that finished since has moved the generation on (or removed the row): this login is void.
+      // The credentials were checked against the row read before. A password change, logout or
+      // deletion that finished since has moved the generation on (or removed the row): this login is void.
       if ((await users.lockSessions(trx, row.id, row.session_generation)) === undefined) throw new SessionsEnded();
       return issueTokenPair(trx, s.tokens, { id: user.id, admin: user.is_admin }, client);
     });
   } catch (error) {
-    if (error instanceof SessionsEnded) throw await fail(row.id, 'sessions ended while logging in');
+    if (error instanceof SessionsEnded) throw await fail('sessions ended while logging in');
     throw error;
   }
-  await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: `session ${issued.sessionId}` });
+  await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: how === 'password' ? `session ${issued.sessionId}` : `session ${issued.sessionId}; ${how}` });
   return { issued, user };
 }
 
@@ -223,6 +249,21 @@ export async function listSessions(s: SessionServices, userId: string): Promise<
     });
   }
   return [...byFamily.values()];
+}
+
+/**
+ * "Sign out everywhere else": every session ends, as after a password change, and the caller gets
+ * a new one. (An access token does not name its session, so "all but this one" is done this way.)
+ */
+export async function restartSessions(s: SessionServices, userId: string, client: ClientInfo): Promise<IssuedTokens> {
+  const issued = await s.db.transaction().execute(async (trx) => {
+    const row = await users.findUserById(trx, userId);
+    if (row === undefined) throw Errors.userNotFound();
+    await endAllSessions(trx, userId);
+    return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
+  });
+  await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: `every other session revoked; new session ${issued.sessionId}` });
+  return issued;
 }
 
 /** Signs the session out everywhere it is used; its access tokens live on until they expire. */

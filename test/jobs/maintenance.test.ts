@@ -157,6 +157,7 @@ for (const kind of databaseKinds) {
           "tags-backfill: every note's tags derived",
           'audit-retention: deleted 0 auth events older than 90 days',
           'refresh-token-prune: deleted 0 expired or revoked refresh tokens',
+          'passkey-challenges: deleted 0 expired passkey challenges',
           '',
         ].join('\n'),
         stderr: '',

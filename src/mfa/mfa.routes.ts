@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import { Type } from 'typebox';
+import type { AccountServices } from '../accounts/accounts.service.js';
+import type { Config } from '../config.js';
+import { clientInfo } from '../http/client-info.js';
+import type { RoutePolicy } from '../http/policy.js';
+import { AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
+import { setAuthCookies } from '../sessions/cookies.js';
+import * as sessionSchemas from '../sessions/sessions.schemas.js';
+import type { SessionServices } from '../sessions/sessions.service.js';
+import { requireUserId, subjectOf } from '../sessions/tokens.js';
+import { normalizeId } from '../shared/ids.js';
+import * as schemas from './mfa.schemas.js';
+import * as mfa from './mfa.service.js';
+import * as passkeys from './passkeys.service.js';
+
+export interface MfaRoutesOptions {
+  config: Config;
+  services: AccountServices & SessionServices & mfa.MfaServices;
+}
+
+/** The password again (a hash per call): the password limit, as for a password change. */
+const WITH_PASSWORD: RoutePolicy = { auth: 'access', limit: 'password', hashesPassword: true, noStore: true };
+/** A code or a passkey answer is a guess like a password: the same per-address limit, without a hash. */
+const GUESSABLE: RoutePolicy = { auth: 'access', limit: 'password', noStore: true };
+const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
+const tags = ['second factor'];
+
+/** TOTP, recovery codes and passkeys; under /api/auth. */
+export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app, { config, services }) => {
+  const web = passkeys.webAuthnSettings(config.publicUrl);
+
+  app.post('/2fa/totp', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to start two-step sign-in', docs: { errors: [404, 409] } },
+    schema: {
+      tags, operationId: 'startTotp', summary: 'Start setting up an authenticator app',
+      description: 'Needs the password (401). Answers a new secret; it counts only once POST /2fa/totp/confirm got a right code. '
+        + 'Starting again replaces an unconfirmed secret; 409 while one is confirmed.',
+      body: schemas.PasswordBody, response: { 200: schemas.TotpSetup },
+    },
+  }, async (request) => mfa.startTotp(services, requireUserId(request.claims!), request.body.password, clientInfo(request)));
+
+  app.post('/2fa/totp/confirm', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: GUESSABLE, failureDetail: 'Failed to confirm two-step sign-in', docs: { errors: [409] } },
+    schema: {
+      tags, operationId: 'confirmTotp', summary: 'Turn the authenticator app on with a first code',
+      description: 'A right code (401 invalid_mfa_code otherwise) turns two-step sign-in on and answers 10 recovery codes, shown only here.',
+      body: schemas.CodeBody, response: { 200: schemas.RecoveryCodes },
+    },
+  }, async (request) => mfa.confirmTotp(services, requireUserId(request.claims!), request.body.code, clientInfo(request)));
+
+  app.delete('/2fa/totp', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to turn off two-step sign-in', docs: { noContent: true, errors: [404, 409] } },
+    schema: {
+      tags, operationId: 'removeTotp', summary: 'Turn the authenticator app off',
+      description: 'Needs the password and a current code (a TOTP or recovery code); removes the recovery codes too.',
+      body: schemas.PasswordAndCodeBody,
+    },
+  }, async (request, reply) => {
+    await mfa.removeTotp(services, requireUserId(request.claims!), request.body.password, request.body.code, clientInfo(request));
+    return reply.code(204).send();
+  });
+
+  app.post('/2fa/recovery-codes', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to replace the recovery codes', docs: { errors: [404, 409] } },
+    schema: {
+      tags, operationId: 'replaceRecoveryCodes', summary: 'Replace the recovery codes',
+      description: 'Needs the password and a current code. The old codes stop working; the 10 new ones are shown only here.',
+      body: schemas.PasswordAndCodeBody, response: { 200: schemas.RecoveryCodes },
+    },
+  }, async (request) => mfa.regenerateRecoveryCodes(services, requireUserId(request.claims!), request.body.password, request.body.code, clientInfo(request)));
+
+  app.post('/passkeys/options', {
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to start adding a passkey', docs: { errors: [404] } },
+    schema: {
+      tags, operationId: 'passkeyCreationOptions', summary: 'Options for adding a passkey',
+      description: 'For navigator.credentials.create (or @simplewebauthn/browser\'s startRegistration). The challenge works once, for 5 minutes.',
+      response: { 200: schemas.WebAuthnOptions },
+    },
+  }, async (request) => passkeys.registrationOptions(services, web, requireUserId(request.claims!)));
+
+  app.post('/passkeys', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: GUESSABLE, failureDetail: 'Failed to add the passkey', docs: { errors: [409] } },
+    schema: {
+      tags, operationId: 'addPasskey', summary: 'Add a passkey',
+      description: 'The browser\'s answer to the creation options, with a name. User verification is required (400 otherwise).',
+      body: schemas.RegisterPasskeyBody, response: { 201: schemas.PasskeySchema },
+    },
+  }, async (request, reply) => {
+    const { name, credential } = request.body;
+    const passkey = await passkeys.registerPasskey(services, web, requireUserId(request.claims!), name.trim(), credential as RegistrationResponseJSON, clientInfo(request));
+    return reply.code(201).send(passkey);
+  });
+
+  app.get('/passkeys', {
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to list passkeys' },
+    schema: { tags, operationId: 'listPasskeys', summary: 'The caller\'s passkeys', description: 'Oldest first.', response: { 200: Type.Array(schemas.PasskeySchema) } },
+  }, async (request) => passkeys.listPasskeys(services, requireUserId(request.claims!)));
+
+  app.delete('/passkeys/:id', {
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to remove the passkey', docs: { noContent: true, errors: [404] } },
+    schema: { tags, operationId: 'deletePasskey', summary: 'Remove a passkey', params: schemas.PasskeyParams },
+  }, async (request, reply) => {
+    await passkeys.deletePasskey(services, requireUserId(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    return reply.code(204).send();
+  });
+
+  app.post('/passkey/options', {
+    config: { policy: { auth: 'public', limit: 'password', noStore: true }, failureDetail: 'Failed to start a passkey login' },
+    schema: {
+      tags, operationId: 'passkeyLoginOptions', summary: 'Options for signing in with a passkey',
+      description: 'For navigator.credentials.get (or startAuthentication): any passkey of this site, user verification required. The challenge works once, for 5 minutes.',
+      response: { 200: schemas.WebAuthnOptions },
+    },
+  }, async () => passkeys.loginOptions(services, web));
+
+  app.post('/passkey/login', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: {
+      policy: { auth: 'public', limit: 'password', noStore: true },
+      failureDetail: 'Failed to generate tokens',
+      docs: { errors: [401], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+    },
+    schema: {
+      tags, operationId: 'passkeyLogin', summary: 'Sign in with a passkey',
+      description: 'Answers exactly as POST /api/auth/login does; no further factor is asked. Every refusal is 401 Invalid credentials.',
+      body: schemas.PasskeyLoginBody,
+      querystring: sessionSchemas.LoginQuery,
+      response: { 200: sessionSchemas.LoginResponse },
+    },
+  }, async (request, reply) => {
+    const { issued, user } = await passkeys.passkeyLogin(services, web, request.body.credential as AuthenticationResponseJSON, clientInfo(request));
+    setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
+    return { access_token: issued.accessToken, ...(isTrue(request.query.includeUser) ? { user } : {}) };
+  });
+
+  app.delete('/admin/:id/mfa', {
+    config: { policy: { auth: 'admin', noStore: true }, failureDetail: 'Failed to remove second factors', docs: { noContent: true, errors: [404] } },
+    schema: {
+      tags: ['admin'], operationId: 'removeUserFactors', summary: 'Remove a user\'s second factors',
+      description: 'For a user who lost their phone and their recovery codes: removes the authenticator app, the recovery codes and every passkey. Audited.',
+      params: Type.Object({ id: schemas.PasskeyParams.properties.id }),
+    },
+  }, async (request, reply) => {
+    await mfa.adminRemoveFactors(services, subjectOf(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    return reply.code(204).send();
+  });
+};

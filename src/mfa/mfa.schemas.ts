@@ -1,0 +1,52 @@
+import { Type } from 'typebox';
+import { Timestamp, Uuid } from '../http/schemas.js';
+
+export const PasswordBody = Type.Object({ password: Type.String() });
+/** A TOTP code (6 digits) or a recovery code (24 letters and digits, dashes and spaces allowed). */
+export const Code = Type.String({ maxLength: 64, description: 'a 6-digit code from the authenticator app, or a recovery code' });
+export const CodeBody = Type.Object({ code: Code });
+export const PasswordAndCodeBody = Type.Object({ password: Type.String(), code: Code });
+
+export const TotpSetup = Type.Object({
+  secret: Type.String({ description: 'base32, for typing into an authenticator app' }),
+  otpauth_url: Type.String({ description: 'the same as an otpauth:// URL, for a QR code' }),
+});
+
+export const RecoveryCodes = Type.Object({
+  recovery_codes: Type.Array(Type.String(), { description: 'shown only here; each works once' }),
+});
+
+export const MfaStatusSchema = Type.Object({ totp: Type.Boolean(), passkeys: Type.Integer({ minimum: 0 }) }, { $id: 'MfaStatus' });
+
+/** WebAuthn's JSON, as @simplewebauthn/browser produces it; the library checks the rest. */
+const Base64Url = Type.String({ maxLength: 16 * 1024, pattern: '^[A-Za-z0-9_-]*$' });
+const credential = (response: Record<string, ReturnType<typeof Type.String>>) => Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 1024, pattern: '^[A-Za-z0-9_-]+$' }),
+  rawId: Base64Url,
+  type: Type.Literal('public-key'),
+  response: Type.Object({ clientDataJSON: Base64Url, ...response }, { additionalProperties: true }),
+  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
+  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 64 })),
+}, { additionalProperties: true });
+
+export const RegistrationCredential = credential({ attestationObject: Base64Url });
+export const AuthenticationCredential = credential({ authenticatorData: Base64Url, signature: Base64Url });
+
+export const PasskeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: '1 to 100 characters, not only spaces' });
+export const RegisterPasskeyBody = Type.Object({ name: PasskeyName, credential: RegistrationCredential });
+export const PasskeyLoginBody = Type.Object({ credential: AuthenticationCredential });
+
+export const PasskeySchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  created_at: Timestamp,
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+  backed_up: Type.Boolean({ description: 'a synced passkey (in a password manager or a platform account)' }),
+}, { $id: 'Passkey' });
+
+export const PasskeyParams = Type.Object({ id: Uuid });
+
+export const WebAuthnOptions = Type.Object({ challenge: Type.String() }, {
+  additionalProperties: true,
+  description: 'PublicKeyCredential options in WebAuthn\'s JSON form, for @simplewebauthn/browser',
+});

@@ -1,0 +1,169 @@
+import {
+  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
+  type AuthenticationResponseJSON, type AuthenticatorTransport, type RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import * as users from '../accounts/user.repository.js';
+import { audit } from '../audit/audit.service.js';
+import { isUniqueViolation, nowIso } from '../db/values.js';
+import { Errors } from '../errors.js';
+import type { ClientInfo } from '../shared/client-info.js';
+import { newId } from '../shared/ids.js';
+import { openSession, type SessionServices } from '../sessions/sessions.service.js';
+import * as store from './mfa.repository.js';
+
+/** Where passkeys are bound: PUBLIC_URL's origin and its host name as the relying party. */
+export interface WebAuthnSettings {
+  origin: string;
+  rpId: string;
+}
+
+export function webAuthnSettings(publicUrl: string): WebAuthnSettings {
+  return { origin: publicUrl, rpId: new URL(publicUrl).hostname };
+}
+
+const RP_NAME = 'Vellum';
+const CHALLENGE_MS = 5 * 60_000;
+const TIMEOUT_MS = 60_000;
+
+export interface Passkey {
+  id: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  backed_up: boolean;
+}
+
+const toPasskey = (row: store.PasskeyRow): Passkey => ({
+  id: row.id, name: row.name, created_at: row.created_at, last_used_at: row.last_used_at, backed_up: row.backed_up,
+});
+
+/** The challenge inside the browser's answer, to find the one we handed out; null when unreadable. */
+function challengeOf(credential: { response: { clientDataJSON: string } }): string | null {
+  try {
+    const data: unknown = JSON.parse(Buffer.from(credential.response.clientDataJSON, 'base64url').toString('utf8'));
+    const challenge = (data as { challenge?: unknown } | null)?.challenge;
+    return typeof challenge === 'string' && challenge.length <= 512 ? challenge : null;
+  } catch {
+    return null;
+  }
+}
+
+const expiry = () => new Date(Date.now() + CHALLENGE_MS).toISOString();
+
+export async function listPasskeys(s: SessionServices, userId: string): Promise<Passkey[]> {
+  return (await store.listPasskeys(s.db, userId)).map(toPasskey);
+}
+
+/** Creation options for a new passkey of the caller; a discoverable credential with user verification. */
+export async function registrationOptions(s: SessionServices, web: WebAuthnSettings, userId: string) {
+  const user = await users.findUserById(s.db, userId);
+  if (user === undefined) throw Errors.userNotFound();
+  const existing = await store.listPasskeys(s.db, userId);
+  const options = await generateRegistrationOptions({
+    rpName: RP_NAME,
+    rpID: web.rpId,
+    userName: user.username,
+    userID: Buffer.from(user.id.replace(/-/g, ''), 'hex'),
+    attestationType: 'none',
+    timeout: TIMEOUT_MS,
+    excludeCredentials: existing.map((row) => ({ id: row.credential_id, ...transportsOf(row) })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  });
+  await store.storeChallenge(s.db, { challenge: options.challenge, user_id: userId, purpose: 'register', expires_at: expiry() });
+  return options;
+}
+
+function transportsOf(row: store.PasskeyRow): { transports?: AuthenticatorTransport[] } {
+  return row.transports === null || row.transports === '' ? {} : { transports: row.transports.split(',') as AuthenticatorTransport[] };
+}
+
+export async function registerPasskey(
+  s: SessionServices, web: WebAuthnSettings, userId: string, name: string, credential: RegistrationResponseJSON, client: ClientInfo,
+): Promise<Passkey> {
+  const challenge = challengeOf(credential);
+  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'register', userId, nowIso()))) throw Errors.passkeyChallenge();
+  let verified;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: credential, expectedChallenge: challenge, expectedOrigin: web.origin, expectedRPID: web.rpId, requireUserVerification: true,
+    });
+  } catch (error) {
+    s.log.info({ err: error }, 'passkey registration refused');
+    verified = undefined;
+  }
+  if (verified?.verified !== true || verified.registrationInfo === undefined) {
+    await audit(s, { kind: 'mfa_enrol', outcome: 'failure', userId, client, detail: 'passkey: response not verified' });
+    throw Errors.passkeyRejected();
+  }
+  const info = verified.registrationInfo;
+  const row = {
+    id: newId(),
+    user_id: userId,
+    credential_id: info.credential.id,
+    public_key: Buffer.from(info.credential.publicKey).toString('base64url'),
+    counter: info.credential.counter,
+    transports: info.credential.transports?.join(',') ?? null,
+    backed_up: info.credentialBackedUp,
+    name,
+    created_at: nowIso(),
+    last_used_at: null,
+  };
+  try {
+    await store.insertPasskey(s.db, row);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw Errors.passkeyExists();
+    throw error;
+  }
+  await audit(s, { kind: 'mfa_enrol', outcome: 'success', userId, client, detail: `passkey ${row.id}` });
+  return toPasskey(row);
+}
+
+export async function deletePasskey(s: SessionServices, userId: string, id: string, client: ClientInfo): Promise<void> {
+  if (!(await store.deletePasskey(s.db, userId, id))) throw Errors.passkeyNotFound();
+  await audit(s, { kind: 'mfa_remove', outcome: 'success', userId, client, detail: `passkey ${id}` });
+}
+
+/** Request options for a passwordless login: any discoverable passkey of this site, user verification required. */
+export async function loginOptions(s: SessionServices, web: WebAuthnSettings) {
+  const options = await generateAuthenticationOptions({ rpID: web.rpId, userVerification: 'required', timeout: TIMEOUT_MS });
+  await store.storeChallenge(s.db, { challenge: options.challenge, user_id: null, purpose: 'login', expires_at: expiry() });
+  return options;
+}
+
+/**
+ * A passwordless login: the challenge must be one we issued and unused, the credential one we
+ * know, the signature right with user verification, and the counter moving forward (or 0 for
+ * synced passkeys, which do not count). Every refusal is the same 401 as a wrong password.
+ */
+export async function passkeyLogin(s: SessionServices, web: WebAuthnSettings, credential: AuthenticationResponseJSON, client: ClientInfo) {
+  const fail = async (userId: string | null, detail: string) => {
+    await audit(s, { kind: 'login', outcome: 'failure', userId, client, detail: `passkey: ${detail}` });
+    return Errors.invalidCredentials();
+  };
+  const challenge = challengeOf(credential);
+  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'login', null, nowIso()))) throw await fail(null, 'unknown or used challenge');
+  const passkey = await store.findPasskeyByCredential(s.db, credential.id);
+  if (passkey === undefined) throw await fail(null, 'unknown credential');
+  let verified;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: credential,
+      expectedChallenge: challenge,
+      expectedOrigin: web.origin,
+      expectedRPID: web.rpId,
+      requireUserVerification: true,
+      credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: passkey.counter, ...transportsOf(passkey) },
+    });
+  } catch (error) {
+    s.log.info({ err: error }, 'passkey login refused');
+    verified = undefined;
+  }
+  if (verified?.verified !== true) throw await fail(passkey.user_id, 'response not verified');
+  const info = verified.authenticationInfo;
+  if (!(await store.recordPasskeyUse(s.db, passkey.id, passkey.counter, info.newCounter, info.credentialBackedUp, nowIso()))) {
+    throw await fail(passkey.user_id, 'used twice at once');
+  }
+  const row = await users.findUserById(s.db, passkey.user_id);
+  if (row === undefined) throw await fail(passkey.user_id, 'user deleted');
+  return openSession(s, row, client, `passkey ${passkey.id}`);
+}
