@@ -89,7 +89,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     config: { policy: GUESSABLE, failureDetail: 'Failed to add the passkey', docs: { errors: [409] } },
     schema: {
       tags, operationId: 'addPasskey', summary: 'Add a passkey',
-      description: 'The browser\'s answer to the creation options, with a name. User verification is required (400 otherwise).',
+      description: 'The browser\'s answer to the creation options, with a name. 400 when it does not answer a live challenge of this account '
+        + '(each works once, for 5 minutes) or does not verify (user verification is required); 409 when that passkey is registered already.',
       body: schemas.RegisterPasskeyBody, response: { 201: schemas.PasskeySchema },
     },
   }, async (request, reply) => {

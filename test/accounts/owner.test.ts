@@ -14,13 +14,14 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
   const del = (url: string, token: string, payload?: unknown) =>
     ctx.app.inject({ method: 'DELETE', url, headers: bearer(token), ...(payload === undefined ? {} : { payload: payload as string }) });
 
-  test('GET /auth/me: exactly the public user', async () => {
+  test('GET /auth/me: exactly the public user, and which second factors it has', async () => {
     const s = await newSession(ctx.app);
     const res = await me(s.accessToken);
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
     const user = res.json();
-    assert.deepEqual(Object.keys(user), ['id', 'username', 'is_admin', 'created_at', 'updated_at']);
+    assert.deepEqual(Object.keys(user), ['id', 'username', 'is_admin', 'created_at', 'updated_at', 'mfa']);
+    assert.deepEqual(user.mfa, { totp: false, passkeys: 0 });
     assert.deepEqual([user.id, user.username, user.is_admin], [s.userId, s.username, false]);
     assert.match(user.created_at, TIMESTAMP);
     assert.equal(user.updated_at, user.created_at);
@@ -85,7 +86,8 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'created_at', 'updated_at']);
       assert.deepEqual([body.user.id, body.user.username, body.user.is_admin], [a.userId, username, false]);
       assert.ok(body.user.updated_at >= body.user.created_at, 'updated_at is the change time');
-      assert.deepEqual(body.user, (await me(body.access_token)).json());
+      const { mfa: _mfa, ...meUser } = (await me(body.access_token)).json();
+      assert.deepEqual(body.user, meUser);
       for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
       assert.equal((await refreshSession(ctx.app, cookieValue(res, REFRESH)!)).statusCode, 200, 'the new pair works');
       const old = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });

@@ -3,6 +3,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { getCsrf, REFRESH } from './auth.js';
 import { cookie, GOOD_PASSWORD, login, signup, uniqueName, type Session, type TestContext } from './harness.js';
 import type { ApiRequest, Proposal } from './openapi-requests.js';
+import { SoftAuthenticator } from './soft-authenticator.js';
+import { totpCode } from './totp.js';
 
 /**
  * The accounts, notes and sessions behind the generated requests of the conformance test: real ids
@@ -40,6 +42,7 @@ export class World {
   private readonly accounts = new Map<string, Session>();
   private readonly shared = new Map<Role, Note>();
   private readonly cookieSessions = new Map<Role, Session>();
+  private readonly passkeys = new Map<Role, SoftAuthenticator>();
 
   constructor(private readonly ctx: TestContext) {}
 
@@ -101,6 +104,21 @@ export class World {
       this.cookieSessions.set(role, session);
     }
     return session;
+  }
+
+  /** A fresh account with an authenticator app turned on, and its recovery codes. */
+  private async enrolled(role: Role): Promise<{ account: Session; recoveryCodes: string[] }> {
+    const account = await this.freshAccount(role);
+    const { secret } = (await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })).json() as { secret: string };
+    const confirm = await this.call(account, 'POST', '/api/auth/2fa/totp/confirm', { code: totpCode(secret) });
+    return { account, recoveryCodes: (confirm.json() as { recovery_codes: string[] }).recovery_codes };
+  }
+
+  /** A new passkey of the session's account, from a software authenticator; its id. */
+  private async newPasskey(session: Session, authenticator = new SoftAuthenticator(this.ctx.config.publicUrl)): Promise<string> {
+    const options = (await this.call(session, 'POST', '/api/auth/passkeys/options')).json() as { challenge: string };
+    const res = await this.call(session, 'POST', '/api/auth/passkeys', { name: 'Key', credential: authenticator.register(options) });
+    return (res.json() as { id: string }).id;
   }
 
   /** Called before the cases of each operation: the cookie routes start from a refresh token nobody used. */
@@ -230,6 +248,46 @@ export class World {
       case 'POST /api/import':
         if (request.body !== undefined) request.body.value = repairImport(request.body.value);
         break;
+      case 'POST /api/auth/2fa/totp': {
+        const account = await this.account(`totp-${role}`, role);
+        prepared.credentials = { headers: account.auth };
+        setBody({ password: account.password });
+        break;
+      }
+      case 'POST /api/auth/2fa/totp/confirm': {
+        const account = await this.freshAccount(role);
+        const { secret } = (await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })).json() as { secret: string };
+        prepared.credentials = { headers: account.auth };
+        setBody({ code: totpCode(secret) });
+        break;
+      }
+      case 'DELETE /api/auth/2fa/totp':
+      case 'POST /api/auth/2fa/recovery-codes': {
+        const { account, recoveryCodes } = await this.enrolled(role);
+        prepared.credentials = { headers: account.auth };
+        setBody({ password: account.password, code: recoveryCodes[proposal.pick % recoveryCodes.length] });
+        break;
+      }
+      case 'POST /api/auth/passkeys': {
+        const session = await this.main(role);
+        const options = (await this.call(session, 'POST', '/api/auth/passkeys/options')).json() as { challenge: string };
+        setBody({ credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options) });
+        break;
+      }
+      case 'DELETE /api/auth/passkeys/{id}':
+        request.pathParams.id = await this.newPasskey(await this.main(role));
+        break;
+      case 'POST /api/auth/passkey/login': {
+        let authenticator = this.passkeys.get(role);
+        if (authenticator === undefined) {
+          authenticator = new SoftAuthenticator(this.ctx.config.publicUrl);
+          await this.newPasskey(await this.main(role), authenticator);
+          this.passkeys.set(role, authenticator);
+        }
+        const options = (await this.inject({ method: 'POST', url: '/api/auth/passkey/options' })).json() as { challenge: string };
+        setBody({ credential: authenticator.authenticate(options) });
+        break;
+      }
       default:
     }
   }

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { newAdminSession, REFRESH, setCookies } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, login, signup, uniqueName, type Session } from '../helpers/harness.js';
-import { SoftAuthenticator } from './authenticator.js';
+import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { del, enrolledUser, post } from './support.js';
 
 const clock = frozenDate();

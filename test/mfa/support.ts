@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { Secret, TOTP } from 'otpauth';
 import { bearer } from '../helpers/auth.js';
 import { GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
 
-/** The code an authenticator app shows for `secret` at `ms` (default: now, as Date says). */
-export function totpCode(secret: string, ms = Date.now()): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: ms });
-}
+import { totpCode } from '../helpers/totp.js';
 
-export const STEP_MS = 30_000;
+export { STEP_MS, totpCode } from '../helpers/totp.js';
 
 export function post(app: FastifyInstance, url: string, token: string | undefined, payload?: unknown) {
   return app.inject({ method: 'POST', url, headers: token === undefined ? {} : bearer(token), ...(payload === undefined ? {} : { payload: payload as object }) });

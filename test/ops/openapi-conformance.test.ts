@@ -21,7 +21,8 @@ const SEED = Number(process.env.CONFORMANCE_SEED ?? 20261124);
 const RUNS = Number(process.env.CONFORMANCE_RUNS ?? 16);
 /** Operations that hash a password per call (or need a fresh account per case) get fewer cases. */
 const HASHING = new Set(['POST /api/auth/signup', 'POST /api/auth/login', 'PUT /api/auth/owner', 'DELETE /api/auth/owner',
-  'DELETE /api/auth/sessions/{sessionID}', 'DELETE /api/auth/admin/{id}']);
+  'DELETE /api/auth/sessions/{sessionID}', 'DELETE /api/auth/admin/{id}',
+  'POST /api/auth/2fa/totp', 'POST /api/auth/2fa/totp/confirm', 'DELETE /api/auth/2fa/totp', 'POST /api/auth/2fa/recovery-codes']);
 
 /**
  * 400s that a request the schema accepts may still get, because the document states the rule in
@@ -36,6 +37,9 @@ const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: Reg
   { operations: ['POST /api/import'], detail: /must be greater than \d+, the version before it/, statement: /version numbers increase/ },
   { operations: ['POST /api/import'], detail: /restored_from must be null or an earlier version/, statement: /restored_from names an earlier/ },
   { operations: ['POST /api/import'], detail: /created_at must not be before/, statement: /times do not go backwards/ },
+  // A passkey answer must answer a live challenge and verify: no schema can say either.
+  { operations: ['POST /api/auth/passkeys'], detail: /expired or was already used/, statement: /live challenge/ },
+  { operations: ['POST /api/auth/passkeys'], detail: /could not be verified/, statement: /does not verify/ },
 ];
 
 const seedOf = (...parts: string[]) => createHash('sha256').update([SEED, ...parts].join(' ')).digest().readUInt32BE(0);

@@ -80,6 +80,8 @@ export default defineConfig({
       NODE_ENV: 'test',
       TEST_ARGON2: 'cheap',
       CORS_ORIGINS: CROSS_ORIGIN,
+      // Passkeys need a host name: the passkey tests use the localhost origin.
+      PUBLIC_URL: CROSS_ORIGIN,
     },
   }],
 });

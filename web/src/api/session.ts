@@ -109,13 +109,14 @@ export class Session {
 
 /**
  * A 401 "Invalid credentials" from a route that checks the password again (change password, delete
- * account) is the answer to a typo, not an expired token: refreshing would not help, and treating
+ * account), or a wrong one-time code, is the answer to a typo, not an expired token: refreshing would not help, and treating
  * it as a lost session would sign the user out.
  */
 async function isWrongPassword(response: Response): Promise<boolean> {
   try {
     const body: unknown = await response.clone().json();
-    return typeof body === 'object' && body !== null && (body as { code?: unknown }).code === 'invalid_credentials';
+    const code = typeof body === 'object' && body !== null ? (body as { code?: unknown }).code : undefined;
+    return code === 'invalid_credentials' || code === 'invalid_mfa_code';
   } catch {
     return false;
   }
@@ -124,5 +125,5 @@ async function isWrongPassword(response: Response): Promise<boolean> {
 /** Routes that take no access token: a 401 there is an answer (wrong password), not an expiry. */
 function isPublic(url: string): boolean {
   const path = new URL(url).pathname;
-  return path === '/api/auth/login' || path === '/api/auth/signup' || path.startsWith('/api/auth/cookie/');
+  return path === '/api/auth/login' || path === '/api/auth/signup' || path.startsWith('/api/auth/cookie/') || path.startsWith('/api/auth/passkey/');
 }

@@ -2,13 +2,25 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
+import { Passkeys, TwoStep } from './security';
 
 export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+  const [mfa, setMfa] = useState<{ totp: boolean; passkeys: number } | null>(null);
+  const loadMfa = async () => {
+    try {
+      setMfa(unwrap(await api.GET('/api/auth/me')).mfa);
+    } catch {
+      setMfa(null);
+    }
+  };
+  useEffect(() => void loadMfa(), []);
   return (
     <div class="page account">
       <h1>Account</h1>
       <p>Signed in as <strong>{user.username}</strong>{user.is_admin && ' (administrator)'}.</p>
       <ChangePassword />
+      {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
+      <Passkeys onChange={loadMfa} />
       <Sessions />
       <ExportImport />
       <DeleteAccount onDeleted={onSignedOut} />

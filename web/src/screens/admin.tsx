@@ -28,10 +28,20 @@ export function AdminScreen({ me }: { me: User }) {
     }
     await load();
   };
+  const [notice, setNotice] = useState('');
+  const removeFactors = async (user: User) => {
+    if (!window.confirm(`Remove every second factor of “${user.username}” (authenticator app, recovery codes, passkeys)? Their password alone will sign them in.`)) return;
+    setNotice('');
+    const response = await raw(`/api/auth/admin/${user.id}/mfa`, { method: 'DELETE' });
+    if (response.ok) setNotice(`Second factors of “${user.username}” removed.`);
+    else setError(((await response.json().catch(() => ({}))) as { detail?: string }).detail ?? `Could not remove (${response.status}).`);
+    await load();
+  };
   return (
     <div class="page">
       <h1>Administration</h1>
       {error && <p class="error" role="alert">{error}</p>}
+      {notice && <p class="flash" role="status">{notice}</p>}
       <section aria-labelledby="users-heading">
         <h2 id="users-heading">Users</h2>
         {users === null ? <p class="muted">Loading…</p> : (
@@ -40,7 +50,10 @@ export function AdminScreen({ me }: { me: User }) {
               <li key={user.id} aria-label={user.username}>
                 <span class="row-title">{user.username}{user.is_admin && ' (admin)'}{user.id === me.id && ' (you)'}</span>
                 <span class="meta">joined {user.created_at ? formatTime(user.created_at) : '—'}</span>
-                <span class="actions"><button type="button" class="danger" onClick={() => remove(user)}>Delete</button></span>
+                <span class="actions">
+                  <button type="button" class="secondary" onClick={() => removeFactors(user)}>Remove second factors</button>
+                  <button type="button" class="danger" onClick={() => remove(user)}>Delete</button>
+                </span>
               </li>
             ))}
           </ul>

@@ -1,13 +1,21 @@
-import { useState } from 'preact/hooks';
-import { api, errorMessage, session, unwrap, type User } from '../api/client';
+import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, ApiError, errorMessage, session, unwrap, type User } from '../api/client';
 import { PasswordRules } from '../components/password-rules';
 
 export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onSignedIn: (user: User) => void }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
+  /** Set once the server said this account needs a second factor: the form then asks for it. */
+  const [code, setCode] = useState<string | null>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const codeInput = useRef<HTMLInputElement>(null);
   const signup = mode === 'signup';
+
+  useEffect(() => {
+    if (code === '') codeInput.current?.focus();
+  }, [code === '']);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -15,11 +23,34 @@ export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onS
     setBusy(true);
     try {
       if (signup) unwrap(await api.POST('/api/auth/signup', { body: { username, password } }));
-      const result = unwrap(await api.POST('/api/auth/login', { body: { username, password }, params: { query: { includeUser: 'true' } } }));
+      const body = { username, password, ...(code === null ? {} : { code }) };
+      const result = unwrap(await api.POST('/api/auth/login', { body, params: { query: { includeUser: 'true' } } }));
       session.setAccessToken(result.access_token);
       onSignedIn(result.user!);
     } catch (e) {
-      setError(errorMessage(e));
+      if (e instanceof ApiError && (e.body as { code?: string } | null)?.code === 'mfa_required') {
+        setCode('');
+      } else {
+        setError(errorMessage(e));
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const withPasskey = async () => {
+    setError('');
+    setBusy(true);
+    try {
+      const options = unwrap(await api.POST('/api/auth/passkey/options'));
+      const credential = await startAuthentication({ optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'] });
+      const result = unwrap(await api.POST('/api/auth/passkey/login', {
+        body: { credential: credential as never }, params: { query: { includeUser: 'true' } },
+      }));
+      session.setAccessToken(result.access_token);
+      onSignedIn(result.user!);
+    } catch (e) {
+      setError(passkeyMessage(e, 'sign in'));
     } finally {
       setBusy(false);
     }
@@ -30,8 +61,8 @@ export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onS
       <h1>{signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
       <form onSubmit={submit} noValidate>
         <label for="username">Username</label>
-        <input id="username" name="username" autoComplete="username" autoCapitalize="none" spellcheck={false}
-          value={username} onInput={(e) => setUsername(e.currentTarget.value)} required
+        <input id="username" name="username" autoComplete={signup ? 'username' : 'username webauthn'} autoCapitalize="none" spellcheck={false}
+          value={username} onInput={(e) => { setUsername(e.currentTarget.value); setCode(null); }} required
           aria-describedby={signup ? 'username-rule' : undefined} />
         {signup && <p id="username-rule" class="hint">3 to 32 letters, digits, “_”, “.” or “-”.</p>}
         <label for="password">Password</label>
@@ -39,12 +70,34 @@ export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onS
           value={password} onInput={(e) => setPassword(e.currentTarget.value)} required
           aria-describedby={signup ? 'password-rules' : undefined} />
         {signup && <PasswordRules password={password} id="password-rules" />}
+        {code !== null && (
+          <>
+            <label for="one-time-code">One-time code</label>
+            <input id="one-time-code" ref={codeInput} name="code" autoComplete="one-time-code" inputMode="text" autoCapitalize="none" spellcheck={false}
+              value={code} onInput={(e) => setCode(e.currentTarget.value)} aria-describedby="one-time-code-hint" maxLength={64} />
+            <p id="one-time-code-hint" class="hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>
+          </>
+        )}
         {error && <p class="error" role="alert">{error}</p>}
-        <button type="submit" disabled={busy}>{signup ? 'Sign up' : 'Log in'}</button>
+        <button type="submit" disabled={busy}>{signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}</button>
       </form>
+      {!signup && browserSupportsWebAuthn() && (
+        <p><button type="button" class="secondary" disabled={busy} onClick={withPasskey}>Sign in with a passkey</button></p>
+      )}
       <p>
         {signup ? <>Already have an account? <a href="/login">Log in</a></> : <>New here? <a href="/signup">Create an account</a></>}
       </p>
     </main>
   );
+}
+
+/** What went wrong with a passkey, in words: the browser's own errors are technical or silent. */
+export function passkeyMessage(error: unknown, action: 'sign in' | 'add it'): string {
+  if (error instanceof WebAuthnError || (error instanceof Error && error.name === 'NotAllowedError')) {
+    return action === 'sign in'
+      ? 'Passkey sign-in was cancelled or timed out, or this device has no passkey for Vellum.'
+      : 'Adding the passkey was cancelled or timed out, or this device already holds one for your account.';
+  }
+  if (error instanceof ApiError && error.status === 401 && action === 'sign in') return 'That passkey is not registered with Vellum any more.';
+  return errorMessage(error);
 }
