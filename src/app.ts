@@ -23,6 +23,8 @@ import type { Database } from './db/database.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
 import { tagsRoutes } from './tags/tags.routes.js';
+import { attachmentRoutes } from './attachments/attachments.routes.js';
+import { createStorage } from './attachments/create-storage.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -155,6 +157,13 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
+  await app.register(attachmentRoutes, {
+    prefix: '/api/attachments',
+    services: {
+      db: database.db, storage: createStorage(config, database.db), log: app.log,
+      maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
+    },
+  });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

@@ -14,6 +14,12 @@ export interface Config {
   readonly csrfSecret: string;
   /** What encrypts TOTP secrets at rest (through HKDF, mfa/secret-box.ts): MFA_SECRET, else JWT_SECRET. */
   readonly mfaSecret: string;
+  /** Where attachment bytes live: the database (default) or an S3-compatible store. */
+  readonly attachmentStorage: AttachmentStorageConfig;
+  /** ATTACHMENT_MAX_BYTES: the largest single file. */
+  readonly attachmentMaxBytes: number;
+  /** STORAGE_QUOTA_BYTES: attachment bytes per user; 0 is unlimited. */
+  readonly storageQuotaBytes: number;
   /** PUBLIC_URL's origin: the address people use; WebAuthn's origin and relying party come from it. */
   readonly publicUrl: string;
   /** True when the secrets were generated for this process (development only). */
@@ -63,6 +69,13 @@ export interface Config {
   readonly argon2Cost: Argon2Cost;
 }
 
+export type AttachmentStorageConfig =
+  | { readonly kind: 'database' }
+  | {
+    readonly kind: 's3'; readonly endpoint: string | undefined; readonly region: string; readonly bucket: string;
+    readonly accessKeyId: string | undefined; readonly secretAccessKey: string | undefined; readonly forcePathStyle: boolean;
+  };
+
 export type Argon2Cost = 'owasp' | 'test-cheap';
 
 export type RetentionTierName = 'hourly' | 'daily' | 'weekly' | 'monthly';
@@ -106,6 +119,9 @@ export function loadConfig(env: Env = process.env): Config {
     database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db', integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000)),
     ...secrets,
     publicUrl: readPublicUrl(nonEmpty(env.PUBLIC_URL), port),
+    attachmentStorage: readAttachmentStorage(env),
+    attachmentMaxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
+    storageQuotaBytes: integer(env, 'STORAGE_QUOTA_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
     cookieDomain: nonEmpty(env.COOKIE_DOMAIN),
     admin: readAdmin(env),
     pwnedPasswordsUrl: readPwnedUrl(env.PWNED_PASSWORDS_URL),
@@ -254,6 +270,21 @@ function readPublicUrl(value: string | undefined, port: number): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL must be an http(s) URL');
   return url.origin;
+}
+
+function readAttachmentStorage(env: Env): AttachmentStorageConfig {
+  const kind = nonEmpty(env.ATTACHMENT_STORAGE) ?? 'database';
+  if (kind === 'database') return { kind };
+  if (kind !== 's3') throw new ConfigError(`ATTACHMENT_STORAGE must be "database" or "s3", got "${kind}"`);
+  const bucket = nonEmpty(env.S3_BUCKET);
+  if (bucket === undefined) throw new ConfigError('S3_BUCKET is required when ATTACHMENT_STORAGE=s3');
+  const endpoint = nonEmpty(env.S3_ENDPOINT);
+  if (endpoint !== undefined && !/^https?:\/\/./.test(endpoint)) throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
+  return {
+    kind, bucket, endpoint, region: nonEmpty(env.S3_REGION) ?? 'us-east-1',
+    accessKeyId: nonEmpty(env.S3_ACCESS_KEY_ID), secretAccessKey: nonEmpty(env.S3_SECRET_ACCESS_KEY),
+    forcePathStyle: onOff(env, 'S3_FORCE_PATH_STYLE', false),
+  };
 }
 
 function readRedisUrl(value: string | undefined): string | undefined {

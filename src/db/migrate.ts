@@ -14,6 +14,7 @@ import * as maintenanceRuns from './migrations/2026-11-24-26-f-maintenance-runs.
 import * as organise from './migrations/2026-11-24-31-a-organise.js';
 import * as searchUnarchived from './migrations/2026-11-24-31-b-search-unarchived.js';
 import * as secondFactor from './migrations/2026-11-25-32-a-second-factor.js';
+import * as attachments from './migrations/2026-11-25-32-b-attachments.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-31-a-organise': organise,
   '2026-11-24-31-b-search-unarchived': searchUnarchived,
   '2026-11-25-32-a-second-factor': secondFactor,
+  '2026-11-25-32-b-attachments': attachments,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -147,6 +147,38 @@ export interface WebauthnChallengesTable {
   expires_at: Timestamp;
 }
 
+/** Each distinct content of a user once; `sha256` is 'pending:<storage_key>' while its upload runs. */
+export interface AttachmentBlobsTable {
+  owner_id: string;
+  sha256: string;
+  size: number;
+  storage_key: string;
+  created_at: Timestamp;
+}
+
+/** The bytes of a blob in ATTACHMENT_STORAGE=database, CHUNK_BYTES each (attachments/database-storage.ts). */
+export interface AttachmentChunksTable {
+  storage_key: string;
+  seq: number;
+  data: Buffer;
+}
+
+export interface AttachmentsTable {
+  id: string;
+  owner_id: string;
+  sha256: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  created_at: Timestamp;
+}
+
+/** A version that links to an attachment (its content holds /api/attachments/{id}). */
+export interface AttachmentRefsTable {
+  version_id: string;
+  attachment_id: string;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -159,6 +191,10 @@ export interface Tables {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  attachment_blobs: AttachmentBlobsTable;
+  attachment_chunks: AttachmentChunksTable;
+  attachments: AttachmentsTable;
+  attachment_refs: AttachmentRefsTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -1,3 +1,4 @@
+import { linkedAttachments, recordReferences } from '../attachments/references.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/values.js';
@@ -55,6 +56,7 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
             id, noteId: note.id, version: v.version, title: v.title, content: v.content, createdAt: v.created_at,
             label: v.label, restoredFrom: v.restored_from,
           }, metadata);
+          await recordReferences(trx, ownerId, id, linkedAttachments(v.content));
           await indexVersion(trx, { ownerId, noteId: note.id, versionId: id, version: v.version, title: v.title, content: v.content });
         }
         await nextTurn();

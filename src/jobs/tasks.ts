@@ -6,6 +6,8 @@ import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
 import { deriveMissingTags } from '../tags/backfill.js';
 import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
+import { collectGarbage } from '../attachments/attachments.service.js';
+import { createStorage } from '../attachments/create-storage.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -52,6 +54,12 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
       name: 'passkey-challenges',
       run: async (db, now) => ({ challenges: await deleteExpiredChallenges(db, now.toISOString()) }),
       describe: ({ challenges = 0 }) => `deleted ${challenges} expired passkey ${plural(challenges, 'challenge')}`,
+    },
+    {
+      name: 'attachments-gc',
+      run: (db, now) => collectGarbage(db, createStorage(config, db), now),
+      describe: ({ attachments = 0, blobs = 0, failures = 0 }) => `deleted ${attachments} ${plural(attachments, 'attachment')} no version linked to `
+        + `within 24 hours and ${blobs} stored ${plural(blobs, 'file')} nothing uses${failures > 0 ? `; ${failures} could not be removed from the store` : ''}`,
     },
   ];
 }

@@ -1,3 +1,4 @@
+import { linkedAttachments, recordReferences } from '../attachments/references.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
@@ -49,6 +50,7 @@ export async function createNote(
   checkText(content);
   const folderId = input.folder_id ?? null;
   const tags = extractTags(content);
+  const links = linkedAttachments(content);
   const id = newId();
   const versionId = newId();
   const now = nowIso();
@@ -60,6 +62,7 @@ export async function createNote(
       await repo.insertVersion(trx, {
         id: versionId, note_id: id, version: 1, title, content, created_at: now,
       });
+      await recordReferences(trx, ownerId, versionId, links);
       await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
     });
   } catch (error) {
@@ -153,6 +156,7 @@ export async function writeVersion(
   // Derived before the transaction: a large note's scan does not hold the write lock.
   const tags = extractTags(input.content);
   const encoded = encodeTags(tags);
+  const links = linkedAttachments(input.content);
   const next = await db.transaction().execute(async (trx) => {
     const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
     if (advanced === undefined) return undefined;
@@ -160,6 +164,7 @@ export async function writeVersion(
       id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
       restored_from: restoredFrom,
     });
+    await recordReferences(trx, ownerId, versionId, links);
     await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
     // Most saves leave the tags as they were: then nothing more is written.
     if (encoded !== advanced.tags) {

@@ -158,6 +158,7 @@ for (const kind of databaseKinds) {
           'audit-retention: deleted 0 auth events older than 90 days',
           'refresh-token-prune: deleted 0 expired or revoked refresh tokens',
           'passkey-challenges: deleted 0 expired passkey challenges',
+          'attachments-gc: deleted 0 attachments no version linked to within 24 hours and 0 stored files nothing uses',
           '',
         ].join('\n'),
         stderr: '',

@@ -38,8 +38,15 @@ forEachDatabase('diff budget: deterministic, bounded, and off the event loop', (
       const alone = await diff(id);
       assert.equal(alone.statusCode, 200, alone.body);
       assert.equal(okJson<Diff>(alone).complete, complete);
-      // Again, while two large diffs keep the worker and the machine busy.
-      const [loaded] = await Promise.all([diff(id), diff(load), diff(load)]);
+      // Again, while two large diffs keep the worker and the machine busy. On a machine busy with
+      // more than this test, the diff may wait past the queue's bound and be refused busy (503, as
+      // documented): then the trio runs again, as a client would; an answer must be the same body.
+      let loaded;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        [loaded] = await Promise.all([diff(id), diff(load), diff(load)]);
+        if (loaded!.statusCode !== 503) break;
+        assert.equal(loaded!.json().code, 'busy');
+      }
       assert.equal(loaded!.statusCode, 200, loaded!.body);
       assert.equal(loaded!.body, alone.body);
     }
