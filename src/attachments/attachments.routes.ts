@@ -80,7 +80,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
   }, async (request) => attachments.usage(services, requireUserId(request.claims!)));
 
   app.get('/:attachmentID', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to read the file', docs: { errors: [404, 416] } },
+    config: { policy: SIGNED_IN, failureDetail: 'Failed to read the file', docs: { errors: [404, 416], headers: { 200: ['ETag', 'Cache-Control'], 206: ['ETag', 'Cache-Control'], 304: ['ETag', 'Cache-Control'] } } },
     schema: {
       tags, operationId: 'getAttachment', summary: 'Download a file',
       description: 'PNG, JPEG, GIF, WebP, AVIF and PDF inline with their type; everything else as application/octet-stream with '

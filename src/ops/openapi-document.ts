@@ -28,7 +28,10 @@ const HEADERS: Record<HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-
   },
   'WWW-Authenticate': { description: 'Always `Bearer`, possibly with an error attribute', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
-  ETag: { description: 'Strong entity tag of the note\'s current version, e.g. `"3"`; send it back in If-Match', schema: { type: 'string' } },
+  ETag: {
+    description: 'Strong entity tag: of a note, its current version (e.g. `"3"`; send it back in If-Match); of a file, its SHA-256 (send it back in If-None-Match)',
+    schema: { type: 'string' },
+  },
   Location: { description: 'Path of what was created', schema: { type: 'string' } },
   'Set-Cookie': {
     description: 'The refresh cookie `app.refresh_token` (HttpOnly, Path /api/auth/cookie) and the view cookie `app.expires_at` '
@@ -37,7 +40,7 @@ const HEADERS: Record<HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-
     schema: { type: 'string' },
   },
   'X-CSRF-Token': { description: 'The CSRF token to send back in the X-CSRF-Token header of POST /api/auth/cookie/refresh', schema: { type: 'string' } },
-  'Cache-Control': { description: '`no-store`', schema: { type: 'string' } },
+  'Cache-Control': { description: '`no-store` (tokens and account data), or `private, no-cache` (a file: kept by the browser, asked again before use)', schema: { type: 'string' } },
 };
 
 type Json = Record<string, unknown>;

@@ -163,6 +163,17 @@ export class World {
           request.pathParams[name] = (res.json() as { id: string }).id;
           break;
         }
+        // A file of its own: deleting it touches nothing else.
+        case 'attachmentID': {
+          const boundary = 'world-boundary';
+          const res = await this.ctx.app.inject({
+            method: 'POST', url: '/api/attachments', headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+            payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${uniqueName('file')}\r\n--${boundary}--\r\n`,
+          });
+          assert.equal(res.statusCode, 201, res.body);
+          request.pathParams[name] = (res.json() as { id: string }).id;
+          break;
+        }
         // An account to delete; a user is refused before the id matters, so its own will do.
         case 'id': request.pathParams[name] = role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId; break;
         default: throw new Error(`no real value for path parameter ${name}`);

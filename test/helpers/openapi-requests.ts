@@ -229,8 +229,29 @@ export class OperationRequests {
     }
     if (request.body !== undefined) {
       options.headers!['content-type'] = request.body.contentType;
-      options.payload = request.body.contentType === 'application/json' ? JSON.stringify(request.body.value) : String(request.body.value);
+      if (request.body.contentType === 'multipart/form-data') {
+        const form = formData(request.body.value);
+        options.headers!['content-type'] = form.contentType;
+        options.payload = form.payload;
+      } else {
+        options.payload = request.body.contentType === 'application/json' ? JSON.stringify(request.body.value) : String(request.body.value);
+      }
     }
     return options;
   }
+}
+
+/**
+ * A generated multipart/form-data body as a browser sends it: a string property named `file` as a
+ * file part, every other property (and a `file` of another type) as a field holding its JSON.
+ */
+function formData(value: unknown): { contentType: string; payload: string } {
+  const boundary = 'conformance-boundary-7d3f';
+  const parts = typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? Object.entries(value as Record<string, unknown>).map(([name, v]) => (name === 'file' && typeof v === 'string'
+      ? `Content-Disposition: form-data; name="file"; filename="generated.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${v}`
+      : `Content-Disposition: form-data; name="${name.replace(/["\r\n]/g, '_')}"\r\n\r\n${JSON.stringify(v)}`))
+    : [];
+  const payload = `${parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('')}--${boundary}--\r\n`;
+  return { contentType: `multipart/form-data; boundary=${boundary}`, payload };
 }
