@@ -151,19 +151,17 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     prefix: '/api/notes/search', db: database.db,
     database: config.database,
   });
-  await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes });
+  const attachmentServices = {
+    db: database.db, storage: createStorage(config, database.db), log: app.log,
+    maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
+  };
+  await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(foldersRoutes, {
     prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
-  await app.register(attachmentRoutes, {
-    prefix: '/api/attachments',
-    services: {
-      db: database.db, storage: createStorage(config, database.db), log: app.log,
-      maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
-    },
-  });
+  await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

@@ -118,3 +118,20 @@ export async function deleteOrphanBlob(db: Db, storageKey: string, before: strin
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+/** Every attachment of the owner with its storage key, oldest first: for exports (a user has at most quota/size of them). */
+export function allAttachments(db: Db, ownerId: string) {
+  return db.selectFrom('attachments as a')
+    .innerJoin('attachment_blobs as b', (join) => join.onRef('b.owner_id', '=', 'a.owner_id').onRef('b.sha256', '=', 'a.sha256'))
+    .select([...ATTACHMENT_COLUMNS, 'b.storage_key'])
+    .where('a.owner_id', '=', ownerId)
+    .orderBy('a.created_at').orderBy('a.id')
+    .execute();
+}
+
+/** Names an imported file; its type too, unless the bytes gave it one of `recognised`. */
+export async function renameAttachment(db: Db, ownerId: string, id: string, filename: string, contentType: string, recognised: ReadonlySet<string>): Promise<void> {
+  await db.updateTable('attachments')
+    .set((eb) => ({ filename, content_type: eb.case().when('content_type', 'in', [...recognised]).then(eb.ref('content_type')).else(contentType).end() }))
+    .where('owner_id', '=', ownerId).where('id', '=', id).execute();
+}

@@ -11,10 +11,30 @@ import { createImportRunner } from './import-runner.js';
 import { ImportDocument, IMPORT_RULES } from './import.schema.js';
 import { importNotes } from './import.service.js';
 import { markdownZip } from './markdown-zip.js';
+import { archiveZip } from './archive-zip.js';
+import { readArchive } from './import-archive.js';
+import { Errors } from '../errors.js';
+
+/** A body read whole, refused with 413 past `max` (an archive needs random access). */
+async function readBody(body: Readable, length: number | undefined, max: number): Promise<Buffer> {
+  const tooLarge = () => Errors.contentTooLarge(`The archive is larger than the import limit (IMPORT_MAX_BYTES, ${max} bytes)`);
+  if (length !== undefined && length > max) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+import { AttachmentSchema } from '../attachments/attachments.schemas.js';
+import type { AttachmentServices } from '../attachments/attachments.service.js';
 
 export interface ExportRoutesOptions {
   db: Db;
   importMaxBytes: number;
+  attachments: AttachmentServices;
 }
 
 const ExportedVersion = Type.Object({
@@ -32,6 +52,7 @@ const ExportDocument = Type.Object({
   exported_at: Timestamp,
   username: Type.String(),
   folders: Type.Array(Type.String(), { description: 'every folder\'s path ("Work/Plans"), parents before their children' }),
+  attachments: Type.Array(AttachmentSchema, { description: 'every file (metadata; the archive format holds the bytes too)' }),
   notes: Type.Array(Type.Object({
     id: Uuid,
     title: Type.String(),
@@ -45,8 +66,10 @@ const ExportDocument = Type.Object({
 }, { $id: 'ExportDocument', description: 'every live note (not the trash) with its whole history' });
 
 const ExportQuery = Query({
-  format: Type.Optional(Type.Enum(['json', 'markdown'], {
-    default: 'json', description: '"json": the vellum-export document; "markdown": a zip of Markdown files',
+  format: Type.Optional(Type.Enum(['json', 'markdown', 'archive'], {
+    default: 'json',
+    description: '"json": the vellum-export document; "markdown": a zip of Markdown files with the attachments under attachments/; '
+      + '"archive": a zip of vellum-export.json and attachments/{id}, which POST /api/import takes back',
   })),
 });
 
@@ -78,13 +101,14 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 /** Everything the caller wrote: nothing may keep a copy. */
 const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 
-export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes }) => {
+export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes, attachments }) => {
   const importer = createImportRunner(importMaxBytes);
   app.addHook('onClose', () => importer.close());
   // POST /import reads its own body (up to 64 MiB), so that it is neither gathered into one buffer
   // nor parsed on the event loop: this plugin's JSON "parser" hands the handler the stream.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser('application/zip', (_request, payload, done) => done(null, payload));
 
   app.get('/export', {
     config: { policy: EXPORT },
@@ -107,8 +131,12 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     const owner = await exportOwner(db, requireUserId(request.claims!));
     const now = new Date();
     if (format === 'markdown') {
-      const zip = logFailure(request, markdownZip(db, owner.id));
+      const zip = logFailure(request, markdownZip(db, owner.id, attachments.storage));
       return reply.type('application/zip').header('content-disposition', attachment(owner.username, now, 'zip')).send(zip as never);
+    }
+    if (format === 'archive') {
+      const zip = logFailure(request, archiveZip(db, owner, now, attachments.storage));
+      return reply.type('application/zip').header('content-disposition', attachment(`${owner.username}-archive`, now, 'zip')).send(zip as never);
     }
     const document = logFailure(request, exportDocument(db, owner, now));
     return reply.type('application/json; charset=utf-8').header('content-disposition', attachment(owner.username, now, 'json')).send(document as never);
@@ -121,7 +149,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     schema: {
       tags,
       summary: 'Create notes from a vellum-export document (all or nothing)',
-      description: `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
+      description: `A vellum-export document (application/json), or an archive from GET /api/export?format=archive (application/zip: `
+        + 'its files are stored anew and the notes\' links rewritten to them). '
+        + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
       body: ImportDocument,
       response: { 201: ImportResult },
     },
@@ -133,6 +163,20 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     // No body at all (no content type, so no parser ran) reads as an empty one: 400 naming what is missing.
     const body = (request.body as unknown as Readable | undefined) ?? Readable.from([]);
+    if (request.headers['content-type']?.split(';')[0]?.trim().toLowerCase() === 'application/zip') {
+      const archive = await readArchive(attachments, ownerId, await readBody(body, length, importMaxBytes), importMaxBytes);
+      try {
+        const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
+          const imported = await importNotes(db, ownerId, document);
+          await archive.finish(document);
+          return imported;
+        });
+        return reply.code(201).send(result);
+      } catch (error) {
+        await archive.abandon();
+        throw error;
+      }
+    }
     const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document));
     return reply.code(201).send(result);
   });

@@ -1,3 +1,4 @@
+import { allAttachments } from '../attachments/attachments.repository.js';
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/schema.js';
@@ -69,8 +70,10 @@ export function exportDocument(db: Db, owner: { id: string; username: string }, 
   async function* pieces(): AsyncGenerator<string> {
     // Every folder's path (parents sort before their children), so empty folders come back too.
     const paths = await folderPaths(db, ownerId);
+    const files = (await allAttachments(db, ownerId)).map(({ id, filename, content_type, size, sha256, created_at }) => ({ id, filename, content_type, size, sha256, created_at }));
     yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},`
-      + `"username":${JSON.stringify(username)},"folders":${JSON.stringify([...paths.values()].sort())},"notes":[`;
+      + `"username":${JSON.stringify(username)},"folders":${JSON.stringify([...paths.values()].sort())},`
+      + `"attachments":${JSON.stringify(files)},"notes":[`;
     let firstNote = true;
     const takeTurn = turnTaker();
     for await (const note of ownerNotes(db, ownerId)) {

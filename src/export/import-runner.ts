@@ -102,8 +102,8 @@ async function* fromMemory(batches: Iterable<ImportItem[]>): AsyncGenerator<Impo
 }
 
 /** Checked notes already in memory, as a document to write (small bodies; benchmarks' set-up). */
-export function documentOf(notes: ImportNote[], folders: string[] = []): ImportDocument {
-  return { ...summarise({ notes, folders }), batches: fromMemory(importBatches(notes)) };
+export function documentOf(notes: ImportNote[], folders: string[] = [], attachments: ImportSummary['attachments'] = []): ImportDocument {
+  return { ...summarise({ notes, folders, attachments }), batches: fromMemory(importBatches(notes)) };
 }
 
 /** Bytes handed to the worker at once: see handOver. */
@@ -161,7 +161,7 @@ export function createImportRunner(maxBytes: number): ImportRunner {
       const first = await head(reader, maxBytes);
       if (first.ended) {
         const checked = readImport(Buffer.concat(first.chunks));
-        return write(documentOf(checked.notes, checked.folders));
+        return write(documentOf(checked.notes, checked.folders, checked.attachments));
       }
       await acquire();
       let worker: Worker | undefined;

@@ -30,6 +30,8 @@ export interface ImportSummary {
   labelled: boolean;
   /** Every folder path to recreate. */
   folders: string[];
+  /** Names and types of the files an archive holds, by their ids in the document. */
+  attachments: Array<{ id: string; filename: string; content_type: string }>;
 }
 
 /**
@@ -59,14 +61,14 @@ export function readImport(bytes: Buffer): CheckedImport {
   return validateImport(document);
 }
 
-export function summarise({ notes, folders }: CheckedImport): ImportSummary {
+export function summarise({ notes, folders, attachments = [] }: CheckedImport): ImportSummary {
   let versions = 0;
   let labelled = false;
   for (const note of notes) {
     versions += note.versions.length;
     labelled ||= note.versions.some((v) => v.label !== null || v.restored_from !== null);
   }
-  return { notes: notes.length, versions, labelled, folders };
+  return { notes: notes.length, versions, labelled, folders, attachments };
 }
 
 /** The notes as items, in batches of at most BATCH_MAX_VERSIONS versions and about BATCH_MAX_TEXT characters. */

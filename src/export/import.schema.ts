@@ -75,6 +75,11 @@ export const ImportDocument = explain(Type.Object({
   folders: Type.Optional(Type.Array(FolderPath, {
     maxItems: IMPORT_MAX_FOLDERS, description: 'version 2: every folder, also empty ones (notes\' folders are created too)',
   })),
+  attachments: Type.Optional(Type.Array(Type.Object({
+    id: Type.String({ maxLength: 64 }),
+    filename: Type.String({ maxLength: 1000 }),
+    content_type: Type.String({ maxLength: 200 }),
+  }), { maxItems: 100_000, description: 'the files\' names and types; an archive (application/zip) holds their bytes, a JSON document does not' })),
   notes: Type.Array(Type.Object({
     id: Type.Optional(Type.Unknown({ description: 'ignored: every note is created anew' })),
     title: Title,

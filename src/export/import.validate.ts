@@ -29,6 +29,8 @@ export interface ImportNote {
 export interface CheckedImport {
   notes: ImportNote[];
   folders: string[];
+  /** The files the document describes (names and types), for an archive's import. */
+  attachments?: Array<{ id: string; filename: string; content_type: string }>;
 }
 
 
@@ -82,5 +84,6 @@ export function validateImport(document: unknown): CheckedImport {
     });
     return { created_at: createdAt, versions, folder, pinned: note.pinned ?? false, archived: note.archived ?? false };
   });
-  return { notes, folders: [...folders] };
+  const attachments = (valid.attachments ?? []).map(({ id, filename, content_type }) => ({ id, filename, content_type }));
+  return { notes, folders: [...folders], attachments };
 }

@@ -1,3 +1,5 @@
+import { allAttachments } from '../attachments/attachments.repository.js';
+import type { AttachmentStorage } from '../attachments/storage.js';
 import { folderPaths } from '../folders/folders.service.js';
 import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
@@ -18,17 +20,19 @@ import { ownerNotes, turnTaker } from './export.service.js';
  * callback) is caught here. Each of them destroys the returned stream with the error, which ends
  * this one response; the caller must listen for 'error' on it from the moment it has it.
  */
-export function markdownZip(db: Db, ownerId: string): Readable {
+export function markdownZip(db: Db, ownerId: string, storage: AttachmentStorage): Readable {
   const zip = new yazl.ZipFile();
   const output = zip.outputStream as PassThrough;
   // An EventEmitter's 'error' without a listener throws: this listener is what keeps it in here.
   zip.on('error', (error: unknown) => output.destroy(toError(error)));
   const fail = (error: unknown) => output.destroy(toError(error));
-  addEntries(db, ownerId, zip, output, fail).catch(fail);
+  addEntries(db, ownerId, zip, output, fail, storage).catch(fail);
   return output;
 }
 
-async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void): Promise<void> {
+async function addEntries(
+  db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void, storage: AttachmentStorage,
+): Promise<void> {
   // Folders become directories as they are: their names are valid directory names on every system
   // and unique among siblings ignoring case (src/folders/folder-name.ts). Each directory names its
   // files on its own, never as one of its subfolders.
@@ -40,6 +44,21 @@ async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: Pa
     directories.get(slash === -1 ? '' : path.slice(0, slash))?.reserve(path.slice(slash + 1));
     zip.addEmptyDirectory(`${path}/`);
   }
+  // Files under attachments/, each as {id}-{its name}; notes link to them by relative paths.
+  const files = new Map<string, string>();
+  for (const file of await allAttachments(db, ownerId)) {
+    const name = `${ATTACHMENTS_DIRECTORY}/${file.id}-${safeFileName(file.filename)}`;
+    files.set(file.id, name);
+    zip.addReadStreamLazy(name, { mtime: zipTime(file.created_at), compress: false }, (done) => {
+      try {
+        const bytes = storage.get(file.storage_key, file.size);
+        bytes.on('error', fail);
+        done(null, bytes);
+      } catch (error) {
+        fail(error);
+      }
+    });
+  }
   // The archive moves from entry to entry on stream events, which need not leave room for other
   // requests between them: each entry's read waits its turn like the JSON export's notes.
   const takeTurn = turnTaker();
@@ -48,7 +67,7 @@ async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: Pa
     const directory = note.folder_id === null ? '' : paths.get(note.folder_id) ?? '';
     const name = directories.get(directory)!.take(note.title);
     zip.addReadStreamLazy(directory === '' ? name : `${directory}/${name}`, { mtime: zipTime(note.updated_at) }, (done) => {
-      takeTurn().then(() => noteFile(db, ownerId, note)).then(
+      takeTurn().then(() => noteFile(db, ownerId, note, (content) => relativeLinks(content, files, directory))).then(
         (bytes) => done(null, Readable.from([bytes])),
         (error: unknown) => done(toError(error), undefined as never),
       ).catch(fail); // done() runs yazl's next step, which may throw
@@ -57,10 +76,29 @@ async function addEntries(db: Db, ownerId: string, zip: yazl.ZipFile, output: Pa
   zip.end();
 }
 
-async function noteFile(db: Db, ownerId: string, note: repo.NoteHead): Promise<Buffer> {
+async function noteFile(db: Db, ownerId: string, note: repo.NoteHead, rewrite: (content: string) => string): Promise<Buffer> {
   const row = await repo.currentContent(db, ownerId, note.id);
   // A note deleted meanwhile still gets its file (the list was taken first), empty.
-  return Buffer.from(markdownFile(note, row?.content ?? ''), 'utf8');
+  return Buffer.from(markdownFile(note, rewrite(row?.content ?? '')), 'utf8');
+}
+
+export const ATTACHMENTS_DIRECTORY = 'attachments';
+const ATTACHMENT_LINK = /(?:https?:\/\/[^\s()<>"']*?)?\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
+
+/** Links to the app's attachment URLs, as paths to the zip's copies, relative to the note's directory. */
+export function relativeLinks(content: string, files: ReadonlyMap<string, string>, directory: string): string {
+  if (files.size === 0 || !content.includes('/api/attachments/')) return content;
+  const up = directory === '' ? '' : '../'.repeat(directory.split('/').length);
+  return content.replace(ATTACHMENT_LINK, (link, id: string) => {
+    const name = files.get(id.toLowerCase());
+    return name === undefined ? link : encodeURI(`${up}${name}`);
+  });
+}
+
+/** A file name any system accepts: letters, digits, spaces, dots, dashes and underscores, at most 100 characters. */
+function safeFileName(name: string): string {
+  const safe = name.normalize('NFC').replace(/[^\p{L}\p{N} ._-]/gu, '_').replace(/^[ .]+|[ .]+$/g, '').slice(0, 100);
+  return safe === '' ? 'file' : safe;
 }
 
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));

@@ -48,7 +48,7 @@ forEachDatabase('export and import', (ctx) => {
     assert.match(String(res.headers['content-disposition']), new RegExp(`^attachment; filename="vellum-${author.username}-\\d{4}-\\d{2}-\\d{2}\\.json"$`));
     assert.equal(res.headers['cache-control'], 'no-store');
     const doc = JSON.parse(res.body) as ExportDocument;
-    assert.deepEqual(Object.keys(doc), ['format', 'format_version', 'exported_at', 'username', 'folders', 'notes']);
+    assert.deepEqual(Object.keys(doc), ['format', 'format_version', 'exported_at', 'username', 'folders', 'attachments', 'notes']);
     assert.equal(doc.format, 'vellum-export');
     assert.equal(doc.format_version, 2);
     assert.deepEqual((doc as unknown as { folders: string[] }).folders, []);
@@ -269,7 +269,7 @@ forEachDatabase('export and import', (ctx) => {
     assert.equal(first, `---\ntitle: "Plans"\nid: ${created[0]!.id}\ncreated_at: ${created[0]!.created_at}\nupdated_at: ${created[0]!.updated_at}\n---\n\n# Plans\n\nbody of Plans`);
     assert.match(strFromU8(files['a_b_c_d_e_f_g_h_i_j.md']!), /^---\ntitle: "a\/b\\\\c:d\*e\?f\\"g<h>i\|j"\n/);
     expectProblem(await ctx.app.inject({ method: 'GET', url: '/api/export?format=pdf', headers: s.auth }), 400,
-      'Query parameter "format" must be "json" or "markdown"', 'invalid_query');
+      'Query parameter "format" must be one of json, markdown, archive', 'invalid_query');
     expectProblem(await ctx.app.inject({ method: 'GET', url: '/api/export' }), 401, 'Unauthorized', 'unauthorized');
   });
 });

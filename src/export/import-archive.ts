@@ -1,0 +1,113 @@
+import { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import * as attachmentsRepo from '../attachments/attachments.repository.js';
+import { cleanFilename, upload, type AttachmentServices } from '../attachments/attachments.service.js';
+import { detectContentType, INLINE_TYPES } from '../attachments/content-type.js';
+import { Errors } from '../errors.js';
+import { ARCHIVE_DOCUMENT, ARCHIVE_FILES } from './archive-zip.js';
+import type { ImportDocument } from './import-runner.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface ArchiveParts {
+  /** The document's bytes, with every file's old id replaced by its new one. */
+  document: Buffer;
+  /** What the document's own import must do once it is written: names and types from its list. */
+  finish(document: ImportDocument): Promise<void>;
+  /** Undoes the files' uploads (the document was refused). */
+  abandon(): Promise<void>;
+}
+
+const invalid = (detail: string) => Errors.validation(`Invalid archive: ${detail}`);
+
+function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(bytes, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (error, zip) => {
+      if (error !== null || zip === undefined) reject(invalid('not a zip file'));
+      else resolve(zip);
+    });
+  });
+}
+
+function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    zip.openReadStream(entry, (error, stream) => {
+      if (error !== null || stream === undefined) reject(invalid(`cannot read ${entry.fileName}`));
+      else resolve(stream);
+    });
+  });
+}
+
+async function collect(stream: Readable, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw Errors.contentTooLarge(`The archive's ${ARCHIVE_DOCUMENT} is larger than the import limit`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * An archive from GET /export?format=archive: each `attachments/{id}` is uploaded for the importer
+ * with a new id (streamed into storage, with the same limits as an upload), then the document's
+ * links are rewritten to the new ids, so it imports like any JSON document. The archive itself was
+ * read whole (it is at most IMPORT_MAX_BYTES); entries are inflated one at a time.
+ */
+export async function readArchive(s: AttachmentServices, ownerId: string, bytes: Buffer, maxDocumentBytes: number): Promise<ArchiveParts> {
+  const zip = await openZip(bytes);
+  const renamed = new Map<string, string>();
+  let document: Buffer | undefined;
+  const uploaded: string[] = [];
+  const abandon = async () => {
+    for (const id of uploaded) await attachmentsRepo.deleteAttachment(s.db, ownerId, id).catch(() => undefined);
+  };
+  try {
+    for (;;) {
+      const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
+        zip.once('entry', resolve).once('end', () => resolve(undefined)).once('error', () => reject(invalid('the zip file is damaged')));
+        zip.readEntry();
+      });
+      if (entry === undefined) break;
+      zip.removeAllListeners('entry').removeAllListeners('end').removeAllListeners('error');
+      if (entry.fileName === ARCHIVE_DOCUMENT) {
+        document = await collect(await entryStream(zip, entry), maxDocumentBytes);
+      } else if (entry.fileName.startsWith(ARCHIVE_FILES) && UUID.test(entry.fileName.slice(ARCHIVE_FILES.length))) {
+        const oldId = entry.fileName.slice(ARCHIVE_FILES.length).toLowerCase();
+        const created = await upload(s, ownerId, { filename: oldId, mimetype: undefined, stream: await entryStream(zip, entry) });
+        uploaded.push(created.id);
+        renamed.set(oldId, created.id);
+      }
+    }
+    zip.close();
+    if (document === undefined) throw invalid(`it has no ${ARCHIVE_DOCUMENT}`);
+  } catch (error) {
+    zip.close();
+    await abandon();
+    throw error;
+  }
+  let text = document.toString('utf8');
+  if (renamed.size > 0) {
+    const pattern = new RegExp([...renamed.keys()].join('|'), 'gi');
+    text = text.replace(pattern, (old) => renamed.get(old.toLowerCase()) ?? old);
+  }
+  return {
+    document: Buffer.from(text, 'utf8'),
+    abandon,
+    async finish(imported) {
+      const ours = new Set(renamed.values());
+      for (const file of imported.attachments) {
+        if (ours.has(file.id.toLowerCase())) {
+          // A type recognised from the bytes stands; otherwise the document's (as an upload's own would).
+          const declared = detectContentType(Buffer.alloc(0), file.content_type);
+          await attachmentsRepo.renameAttachment(s.db, ownerId, file.id.toLowerCase(), cleanFilename(file.filename), declared, INLINE_TYPES);
+        }
+      }
+    },
+  };
+}
+
+export function documentStream(parts: ArchiveParts): Readable {
+  return Readable.from([parts.document]);
+}
