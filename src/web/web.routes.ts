@@ -11,14 +11,15 @@ export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/public/', impo
 /**
  * The client's pages may run only the service's own scripts and styles and talk only to it. No
  * 'unsafe-inline' anywhere: Vite emits the entry as an external module and styles as files.
- * img-src allows data: so that an image pasted as a data URL into a note still shows; every
+ * img-src allows data: so that an image pasted as a data URL into a note still shows, and blob: for
+ * attachments, which the client fetches with the access token and shows as object URLs; every
  * remote image stays blocked (notes cannot track their readers).
  */
 export const CLIENT_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self' data: blob:",
   "font-src 'self'",
   "connect-src 'self'",
   "object-src 'none'",

@@ -12,6 +12,8 @@ export type Folder = components['schemas']['FolderListRow'];
 export type TagCount = components['schemas']['TagCount'];
 export type SessionRow = components['schemas']['Session'];
 export type AuthEvent = components['schemas']['AuthEvent'];
+export type AttachmentRow = components['schemas']['AttachmentRow'];
+export type Attachment = Omit<AttachmentRow, 'references'>;
 /** History metadata (label, restored_from) arrives with the history routes; optional until then. */
 export interface VersionMeta { label?: string | null; restored_from?: number | null }
 export type VersionRow = components['schemas']['VersionRow'] & VersionMeta;

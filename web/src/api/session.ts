@@ -37,6 +37,12 @@ export class Session {
     this.accessToken = token;
   }
 
+  /** The access token for a request made outside `fetch` (an upload with progress); refreshed when `stale`. */
+  async token(stale = false): Promise<string | null> {
+    if (stale || this.accessToken === null) await this.refresh();
+    return this.accessToken;
+  }
+
   /**
    * Gets a new access token through the refresh cookie. One refresh at a time in this tab (callers
    * share the promise) and across tabs (the lock). A 401 from refresh is retried once: another tab

@@ -23,9 +23,13 @@ export interface MarkdownEditorOptions {
   selection?: { anchor: number; head: number } | undefined;
   onChange: (text: string) => void;
   onSave: (text: string) => void;
+  /** Files pasted or dropped into the text: the editor has put the cursor where they go. */
+  onFiles?: (files: File[]) => void;
 }
 
 export interface MarkdownEditorHandle {
+  /** Puts text at the cursor (replacing a selection), as typing would, and keeps the focus there. */
+  insert(text: string): void;
   /** Replaces the text when the app changed it (took the server's version); no-op if equal. */
   setText(text: string): void;
   focus(): void;
@@ -91,6 +95,26 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
           ...historyKeymap,
           ...defaultKeymap,
         ]),
+        // Files pasted or dropped (an image from the clipboard, a PDF from the desktop) are handed
+        // to the app to upload; text pastes and drops stay CodeMirror's.
+        EditorView.domEventHandlers({
+          paste(event, v) {
+            const files = [...(event.clipboardData?.files ?? [])];
+            if (files.length === 0 || options.onFiles === undefined) return false;
+            event.preventDefault();
+            options.onFiles(files);
+            return true;
+          },
+          drop(event, v) {
+            const files = [...(event.dataTransfer?.files ?? [])];
+            if (files.length === 0 || options.onFiles === undefined) return false;
+            event.preventDefault();
+            const at = v.posAtCoords({ x: event.clientX, y: event.clientY });
+            if (at !== null) v.dispatch({ selection: { anchor: at } });
+            options.onFiles(files);
+            return true;
+          },
+        }),
         EditorView.contentAttributes.of({
           'aria-label': options.label,
           spellcheck: 'true',
@@ -105,6 +129,10 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
     }),
   });
   return {
+    insert(text) {
+      view.dispatch(view.state.replaceSelection(text), { scrollIntoView: true, userEvent: 'input' });
+      view.focus();
+    },
     setText(text) {
       if (text === current) return;
       current = text;

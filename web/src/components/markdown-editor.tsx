@@ -22,6 +22,10 @@ interface Props {
   onChange: (text: string) => void;
   /** Ctrl/Cmd+S inside the editor, with the editor's text at that moment. */
   onSave: (text: string) => void;
+  /** Files pasted or dropped into the text (the cursor is where they go). */
+  onFiles?: (files: File[]) => void;
+  /** Filled with a way to put text at the cursor (an uploaded file's link). */
+  inserter?: { current: ((text: string) => void) | null };
 }
 
 /**
@@ -29,13 +33,28 @@ interface Props {
  * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
  * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
  */
-export function MarkdownEditor({ value, replaced, label, onChange, onSave }: Props) {
+export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFiles, inserter }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MarkdownEditorHandle | null>(null);
   const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
-  const latest = useRef({ onChange, onSave });
-  latest.current = { onChange, onSave };
+  const latest = useRef({ onChange, onSave, onFiles });
+  latest.current = { onChange, onSave, onFiles };
+  if (inserter !== undefined) {
+    inserter.current = (text) => {
+      if (editor.current !== null) {
+        editor.current.insert(text);
+        return;
+      }
+      // The plain box: the same, by hand.
+      const box = fallback.current;
+      if (box === null) return;
+      box.setRangeText(text, box.selectionStart, box.selectionEnd, 'end');
+      latest.current.onChange(box.value);
+      box.focus();
+    };
+  }
+  const filesOf = (list: FileList | null | undefined) => [...(list ?? [])];
 
   useEffect(() => {
     let live = true;
@@ -51,6 +70,7 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave }: Pro
           selection: box ? { anchor: box.selectionStart, head: box.selectionEnd } : undefined,
           onChange: (text) => latest.current.onChange(text),
           onSave: (text) => latest.current.onSave(text),
+          onFiles: (files) => latest.current.onFiles?.(files),
         });
         if (box && box.value !== value) latest.current.onChange(box.value);
         setState('ready');
@@ -77,7 +97,15 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave }: Pro
       {state !== 'ready' && (
         <textarea ref={fallback} class="plain-editor" aria-label={label} value={value} spellcheck
           aria-describedby={state === 'failed' ? 'editor-failed' : undefined}
-          onInput={(e) => onChange(e.currentTarget.value)} />
+          onInput={(e) => onChange(e.currentTarget.value)}
+          onPaste={(e) => {
+            const files = filesOf(e.clipboardData?.files);
+            if (files.length > 0 && onFiles) { e.preventDefault(); onFiles(files); }
+          }}
+          onDrop={(e) => {
+            const files = filesOf(e.dataTransfer?.files);
+            if (files.length > 0 && onFiles) { e.preventDefault(); onFiles(files); }
+          }} />
       )}
       {state === 'failed' && <p id="editor-failed" class="hint">The Markdown editor could not load; this plain text box works the same.</p>}
     </div>

@@ -1,4 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { attachmentUrl } from '../api/upload';
+
+const ATTACHMENT_PATH = /^\/api\/attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 type Render = (markdown: string) => string;
 let renderer: Promise<Render> | null = null;
@@ -12,6 +15,16 @@ function loadRenderer(): Promise<Render> {
   renderer ??= Promise.all([import('marked'), import('dompurify')]).then(([{ Marked }, { default: DOMPurify }]) => {
     const marked = new Marked({ gfm: true, breaks: false, async: false });
     DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+      // Our own attachments load through fetch with the token (below); the <img> waits for them.
+      const src = node.tagName === 'IMG' ? node.getAttribute('src') : null;
+      if (src) {
+        const url = resolve(src);
+        const id = url !== null && url.origin === location.origin ? ATTACHMENT_PATH.exec(url.pathname)?.[1] : undefined;
+        if (id !== undefined) {
+          node.removeAttribute('src');
+          node.setAttribute('data-attachment', id.toLowerCase());
+        }
+      }
       const href = node.tagName === 'A' ? node.getAttribute('href') : null;
       if (!href) return;
       const url = resolve(href);
@@ -44,6 +57,16 @@ function resolve(href: string): URL | null {
 export function Markdown({ source, label }: { source: string; label: string }) {
   const [html, setHtml] = useState<string | null>(null);
   const [failed, setFailed] = useState(false);
+  const body = useRef<HTMLDivElement>(null);
+  // Each rendered image of an attachment gets its object URL (or says it could not load).
+  useEffect(() => {
+    for (const img of body.current?.querySelectorAll<HTMLImageElement>('img[data-attachment]') ?? []) {
+      attachmentUrl(img.dataset.attachment!).then(
+        (url) => { img.src = url; },
+        () => { img.alt = `${img.alt || 'image'} (could not be loaded)`; img.classList.add('broken'); },
+      );
+    }
+  }, [html]);
   useEffect(() => {
     let live = true;
     // Whatever the text holds, the preview ends: rendered, or saying it could not be.
@@ -62,7 +85,7 @@ export function Markdown({ source, label }: { source: string; label: string }) {
   return (
     <section class="preview markdown" aria-label={label}>
       {failed ? <p class="muted" role="alert">This text could not be previewed.</p>
-        : html === null ? <p class="muted">Rendering…</p> : <div dangerouslySetInnerHTML={{ __html: html }} />}
+        : html === null ? <p class="muted">Rendering…</p> : <div ref={body} dangerouslySetInnerHTML={{ __html: html }} />}
     </section>
   );
 }

@@ -3,6 +3,7 @@ import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } f
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
 import { Passkeys, TwoStep } from './security';
+import { Attachments } from './files';
 
 export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const [mfa, setMfa] = useState<{ totp: boolean; passkeys: number } | null>(null);
@@ -22,6 +23,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />
       <Sessions />
+      <Attachments />
       <ExportImport />
       <DeleteAccount onDeleted={onSignedOut} />
     </div>
@@ -125,7 +127,8 @@ function ExportImport() {
     event.preventDefault();
     if (!file) return;
     void run(async () => {
-      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': 'application/json' }, body: file });
+      const zip = file.name.toLowerCase().endsWith('.zip') || file.type === 'application/zip';
+      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': zip ? 'application/zip' : 'application/json' }, body: file });
       const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; detail?: string };
       if (!response.ok) throw new Error(body.detail ?? `Import failed (${response.status})`);
       return `Imported ${body.notes} notes with ${body.versions} versions.`;
@@ -137,10 +140,11 @@ function ExportImport() {
       <div class="actions">
         <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export', 'vellum-export.json'); return 'Export downloaded (JSON, with every version).'; })}>Export JSON</button>
         <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=markdown', 'vellum-notes.zip'); return 'Export downloaded (Markdown files in a zip).'; })}>Export Markdown</button>
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=archive', 'vellum-archive.zip'); return 'Archive downloaded (every note, version and file; import it to restore).'; })}>Export archive</button>
       </div>
       <form class="inline" onSubmit={importFile}>
-        <label for="import-file">Import a Vellum export (JSON)</label>
-        <input id="import-file" type="file" accept="application/json,.json" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+        <label for="import-file">Import a Vellum export (JSON, or an archive zip with files)</label>
+        <input id="import-file" type="file" accept="application/json,.json,application/zip,.zip" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
         <button type="submit" class="secondary" disabled={!file}>Import</button>
       </form>
       {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}

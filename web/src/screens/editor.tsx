@@ -4,6 +4,7 @@ import { FilingBar } from '../components/filing';
 import { DiffView, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { MarkdownEditor } from '../components/markdown-editor';
+import { useAttacher } from '../components/attach';
 import { navigate, setNavigationGuard } from '../router';
 
 interface Conflict {
@@ -33,6 +34,8 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
   const [newer, setNewer] = useState<Note | null>(null);
   const titleRef = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
+  const inserter = useRef<((text: string) => void) | null>(null);
+  const attacher = useAttacher((text) => inserter.current?.(text));
   const dirty = note !== null && (title !== note.title || content !== note.content);
 
   useEffect(() => {
@@ -180,11 +183,13 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
         </span>
         <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>
         <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>
+        {attacher.button}
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
         <button type="button" class="danger" onClick={remove}>Delete</button>
       </div>
       <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
       {error && <p class="error" role="alert">{error}</p>}
+      {attacher.message}
       {newer && newer.version > note.version && !conflict && (
         <div class="notice" role="status">
           Version {newer.version} of this note was saved elsewhere.{' '}
@@ -204,7 +209,8 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
         <div class="pane">
           <div class="field-label">Content</div>
           <MarkdownEditor value={content} replaced={replaced} label="Content" onChange={setContent}
-            onSave={(text) => void saveRef.current(note, { title, content: text })} />
+            onSave={(text) => void saveRef.current(note, { title, content: text })}
+            onFiles={attacher.attach} inserter={inserter} />
         </div>
         {preview && <Markdown source={content} label="Preview" />}
       </div>
