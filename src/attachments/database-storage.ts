@@ -12,7 +12,7 @@ export const CHUNK_BYTES = 256 * 1024;
  * blob row (foreign key, cascade), which the upload creates before the first chunk.
  */
 export function databaseStorage(db: Db): AttachmentStorage {
-  const bytes = bytesOf(db, 'data');
+  const bytes = bytesOf(db, 'data', CHUNK_BYTES);
   return {
     kind: 'database',
     async put(key, body) {
@@ -41,10 +41,10 @@ export function databaseStorage(db: Db): AttachmentStorage {
       async function* chunks() {
         if (range.end < range.start) return;
         for (let seq = Math.floor(range.start / CHUNK_BYTES); seq <= Math.floor(range.end / CHUNK_BYTES); seq++) {
-          const row = await db.selectFrom('attachment_chunks').select(bytes.expression.as('data'))
+          const row = await db.selectFrom('attachment_chunks').select(bytes.expressions)
             .where('storage_key', '=', key).where('seq', '=', seq).executeTakeFirst();
           if (row === undefined) throw new Error(`attachment chunk ${seq} of ${key} is missing`);
-          const data = bytes.decode(row.data);
+          const data = bytes.decode(row as Record<string, unknown>);
           const offset = seq * CHUNK_BYTES;
           yield data.subarray(Math.max(0, range.start - offset), Math.min(data.length, range.end - offset + 1));
         }

@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, sql, type AliasedRawBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 
 /** Which engine a handle (or transaction) talks to, for the few features written per dialect (search). */
 export function isPostgres(db: Kysely<any>): boolean {
@@ -26,18 +26,27 @@ export async function reclaimDeletedRows(db: Kysely<any>, table: string): Promis
 }
 
 /**
- * A binary column read back as bytes. The row mappers turn `blob`/`bytea` columns into strings
- * (they hold UTF-8 text elsewhere, sqlite.ts and postgres.ts), so raw bytes come through an
- * expression: SQLite's `substr` of a blob is a blob of no declared type (left alone); PostgreSQL
- * sends base64 text, decoded here.
+ * A binary column read back as bytes, as the columns of one row. The row mappers turn `blob`/`bytea`
+ * columns into strings (they hold UTF-8 text elsewhere, sqlite.ts and postgres.ts), so raw bytes
+ * come through expressions: SQLite's `substr` of a blob is a blob of no declared type (left alone,
+ * one column); PostgreSQL sends base64 text, in slices of `sliceBytes`, so that no string is large
+ * enough for V8's large-object space, which only a full collection empties (a 25 MiB download in
+ * one-piece strings grew the process by 80 MB before one came).
  */
-export function bytesOf(db: Kysely<any>, column: string): { expression: RawBuilder<unknown>; decode(value: unknown): Buffer } {
-  if (isPostgres(db)) {
-    return { expression: sql`encode(${sql.ref(column)}, 'base64')`, decode: (value) => Buffer.from(String(value), 'base64') };
+export function bytesOf(db: Kysely<any>, column: string, maxBytes: number, sliceBytes = 48 * 1024): {
+  expressions: Array<AliasedRawBuilder<unknown, string>>; decode(row: Record<string, unknown>): Buffer;
+} {
+  if (!isPostgres(db)) {
+    return {
+      expressions: [sql`substr(${sql.ref(column)}, 1)`.as('b0')],
+      decode: (row) => (Buffer.isBuffer(row.b0) ? row.b0 : Buffer.from(row.b0 as Uint8Array)),
+    };
   }
+  const slices = Math.max(1, Math.ceil(maxBytes / sliceBytes));
   return {
-    expression: sql`substr(${sql.ref(column)}, 1)`,
-    decode: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value as Uint8Array)),
+    expressions: Array.from({ length: slices }, (_, i) =>
+      sql`encode(substring(${sql.ref(column)} from ${sql.lit(i * sliceBytes + 1)} for ${sql.lit(sliceBytes)}), 'base64')`.as(`b${i}`)),
+    decode: (row) => Buffer.concat(Array.from({ length: slices }, (_, i) => Buffer.from(String(row[`b${i}`] ?? ''), 'base64'))),
   };
 }
 
