@@ -36,7 +36,7 @@ export const round = (ms: number) => Math.round(ms * 100) / 100;
 export function percentiles(samples: number[]) {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-  return { p50: round(at(50)), p95: round(at(95)), max: round(sorted.at(-1)!), n: sorted.length };
+  return { p50: round(at(50)), p95: round(at(95)), p99: round(at(99)), max: round(sorted.at(-1)!), n: sorted.length };
 }
 
 /** mulberry32: a small seeded generator, so every run sees the same data. */
