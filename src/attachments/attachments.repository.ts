@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
+import { uuidValue } from '../db/dialect.js';
 
 /** Storage of attachments, their blobs and references. Columns named, never `*` (db/compiled.ts). */
 
@@ -41,13 +42,6 @@ export async function completeBlob(db: Db, storageKey: string, sha256: string, s
   await db.updateTable('attachment_blobs').set({ sha256, size }).where('storage_key', '=', storageKey).execute();
 }
 
-/**
- * Serialises the owner's uploads while one decides about quota: the user row's write lock, as
- * sessions take it (SQLite: the database's).
- */
-export async function lockOwner(db: Db, ownerId: string): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ session_generation: eb.ref('session_generation') })).where('id', '=', ownerId).execute();
-}
 
 export async function insertAttachment(db: Db, row: AttachmentRow & { owner_id: string }): Promise<void> {
   await db.insertInto('attachments').values(row).execute();
@@ -134,4 +128,19 @@ export async function renameAttachment(db: Db, ownerId: string, id: string, file
   await db.updateTable('attachments')
     .set((eb) => ({ filename, content_type: eb.case().when('content_type', 'in', [...recognised]).then(eb.ref('content_type')).else(contentType).end() }))
     .where('owner_id', '=', ownerId).where('id', '=', id).execute();
+}
+
+/**
+ * Records that the version links to those of `ids` the owner has; links to unknown ids or other
+ * users' files record nothing. Runs in the caller's transaction, beside the version's insert.
+ */
+export async function recordReferences(db: Db, ownerId: string, versionId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.insertInto('attachment_refs')
+    .columns(['version_id', 'attachment_id'])
+    .expression((eb) => eb.selectFrom('attachments')
+      .select([uuidValue(db, versionId).as('version_id'), 'id'])
+      .where('owner_id', '=', ownerId)
+      .where('id', 'in', ids))
+    .execute();
 }

@@ -6,6 +6,7 @@ import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
 import { newId } from '../shared/ids.js';
 import * as repo from './attachments.repository.js';
+import { lockSessions } from '../accounts/user.repository.js';
 import { detectContentType, SNIFF_BYTES } from './content-type.js';
 import type { AttachmentStorage } from './storage.js';
 
@@ -79,7 +80,8 @@ export async function upload(
       id: newId(), filename: cleanFilename(file.filename), content_type: detectContentType(head, file.mimetype), size, sha256, created_at: nowIso(),
     };
     const kept = await s.db.transaction().execute(async (trx) => {
-      await repo.lockOwner(trx, ownerId);
+      // The owner's uploads queue here while one decides about quota (the user row's lock, as sessions take it).
+      await lockSessions(trx, ownerId);
       const existing = await repo.findBlob(trx, ownerId, sha256);
       if (existing === undefined) {
         const used = quota === 0 ? 0 : await repo.usedBytes(trx, ownerId);

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Db } from '../db/schema.js';
-import { bytesOf } from '../db/dialect.js';
+import { deleteChunks, insertChunk, readChunk } from './chunks.repository.js';
 import type { AttachmentStorage } from './storage.js';
 
 /** 256 KiB: a 25 MiB file is 100 rows, and no row is large enough to strain either driver. */
@@ -12,7 +12,6 @@ export const CHUNK_BYTES = 256 * 1024;
  * blob row (foreign key, cascade), which the upload creates before the first chunk.
  */
 export function databaseStorage(db: Db): AttachmentStorage {
-  const bytes = bytesOf(db, 'data', CHUNK_BYTES);
   return {
     kind: 'database',
     async put(key, body) {
@@ -23,7 +22,7 @@ export function databaseStorage(db: Db): AttachmentStorage {
         let buffer = Buffer.concat(pending, pendingBytes);
         while (buffer.length >= CHUNK_BYTES || (all && buffer.length > 0)) {
           const piece = buffer.subarray(0, CHUNK_BYTES);
-          await db.insertInto('attachment_chunks').values({ storage_key: key, seq, data: piece }).execute();
+          await insertChunk(db, key, seq, piece);
           seq++;
           buffer = buffer.subarray(piece.length);
         }
@@ -41,10 +40,8 @@ export function databaseStorage(db: Db): AttachmentStorage {
       async function* chunks() {
         if (range.end < range.start) return;
         for (let seq = Math.floor(range.start / CHUNK_BYTES); seq <= Math.floor(range.end / CHUNK_BYTES); seq++) {
-          const row = await db.selectFrom('attachment_chunks').select(bytes.expressions)
-            .where('storage_key', '=', key).where('seq', '=', seq).executeTakeFirst();
-          if (row === undefined) throw new Error(`attachment chunk ${seq} of ${key} is missing`);
-          const data = bytes.decode(row as Record<string, unknown>);
+          const data = await readChunk(db, key, seq, CHUNK_BYTES);
+          if (data === undefined) throw new Error(`attachment chunk ${seq} of ${key} is missing`);
           const offset = seq * CHUNK_BYTES;
           yield data.subarray(Math.max(0, range.start - offset), Math.min(data.length, range.end - offset + 1));
         }
@@ -52,7 +49,7 @@ export function databaseStorage(db: Db): AttachmentStorage {
       return Readable.from(chunks(), { objectMode: false });
     },
     async delete(key) {
-      await db.deleteFrom('attachment_chunks').where('storage_key', '=', key).execute();
+      await deleteChunks(db, key);
     },
   };
 }

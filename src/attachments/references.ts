@@ -1,5 +1,3 @@
-import type { Db } from '../db/schema.js';
-import { uuidValue } from '../db/dialect.js';
 
 const MARKER = '/api/attachments/';
 const LINK = /\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
@@ -21,17 +19,4 @@ export function linkedAttachments(content: string): string[] {
   return [...ids];
 }
 
-/**
- * Records that the version links to those of `ids` the owner has; links to unknown ids or other
- * users' files record nothing. Runs in the caller's transaction, beside the version's insert.
- */
-export async function recordReferences(db: Db, ownerId: string, versionId: string, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.insertInto('attachment_refs')
-    .columns(['version_id', 'attachment_id'])
-    .expression((eb) => eb.selectFrom('attachments')
-      .select([uuidValue(db, versionId).as('version_id'), 'id'])
-      .where('owner_id', '=', ownerId)
-      .where('id', 'in', ids))
-    .execute();
-}
+export { recordReferences } from './attachments.repository.js';
