@@ -3,6 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { collectGarbage } from '../../src/attachments/attachments.service.js';
+import { parseHistoryRetention } from '../../src/config.js';
+import { pruneHistory } from '../../src/notes/retention.js';
 import { createStorage } from '../../src/attachments/create-storage.js';
 import { forEachDatabase, login, signup, uniqueName, type Session, type TestContext } from '../helpers/harness.js';
 import { MISSING_ID, notesClient, okJson } from '../notes/support.js';
@@ -143,6 +145,21 @@ function suite(ctx: TestContext, env: () => Record<string, string>) {
     const theirs = await upload(app(), stranger, Buffer.from('theirs'));
     await notes.createOk(owner, { title: 'x', content: `![](/api/attachments/${theirs.id})` });
     assert.equal((await app().inject({ method: 'DELETE', url: `/api/attachments/${theirs.id}`, headers: stranger.auth })).statusCode, 204);
+  });
+
+  test('history retention releases the links of the versions it prunes; the current version keeps its file', async () => {
+    const owner = await newUser();
+    const old = await upload(app(), owner, Buffer.from('only in version 1'));
+    const kept = await upload(app(), owner, Buffer.from('in the current version'));
+    const note = await notes.createOk(owner, { title: 'r', content: `[old](/api/attachments/${old.id})` });
+    await notes.addVersionOk(owner, note.id, { title: 'r', content: 'in between' });
+    await notes.addVersionOk(owner, note.id, { title: 'r', content: `[kept](/api/attachments/${kept.id})` });
+    const del = (id: string) => app().inject({ method: 'DELETE', url: `/api/attachments/${id}`, headers: owner.auth });
+    assert.equal((await del(old.id)).statusCode, 409);
+    // Keep only what is younger than a day, seen from two days on: versions 1 and 2 go.
+    await pruneHistory(ctx.database.db, new Date(Date.now() + 2 * DAY_MS), parseHistoryRetention('all=1d'));
+    assert.equal((await del(kept.id)).statusCode, 409);
+    assert.equal((await del(old.id)).statusCode, 204);
   });
 
   test('the periodic job deletes files no version linked to within 24 hours, and their bytes', async () => {
