@@ -38,10 +38,19 @@ function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> 
   });
 }
 
-async function collect(stream: Readable, max: number): Promise<Buffer> {
+/** An entry's bytes; a failure to inflate them (a damaged archive) is the client's 400, not our 500. */
+async function* inflated(stream: Readable, name: string): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+  } catch {
+    throw invalid(`${name} is damaged`);
+  }
+}
+
+async function collect(stream: AsyncIterable<Buffer>, max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  for await (const chunk of stream) {
     size += chunk.length;
     if (size > max) throw Errors.contentTooLarge(`The archive's ${ARCHIVE_DOCUMENT} is larger than the import limit`);
     chunks.push(chunk);
@@ -63,19 +72,24 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
   const abandon = async () => {
     for (const id of uploaded) await attachmentsRepo.deleteAttachment(s.db, ownerId, id).catch(() => undefined);
   };
+  // One listener for the archive's whole life: an 'error' with none attached would end the process.
+  let damaged: ((error: Error) => void) | undefined;
+  zip.on('error', () => damaged?.(invalid('the zip file is damaged')));
   try {
     for (;;) {
       const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
-        zip.once('entry', resolve).once('end', () => resolve(undefined)).once('error', () => reject(invalid('the zip file is damaged')));
+        damaged = reject;
+        zip.once('entry', resolve).once('end', () => resolve(undefined));
         zip.readEntry();
       });
+      damaged = undefined;
       if (entry === undefined) break;
-      zip.removeAllListeners('entry').removeAllListeners('end').removeAllListeners('error');
+      zip.removeAllListeners('entry').removeAllListeners('end');
       if (entry.fileName === ARCHIVE_DOCUMENT) {
-        document = await collect(await entryStream(zip, entry), maxDocumentBytes);
+        document = await collect(inflated(await entryStream(zip, entry), entry.fileName), maxDocumentBytes);
       } else if (entry.fileName.startsWith(ARCHIVE_FILES) && UUID.test(entry.fileName.slice(ARCHIVE_FILES.length))) {
         const oldId = entry.fileName.slice(ARCHIVE_FILES.length).toLowerCase();
-        const created = await upload(s, ownerId, { filename: oldId, mimetype: undefined, stream: await entryStream(zip, entry) });
+        const created = await upload(s, ownerId, { filename: oldId, mimetype: undefined, stream: inflated(await entryStream(zip, entry), entry.fileName) });
         uploaded.push(created.id);
         renamed.set(oldId, created.id);
       }

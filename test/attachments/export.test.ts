@@ -54,6 +54,15 @@ forEachDatabase('attachments in export and import', (ctx) => {
     const broken = await app().inject({ method: 'POST', url: '/api/import', headers: { ...carol.auth, 'content-type': 'application/zip' }, payload: Buffer.from('not a zip') });
     assert.equal(broken.statusCode, 400);
     assert.equal(broken.json().detail, 'Invalid archive: not a zip file');
+    // A real archive with a damaged file inside: 400 naming it, and the files stored before it are gone.
+    const damaged = Buffer.from(archive.rawPayload);
+    const at = damaged.indexOf(Buffer.from('vellum-export.json')) + 'vellum-export.json'.length + 40;
+    damaged.fill(0xff, at, at + 64);
+    const refused = await app().inject({ method: 'POST', url: '/api/import', headers: { ...carol.auth, 'content-type': 'application/zip' }, payload: damaged });
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.match(refused.json().detail, /^Invalid archive: /);
+    assert.deepEqual((await app().inject({ method: 'GET', url: '/api/attachments', headers: carol.auth })).json(), []);
+    assert.deepEqual((await app().inject({ method: 'GET', url: '/api/notes', headers: carol.auth })).json(), []);
   });
 
   test('the Markdown zip carries the files, linked by relative paths from each note\'s folder', async () => {
