@@ -12,6 +12,9 @@ import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
 import { loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
+import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
+import { authenticateToken } from './access-tokens/tokens.service.js';
+import { looksLikePersonalToken } from './access-tokens/personal-token.js';
 import { createSecretBox } from './mfa/secret-box.js';
 import type { SessionServices } from './sessions/sessions.service.js';
 import type { MfaServices } from './mfa/mfa.service.js';
@@ -119,7 +122,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     }),
     shedding: hashShedding(passwordHasher),
     cookies: cookieParsing,
-    access: accessControl(app, tokens, (userId) => findUserById(database.db, userId)),
+    access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
+      looksLike: looksLikePersonalToken,
+      authenticate: (token, scope) => authenticateToken(database.db, token, scope),
+    }),
     noStore,
   });
 
@@ -144,6 +150,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(accountRoutes, { config, services });
     await auth.register(sessionRoutes, { config, services });
     await auth.register(mfaRoutes, { config, services });
+    await auth.register(accessTokenRoutes, { services });
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });

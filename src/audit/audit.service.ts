@@ -24,6 +24,8 @@ export const EVENT_KINDS = [
   'mfa_remove',
   'recovery_codes',
   'admin_remove_mfa',
+  'token_create',
+  'token_revoke',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

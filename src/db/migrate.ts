@@ -15,6 +15,7 @@ import * as organise from './migrations/2026-11-24-31-a-organise.js';
 import * as searchUnarchived from './migrations/2026-11-24-31-b-search-unarchived.js';
 import * as secondFactor from './migrations/2026-11-25-32-a-second-factor.js';
 import * as attachments from './migrations/2026-11-25-32-b-attachments.js';
+import * as accessTokens from './migrations/2026-11-25-32-c-access-tokens.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-24-31-b-search-unarchived': searchUnarchived,
   '2026-11-25-32-a-second-factor': secondFactor,
   '2026-11-25-32-b-attachments': attachments,
+  '2026-11-25-32-c-access-tokens': accessTokens,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

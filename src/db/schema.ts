@@ -179,6 +179,18 @@ export interface AttachmentRefsTable {
   attachment_id: string;
 }
 
+/** A personal access token: its SHA-256 only; `scopes` comma-separated (tokens/scopes.ts). */
+export interface AccessTokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  scopes: string;
+  created_at: Timestamp;
+  expires_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -195,6 +207,7 @@ export interface Tables {
   attachment_chunks: AttachmentChunksTable;
   attachments: AttachmentsTable;
   attachment_refs: AttachmentRefsTable;
+  access_tokens: AccessTokensTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -27,6 +27,15 @@ export function parseBearer(header: string | undefined): string | undefined {
 }
 
 
+export type PersonalScope = 'notes:read' | 'notes:write';
+
+/** Personal access tokens, as the access layer needs them (access-tokens/tokens.service.ts). */
+export interface PersonalTokens {
+  looksLike(token: string): boolean;
+  /** The user id, if the token is valid, live and has the scope. */
+  authenticate(token: string, scope: PersonalScope): Promise<string | undefined>;
+}
+
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
 
@@ -35,7 +44,7 @@ export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | un
  * before the route's own. access needs a valid access token, admin one of an account that is an
  * administrator now.
  */
-export function accessControl(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount): PolicyLayer {
+export function accessControl(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens): PolicyLayer {
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : tokens.verify(token);
@@ -43,12 +52,31 @@ export function accessControl(app: FastifyInstance, tokens: TokenService, findAc
     request.claims = claims;
     return claims;
   }
+  /**
+   * A personal access token, where the route takes one (never under /api/auth): the user it names
+   * becomes the caller, with claims of an access token that grants no administration.
+   */
+  async function authenticatePersonal(request: FastifyRequest, token: string, scope: PersonalScope, unauthenticated: () => AppError): Promise<void> {
+    const userId = await personal.authenticate(token, scope);
+    if (userId === undefined) throw unauthenticated();
+    const now = Math.floor(Date.now() / 1000);
+    request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+  }
   app.decorateRequest('claims', null);
   return ({ auth }, route) => {
     if (auth !== 'access' && auth !== 'admin') return undefined;
     const unauthenticated = route.config?.unauthenticated ?? Errors.unauthorized;
+    // Reads need notes:read, everything else notes:write; account and session routes take none.
+    const takesPersonal = auth === 'access' && !route.url.startsWith('/api/auth');
+    const methods = [route.method].flat();
+    const scope: PersonalScope = methods.every((m) => m === 'GET' || m === 'HEAD') ? 'notes:read' : 'notes:write';
     const hook: onRequestAsyncHookHandler = auth === 'access'
       ? async (request) => {
+        const token = parseBearer(request.headers.authorization);
+        if (token !== undefined && personal.looksLike(token)) {
+          if (!takesPersonal) throw unauthenticated();
+          return authenticatePersonal(request, token, scope, unauthenticated);
+        }
         authenticate(request, unauthenticated);
       }
       // The claim alone is not enough: an access token outlives a deletion or a demotion by up to

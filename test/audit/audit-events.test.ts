@@ -14,7 +14,7 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
 const KINDS = 'signup, admin_create, login, refresh, refresh_reuse, password_change, password_reset, logout, account_delete, '
-  + 'admin_list_users, admin_delete_user, session_revoke, mfa_enrol, mfa_remove, recovery_codes, admin_remove_mfa';
+  + 'admin_list_users, admin_delete_user, session_revoke, mfa_enrol, mfa_remove, recovery_codes, admin_remove_mfa, token_create, token_revoke';
 
 type Event = AuthEvent;
 

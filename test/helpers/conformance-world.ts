@@ -285,6 +285,15 @@ export class World {
         setBody({ credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options) });
         break;
       }
+      case 'POST /api/auth/tokens':
+        setBody({ password: (await this.main(role)).password });
+        break;
+      case 'DELETE /api/auth/tokens/{id}': {
+        const session = await this.main(role);
+        const created = await this.call(session, 'POST', '/api/auth/tokens', { name: 'world', scopes: ['notes:read'], password: session.password });
+        request.pathParams.id = (created.json() as { id: string }).id;
+        break;
+      }
       case 'DELETE /api/auth/passkeys/{id}':
         request.pathParams.id = await this.newPasskey(await this.main(role));
         break;

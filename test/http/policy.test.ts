@@ -68,16 +68,18 @@ forEachDatabase('per-route policy', (ctx) => {
   });
 });
 
+const NO_PERSONAL_TOKENS = { looksLike: () => false, authenticate: async () => undefined };
+
 test('a documented route that declares no policy stops start-up', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined) });
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS) });
   assert.throws(() => app.get('/api/forgotten', async () => ({ open: true })), /route GET \/api\/forgotten declares no config\.policy/);
   await app.close();
 });
 
 test('a hidden route may leave its policy out: it is public', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined), noStore });
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS), noStore });
   app.get('/internal', { schema: { hide: true } }, async () => ({ ok: true }));
   const res = await app.inject({ url: '/internal' });
   assert.equal(res.statusCode, 200);

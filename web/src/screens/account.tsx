@@ -4,6 +4,7 @@ import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
 import { Passkeys, TwoStep } from './security';
 import { Attachments } from './files';
+import { AccessTokens } from './access-tokens';
 
 export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const [mfa, setMfa] = useState<{ totp: boolean; passkeys: number } | null>(null);
@@ -23,6 +24,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />
       <Sessions />
+      <AccessTokens />
       <Attachments />
       <ExportImport />
       <DeleteAccount onDeleted={onSignedOut} />

@@ -1,0 +1,28 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { AccessTokensTable, Db } from '../db/schema.js';
+
+export type AccessTokenRow = Selectable<AccessTokensTable>;
+const COLUMNS = ['id', 'user_id', 'name', 'token_hash', 'scopes', 'created_at', 'expires_at', 'last_used_at'] as const;
+
+export async function insertToken(db: Db, row: Insertable<AccessTokensTable>): Promise<void> {
+  await db.insertInto('access_tokens').values(row).execute();
+}
+
+export function listTokens(db: Db, userId: string): Promise<AccessTokenRow[]> {
+  return db.selectFrom('access_tokens').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+}
+
+export function findTokenByHash(db: Db, hash: string): Promise<AccessTokenRow | undefined> {
+  return db.selectFrom('access_tokens').select(COLUMNS).where('token_hash', '=', hash).executeTakeFirst();
+}
+
+export async function deleteToken(db: Db, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('access_tokens').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
+/** Records a use, at most once per `since`: the condition keeps a busy script from writing on every request. */
+export async function touchToken(db: Db, id: string, now: string, since: string): Promise<void> {
+  await db.updateTable('access_tokens').set({ last_used_at: now }).where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)])).execute();
+}
