@@ -28,6 +28,7 @@ import { foldersRoutes } from './folders/folders.routes.js';
 import { tagsRoutes } from './tags/tags.routes.js';
 import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { createStorage } from './attachments/create-storage.js';
+import { shareRoutes } from './shares/shares.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -169,6 +170,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
+  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

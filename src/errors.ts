@@ -59,6 +59,7 @@ export const Errors = {
   passkeyExists: make(409, 'passkey_exists', 'This passkey is already registered'),
   passkeyNotFound: make(404, 'passkey_not_found', 'Passkey not found'),
   tokenNotFound: make(404, 'token_not_found', 'Token not found'),
+  shareNotFound: make(404, 'share_not_found', 'Share not found'),
   totpEnabled: make(409, 'totp_enabled', 'An authenticator app is already set up; turn it off first'),
   totpNotStarted: make(409, 'totp_not_started', 'Start setting up the authenticator app first'),
   totpNotEnabled: make(409, 'totp_not_enabled', 'No authenticator app is set up'),

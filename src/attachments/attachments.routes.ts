@@ -8,8 +8,7 @@ import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './attachments.schemas.js';
 import * as attachments from './attachments.service.js';
-import { INLINE_TYPES } from './content-type.js';
-import { parseRange } from './range.js';
+import { sendAttachment } from './serve.js';
 
 export interface AttachmentRoutesOptions {
   services: attachments.AttachmentServices;
@@ -17,12 +16,6 @@ export interface AttachmentRoutesOptions {
 
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 const tags = ['attachments'];
-
-/** A name for Content-Disposition: ASCII fallback plus the exact name (RFC 6266, RFC 8187). */
-function disposition(kind: 'inline' | 'attachment', filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
-}
 
 /** Files: upload, download, list, usage, delete; under /api/attachments. */
 export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions> = async (app, { services }) => {
@@ -95,28 +88,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
     },
   }, async (request, reply) => {
     const row = await attachments.find(services, requireUserId(request.claims!), normalizeId(request.params.attachmentID));
-    const inline = INLINE_TYPES.has(row.content_type);
-    const etag = `"${row.sha256}"`;
-    reply
-      .header('etag', etag)
-      .header('cache-control', 'private, no-cache')
-      .header('content-security-policy', 'sandbox')
-      .header('x-content-type-options', 'nosniff')
-      .header('accept-ranges', 'bytes')
-      .header('content-disposition', disposition(inline ? 'inline' : 'attachment', row.filename))
-      .type(inline ? row.content_type : 'application/octet-stream');
-    const match = request.headers['if-none-match'];
-    if (match !== undefined && (match.trim() === '*' || match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag))) {
-      return reply.code(304 as 200).send();
-    }
-    const range = parseRange(request.headers.range, row.size);
-    if (range === 'unsatisfiable') throw Errors.rangeNotSatisfiable(row.size);
-    if (range === undefined) {
-      reply.header('content-length', String(row.size));
-      return reply.send(attachments.open(services, row.storage_key, row.size) as never);
-    }
-    reply.code(206 as 200).header('content-range', `bytes ${range.start}-${range.end}/${row.size}`).header('content-length', String(range.end - range.start + 1));
-    return reply.send(attachments.open(services, row.storage_key, row.size, range) as never);
+    return sendAttachment(services, request, reply, row);
   });
 
   app.delete('/:attachmentID', {

@@ -191,6 +191,18 @@ export interface AccessTokensTable {
   last_used_at: Timestamp | null;
 }
 
+/** A share link of a note: `version` null shows the current version, a number pins one. */
+export interface SharesTable {
+  id: string;
+  note_id: string;
+  owner_id: string;
+  token: string;
+  version: number | null;
+  expires_at: Timestamp | null;
+  created_at: Timestamp;
+  views: Generated<number>;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -208,6 +220,7 @@ export interface Tables {
   attachments: AttachmentsTable;
   attachment_refs: AttachmentRefsTable;
   access_tokens: AccessTokensTable;
+  shares: SharesTable;
 }
 
 export type Db = Kysely<Tables>;

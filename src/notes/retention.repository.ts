@@ -32,7 +32,8 @@ export function versionsBefore(db: Db, noteId: string, before: string): Promise<
 const DELETE_CHUNK = 500;
 
 /**
- * Deletes those of `ids` that are still unlabelled and not the note's current version, and counts
+ * Deletes those of `ids` that are still unlabelled, not the note's current version and not pinned by
+ * a share link, and counts
  * them into `notes.pruned`; returns the numbers this call deleted (rows another transaction deleted
  * first are not counted twice).
  */
@@ -45,6 +46,9 @@ export async function deleteVersions(trx: Db, noteId: string, ids: string[]): Pr
       .where('id', 'in', ids.slice(i, i + DELETE_CHUNK))
       .where('label', 'is', null)
       .where('version', '<', (eb) => eb.selectFrom('notes').select('version').where('id', '=', noteId))
+      // A version a share link pins stays, whatever the policy says (it is what the link shows).
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('shares').select('shares.id')
+        .where('shares.note_id', '=', noteId).whereRef('shares.version', '=', 'note_versions.version'))))
       .returning('version')
       .execute();
     for (const row of rows) deleted.push(row.version);

@@ -43,6 +43,8 @@ export class World {
   private readonly shared = new Map<Role, Note>();
   private readonly cookieSessions = new Map<Role, Session>();
   private readonly passkeys = new Map<Role, SoftAuthenticator>();
+  /** The file the last share link made for a request links to (its attachmentID). */
+  private sharedFile: string | undefined;
 
   constructor(private readonly ctx: TestContext) {}
 
@@ -121,6 +123,16 @@ export class World {
     return (res.json() as { id: string }).id;
   }
 
+  private async uploadFile(session: Session): Promise<string> {
+    const boundary = 'world-boundary';
+    const res = await this.ctx.app.inject({
+      method: 'POST', url: '/api/attachments', headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${uniqueName('file')}\r\n--${boundary}--\r\n`,
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return (res.json() as { id: string }).id;
+  }
+
   /** Called before the cases of each operation: the cookie routes start from a refresh token nobody used. */
   async startOperation(key: string, role: Role): Promise<void> {
     if (key.includes('/api/auth/cookie/')) await this.cookieSession(role, true);
@@ -163,8 +175,26 @@ export class World {
           request.pathParams[name] = (res.json() as { id: string }).id;
           break;
         }
+        // A link to a note of its own whose text links to a file (the public file route needs both).
+        case 'token': {
+          const file = await this.uploadFile(session);
+          const created = (await this.call(session, 'POST', '/api/notes', { title: 'shared', content: `![f](/api/attachments/${file})` })).json() as { id: string };
+          const share = (await this.call(session, 'POST', `/api/notes/${created.id}/shares`, {})).json() as { token: string };
+          request.pathParams[name] = share.token;
+          this.sharedFile = file;
+          break;
+        }
+        case 'shareID': {
+          const share = (await this.call(session, 'POST', `/api/notes/${note!.id}/shares`, {})).json() as { id: string };
+          request.pathParams[name] = share.id;
+          break;
+        }
         // A file of its own: deleting it touches nothing else.
         case 'attachmentID': {
+          if (path.startsWith('/api/shared/') && this.sharedFile !== undefined) {
+            request.pathParams[name] = this.sharedFile;
+            break;
+          }
           const boundary = 'world-boundary';
           const res = await this.ctx.app.inject({
             method: 'POST', url: '/api/attachments', headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },

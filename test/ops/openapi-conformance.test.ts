@@ -41,6 +41,7 @@ const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: Reg
   // A passkey answer must answer a live challenge and verify: no schema can say either.
   { operations: ['POST /api/auth/passkeys'], detail: /expired or was already used/, statement: /live challenge/ },
   { operations: ['POST /api/auth/passkeys'], detail: /could not be verified/, statement: /does not verify/ },
+  { operations: ['POST /api/notes/{noteID}/shares'], detail: /expires_at must be in the future/, statement: /in the future, else 400/ },
 ];
 
 const seedOf = (...parts: string[]) => createHash('sha256').update([SEED, ...parts].join(' ')).digest().readUInt32BE(0);
