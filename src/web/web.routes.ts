@@ -48,6 +48,8 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     const pathname = request.url.split('?', 1)[0]!;
     if (isServicePath(pathname)) return reply.callNotFound();
     reply.header('content-security-policy', CLIENT_CSP);
+    // A shared note's page (/s/{token}): nobody's to index, and its address must not leak onwards.
+    if (pathname.startsWith('/s/')) reply.header('x-robots-tag', 'noindex').header('referrer-policy', 'no-referrer');
     if (pathname.startsWith('/assets/')) {
       // A stale page asking for an asset that a newer build replaced gets a plain 404, never HTML.
       return reply.sendFile(pathname.slice(1), root, { maxAge: '365d', immutable: true, cacheControl: true });

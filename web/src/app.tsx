@@ -8,12 +8,20 @@ import { AuthScreen } from './screens/auth';
 import { HistoryScreen } from './screens/history';
 import { NotesScreen } from './screens/notes';
 import { TrashScreen } from './screens/trash';
+import { SharedPage } from './screens/shared';
 
 type State = { status: 'loading' } | { status: 'out' } | { status: 'in'; user: User };
 
 export function App() {
-  const [state, setState] = useState<State>({ status: 'loading' });
   const path = usePath();
+  // A shared note is for anyone: no session is looked for, and none is used.
+  const shared = /^\/s\/([^/]+)$/.exec(path);
+  if (shared) return <SharedPage token={decodeURIComponent(shared[1]!)} />;
+  return <SignedInApp path={path} />;
+}
+
+function SignedInApp({ path }: { path: string }) {
+  const [state, setState] = useState<State>({ status: 'loading' });
 
   useEffect(() => {
     onSignedOut(() => setState({ status: 'out' }));

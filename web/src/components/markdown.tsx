@@ -54,14 +54,18 @@ function resolve(href: string): URL | null {
   }
 }
 
-export function Markdown({ source, label }: { source: string; label: string }) {
+/**
+ * `loadAttachment` turns an attachment id into a URL the page may show: by default the signed-in
+ * user's (fetched with the access token); a shared page passes its link's own.
+ */
+export function Markdown({ source, label, loadAttachment = attachmentUrl }: { source: string; label: string; loadAttachment?: (id: string) => Promise<string> }) {
   const [html, setHtml] = useState<string | null>(null);
   const [failed, setFailed] = useState(false);
   const body = useRef<HTMLDivElement>(null);
   // Each rendered image of an attachment gets its object URL (or says it could not load).
   useEffect(() => {
     for (const img of body.current?.querySelectorAll<HTMLImageElement>('img[data-attachment]') ?? []) {
-      attachmentUrl(img.dataset.attachment!).then(
+      loadAttachment(img.dataset.attachment!).then(
         (url) => { img.src = url; },
         () => { img.alt = `${img.alt || 'image'} (could not be loaded)`; img.classList.add('broken'); },
       );

@@ -5,6 +5,7 @@ import { DiffView, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { MarkdownEditor } from '../components/markdown-editor';
 import { useAttacher } from '../components/attach';
+import { SharePanel } from '../components/share-panel';
 import { navigate, setNavigationGuard } from '../router';
 
 interface Conflict {
@@ -29,6 +30,7 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
+  const [sharing, setSharing] = useState(false);
   const [replaced, setReplaced] = useState(0);
   /** A version saved elsewhere (another tab, device or person) since this one was loaded. */
   const [newer, setNewer] = useState<Note | null>(null);
@@ -185,11 +187,13 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
         <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>
         {attacher.button}
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
+        <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
         <button type="button" class="danger" onClick={remove}>Delete</button>
       </div>
       <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
       {error && <p class="error" role="alert">{error}</p>}
       {attacher.message}
+      {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}
       {newer && newer.version > note.version && !conflict && (
         <div class="notice" role="status">
           Version {newer.version} of this note was saved elsewhere.{' '}

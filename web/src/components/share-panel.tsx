@@ -1,0 +1,97 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorMessage, unwrap } from '../api/client';
+import { formatTime } from '../screens/notes';
+
+type ShareRow = { id: string; token: string; url: string; version: number | null; expires_at: string | null; created_at: string; views: number };
+
+const EXPIRY: Array<[string, number | null]> = [['never', null], ['in 1 day', 1], ['in 7 days', 7], ['in 30 days', 30]];
+
+/**
+ * The note's share links: create one (the latest version always, or this version for good, with an
+ * expiry), copy it, see its views, revoke it. Anyone with a link reads the note without an account.
+ */
+export function SharePanel({ noteId, version, onClose }: { noteId: string; version: number; onClose: () => void }) {
+  const [rows, setRows] = useState<ShareRow[] | null>(null);
+  const [pin, setPin] = useState(false);
+  const [expiry, setExpiry] = useState('never');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const load = async () => {
+    try {
+      setRows(unwrap(await api.GET('/api/notes/{noteID}/shares', { params: { path: { noteID: noteId } } })));
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  useEffect(() => void load(), [noteId]);
+
+  const create = async (event: Event) => {
+    event.preventDefault();
+    setMessage(null);
+    const days = EXPIRY.find(([label]) => label === expiry)?.[1] ?? null;
+    try {
+      const created = unwrap(await api.POST('/api/notes/{noteID}/shares', {
+        params: { path: { noteID: noteId } },
+        body: { version: pin ? version : null, expires_at: days === null ? null : new Date(Date.now() + days * 86_400_000).toISOString() },
+      }));
+      await navigator.clipboard?.writeText(created.url).catch(() => undefined);
+      setMessage({ ok: true, text: 'Link created and copied. Anyone with it can read this note.' });
+      await load();
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  const copy = async (row: ShareRow) => {
+    try {
+      await navigator.clipboard.writeText(row.url);
+      setMessage({ ok: true, text: 'Link copied.' });
+    } catch {
+      setMessage({ ok: false, text: 'Copying is not allowed here; select the link and copy it.' });
+    }
+  };
+  const revoke = async (row: ShareRow) => {
+    try {
+      unwrap(await api.DELETE('/api/notes/{noteID}/shares/{shareID}', { params: { path: { noteID: noteId, shareID: row.id } } }));
+      setMessage({ ok: true, text: 'Link revoked: it no longer works.' });
+      await load();
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+
+  return (
+    <section class="share-panel" aria-labelledby="share-heading">
+      <h2 id="share-heading">Share</h2>
+      <form onSubmit={create} class="inline">
+        <fieldset>
+          <legend>The link shows</legend>
+          <label class="check"><input type="radio" name="pin" checked={!pin} onChange={() => setPin(false)} /> the latest version, always</label>
+          <label class="check"><input type="radio" name="pin" checked={pin} onChange={() => setPin(true)} /> version {version}, for good</label>
+        </fieldset>
+        <label for="share-expiry">Expires</label>
+        <select id="share-expiry" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>
+          {EXPIRY.map(([label]) => <option key={label} value={label}>{label}</option>)}
+        </select>
+        <button type="submit">Create link</button>
+        <button type="button" class="secondary" onClick={onClose}>Close</button>
+      </form>
+      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {rows !== null && rows.length > 0 && (
+        <ul class="rows table" aria-label="Share links">
+          {rows.map((row) => (
+            <li key={row.id}>
+              <input class="share-url" readOnly value={row.url} aria-label="Share link" onFocus={(e) => e.currentTarget.select()} />
+              <span class="meta">
+                {row.version === null ? 'latest version' : `version ${row.version}`} · {row.views} {row.views === 1 ? 'view' : 'views'}
+                {' · '}{row.expires_at ? `expires ${formatTime(row.expires_at)}` : 'no expiry'}
+              </span>
+              <span class="actions">
+                <button type="button" class="secondary" onClick={() => copy(row)}>Copy link</button>
+                <button type="button" class="secondary" onClick={() => revoke(row)}>Revoke</button>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
