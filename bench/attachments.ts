@@ -9,13 +9,10 @@
 // With --storage s3 the bytes go to s3rver (npm), a local S3-compatible server in this process.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import S3rver from 's3rver';
 import { percentiles, round, scratchDatabase } from './lib/scratch.js';
 import { startProcess } from '../test/helpers/server-process.js';
 
@@ -34,6 +31,17 @@ const MiB = 1024 * 1024;
 const SIZE = 10 * MiB;
 const log = (message: string) => process.stdout.write(`[attachments bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
+/** A local S3-compatible server (s3rver, from npm) with the bucket "bench"; posts its port. */
+const S3_SERVER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const S3rver = require('s3rver');
+const s3 = new S3rver({ directory: workerData.directory, silent: true, configureBuckets: [{ name: 'bench', configs: [] }] });
+s3.configureBuckets().then(() => {
+  const server = http.createServer(s3.callback());
+  server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+});
+`;
 /** USER_HZ: the unit of utime and stime in /proc/<pid>/stat (100 on Linux). */
 const ticks = 100;
 function cpuMs(pid: number): number {
@@ -66,14 +74,13 @@ async function main() {
   const scratch = await scratchDatabase(kind, 'attachments');
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-attachments-bench-'));
   let s3Env: Record<string, string> = {};
-  let s3Server: http.Server | undefined;
+  let s3Worker: Worker | undefined;
   if (storage === 's3') {
-    const s3 = new S3rver({ directory: path.join(home, 's3'), silent: true, configureBuckets: [{ name: 'bench', configs: [] }] });
-    await s3.configureBuckets();
-    s3Server = http.createServer(s3.callback());
-    await new Promise<void>((resolve) => s3Server!.listen(0, '127.0.0.1', resolve));
+    // s3rver runs on a thread of its own: in this one it would take the event loop that times the GETs.
+    s3Worker = new Worker(S3_SERVER, { eval: true, workerData: { directory: path.join(home, 's3') } });
+    const port = await new Promise<number>((resolve, reject) => s3Worker!.once('message', resolve).once('error', reject));
     s3Env = {
-      ATTACHMENT_STORAGE: 's3', S3_ENDPOINT: `http://127.0.0.1:${(s3Server.address() as AddressInfo).port}`, S3_BUCKET: 'bench',
+      ATTACHMENT_STORAGE: 's3', S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_BUCKET: 'bench',
       S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'on',
     };
   }
@@ -168,7 +175,7 @@ async function main() {
     }
   } finally {
     await server.kill();
-    s3Server?.close();
+    await s3Worker?.terminate();
     await scratch.drop();
     fs.rmSync(home, { recursive: true, force: true });
   }

@@ -24,6 +24,9 @@ export function databaseStorage(db: Db): AttachmentStorage {
           const piece = buffer.subarray(0, CHUNK_BYTES);
           await insertChunk(db, key, seq, piece);
           seq++;
+          // SQLite writes on the event loop, and buffered chunks arrive without a pause between
+          // them: a turn after each write lets other requests in between (BENCHMARKS.md, "Attachments").
+          await new Promise((resolve) => setImmediate(resolve));
           buffer = buffer.subarray(piece.length);
         }
         pending = buffer.length > 0 ? [buffer] : [];

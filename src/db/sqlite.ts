@@ -3,6 +3,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import type { Tables } from './schema.js';
+import { startWorker } from '../shared/worker.js';
 
 /**
  * SQLite's side of the dialect boundary. Rows leave here with the same plain values PostgreSQL's
@@ -29,7 +30,35 @@ export function openSqliteKysely(filename: string, options: SqliteOptions = {}):
   // Several workers may share one file; wait for the write lock instead of failing at once.
   sqlite.pragma('busy_timeout = 5000');
   options.setup?.(sqlite);
-  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const checkpointer = readonly || filename === ':memory:' ? undefined : startCheckpointer(sqlite, filename);
+  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => checkpointer?.stop()) }) });
+}
+
+/** How often the checkpoint thread copies the WAL into the database file. */
+const CHECKPOINT_INTERVAL_MS = 250;
+
+/**
+ * WAL checkpoints off the event loop. With SQLite's automatic checkpoints, the commit that pushes
+ * the WAL past 1,000 pages copies them into the database and fsyncs it, on the event loop: under a
+ * stream of uploads that held every other request for 10–25 ms (BENCHMARKS.md, "Attachments"). So
+ * this connection checkpoints never, and a thread with its own connection does, every
+ * CHECKPOINT_INTERVAL_MS. Should that thread fail, automatic checkpoints come back.
+ */
+function startCheckpointer(sqlite: BetterSqlite3.Database, filename: string): { stop(): void } {
+  sqlite.pragma('wal_autocheckpoint = 0');
+  const worker = startWorker(import.meta.url, 'checkpoint.worker', { workerData: { filename, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  worker.unref();
+  let stopping = false;
+  const fallBack = () => {
+    if (!stopping && sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
+  };
+  worker.on('error', fallBack).on('exit', fallBack);
+  return {
+    stop() {
+      stopping = true;
+      worker.postMessage('stop');
+    },
+  };
 }
 
 /**
@@ -110,10 +139,13 @@ const STATEMENT_CACHE_SIZE = 256;
  * number of times, so keep the most recently used ones by their SQL text. One still iterating (a
  * streamed query) is busy and not shared: that query gets a statement of its own.
  */
-function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
+function withStatementCache(sqlite: BetterSqlite3.Database, beforeClose: () => void): SqliteDatabase {
   const cache = new Map<string, CachedStatement>();
   return {
-    close: () => sqlite.close(),
+    close: () => {
+      beforeClose();
+      sqlite.close();
+    },
     prepare(sql) {
       const cached = cache.get(sql);
       if (cached !== undefined && !cached.busy) {
