@@ -162,6 +162,16 @@ function suite(ctx: TestContext, env: () => Record<string, string>) {
     assert.equal((await del(old.id)).statusCode, 204);
   });
 
+  test('deleting an account takes its files, also those its notes link to', async () => {
+    const owner = await newUser();
+    const file = await upload(app(), owner, PNG, { filename: 'dot.png', type: 'image/png' });
+    await notes.createOk(owner, { title: 'p', content: `![dot](/api/attachments/${file.id})` });
+    const res = await app().inject({ method: 'DELETE', url: '/api/auth/owner', headers: owner.auth, payload: { password: owner.password } });
+    assert.equal(res.statusCode, 204, res.body);
+    assert.equal((await ctx.database.db.selectFrom('attachments').select('id').where('owner_id', '=', owner.userId).execute()).length, 0);
+    assert.equal((await ctx.database.db.selectFrom('attachment_blobs').select('sha256').where('owner_id', '=', owner.userId).execute()).length, 0);
+  });
+
   test('the periodic job deletes files no version linked to within 24 hours, and their bytes', async () => {
     const owner = await newUser();
     const kept = await upload(app(), owner, Buffer.from('linked'));

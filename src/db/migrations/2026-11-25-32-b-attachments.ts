@@ -44,12 +44,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index attachments_owner_created on attachments (owner_id, created_at desc, id desc)`.execute(db);
   await sql`create index attachments_blob on attachments (owner_id, sha256)`.execute(db);
 
-  // No cascade from attachments: an attachment a version links to cannot be deleted (409).
+  // No cascade from attachments: an attachment a version links to cannot be deleted (409). Checked
+  // at commit: deleting an account removes its attachments and (through notes and versions) the
+  // references in one statement, and PostgreSQL would check an immediate constraint between the two.
   await db.schema
     .createTable('attachment_refs')
     .addColumn('version_id', uuid, (c) => c.notNull().references('note_versions.id').onDelete('cascade'))
-    .addColumn('attachment_id', uuid, (c) => c.notNull().references('attachments.id'))
+    .addColumn('attachment_id', uuid, (c) => c.notNull())
     .addPrimaryKeyConstraint('attachment_refs_pkey', ['version_id', 'attachment_id'])
+    .addForeignKeyConstraint('attachment_refs_attachment_fkey', ['attachment_id'], 'attachments', ['id'], (c) => c.deferrable().initiallyDeferred())
     .execute();
   await sql`create index attachment_refs_attachment on attachment_refs (attachment_id)`.execute(db);
 }
