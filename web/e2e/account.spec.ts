@@ -17,7 +17,10 @@ test('sessions: one device ends another; a password change signs the others out;
   const phoneRow = sessions.filter({ hasText: 'Vellum test phone' });
   await expect(phoneRow).toHaveCount(1);
   await phoneRow.getByRole('button', { name: 'End session' }).click();
+  await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText('Session ended: Vellum test phone is signed out within 15 minutes at most.');
   await expect(sessions).toHaveCount(1);
+  // Devices by name, not by their user-agent strings.
+  await expect(sessions.first().locator('.row-title')).toHaveText('Chrome on Linux');
   await expect(phoneRow).toHaveCount(0);
   // The phone's refresh cookie no longer works: a reload lands on the login screen.
   await b.reload();

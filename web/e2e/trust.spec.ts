@@ -167,3 +167,21 @@ test('coming back to the tab, a version saved elsewhere is offered; a lost conne
   await page.getByLabel('Search notes').fill('anything');
   await expect(page.getByRole('alert')).toHaveText('The server cannot be reached. Check your connection and try again; nothing was changed.');
 });
+
+test('a long note\'s preview follows the typing once it pauses, keeping the last rendering meanwhile', async ({ page }) => {
+  await signUp(page);
+  await createNote(page, 'Long', 'x');
+  const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} with **bold** words to fill the note up.`).join('\n\n');
+  await contentBox(page).evaluate((el, text) => {
+    const data = new DataTransfer();
+    data.setData('text/plain', text);
+    el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, long);
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await expect(preview).toContainText('Paragraph 399');
+  await contentBox(page).press('Control+End');
+  await page.keyboard.type(' and the end');
+  await expect(preview).toContainText('Paragraph 399 with bold words to fill the note up. and the end');
+  await expect(preview.getByText('Rendering…')).toHaveCount(0);
+});

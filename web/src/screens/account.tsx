@@ -3,6 +3,7 @@ import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } f
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
 import { Passkeys, TwoStep } from './security';
+import { deviceName } from '../device-name';
 import { Attachments } from './files';
 import { AccessTokens } from './access-tokens';
 
@@ -66,32 +67,34 @@ function ChangePassword() {
 
 function Sessions() {
   const [rows, setRows] = useState<SessionRow[] | null>(null);
-  const [error, setError] = useState('');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const load = async () => {
     try {
       setRows(unwrap(await api.GET('/api/auth/sessions')));
     } catch (e) {
-      setError(errorMessage(e));
+      setMessage({ ok: false, text: errorMessage(e) });
     }
   };
   useEffect(() => void load(), []);
-  const revoke = async (id: string) => {
-    const response = await raw(`/api/auth/sessions/${id}`, { method: 'DELETE' });
-    if (!response.ok) setError(`Could not end the session (${response.status}).`);
+  const revoke = async (row: SessionRow) => {
+    const response = await raw(`/api/auth/sessions/${row.id}`, { method: 'DELETE' });
+    setMessage(response.ok
+      ? { ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` }
+      : { ok: false, text: `Could not end the session (${response.status}).` });
     await load();
   };
   return (
     <section aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Sessions</h2>
       <p class="muted">Every device where you are logged in. Ending one signs it out within 15 minutes at most.</p>
-      {error && <p class="error" role="alert">{error}</p>}
+      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
       {rows === null ? <p class="muted">Loading…</p> : (
         <ul class="rows table">
           {rows.map((row) => (
             <li key={row.id}>
-              <span class="row-title">{row.user_agent ?? 'Unknown browser'}</span>
+              <span class="row-title" title={row.user_agent ?? undefined}>{deviceName(row.user_agent)}</span>
               <span class="meta">{row.ip_address ?? ''} · since {formatTime(row.created_at)} · last used {formatTime(row.last_used_at)}</span>
-              <span class="actions"><button type="button" class="secondary" onClick={() => revoke(row.id)}>End session</button></span>
+              <span class="actions"><button type="button" class="secondary" onClick={() => revoke(row)}>End session</button></span>
             </li>
           ))}
         </ul>
