@@ -19,14 +19,7 @@ export interface AttachmentServices {
   quotaBytes: number;
 }
 
-export interface Attachment {
-  id: string;
-  filename: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  created_at: string;
-}
+export type Attachment = repo.AttachmentRow;
 
 const MiB = 1024 * 1024;
 const describe = (bytes: number) => (bytes >= MiB ? `${+(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`);

@@ -4,7 +4,7 @@ import { allAttachments } from '../attachments/attachments.repository.js';
 import type { AttachmentStorage } from '../attachments/storage.js';
 import type { Db } from '../db/schema.js';
 import { exportDocument } from './export.service.js';
-import { zipTime } from './markdown-zip.js';
+import { addStoredFile, zipTime } from './markdown-zip.js';
 
 /** The archive's two parts: the document, and each file under its id (POST /api/import reads both). */
 export const ARCHIVE_DOCUMENT = 'vellum-export.json';
@@ -24,15 +24,7 @@ export function archiveZip(db: Db, owner: { id: string; username: string }, now:
     document.on('error', fail);
     zip.addReadStream(document, ARCHIVE_DOCUMENT, { mtime: zipTime(now.toISOString()), compress: true });
     for (const file of await allAttachments(db, owner.id)) {
-      zip.addReadStreamLazy(`${ARCHIVE_FILES}${file.id}`, { mtime: zipTime(file.created_at), compress: false }, (done) => {
-        try {
-          const bytes = storage.get(file.storage_key, file.size);
-          bytes.on('error', fail);
-          done(null, bytes);
-        } catch (error) {
-          fail(error);
-        }
-      });
+      addStoredFile(zip, `${ARCHIVE_FILES}${file.id}`, file, storage, fail);
     }
     zip.end();
   })().catch(fail);

@@ -49,15 +49,7 @@ async function addEntries(
   for (const file of await allAttachments(db, ownerId)) {
     const name = `${ATTACHMENTS_DIRECTORY}/${file.id}-${safeFileName(file.filename)}`;
     files.set(file.id, name);
-    zip.addReadStreamLazy(name, { mtime: zipTime(file.created_at), compress: false }, (done) => {
-      try {
-        const bytes = storage.get(file.storage_key, file.size);
-        bytes.on('error', fail);
-        done(null, bytes);
-      } catch (error) {
-        fail(error);
-      }
-    });
+    addStoredFile(zip, name, file, storage, fail);
   }
   // The archive moves from entry to entry on stream events, which need not leave room for other
   // requests between them: each entry's read waits its turn like the JSON export's notes.
@@ -83,6 +75,24 @@ async function noteFile(db: Db, ownerId: string, note: repo.NoteHead, rewrite: (
 }
 
 export const ATTACHMENTS_DIRECTORY = 'attachments';
+
+/**
+ * A zip entry with an attachment's bytes, read from storage only when the archive reaches it (as
+ * the notes are); a storage failure destroys the archive through `fail`.
+ */
+export function addStoredFile(
+  zip: yazl.ZipFile, name: string, file: { storage_key: string; size: number; created_at: string }, storage: AttachmentStorage, fail: (error: unknown) => void,
+): void {
+  zip.addReadStreamLazy(name, { mtime: zipTime(file.created_at), compress: false }, (done) => {
+    try {
+      const bytes = storage.get(file.storage_key, file.size);
+      bytes.on('error', fail);
+      done(null, bytes);
+    } catch (error) {
+      fail(error);
+    }
+  });
+}
 const ATTACHMENT_LINK = /(?:https?:\/\/[^\s()<>"']*?)?\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
 
 /** Links to the app's attachment URLs, as paths to the zip's copies, relative to the note's directory. */
