@@ -7,7 +7,7 @@ export async function findTotp(db: Db, userId: string) {
   return db.selectFrom('totp_factors').select(['user_id', 'secret', 'confirmed_at', 'last_step']).where('user_id', '=', userId).executeTakeFirst();
 }
 
-/** A new, unconfirmed secret in place of an earlier unconfirmed one; undefined when one is confirmed already. */
+/** A new, unconfirmed secret in place of an earlier unconfirmed one; false when one is confirmed already. */
 export async function startTotp(db: Db, userId: string, secret: string, now: string): Promise<boolean> {
   await db.deleteFrom('totp_factors').where('user_id', '=', userId).where('confirmed_at', 'is', null).execute();
   const result = await db.insertInto('totp_factors').values({ user_id: userId, secret, confirmed_at: null, last_step: null, created_at: now })

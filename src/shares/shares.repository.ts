@@ -21,8 +21,8 @@ export async function deleteShare(db: Db, ownerId: string, noteId: string, id: s
 
 /**
  * What a link shows, in one statement for every kind of miss (unknown, expired, the note in the
- * trash, a pinned version gone): the version's id, text and time, and the note's. Counts the view
- * in the same breath as a separate statement only when found.
+ * trash, a pinned version gone): the version's id, text and time, and the note's owner and current
+ * version. The view is counted by the caller (countView), only when something was found.
  */
 export async function findShown(db: Db, token: string, now: string) {
   return db.selectFrom('shares as s')
