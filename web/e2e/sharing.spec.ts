@@ -3,13 +3,17 @@ import { contentBox, createNote, expectAccessible, signUp } from './fixtures';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-async function createLink(page: Page, pin: boolean): Promise<string> {
+/** Creates a link in the Share panel; the newest link is listed first. */
+async function createLink(page: Page, pin: boolean, existing: number): Promise<string> {
   const panel = page.getByRole('region', { name: 'Share' });
   if (!(await panel.isVisible())) await page.getByRole('button', { name: 'Share' }).click();
   await panel.getByRole('radio', { name: pin ? /version \d+, for good/ : 'the latest version, always' }).check();
   await panel.getByRole('button', { name: 'Create link' }).click();
   await expect(panel.getByRole('status')).toHaveText('Link created and copied. Anyone with it can read this note.');
-  return (await panel.getByRole('textbox', { name: 'Share link' }).first().inputValue());
+  const links = panel.getByRole('textbox', { name: 'Share link' });
+  await expect(links).toHaveCount(existing + 1);
+  await expect(panel.getByRole('listitem').first()).toContainText(pin ? /version \d+ ·/ : 'latest version');
+  return links.first().inputValue();
 }
 
 test('share a note by link: a fresh browser without an account reads it with its image; a pinned link says it is older; revoke ends it', async ({ page, browser }) => {
@@ -25,9 +29,9 @@ test('share a note by link: a fresh browser without an account reads it with its
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: /Saved as version 3/ })).toBeVisible();
 
-  const live = await createLink(page, false);
+  const live = await createLink(page, false, 0);
   expect(live).toMatch(/\/s\/[A-Za-z0-9_-]{32}$/);
-  const pinned = await createLink(page, true);
+  const pinned = await createLink(page, true, 1);
   await expectAccessible(page, 'share panel');
 
   const stranger = await browser.newContext();

@@ -34,8 +34,9 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
         body: { version: pin ? version : null, expires_at: days === null ? null : new Date(Date.now() + days * 86_400_000).toISOString() },
       }));
       await navigator.clipboard?.writeText(created.url).catch(() => undefined);
-      setMessage({ ok: true, text: 'Link created and copied. Anyone with it can read this note.' });
+      // The list first, then the word that it is done: whoever reads the status finds the new link listed.
       await load();
+      setMessage({ ok: true, text: 'Link created and copied. Anyone with it can read this note.' });
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
@@ -51,8 +52,8 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
   const revoke = async (row: ShareRow) => {
     try {
       unwrap(await api.DELETE('/api/notes/{noteID}/shares/{shareID}', { params: { path: { noteID: noteId, shareID: row.id } } }));
-      setMessage({ ok: true, text: 'Link revoked: it no longer works.' });
       await load();
+      setMessage({ ok: true, text: 'Link revoked: it no longer works.' });
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
