@@ -21,6 +21,7 @@ import pg from 'pg';
 import { mergeRuns, round, runLoad, withoutSamples, type LoadRequest } from './lib/load.js';
 import { freePort, startChild, stopAll, waitForHttp } from './lib/processes.js';
 import { createApi, prose } from './lib/seed.js';
+import { scratchDatabase } from './lib/scratch.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -40,23 +41,7 @@ const log = (m: string) => process.stdout.write(`[bench:history] ${m}\n`);
 
 async function database(): Promise<{ url: string; drop: () => Promise<void> }> {
   if (args.db === 'sqlite') return { url: `sqlite:${path.join(tmp, 'vellum.db')}`, drop: async () => {} };
-  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const name = `bench_history_${randomBytes(4).toString('hex')}`;
-  const client = new pg.Client(admin);
-  await client.connect();
-  await client.query(`create database ${name}`);
-  await client.end();
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client(admin);
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+  return scratchDatabase('postgres', 'history');
 }
 
 async function main() {
