@@ -9,7 +9,7 @@ import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
-import { loginLockout } from './sessions/login-throttle.js';
+import { loginFailures, loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -29,6 +29,7 @@ import { tagsRoutes } from './tags/tags.routes.js';
 import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { createStorage } from './attachments/create-storage.js';
 import { shareRoutes } from './shares/shares.routes.js';
+import { addDavMethods, davRoutes } from './dav/dav.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -99,6 +100,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Every route part is checked against its schema by one Ajv (http/validator.ts).
   app.setValidatorCompiler(createValidatorCompiler());
+  addDavMethods(app);
 
   // Plumbing: every request, whatever its route. Each hook is synchronous and does only what
   // depends on the request; what does not (route labels, header lists) is worked out here, once.
@@ -126,7 +128,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
       looksLike: looksLikePersonalToken,
       authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }),
+    }, counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures)),
     noStore,
   });
 
@@ -171,6 +173,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
   await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
+  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays } });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

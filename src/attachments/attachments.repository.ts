@@ -77,10 +77,11 @@ export async function deleteAttachment(db: Db, ownerId: string, id: string): Pro
   return exists === undefined ? 'missing' : 'referenced';
 }
 
-/** Attachments no version links to that are older than `before`: the periodic job deletes them. */
+/** Attachments no version links to and WebDAV does not place, older than `before`: the periodic job deletes them. */
 export async function deleteUnreferenced(db: Db, before: string): Promise<number> {
   const result = await db.deleteFrom('attachments').where('created_at', '<', before)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('attachment_refs as r').select(sql.lit(1).as('one')).whereRef('r.attachment_id', '=', 'attachments.id'))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('dav_files as f').select(sql.lit(1).as('one')).whereRef('f.attachment_id', '=', 'attachments.id'))))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
@@ -169,4 +170,26 @@ async function collectBlobs(db: Db, storage: AttachmentStorage, now: Date): Prom
 export async function collectGarbage(db: Db, storage: AttachmentStorage, now: Date): Promise<{ attachments: number; blobs: number; failures: number }> {
   const attachments = await repo.deleteUnreferenced(db, new Date(now.getTime() - UNREFERENCED_GRACE_MS).toISOString());
   return { attachments, ...(await collectBlobs(db, storage, now)) };
+}
+
+/**
+ * Deletes an attachment nothing uses any more (no version links to it, WebDAV places it nowhere)
+ * and its bytes if no other attachment shares them: what a replaced or deleted WebDAV file leaves.
+ */
+export async function discardIfUnused(s: AttachmentServices, ownerId: string, id: string): Promise<void> {
+  const deleted = await s.db.deleteFrom('attachments').where('owner_id', '=', ownerId).where('id', '=', id)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('attachment_refs').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('dav_files').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
+    .executeTakeFirst();
+  if (Number(deleted.numDeletedRows) > 0) await collectBlobs(s.db, s.storage, new Date());
+}
+
+/** A second attachment with the same bytes (a WebDAV COPY): the blob is shared, nothing is stored again. */
+export async function duplicate(s: AttachmentServices, ownerId: string, id: string, filename: string): Promise<Attachment> {
+  const source = await find(s, ownerId, id);
+  const copy: Attachment = {
+    id: newId(), filename: cleanFilename(filename), content_type: source.content_type, size: Number(source.size), sha256: source.sha256, created_at: nowIso(),
+  };
+  await repo.insertAttachment(s.db, { ...copy, owner_id: ownerId });
+  return copy;
 }

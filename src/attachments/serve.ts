@@ -18,9 +18,9 @@ function disposition(kind: 'inline' | 'attachment', filename: string): string {
 export function sendAttachment(
   services: AttachmentServices, request: FastifyRequest, reply: FastifyReply,
   row: { sha256: string; content_type: string; filename: string; size: number; storage_key: string },
+  etag = `"${row.sha256}"`,
 ) {
   const inline = INLINE_TYPES.has(row.content_type);
-  const etag = `"${row.sha256}"`;
   reply
     .header('etag', etag)
     .header('cache-control', 'private, no-cache')

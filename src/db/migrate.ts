@@ -17,6 +17,7 @@ import * as secondFactor from './migrations/2026-11-25-32-a-second-factor.js';
 import * as attachments from './migrations/2026-11-25-32-b-attachments.js';
 import * as accessTokens from './migrations/2026-11-25-32-c-access-tokens.js';
 import * as shares from './migrations/2026-11-25-32-d-shares.js';
+import * as webdav from './migrations/2026-11-25-33-a-webdav.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-32-b-attachments': attachments,
   '2026-11-25-32-c-access-tokens': accessTokens,
   '2026-11-25-32-d-shares': shares,
+  '2026-11-25-33-a-webdav': webdav,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

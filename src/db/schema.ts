@@ -203,6 +203,41 @@ export interface SharesTable {
   views: Generated<number>;
 }
 
+/** A file other than a note, placed in a folder over WebDAV; its bytes are an attachment's. */
+export interface DavFilesTable {
+  id: string;
+  owner_id: string;
+  folder_id: string | null;
+  name: string;
+  /** NFC, lower-cased: names in a folder are unique ignoring case, as on the clients' disks. */
+  name_key: string;
+  attachment_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A WebDAV dead property: `value` is the XML of the property element as the client sent it. */
+export interface DavPropertiesTable {
+  owner_id: string;
+  resource_id: string;
+  namespace: string;
+  name: string;
+  value: string;
+}
+
+/** A WebDAV write lock on a path (decoded segments joined by `/`, '' for the top level). */
+export interface DavLocksTable {
+  token: string;
+  owner_id: string;
+  path: string;
+  depth_infinity: boolean;
+  exclusive: boolean;
+  /** The client's DAV:owner element, as XML ('' when none). */
+  lock_owner: string;
+  timeout_seconds: number;
+  expires_at: Timestamp;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -221,6 +256,9 @@ export interface Tables {
   attachment_refs: AttachmentRefsTable;
   access_tokens: AccessTokensTable;
   shares: SharesTable;
+  dav_files: DavFilesTable;
+  dav_properties: DavPropertiesTable;
+  dav_locks: DavLocksTable;
 }
 
 export type Db = Kysely<Tables>;

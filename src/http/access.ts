@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { Errors, type AppError } from '../errors.js';
+import { AppError, Errors } from '../errors.js';
 import type { Claims, TokenService } from '../sessions/tokens.js';
 
 /** Routes turn the verified claims into the caller's id (services take the id, never claims). */
 export { requireUserId } from '../sessions/tokens.js';
 import { isUuid } from '../shared/ids.js';
+import { normalizeUsername } from '../accounts/username.js';
+import type { LoginFailures } from '../sessions/login-throttle.js';
 import type { PolicyLayer } from './route-policy.js';
 
 declare module 'fastify' {
@@ -27,7 +29,7 @@ export function parseBearer(header: string | undefined): string | undefined {
 }
 
 
-export type PersonalScope = 'notes:read' | 'notes:write';
+export type PersonalScope = 'notes:read' | 'notes:write' | 'dav';
 
 /** Personal access tokens, as the access layer needs them (access-tokens/tokens.service.ts). */
 export interface PersonalTokens {
@@ -37,14 +39,28 @@ export interface PersonalTokens {
 }
 
 /** The caller's account as it is now: undefined when deleted. */
-export type FindAccount = (userId: string) => Promise<{ is_admin: boolean } | undefined>;
+export type FindAccount = (userId: string) => Promise<{ is_admin: boolean; username: string } | undefined>;
+
+/** WebDAV's 401 names the scheme its clients use. */
+export const davUnauthorized = () => new AppError(401, 'unauthorized', 'Unauthorized', {}, { 'www-authenticate': 'Basic realm="Vellum", charset="UTF-8"' });
+
+/** `Basic base64(username:password)` (RFC 7617), or undefined when the header is not that. */
+export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
+  const match = /^basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(header ?? '');
+  if (match === null) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
 
 /**
  * The `access` layer (route-policy.ts): enforces each route's `policy.auth` (policy.ts) with a hook
  * before the route's own. access needs a valid access token, admin one of an account that is an
  * administrator now.
  */
-export function accessControl(app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens): PolicyLayer {
+export function accessControl(
+  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, failures?: LoginFailures,
+): PolicyLayer {
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : tokens.verify(token);
@@ -62,8 +78,40 @@ export function accessControl(app: FastifyInstance, tokens: TokenService, findAc
     const now = Math.floor(Date.now() / 1000);
     request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
   }
+  /**
+   * WebDAV: Basic with the username and a personal token of scope `dav` (never the account
+   * password), counted against the login lockout when it fails; or a bearer token. OPTIONS goes
+   * without, as clients probe the server before they authenticate.
+   */
+  async function authenticateDav(request: FastifyRequest): Promise<void> {
+    if (request.method === 'OPTIONS') return;
+    const header = request.headers.authorization;
+    const basic = parseBasic(header);
+    if (basic === undefined) {
+      const token = parseBearer(header);
+      if (token === undefined) throw davUnauthorized();
+      if (personal.looksLike(token)) return authenticatePersonal(request, token, 'dav', davUnauthorized);
+      authenticate(request, davUnauthorized);
+      return;
+    }
+    const username = normalizeUsername(basic.username);
+    const lockedMs = await failures?.lockedFor(username).catch((error: unknown) => {
+      request.log.error({ err: error }, 'login throttle store failed; attempt let through');
+      return 0;
+    }) ?? 0;
+    if (lockedMs > 0) throw Errors.tooManyRequests(Math.ceil(lockedMs / 1000));
+    const userId = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
+    const account = userId === undefined ? undefined : await findAccount(userId);
+    if (userId === undefined || account?.username !== username) {
+      await failures?.recordFailure(username).catch((error: unknown) => request.log.error({ err: error }, 'login throttle store failed; failure not counted'));
+      throw davUnauthorized();
+    }
+    const now = Math.floor(Date.now() / 1000);
+    request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+  }
   app.decorateRequest('claims', null);
   return ({ auth }, route) => {
+    if (auth === 'dav') return { onRequest: [authenticateDav] };
     if (auth !== 'access' && auth !== 'admin') return undefined;
     const unauthenticated = route.config?.unauthenticated ?? Errors.unauthorized;
     // Reads need notes:read, everything else notes:write; account and session routes take none.

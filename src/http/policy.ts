@@ -11,9 +11,10 @@ export interface RoutePolicy {
   /**
    * public: anyone. access: a valid access token. admin: an access token of an account that is an
    * administrator now (re-read on every call). cookie: the refresh cookie, parsed for the route,
-   * which checks it (and CSRF) itself.
+   * which checks it (and CSRF) itself. dav: WebDAV's credentials (access.ts), HTTP Basic with a
+   * personal access token as the password, or a bearer token; OPTIONS goes without.
    */
-  auth: 'public' | 'access' | 'admin' | 'cookie';
+  auth: 'public' | 'access' | 'admin' | 'cookie' | 'dav';
   /**
    * A per-address limit on top of the global one: password (a hash per call), signup, refresh; or
    * unlimited for probes and scrapes that come from one address many times a minute.

@@ -21,6 +21,8 @@ const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
   access: [{ bearer: [] }],
   admin: [{ bearer: [] }],
   cookie: [{ refreshCookie: [] }],
+  // WebDAV is not in the document (its routes are hidden); README, "Use Vellum from other apps".
+  dav: [{ bearer: [] }],
 };
 
 const DESCRIPTIONS: Record<number, string> = {

@@ -81,6 +81,30 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
   return ({ loginLockout }) => (loginLockout === true ? { preHandler: [checkAccount], onSend: [clear] } : undefined);
 }
 
+/**
+ * The same per-account counts for credentials that come with every request rather than through a
+ * login (WebDAV's Basic): only failures are counted, and a locked account is refused before its
+ * credentials are checked. Shares the login's keys, so both kinds of guess add up.
+ */
+export interface LoginFailures {
+  /** Milliseconds the account stays locked (0: not locked). */
+  lockedFor(username: string): Promise<number>;
+  recordFailure(username: string): Promise<void>;
+}
+
+export function loginFailures(store: ThrottleStore, maxFailures: number): LoginFailures {
+  return {
+    lockedFor: (username) => store.remaining(`lock:${accountKey(username)}`),
+    async recordFailure(username) {
+      const key = accountKey(username);
+      const failures = await store.increment(`fail:${key}`, FAILURE_WINDOW_MS);
+      if (failures < maxFailures) return;
+      const lockMs = Math.min(FIRST_LOCKOUT_MS * 2 ** (failures - maxFailures), MAX_LOCKOUT_MS);
+      if (await store.claim(`lock:${key}`, lockMs)) await store.expire(`fail:${key}`, lockMs + FAILURE_WINDOW_MS);
+    },
+  };
+}
+
 /** Hashed: bounded key size whatever the client sends, and no raw usernames in Redis. */
 function accountKey(username: string): string {
   return createHash('sha256').update(normalizeUsername(username)).digest('base64url');
