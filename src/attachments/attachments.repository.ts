@@ -77,6 +77,15 @@ export async function deleteAttachment(db: Db, ownerId: string, id: string): Pro
   return exists === undefined ? 'missing' : 'referenced';
 }
 
+/** Deletes the attachment if no version links to it and WebDAV places it nowhere; whether it did. */
+export async function deleteIfUnused(db: Db, ownerId: string, id: string): Promise<boolean> {
+  const deleted = await db.deleteFrom('attachments').where('owner_id', '=', ownerId).where('id', '=', id)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('attachment_refs').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('dav_files').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows) > 0;
+}
+
 /** Attachments no version links to and WebDAV does not place, older than `before`: the periodic job deletes them. */
 export async function deleteUnreferenced(db: Db, before: string): Promise<number> {
   const result = await db.deleteFrom('attachments').where('created_at', '<', before)

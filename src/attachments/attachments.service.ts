@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
@@ -177,11 +176,7 @@ export async function collectGarbage(db: Db, storage: AttachmentStorage, now: Da
  * and its bytes if no other attachment shares them: what a replaced or deleted WebDAV file leaves.
  */
 export async function discardIfUnused(s: AttachmentServices, ownerId: string, id: string): Promise<void> {
-  const deleted = await s.db.deleteFrom('attachments').where('owner_id', '=', ownerId).where('id', '=', id)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('attachment_refs').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('dav_files').select(sql.lit(1).as('one')).where('attachment_id', '=', id))))
-    .executeTakeFirst();
-  if (Number(deleted.numDeletedRows) > 0) await collectBlobs(s.db, s.storage, new Date());
+  if (await repo.deleteIfUnused(s.db, ownerId, id)) await collectBlobs(s.db, s.storage, new Date());
 }
 
 /** A second attachment with the same bytes (a WebDAV COPY): the blob is shared, nothing is stored again. */

@@ -41,7 +41,7 @@ export function pathOfUrl(url: string): string {
 }
 
 export function hrefOf(segments: Segments, collection: boolean): string {
-  const path = segments.map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/');
+  const path = segments.map(encodeURIComponent).join('/');
   return `${DAV_PREFIX}/${path}${collection && segments.length > 0 ? '/' : ''}`;
 }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import { byteLength } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
 
 const inFolder = (folderId: string | null) => (folderId === null ? ['is', null] as const : ['=', folderId] as const);
@@ -13,9 +13,8 @@ export function childFolders(db: Db, ownerId: string, folderId: string | null) {
 /** The folder's notes outside the trash, oldest first (the order in which clashing names get " (2)"), with their size in bytes. */
 export function childNotes(db: Db, ownerId: string, folderId: string | null) {
   const [op, value] = inFolder(folderId);
-  const size = isPostgres(db) ? sql<number>`octet_length(v.content)` : sql<number>`length(v.content)`;
   return db.selectFrom('notes as n').innerJoin('note_versions as v', 'v.id', 'n.version_id')
-    .select(['n.id', 'n.title', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at', size.as('size')])
+    .select(['n.id', 'n.title', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at', byteLength(db, 'v.content').as('size')])
     .where('n.owner_id', '=', ownerId).where('n.deleted_at', 'is', null).where('n.folder_id', op, value)
     .orderBy('n.created_at').orderBy('n.id').execute();
 }

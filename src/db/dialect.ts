@@ -54,3 +54,8 @@ export function bytesOf(db: Kysely<any>, column: string, maxBytes: number, slice
 export function uuidValue(db: Kysely<any>, value: string): RawBuilder<string> {
   return isPostgres(db) ? sql<string>`cast(${value} as uuid)` : sql<string>`${value}`;
 }
+
+/** The length in bytes of a bytea/blob column (SQLite's length() counts a blob's bytes). */
+export function byteLength(db: Kysely<any>, column: string): RawBuilder<number> {
+  return isPostgres(db) ? sql<number>`octet_length(${sql.ref(column)})` : sql<number>`length(${sql.ref(column)})`;
+}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { before, after, test } from 'node:test';
@@ -53,6 +54,21 @@ forEachDatabase('WebDAV with real clients', (ctx) => {
   });
   after(async () => {
     await fs.rm(scratch, { recursive: true, force: true });
+  });
+
+  test('dot segments sent as they are (no client library resolving them) are refused', async () => {
+    for (const raw of ['/dav/a/../secret.md', '/dav/a/%2E%2E/secret.md', '/dav/./x']) {
+      const status = await new Promise<number | undefined>((resolve, reject) => {
+        const request = http.request(`${base}${raw}`, { method: 'GET', headers: { authorization: `Basic ${Buffer.from(`${user.username}:${token}`).toString('base64')}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        });
+        request.on('error', reject);
+        request.path = raw;
+        request.end();
+      });
+      assert.equal(status, 400, raw);
+    }
   });
 
   test('litmus: every suite (basic, copymove, props, locks, http) passes', { skip: tools.litmus, timeout: 120_000 }, async () => {
