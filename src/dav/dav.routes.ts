@@ -21,6 +21,8 @@ const METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', ...DAV_METHODS];
 const ALLOW = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
 /** XML bodies (PROPFIND, PROPPATCH, LOCK) are small; dead properties are not a file store. */
 const XML_MAX_BYTES = 1024 * 1024;
+/** Each change is a row written in one transaction: bounded, so one request cannot hold the write lock for long. */
+const MAX_PROPERTY_CHANGES = 200;
 
 const notFound = () => new AppError(404, 'dav_not_found', 'Nothing is at this path');
 const noParent = () => new AppError(409, 'dav_conflict', 'The folder this path is in does not exist');
@@ -265,6 +267,7 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (a
       if (op.ns !== DAV || (op.name !== 'set' && op.name !== 'remove')) continue;
       for (const prop of elements(child(op, DAV, 'prop') ?? { ns: '', name: '', attributes: [], children: [] })) changes.push({ set: op.name === 'set', prop });
     }
+    if (changes.length > MAX_PROPERTY_CHANGES) throw badRequest(`A PROPPATCH may change at most ${MAX_PROPERTY_CHANGES} properties`);
     const refused = changes.filter((c) => isLive(c.prop.ns, c.prop.name));
     const status = (c: { prop: XmlElement }) => (refused.length === 0 ? '200 OK' : isLive(c.prop.ns, c.prop.name) ? '403 Forbidden' : '424 Failed Dependency');
     if (refused.length === 0) {

@@ -19,7 +19,7 @@ export function AccessTokens() {
   const [scopes, setScopes] = useState<Scope[]>(['notes:read']);
   const [days, setDays] = useState('90');
   const [password, setPassword] = useState('');
-  const [created, setCreated] = useState<string | null>(null);
+  const [created, setCreated] = useState<{ token: string; dav: boolean } | null>(null);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const load = async () => {
     try {
@@ -36,7 +36,7 @@ export function AccessTokens() {
     try {
       const body = { name: name.trim() || 'Token', scopes, password, ...(days === 'never' ? {} : { expires_in_days: Number(days) }) };
       const result = unwrap(await api.POST('/api/auth/tokens', { body }));
-      setCreated(result.token);
+      setCreated({ token: result.token, dav: result.scopes.includes('dav') });
       setOpen(false);
       setName('');
       setPassword('');
@@ -61,12 +61,17 @@ export function AccessTokens() {
     <section aria-labelledby="tokens-heading">
       <h2 id="tokens-heading">Access tokens</h2>
       <p class="muted">For scripts and other apps: a token acts for you within what you allow, without your password. Keep it secret.</p>
+      <p class="muted" id="webdav-address">
+        Your notes as a folder of Markdown files (file managers, rclone, Obsidian’s Remotely Save): WebDAV at{' '}
+        <code>{`${location.origin}/dav/`}</code> with your username and a token that may use WebDAV as the password.
+      </p>
       {created && (
         <div class="notice" role="status">
           <p>Your new token — copy it now, it is not shown again:</p>
-          <p><code class="secret">{created}</code></p>
+          <p><code class="secret">{created.token}</code></p>
+          {created.dav && <p>For WebDAV: server <code>{`${location.origin}/dav/`}</code>, your username, and this token as the password.</p>}
           <div class="actions">
-            <button type="button" class="secondary" onClick={() => void navigator.clipboard?.writeText(created)}>Copy token</button>
+            <button type="button" class="secondary" onClick={() => void navigator.clipboard?.writeText(created.token)}>Copy token</button>
             <button type="button" class="secondary" onClick={() => setCreated(null)}>Done</button>
           </div>
         </div>
