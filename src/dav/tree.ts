@@ -95,10 +95,6 @@ export async function locate(db: Db, ownerId: string, segments: Segments): Promi
     parent = { kind: 'folder', id: folder.id, name: folder.name, created_at: folder.created_at, updated_at: folder.updated_at };
   }
   const last = nameKey(segments.at(-1)!);
-  const folder = await findChildByKey(db, ownerId, folderIdOf(parent), last);
-  if (folder !== undefined) {
-    return { segments, parent, entry: { kind: 'folder', id: folder.id, name: folder.name, created_at: folder.created_at, updated_at: folder.updated_at } };
-  }
   const children = await listChildren(db, ownerId, folderIdOf(parent));
   return { segments, parent, entry: children.find((c) => nameKey(c.name) === last) };
 }
