@@ -8,19 +8,12 @@
 //   GET /dav/…/note.md (10 KiB)           vs  GET /api/notes/{id}
 //   PUT /dav/…/note.md (10 KiB, changed)  vs  POST /api/notes/{id}/versions
 // p50/p95 in ms, the ratio of the p50s, and CPU per request (this process: app and inject).
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { percentiles, scratchDatabase, seededRandom } from './lib/scratch.js';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { BENCH_USER, keepResult, withInProcessApp } from './lib/in-process.js';
+import { percentiles, seededRandom } from './lib/scratch.js';
 import { createFolder } from '../src/folders/folders.service.js';
 import { createNote } from '../src/notes/notes.service.js';
-import { createPasswordHasher } from '../src/passwords/password-hasher.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,26 +36,13 @@ const prose = (bytes: number) => {
 };
 
 async function main() {
-  const db = await scratchDatabase(kind, 'dav');
-  const config = loadConfig({
-    DATABASE_URL: db.url, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off',
-    JWT_SECRET: randomBytes(32).toString('hex'), CSRF_SECRET: randomBytes(32).toString('hex'),
-  });
-  const database = openDatabase(config.database);
-  const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  log(`${kind}, load average ${load}`);
-  try {
-    await migrateToLatest(database.db);
-    const app = await buildApp({ config, database, logger: false, hasher: createPasswordHasher() });
-    const password = 'Vellum-bench: correct horse battery staple 42!';
-    const ownerId = ((await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: 'bench', password } })).json() as { id: string }).id;
-    const access = ((await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'bench', password } })).json() as { access_token: string }).access_token;
+  await withInProcessApp(kind, 'dav', async ({ app, database, ownerId, token: access, load }) => {
+    log(`${kind}, load average ${load}`);
     const bearer = { authorization: `Bearer ${access}` };
     const token = ((await app.inject({
-      method: 'POST', url: '/api/auth/tokens', headers: bearer, payload: { name: 'bench', scopes: ['dav'], password },
+      method: 'POST', url: '/api/auth/tokens', headers: bearer, payload: { name: 'bench', scopes: ['dav'], password: BENCH_USER.password },
     })).json() as { token: string }).token;
-    const basic = { authorization: `Basic ${Buffer.from(`bench:${token}`).toString('base64')}` };
-
+    const basic = { authorization: `Basic ${Buffer.from(`${BENCH_USER.username}:${token}`).toString('base64')}` };
     log(`seeding a folder of ${NOTES} notes`);
     const folder = await createFolder(database.db, ownerId, { name: 'Big' });
     for (let i = 0; i < NOTES; i += 1) await createNote(database.db, ownerId, { title: `Note ${i} ${prose(20)}`, content: prose(400), folder_id: folder.id });
@@ -115,18 +95,9 @@ async function main() {
       log(`${name}: WebDAV p50 ${dav.p50} ms (p95 ${dav.p95}), API p50 ${api.p50} ms (p95 ${api.p95}), x${row.ratio_p50}; `
         + `CPU ${row.cpu_ms_per_request.dav} vs ${row.cpu_ms_per_request.api} ms`);
     }
-    await app.close();
     const result = { db: kind, date: new Date().toISOString(), load_average: load, cpus: os.cpus().length, notes: NOTES, runs: RUNS, results };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    if (!args['no-write']) {
-      const file = path.join('bench', 'results', `dav-${kind}-${result.date.slice(0, 10)}.json`);
-      fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-      log(`wrote ${file}`);
-    }
-  } finally {
-    await database.close();
-    await db.drop();
-  }
+    keepResult('dav', result, !args['no-write'], log);
+  });
 }
 
 await main();

@@ -8,19 +8,12 @@
 // without tags (tag extraction stops at "no #"), with tags that stay the same (extraction runs, no
 // tag rows written), and with tags that change on every save (extraction, notes.tags and note_tags
 // rewritten). The second and third against the first are what tags add to a save.
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { percentiles, scratchDatabase, seededRandom } from './lib/scratch.js';
-import { buildApp } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
+import { keepResult, withInProcessApp } from './lib/in-process.js';
+import { percentiles, seededRandom } from './lib/scratch.js';
 import { createFolder } from '../src/folders/folders.service.js';
 import { createNote } from '../src/notes/notes.service.js';
-import { createPasswordHasher } from '../src/passwords/password-hasher.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -58,20 +51,8 @@ function tag(): string {
 }
 
 async function main() {
-  const db = await scratchDatabase(kind, 'organise');
-  const config = loadConfig({
-    DATABASE_URL: db.url, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off',
-    JWT_SECRET: randomBytes(32).toString('hex'), CSRF_SECRET: randomBytes(32).toString('hex'),
-  });
-  const database = openDatabase(config.database);
-  const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-  log(`${kind}, load average ${load}`);
-  try {
-    await migrateToLatest(database.db);
-    const app = await buildApp({ config, database, logger: false, hasher: createPasswordHasher() });
-    const password = 'Vellum-bench: correct horse battery staple 42!';
-    const ownerId = ((await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: 'bench', password } })).json() as { id: string }).id;
-    const token = ((await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'bench', password } })).json() as { access_token: string }).access_token;
+  await withInProcessApp(kind, 'organise', async ({ app, database, ownerId, token, load }) => {
+    log(`${kind}, load average ${load}`);
     const get = async (url: string) => {
       const started = performance.now();
       const res = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
@@ -157,7 +138,6 @@ async function main() {
       await post(own(1, i), `${body} #work #project/vellum #k${own(1, i).slice(0, 4)}`, kinds.same_tags);
       await post(own(2, i), `${body} #work #project/vellum #run${i}`, kinds.changed_tags);
     }
-    await app.close();
     const writes = {
       no_tags: percentiles(kinds.no_tags.slice(10)),
       same_tags: percentiles(kinds.same_tags.slice(10)),
@@ -170,18 +150,10 @@ async function main() {
       list_ms: lists, tags_ms: tagsList, folders_ms: foldersList, save_ms: writes,
       save_ratio_p50: { same_tags: ratio(writes.same_tags.p50, writes.no_tags.p50), changed_tags: ratio(writes.changed_tags.p50, writes.no_tags.p50) },
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    keepResult('organise', result, !args['no-write'], log);
     log(`save p50: no tags ${writes.no_tags.p50} ms, same tags ${writes.same_tags.p50} ms (x${result.save_ratio_p50.same_tags}), `
       + `changed tags ${writes.changed_tags.p50} ms (x${result.save_ratio_p50.changed_tags})`);
-    if (!args['no-write']) {
-      const file = path.join('bench', 'results', `organise-${kind}-${result.date.slice(0, 10)}.json`);
-      fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-      log(`wrote ${file}`);
-    }
-  } finally {
-    await database.close();
-    await db.drop();
-  }
+  });
 }
 
 await main();
