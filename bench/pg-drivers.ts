@@ -101,7 +101,7 @@ try {
   const now = new Date().toISOString();
   await current.db.insertInto('users').values({ id: owner, username: 'reader', password_hash: 'x', is_admin: false, created_at: now, updated_at: now }).execute();
   await notes.insertNote(current.db, { id: noteId, owner_id: owner, title: 'Benchmark note', version_id: versionId, now });
-  await notes.insertVersion(current.db, { id: versionId, note_id: noteId, version: 1, title: 'Benchmark note', content: prose(1024), created_at: now });
+  await notes.insertVersion(current.db, { id: versionId, note_id: noteId, version: 1, title: 'Benchmark note', content: prose(1024), created_at: now, author_id: owner });
 
   // Before #10: the builder on every call, node-postgres defaults (Date and Buffer values).
   const before = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 10 }) }) });

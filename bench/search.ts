@@ -113,7 +113,7 @@ async function plainAddVersion(database: Database, ownerId: string, noteId: stri
   await database.db.transaction().execute(async (trx) => {
     const versionId = newId();
     const next = await notesRepo.advanceVersion(trx, { ownerId, noteId, versionId, title, now: nowIso(), expected: undefined });
-    await notesRepo.insertVersion(trx, { id: versionId, note_id: noteId, version: next!.version, title, content, created_at: next!.updated_at });
+    await notesRepo.insertVersion(trx, { id: versionId, note_id: noteId, version: next!.version, title, content, created_at: next!.updated_at, author_id: ownerId });
   });
 }
 

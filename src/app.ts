@@ -30,6 +30,8 @@ import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { createStorage } from './attachments/create-storage.js';
 import { shareRoutes } from './shares/shares.routes.js';
 import { addDavMethods, davRoutes } from './dav/dav.routes.js';
+import { noteAccess } from './members/note-access.js';
+import { memberRoutes } from './members/members.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -129,6 +131,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
       looksLike: looksLikePersonalToken,
       authenticate: (token, scope) => authenticateToken(database.db, token, scope),
     }, counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures)),
+    note: noteAccess(app, database.db),
     noStore,
   });
 
@@ -157,6 +160,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
     database: config.database,

@@ -56,6 +56,24 @@ export function findAttachment(db: Db, ownerId: string, id: string) {
     .executeTakeFirst();
 }
 
+/** Another user's attachment that a version of a note shared with `userId` links to (that note outside the trash). */
+export function findSharedAttachment(db: Db, userId: string, id: string) {
+  return db.selectFrom('attachments as a')
+    .innerJoin('attachment_blobs as b', (join) => join.onRef('b.owner_id', '=', 'a.owner_id').onRef('b.sha256', '=', 'a.sha256'))
+    .select([...ATTACHMENT_COLUMNS, 'b.storage_key'])
+    .where('a.id', '=', id)
+    .where((eb) => eb.exists(eb.selectFrom('attachment_refs as r')
+      .innerJoin('note_versions as v', 'v.id', 'r.version_id')
+      .innerJoin('notes as n', 'n.id', 'v.note_id')
+      .innerJoin('note_members as m', 'm.note_id', 'n.id')
+      .select(sql.lit(1).as('one'))
+      .whereRef('r.attachment_id', '=', 'a.id')
+      .whereRef('n.owner_id', '=', 'a.owner_id')
+      .where('m.user_id', '=', userId)
+      .where('n.deleted_at', 'is', null)))
+    .executeTakeFirst();
+}
+
 /** Newest first, each with how many versions link to it. */
 export function listAttachments(db: Db, ownerId: string, limit: number, offset: number) {
   return db.selectFrom('attachments as a')

@@ -78,7 +78,8 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       tags, operationId: 'getAttachment', summary: 'Download a file',
       description: 'PNG, JPEG, GIF, WebP, AVIF and PDF inline with their type; everything else as application/octet-stream with '
         + 'Content-Disposition: attachment. ETag is the SHA-256 (If-None-Match: 304); one Range of bytes gives 206; '
-        + 'Cache-Control: private, no-cache (a browser keeps it, and asks again whether it may still show it).',
+        + 'Cache-Control: private, no-cache (a browser keeps it, and asks again whether it may still show it). '
+        + 'Besides the caller\'s own files, those that a version of a note shared with the caller links to.',
       params: schemas.AttachmentParams,
       response: {
         200: { description: 'the bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
@@ -87,7 +88,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       },
     },
   }, async (request, reply) => {
-    const row = await attachments.find(services, requireUserId(request.claims!), normalizeId(request.params.attachmentID));
+    const row = await attachments.findReadable(services, requireUserId(request.claims!), normalizeId(request.params.attachmentID));
     return sendAttachment(services, request, reply, row);
   });
 

@@ -111,6 +111,13 @@ export async function find(s: AttachmentServices, ownerId: string, id: string) {
   return row;
 }
 
+/** The caller's own file, or one a version of a note shared with them links to (members read what they see). */
+export async function findReadable(s: AttachmentServices, userId: string, id: string) {
+  const row = await repo.findAttachment(s.db, userId, id) ?? await repo.findSharedAttachment(s.db, userId, id);
+  if (row === undefined) throw Errors.attachmentNotFound();
+  return row;
+}
+
 export function open(s: AttachmentServices, storageKey: string, size: number, range?: { start: number; end: number }): Readable {
   return s.storage.get(storageKey, size, range);
 }

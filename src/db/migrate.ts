@@ -18,6 +18,7 @@ import * as attachments from './migrations/2026-11-25-32-b-attachments.js';
 import * as accessTokens from './migrations/2026-11-25-32-c-access-tokens.js';
 import * as shares from './migrations/2026-11-25-32-d-shares.js';
 import * as webdav from './migrations/2026-11-25-33-a-webdav.js';
+import * as members from './migrations/2026-11-25-33-b-members.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-32-c-access-tokens': accessTokens,
   '2026-11-25-32-d-shares': shares,
   '2026-11-25-33-a-webdav': webdav,
+  '2026-11-25-33-b-members': members,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

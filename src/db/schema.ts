@@ -86,6 +86,16 @@ export interface NoteVersionsTable {
   label: ColumnType<string | null, string | null | undefined, string | null>;
   /** The version number this one was restored from. */
   restored_from: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Who wrote it (the owner or an editor); null once that account is deleted. */
+  author_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A person a note is shared with: `role` is 'viewer' or 'editor'. */
+export interface NoteMembersTable {
+  note_id: string;
+  user_id: string;
+  role: 'viewer' | 'editor';
+  created_at: Timestamp;
 }
 
 /** Append-only audit trail; user_id has no foreign key so that events outlive their user. */
@@ -259,6 +269,7 @@ export interface Tables {
   dav_files: DavFilesTable;
   dav_properties: DavPropertiesTable;
   dav_locks: DavLocksTable;
+  note_members: NoteMembersTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -54,7 +54,7 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
           const id = note.left === 0 ? note.lastVersionId : newId();
           await notes.insertImportedVersion(trx, {
             id, noteId: note.id, version: v.version, title: v.title, content: v.content, createdAt: v.created_at,
-            label: v.label, restoredFrom: v.restored_from,
+            label: v.label, restoredFrom: v.restored_from, authorId: ownerId,
           }, metadata);
           await recordReferences(trx, ownerId, id, linkedAttachments(v.content));
           await indexVersion(trx, { ownerId, noteId: note.id, versionId: id, version: v.version, title: v.title, content: v.content });

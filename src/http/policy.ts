@@ -24,6 +24,12 @@ export interface RoutePolicy {
   hashesPassword?: true;
   /** Per-account failure counting and lockout, keyed on the body's username. */
   loginLockout?: true;
+  /**
+   * The role on the note named by the `noteID` parameter that the route needs: `owner`, or a
+   * member's `editor` (saves, restores) or `viewer` (reads). Settles whose note the caller acts on
+   * (members/note-access.ts); a member without the role gets 403, a stranger the route's 404.
+   */
+  note?: 'viewer' | 'editor' | 'owner';
   /** Tokens or account data: Cache-Control: no-store on every answer, errors included. */
   noStore?: true;
 }

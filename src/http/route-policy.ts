@@ -31,6 +31,9 @@ export const POLICY_ORDER = [
   'cookies',
   // Bearer routes: a valid access token (admin: the account as it is now, a database read).
   'access',
+  // preHandler: on routes naming a note, whose note the caller acts on and whether their role
+  // (owner, editor, viewer) allows the route (members/note-access.ts).
+  'note',
   // preHandler and onSend: the per-account login lockout, on the validated body right before the
   // password check, and its count cleared before a successful answer leaves.
   'lockout',

@@ -25,14 +25,14 @@ export async function labelVersion(db: Db, ownerId: string, noteId: string, vers
 /** POST /notes/{id}/restore: a new version with the chosen one's title and content. */
 export async function restoreVersion(
   db: Db, ownerId: string, noteId: string, which: { version: number } | { version_id: string },
-  expected: number[] | undefined,
+  expected: number[] | undefined, authorId = ownerId,
 ): Promise<Note> {
   const source = 'version' in which
     ? await repo.findVersionByNumber(db, ownerId, noteId, which.version)
     // Ids in the body are normalised like ids in the path (an upper-case UUID names the same version).
     : await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id));
   if (source === undefined) return versionNotFound(db, ownerId, noteId);
-  const written = await writeVersion(db, ownerId, noteId, source, expected, source.version);
+  const written = await writeVersion(db, ownerId, noteId, source, expected, source.version, authorId);
   const note = await getNote(db, ownerId, noteId).catch(() => undefined);
   return {
     id: noteId,

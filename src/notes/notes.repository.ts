@@ -37,16 +37,18 @@ export async function insertNote(
 }
 
 const insertVersionQuery = compiled((db, p: {
-  id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string; restored_from: number | null;
+  id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string; restored_from: number | null; author_id: string;
 }) =>
   db.insertInto('note_versions').values({
     id: p.id, note_id: p.note_id, version: p.version, title: p.title, content: p.content, created_at: p.created_at,
-    restored_from: p.restored_from,
+    restored_from: p.restored_from, author_id: p.author_id,
   }));
 
 export async function insertVersion(
   db: Db,
-  version: { id: string; note_id: string; version: number; title: string; content: string; created_at: string; restored_from?: number | null },
+  version: {
+    id: string; note_id: string; version: number; title: string; content: string; created_at: string; restored_from?: number | null; author_id: string;
+  },
 ): Promise<void> {
   await insertVersionQuery.run(db, {
     ...version, title: encodeText(version.title), content: encodeText(version.content), restored_from: version.restored_from ?? null,
@@ -237,15 +239,16 @@ export async function advanceVersion(
   return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at', 'tags']).executeTakeFirst();
 }
 
-const VERSION_ROW = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'] as const;
+const VERSION_ROW = ['v.id', 'v.title', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'] as const;
 
 const listVersionsQuery = compiled((db, p: { noteId: string; top: number; limit: number }) =>
   db
-    .selectFrom('note_versions')
+    .selectFrom('note_versions as v')
+    .leftJoin('users as a', 'a.id', 'v.author_id')
     .select(VERSION_ROW)
-    .where('note_id', '=', p.noteId)
-    .where('version', '<=', p.top)
-    .orderBy('version', 'desc')
+    .where('v.note_id', '=', p.noteId)
+    .where('v.version', '<=', p.top)
+    .orderBy('v.version', 'desc')
     .limit(p.limit));
 
 const versionAtOffsetQuery = compiled((db, p: { noteId: string; offset: number }) =>
@@ -277,7 +280,8 @@ const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; ver
   db
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
-    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from'])
+    .leftJoin('users as a', 'a.id', 'v.author_id')
+    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'])
     .where('v.id', '=', p.versionId)
     .where('v.note_id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
@@ -296,13 +300,16 @@ export interface VersionRecord {
   created_at: string;
   label: string | null;
   restored_from: number | null;
+  /** Who wrote it; null once that account is deleted. */
+  author_username: string | null;
 }
 
 const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: string; version: number }) =>
   db
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
-    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from'])
+    .leftJoin('users as a', 'a.id', 'v.author_id')
+    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'])
     .where('v.note_id', '=', p.noteId)
     .where('v.version', '=', p.version)
     .where('n.owner_id', '=', p.ownerId)
@@ -361,10 +368,12 @@ export async function insertImportedNote(trx: Trx, note: {
  */
 export async function insertImportedVersion(trx: Trx, v: {
   id: string; noteId: string; version: number; title: string; content: string; createdAt: string; label: string | null; restoredFrom: number | null;
+  /** The importing user: the versions become theirs. */
+  authorId: string;
 }, withMetadata: boolean): Promise<void> {
   await trx.insertInto('note_versions').values({
     id: v.id, note_id: v.noteId, version: v.version, title: Buffer.from(v.title, 'utf8'),
-    content: Buffer.from(v.content, 'utf8'), created_at: v.createdAt,
+    content: Buffer.from(v.content, 'utf8'), created_at: v.createdAt, author_id: v.authorId,
   }).execute();
   if (withMetadata && (v.label !== null || v.restoredFrom !== null)) {
     await sql`update note_versions set label = ${v.label}, restored_from = ${v.restoredFrom} where id = ${v.id}`.execute(trx);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
+import { noteOwnerOf } from '../members/note-access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery, isTrue, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
@@ -29,8 +30,12 @@ const createdNoteLinks = {
   addVersion: { operationId: 'addVersion', parameters: { noteID: '$response.body#/id' }, description: 'Save a new version of it' },
 };
 
-/** Every route here: the caller's own notes, with a valid access token. */
+/** Creating and listing: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
+/** Routes on one note declare the role they need (members/note-access.ts settles whose note it is). */
+const READ: RoutePolicy = { auth: 'access', note: 'viewer' };
+const EDIT: RoutePolicy = { auth: 'access', note: 'editor' };
+const OWN: RoutePolicy = { auth: 'access', note: 'owner' };
 const tags = ['notes'];
 
 export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays }) => {
@@ -87,7 +92,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.patch('/:noteID', {
-    config: { policy: SIGNED_IN, invalidBody, docs: { headers: { 200: ['ETag'] } } },
+    config: { policy: OWN, invalidBody, docs: { headers: { 200: ['ETag'] } } },
     schema: {
       tags,
       operationId: 'fileNote',
@@ -100,7 +105,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     },
   }, async (request, reply) => {
     const { folder_id, pinned, archived } = request.body;
-    const note = await notes.fileNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), {
+    const note = await notes.fileNote(db, noteOwnerOf(request), normalizeId(request.params.noteID), {
       ...(folder_id !== undefined && { folder_id: folder_id === null ? null : normalizeId(folder_id) }),
       ...(pinned !== undefined && { pinned }),
       ...(archived !== undefined && { archived }),
@@ -109,23 +114,23 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/:noteID', {
-    config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
+    config: { policy: READ, docs: { headers: { 200: ['ETag'] } } },
     schema: { tags, operationId: 'getNote', summary: 'Read a note', params: schemas.NoteParams, response: { 200: schemas.NoteSchema } },
   }, async (request, reply) => {
-    const note = await notes.getNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    const note = await notes.getNote(db, noteOwnerOf(request), normalizeId(request.params.noteID));
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
   app.delete('/:noteID', {
-    config: { policy: SIGNED_IN },
+    config: { policy: OWN },
     schema: { tags, operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
-    await notes.deleteNote(db, requireUserId(request.claims!), normalizeId(request.params.noteID), trashDays);
+    await notes.deleteNote(db, noteOwnerOf(request), normalizeId(request.params.noteID), trashDays);
     return reply.code(204).send();
   });
 
   app.get('/:noteID/versions', {
-    config: { policy: SIGNED_IN },
+    config: { policy: READ },
     schema: {
       tags,
       operationId: 'listVersions',
@@ -136,12 +141,12 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       response: { 200: { type: 'array', items: schemas.VersionRowSchema } },
     },
   }, async (request) =>
-    notes.listVersions(db, requireUserId(request.claims!), normalizeId(request.params.noteID), pageOf(request.query)),
+    notes.listVersions(db, noteOwnerOf(request), normalizeId(request.params.noteID), pageOf(request.query)),
   );
 
   app.post('/:noteID/versions', {
     bodyLimit: NOTE_BODY_LIMIT,
-    config: { policy: SIGNED_IN, invalidBody, docs: { errors: [412], noContent: true, headers: { 204: ['ETag'], 412: ['ETag'] } } },
+    config: { policy: EDIT, invalidBody, docs: { errors: [412], noContent: true, headers: { 204: ['ETag'], 412: ['ETag'] } } },
     schema: {
       tags,
       operationId: 'addVersion',
@@ -154,13 +159,13 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const version = await notes.addVersion(
-      db, requireUserId(request.claims!), normalizeId(request.params.noteID), request.body, expected,
+      db, noteOwnerOf(request), normalizeId(request.params.noteID), request.body, expected, requireUserId(request.claims!),
     );
     return reply.code(204).header('etag', `"${version}"`).send();
   });
 
   app.get('/:noteID/diff', {
-    config: { policy: SIGNED_IN },
+    config: { policy: READ },
     schema: {
       tags,
       operationId: 'diffVersions',
@@ -172,13 +177,13 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     },
   }, async (request, reply) => {
     const { from, to, context = 3 } = request.query;
-    const json = await history.diffVersions(db, diffRunner, requireUserId(request.claims!), normalizeId(request.params.noteID), { from, to, context });
+    const json = await history.diffVersions(db, diffRunner, noteOwnerOf(request), normalizeId(request.params.noteID), { from, to, context });
     // Already serialised (see diffVersions); a Buffer is sent as is, not through the response schema.
     return reply.type('application/json; charset=utf-8').send(json as never);
   });
 
   app.post('/:noteID/restore', {
-    config: { policy: SIGNED_IN, invalidBody, docs: { errors: [412], headers: { 201: ['Location', 'ETag'], 412: ['ETag'] } } },
+    config: { policy: EDIT, invalidBody, docs: { errors: [412], headers: { 201: ['Location', 'ETag'], 412: ['ETag'] } } },
     schema: {
       tags,
       operationId: 'restoreVersion',
@@ -192,12 +197,12 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
-    const note = await history.restoreVersion(db, requireUserId(request.claims!), noteId, request.body, expected);
+    const note = await history.restoreVersion(db, noteOwnerOf(request), noteId, request.body, expected, requireUserId(request.claims!));
     return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);
   });
 
   app.patch('/:noteID/:versionID', {
-    config: { policy: SIGNED_IN, invalidBody },
+    config: { policy: EDIT, invalidBody },
     schema: {
       tags,
       operationId: 'labelVersion',
@@ -209,14 +214,14 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     },
   }, async (request) =>
     history.labelVersion(
-      db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID), request.body.label,
+      db, noteOwnerOf(request), normalizeId(request.params.noteID), normalizeId(request.params.versionID), request.body.label,
     ),
   );
 
   app.get('/:noteID/:versionID', {
-    config: { policy: SIGNED_IN },
+    config: { policy: READ },
     schema: { tags, operationId: 'getVersion', summary: 'Read one version', params: schemas.VersionParams, response: { 200: schemas.VersionSchema } },
   }, async (request) =>
-    notes.getVersion(db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.versionID)),
+    notes.getVersion(db, noteOwnerOf(request), normalizeId(request.params.noteID), normalizeId(request.params.versionID)),
   );
 };

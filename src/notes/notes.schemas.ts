@@ -73,6 +73,10 @@ const RestoredFrom = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
   description: 'the version number this version was restored from, or null',
 });
 
+const AuthorUsername = Type.Union([Type.String(), Type.Null()], {
+  description: 'who wrote the version: the owner or an editor the note is shared with; null once that account is deleted',
+});
+
 export const VersionRowSchema = Type.Object({
   id: Uuid,
   title: Type.String(),
@@ -80,6 +84,7 @@ export const VersionRowSchema = Type.Object({
   created_at: Timestamp,
   label: Label,
   restored_from: RestoredFrom,
+  author_username: AuthorUsername,
 }, { $id: 'VersionRow' });
 
 export const VersionSchema = Type.Object({
@@ -91,6 +96,7 @@ export const VersionSchema = Type.Object({
   created_at: Timestamp,
   label: Label,
   restored_from: RestoredFrom,
+  author_username: AuthorUsername,
 }, { $id: 'Version' });
 
 const LABEL_DESCRIPTION = `the version's name: ${LABEL_MAX_CHARACTERS.toString()} characters at most once trimmed, at least 1, `

@@ -60,7 +60,7 @@ export async function createNote(
       await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now, folder_id: folderId, tags: encodeTags(tags) });
       await insertNoteTags(trx, { noteId: id, ownerId, tags });
       await repo.insertVersion(trx, {
-        id: versionId, note_id: id, version: 1, title, content, created_at: now,
+        id: versionId, note_id: id, version: 1, title, content, created_at: now, author_id: ownerId,
       });
       await recordReferences(trx, ownerId, versionId, links);
       await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
@@ -139,16 +139,19 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string, trashD
  * VERSION_MAX takes no more versions: 409 `version_limit`, whatever If-Match says.
  */
 export async function addVersion(
-  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
+  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined, authorId = ownerId,
 ): Promise<number> {
   checkText(input.content);
-  return (await writeVersion(db, ownerId, noteId, input, expected, null)).version;
+  return (await writeVersion(db, ownerId, noteId, input, expected, null, authorId)).version;
 }
 
-/** Adds a version (an edit, or a restore when `restoredFrom` is set) and says which it is. */
+/**
+ * Adds a version (an edit, or a restore when `restoredFrom` is set) and says which it is.
+ * `authorId` is who writes it: the owner, or an editor the note is shared with.
+ */
 export async function writeVersion(
   db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
-  restoredFrom: number | null,
+  restoredFrom: number | null, authorId = ownerId,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
   const versionId = newId();
   const now = nowIso();
@@ -162,7 +165,7 @@ export async function writeVersion(
     if (advanced === undefined) return undefined;
     await repo.insertVersion(trx, {
       id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
-      restored_from: restoredFrom,
+      restored_from: restoredFrom, author_id: authorId,
     });
     await recordReferences(trx, ownerId, versionId, links);
     await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });

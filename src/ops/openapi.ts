@@ -28,7 +28,7 @@ const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: malformed input, with a message saying what to fix',
   401: 'Missing or invalid credentials',
-  403: 'Forbidden (not an administrator, CSRF or origin check failed)',
+  403: 'Forbidden (not an administrator, a role on a shared note that is not enough, CSRF or origin check failed)',
   404: 'Not found (or not yours)',
   409: 'Conflict',
   412: 'Precondition failed: If-Match is stale; the body names the current version',
@@ -40,10 +40,12 @@ const DESCRIPTIONS: Record<number, string> = {
 };
 
 /** The error statuses a route can answer with, so the document lists every one. */
-function errorStatuses(route: RouteOptions, auth: RoutePolicy['auth']): number[] {
+function errorStatuses(route: RouteOptions, policy: RoutePolicy): number[] {
+  const { auth } = policy;
   const statuses = [400, 429, 500, 503];
   if (auth !== 'public') statuses.push(401);
-  if (auth === 'admin' || auth === 'cookie') statuses.push(403);
+  // A member whose role on the note is not enough (note-access.ts); no role is enough for an owner route.
+  if (auth === 'admin' || auth === 'cookie' || (policy.note !== undefined && policy.note !== 'viewer')) statuses.push(403);
   // A path parameter names something that may not exist (or not be the caller's).
   if (route.url.includes(':')) statuses.push(404);
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))) statuses.push(413, 415);
@@ -63,7 +65,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     if (route.routePath.length > 1 && route.routePath.endsWith('/')) slashTwins.add(route.url);
     if (!route.url.startsWith('/api/') || route.url.startsWith('/api/docs') || route.schema?.hide === true) return;
-    const { auth, noStore } = policyOf(route);
+    const policy = policyOf(route);
+    const { auth, noStore } = policy;
     for (const method of [route.method].flat()) {
       const body = route.schema?.body as { '~optional'?: boolean } | undefined;
       operations.set(`${method.toLowerCase()} ${documentedPath(route.url)}`, {
@@ -76,7 +79,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     // A documented operation takes exactly the query parameters it documents: none, unless it says.
     schema.querystring ??= NoQuery;
     const response = (schema.response ??= {}) as Record<string, unknown>;
-    for (const status of errorStatuses(route, auth)) {
+    for (const status of errorStatuses(route, policy)) {
       response[status] ??= {
         description: DESCRIPTIONS[status],
         content: { 'application/problem+json': { schema: ProblemSchema } },

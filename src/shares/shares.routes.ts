@@ -15,7 +15,7 @@ export interface ShareRoutesOptions {
   attachments: attachments.AttachmentServices;
 }
 
-const OWNER: RoutePolicy = { auth: 'access' };
+const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
 /** Anyone with the link: no credentials; the global per-address limit applies. */
 const PUBLIC: RoutePolicy = { auth: 'public', noStore: true };
 const tags = ['sharing'];

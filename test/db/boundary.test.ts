@@ -50,7 +50,7 @@ forEachDatabase('dialect boundary', (ctx) => {
     const now = '2026-01-02T03:04:05.006Z';
     await ctx.database.db.transaction().execute(async (trx) => {
       await notes.insertNote(trx, { id, owner_id: owner, title, version_id: versionId, now });
-      await notes.insertVersion(trx, { id: versionId, note_id: id, version: 1, title, content, created_at: now });
+      await notes.insertVersion(trx, { id: versionId, note_id: id, version: 1, title, content, created_at: now, author_id: owner });
     });
     assert.deepEqual(await notes.findNote(ctx.database.db, owner, id), {
       id, owner_id: owner, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now,

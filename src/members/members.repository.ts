@@ -1,0 +1,60 @@
+import { compiled } from '../db/compiled.js';
+import type { Db } from '../db/schema.js';
+
+export type Role = 'viewer' | 'editor';
+
+const accessQuery = compiled((db, p: { userId: string; noteId: string }) =>
+  db.selectFrom('notes as n')
+    .leftJoin('note_members as m', (join) => join.onRef('m.note_id', '=', 'n.id').on('m.user_id', '=', p.userId))
+    .select(['n.owner_id', 'm.role'])
+    .where('n.id', '=', p.noteId)
+    .where('n.deleted_at', 'is', null));
+
+/** The note's owner and the caller's role on it (null when the caller is not a member); undefined when it is missing or in the trash. */
+export function findAccess(db: Db, userId: string, noteId: string): Promise<{ owner_id: string; role: Role | null } | undefined> {
+  return accessQuery.takeFirst(db, { userId, noteId });
+}
+
+export function listMembers(db: Db, noteId: string) {
+  return db.selectFrom('note_members as m').innerJoin('users as u', 'u.id', 'm.user_id')
+    .select(['m.user_id', 'u.username', 'm.role', 'm.created_at'])
+    .where('m.note_id', '=', noteId).orderBy('m.created_at').orderBy('u.username').execute();
+}
+
+export async function countMembers(db: Db, noteId: string): Promise<number> {
+  const row = await db.selectFrom('note_members').select((eb) => eb.fn.countAll<number>().as('n')).where('note_id', '=', noteId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function insertMember(db: Db, row: { note_id: string; user_id: string; role: Role; created_at: string }): Promise<void> {
+  await db.insertInto('note_members').values(row).execute();
+}
+
+export async function updateRole(db: Db, noteId: string, userId: string, role: Role): Promise<boolean> {
+  const result = await db.updateTable('note_members').set({ role }).where('note_id', '=', noteId).where('user_id', '=', userId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteMember(db: Db, noteId: string, userId: string): Promise<boolean> {
+  const result = await db.deleteFrom('note_members').where('note_id', '=', noteId).where('user_id', '=', userId).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** Notes shared with the user (outside the trash), most recently updated first, as list rows with their owner and the user's role. */
+export function sharedWith(db: Db, userId: string, page: { limit: number; offset: number }) {
+  return db.selectFrom('note_members as m')
+    .innerJoin('notes as n', 'n.id', 'm.note_id')
+    .innerJoin('users as o', 'o.id', 'n.owner_id')
+    .select(['n.id', 'n.owner_id', 'n.title', 'n.updated_at', 'n.folder_id', 'n.pinned', 'n.archived', 'n.tags', 'o.username as owner_username', 'm.role'])
+    .where('m.user_id', '=', userId).where('n.deleted_at', 'is', null)
+    .orderBy('n.updated_at', 'desc').orderBy('n.id', 'desc')
+    .limit(page.limit).offset(page.offset)
+    .execute();
+}
+
+/** Everyone a change of the note concerns: its owner and its members. */
+export async function audience(db: Db, noteId: string): Promise<string[]> {
+  const rows = await db.selectFrom('notes as n').leftJoin('note_members as m', 'm.note_id', 'n.id')
+    .select(['n.owner_id', 'm.user_id']).where('n.id', '=', noteId).execute();
+  return [...new Set(rows.flatMap((r) => (r.user_id === null ? [r.owner_id] : [r.owner_id, r.user_id])))];
+}

@@ -1,0 +1,68 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Db } from '../db/schema.js';
+import type { RoutePolicy } from '../http/policy.js';
+import { PaginationQuery, pageOf } from '../http/schemas.js';
+import { requireUserId } from '../sessions/tokens.js';
+import { normalizeId } from '../shared/ids.js';
+import * as schemas from './members.schemas.js';
+import * as members from './members.service.js';
+import { noteOwnerOf } from './note-access.js';
+
+const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
+const MEMBER: RoutePolicy = { auth: 'access', note: 'viewer' };
+const tags = ['sharing'];
+
+/** People a note is shared with, under /api/notes/{id}/members, and the caller's "Shared with me". */
+export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
+  app.get('/notes/shared', {
+    config: { policy: { auth: 'access' } },
+    schema: {
+      tags, operationId: 'listSharedWithMe', summary: 'Notes shared with the caller',
+      description: 'Notes other people shared with the caller (outside their trash), most recently updated first, with their owner and the caller\'s role.',
+      querystring: PaginationQuery, response: { 200: Type.Array(schemas.SharedNoteRowSchema) },
+    },
+  }, async (request) => members.sharedWithMe(db, requireUserId(request.claims!), pageOf(request.query)));
+
+  app.post('/notes/:noteID/members', {
+    config: { policy: OWNER, docs: { errors: [403, 404, 409] } },
+    schema: {
+      tags, operationId: 'addMember', summary: 'Share a note with someone',
+      description: `The owner gives an account a role on the note. 404 \`User not found\` for an unknown username; 409 when it is the owner, `
+        + `already a member, or the note already has ${members.MEMBERS_MAX} members.`,
+      params: schemas.NoteParams, body: schemas.AddMemberBody, response: { 201: schemas.MemberSchema },
+    },
+  }, async (request, reply) => {
+    const member = await members.addMember(db, noteOwnerOf(request), normalizeId(request.params.noteID), request.body);
+    return reply.code(201).send(member);
+  });
+
+  app.get('/notes/:noteID/members', {
+    config: { policy: MEMBER, docs: { errors: [404] } },
+    schema: {
+      tags, operationId: 'listMembers', summary: 'The people a note is shared with',
+      description: 'The owner and every member may see who else has the note.',
+      params: schemas.NoteParams, response: { 200: Type.Array(schemas.MemberSchema) },
+    },
+  }, async (request) => members.listMembers(db, normalizeId(request.params.noteID)));
+
+  app.patch('/notes/:noteID/members/:userID', {
+    config: { policy: OWNER, docs: { errors: [403, 404] } },
+    schema: {
+      tags, operationId: 'changeMemberRole', summary: 'Change a member\'s role',
+      params: schemas.MemberParams, body: schemas.ChangeRoleBody, response: { 200: schemas.MemberSchema },
+    },
+  }, async (request) => members.changeRole(db, normalizeId(request.params.noteID), normalizeId(request.params.userID), request.body.role));
+
+  app.delete('/notes/:noteID/members/:userID', {
+    config: { policy: MEMBER, docs: { noContent: true, errors: [403, 404] } },
+    schema: {
+      tags, operationId: 'removeMember', summary: 'Remove a member, or leave a note',
+      description: 'The owner removes anyone; a member may remove only themselves (leave). Access ends at once.',
+      params: schemas.MemberParams,
+    },
+  }, async (request, reply) => {
+    await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), normalizeId(request.params.noteID), normalizeId(request.params.userID));
+    return reply.code(204).send();
+  });
+};

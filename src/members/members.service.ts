@@ -1,0 +1,76 @@
+import { findUserByUsername } from '../accounts/user.repository.js';
+import { normalizeUsername } from '../accounts/username.js';
+import type { Db } from '../db/schema.js';
+import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
+import { AppError, Errors } from '../errors.js';
+import type { Page } from '../shared/page.js';
+import { decodeTags } from '../tags/extract.js';
+import * as repo from './members.repository.js';
+import type { Role } from './members.repository.js';
+
+export type { Role } from './members.repository.js';
+
+/** The roles a route can ask for, weakest first: a stronger role has every right of a weaker one. */
+export type NeededRole = 'viewer' | 'editor' | 'owner';
+
+/** At most this many people per note: every change is told to each of them (events). */
+export const MEMBERS_MAX = 100;
+
+export interface Member {
+  user_id: string;
+  username: string;
+  role: Role;
+  created_at: string;
+}
+
+const memberNotFound = () => new AppError(404, 'member_not_found', 'Member not found');
+
+/**
+ * Whose note the caller acts on, checked against the role a route needs (the `note` policy,
+ * members/note-access.ts): the caller's own note, or a note shared with them with a role that is
+ * enough (else 403 Forbidden). Anything else — missing, in the trash, a stranger's — is 404 `Note
+ * not found`, alike.
+ */
+export async function actingOwner(db: Db, userId: string, noteId: string, needed: NeededRole): Promise<string> {
+  const access = await repo.findAccess(db, userId, noteId);
+  if (access === undefined || (access.owner_id !== userId && access.role === null)) throw Errors.noteNotFound();
+  if (access.owner_id === userId) return userId;
+  if (needed === 'owner' || (needed === 'editor' && access.role !== 'editor')) throw Errors.forbidden();
+  return access.owner_id;
+}
+
+export async function listMembers(db: Db, noteId: string): Promise<Member[]> {
+  return repo.listMembers(db, noteId);
+}
+
+export async function addMember(db: Db, ownerId: string, noteId: string, input: { username: string; role: Role }): Promise<Member> {
+  const user = await findUserByUsername(db, normalizeUsername(input.username));
+  if (user === undefined) throw Errors.userNotFound();
+  if (user.id === ownerId) throw new AppError(409, 'member_is_owner', 'You own this note: it is already yours');
+  if (await repo.countMembers(db, noteId) >= MEMBERS_MAX) throw new AppError(409, 'members_limit', `A note can be shared with at most ${MEMBERS_MAX} people`);
+  const member: Member = { user_id: user.id, username: user.username, role: input.role, created_at: nowIso() };
+  try {
+    await repo.insertMember(db, { note_id: noteId, user_id: user.id, role: input.role, created_at: member.created_at });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError(409, 'member_exists', `This note is already shared with ${user.username}`);
+    if (isForeignKeyViolation(error)) throw Errors.noteNotFound(); // deleted meanwhile
+    throw error;
+  }
+  return member;
+}
+
+export async function changeRole(db: Db, noteId: string, userId: string, role: Role): Promise<Member> {
+  if (!(await repo.updateRole(db, noteId, userId, role))) throw memberNotFound();
+  return (await repo.listMembers(db, noteId)).find((m) => m.user_id === userId) ?? Promise.reject(memberNotFound());
+}
+
+/** The owner removes a member, or a member leaves: anyone else is refused. */
+export async function removeMember(db: Db, callerId: string, ownerId: string, noteId: string, userId: string): Promise<void> {
+  if (callerId !== ownerId && callerId !== userId) throw Errors.forbidden();
+  if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();
+}
+
+export async function sharedWithMe(db: Db, userId: string, page: Page) {
+  const rows = await repo.sharedWith(db, userId, page);
+  return rows.map((row) => ({ ...row, tags: decodeTags(row.tags) }));
+}
