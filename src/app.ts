@@ -36,7 +36,10 @@ import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
-import { noStore, registerSecurityHeaders } from './http/security-headers.js';
+import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
+import { createBus } from './events/bus.js';
+import { eventsRoutes } from './events/events.routes.js';
+import { LIVE_DEFAULTS, LiveEvents, type LiveOptions } from './events/live.js';
 import { throttleCounters, type ThrottleTesting } from './http/throttle-counters.js';
 import { clientErrorHandler } from './http/client-error.js';
 import { loggerOptions } from './logger.js';
@@ -63,13 +66,22 @@ export interface AppOptions {
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
+  /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
+  liveTesting?: Partial<LiveOptions>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Live changes of this app (events/live.ts); tests publish through it. */
+    liveEvents: LiveEvents;
+  }
 }
 
 /** How often Node looks for requests past their time-outs: a time-out may be overrun by this much. */
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
 /** The whole application; main.ts and the tests build exactly this. */
-export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting, liveTesting }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
@@ -159,8 +171,15 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(accessTokenRoutes, { services });
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
-  await app.register(memberRoutes, { prefix: '/api', db: database.db });
+  // Live changes: streams on this instance, told of changes on every instance through the bus.
+  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, { ...LIVE_DEFAULTS, ...liveTesting });
+  app.decorate('liveEvents', live);
+  // Streams never end by themselves: ended first, or closing would wait for them.
+  app.addHook('preClose', async () => live.endAll());
+  app.addHook('onClose', async () => live.close());
+  await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live });
+  await app.register(memberRoutes, { prefix: '/api', db: database.db, live });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
     database: config.database,
@@ -170,14 +189,14 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
   };
   await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices });
-  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
+  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays, live });
   await app.register(foldersRoutes, {
-    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, live, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
-  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
-  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays } });
+  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices, live });
+  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays }, live });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

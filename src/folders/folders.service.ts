@@ -79,15 +79,17 @@ export async function updateFolder(
 /**
  * Deletes the folder and every folder below it; the notes inside go to the trash (or, with
  * TRASH_DAYS=0, are deleted). A trashed note whose folder is gone comes back to the top level.
+ * Returns the notes it trashed (or deleted).
  */
-export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
     await repo.lockTree(trx, ownerId);
     await requireFolder(trx, ownerId, folderId);
     const folderIds = await repo.subtreeIds(trx, folderId);
     const noteIds = await trashNotesInFolders(trx, ownerId, folderIds, trashDays === 0 ? null : nowIso());
     if (trashDays !== 0) await removeNoteTags(trx, noteIds);
     await repo.deleteFolder(trx, ownerId, folderId);
+    return noteIds;
   });
 }
 

@@ -8,13 +8,14 @@ import { normalizeId } from '../shared/ids.js';
 import * as schemas from './members.schemas.js';
 import * as members from './members.service.js';
 import { noteOwnerOf } from './note-access.js';
+import type { LiveEvents } from '../events/live.js';
 
 const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
 const MEMBER: RoutePolicy = { auth: 'access', note: 'viewer' };
 const tags = ['sharing'];
 
 /** People a note is shared with, under /api/notes/{id}/members, and the caller's "Shared with me". */
-export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
+export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents }> = async (app, { db, live }) => {
   app.get('/notes/shared', {
     config: { policy: { auth: 'access' } },
     schema: {
@@ -33,7 +34,9 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, {
       params: schemas.NoteParams, body: schemas.AddMemberBody, response: { 201: schemas.MemberSchema },
     },
   }, async (request, reply) => {
-    const member = await members.addMember(db, noteOwnerOf(request), normalizeId(request.params.noteID), request.body);
+    const noteId = normalizeId(request.params.noteID);
+    const member = await members.addMember(db, noteOwnerOf(request), noteId, request.body);
+    live.noteChanged('share.changed', noteId);
     return reply.code(201).send(member);
   });
 
@@ -52,7 +55,12 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, {
       tags, operationId: 'changeMemberRole', summary: 'Change a member\'s role',
       params: schemas.MemberParams, body: schemas.ChangeRoleBody, response: { 200: schemas.MemberSchema },
     },
-  }, async (request) => members.changeRole(db, normalizeId(request.params.noteID), normalizeId(request.params.userID), request.body.role));
+  }, async (request) => {
+    const noteId = normalizeId(request.params.noteID);
+    const member = await members.changeRole(db, noteId, normalizeId(request.params.userID), request.body.role);
+    live.noteChanged('share.changed', noteId);
+    return member;
+  });
 
   app.delete('/notes/:noteID/members/:userID', {
     config: { policy: MEMBER, docs: { noContent: true, errors: [403, 404] } },
@@ -62,7 +70,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, {
       params: schemas.MemberParams,
     },
   }, async (request, reply) => {
-    await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), normalizeId(request.params.noteID), normalizeId(request.params.userID));
+    const noteId = normalizeId(request.params.noteID);
+    const userId = normalizeId(request.params.userID);
+    await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), noteId, userId);
+    // The one who left is told too: their "Shared with me" changed.
+    live.noteChanged('share.changed', noteId, { alsoTell: [userId] });
     return reply.code(204).send();
   });
 };

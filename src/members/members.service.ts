@@ -1,5 +1,5 @@
 import { findUserByUsername } from '../accounts/user.repository.js';
-import { normalizeUsername } from '../accounts/username.js';
+import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
@@ -44,7 +44,9 @@ export async function listMembers(db: Db, noteId: string): Promise<Member[]> {
 }
 
 export async function addMember(db: Db, ownerId: string, noteId: string, input: { username: string; role: Role }): Promise<Member> {
-  const user = await findUserByUsername(db, normalizeUsername(input.username));
+  // A name no account can have names no account (and never reaches the database: NUL and the like).
+  const username = normalizeUsername(input.username);
+  const user = isValidUsername(username) ? await findUserByUsername(db, username) : undefined;
   if (user === undefined) throw Errors.userNotFound();
   if (user.id === ownerId) throw new AppError(409, 'member_is_owner', 'You own this note: it is already yours');
   if (await repo.countMembers(db, noteId) >= MEMBERS_MAX) throw new AppError(409, 'members_limit', `A note can be shared with at most ${MEMBERS_MAX} people`);

@@ -3,6 +3,7 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import { noteOwnerOf } from '../members/note-access.js';
+import type { LiveEvents } from '../events/live.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery, isTrue, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
@@ -14,6 +15,8 @@ import { createDiffRunner } from './diff-runner.js';
 
 export interface NotesRoutesOptions {
   db: Db;
+  /** Tells everyone a change concerns (events/live.ts). */
+  live: LiveEvents;
   /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
   trashDays: number;
 }
@@ -38,7 +41,7 @@ const EDIT: RoutePolicy = { auth: 'access', note: 'editor' };
 const OWN: RoutePolicy = { auth: 'access', note: 'owner' };
 const tags = ['notes'];
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays }) => {
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays, live }) => {
   const diffRunner = createDiffRunner();
   app.addHook('onClose', async () => diffRunner.close());
 
@@ -64,6 +67,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     const note = await notes.createNote(db, requireUserId(request.claims!), {
       ...text, ...(folder_id != null && { folder_id: normalizeId(folder_id) }),
     });
+    live.noteChanged('note.created', note.id);
     return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
   });
 
@@ -110,6 +114,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       ...(pinned !== undefined && { pinned }),
       ...(archived !== undefined && { archived }),
     });
+    live.noteChanged('note.filed', note.id);
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
@@ -125,7 +130,11 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     config: { policy: OWN },
     schema: { tags, operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
-    await notes.deleteNote(db, noteOwnerOf(request), normalizeId(request.params.noteID), trashDays);
+    const noteId = normalizeId(request.params.noteID);
+    // Read first: with TRASH_DAYS=0 the note and its members are gone after.
+    const users = await live.audienceOf(noteId);
+    await notes.deleteNote(db, noteOwnerOf(request), noteId, trashDays);
+    live.noteChanged(trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId, { users });
     return reply.code(204).send();
   });
 
@@ -158,9 +167,10 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     },
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
-    const version = await notes.addVersion(
-      db, noteOwnerOf(request), normalizeId(request.params.noteID), request.body, expected, requireUserId(request.claims!),
-    );
+    const noteId = normalizeId(request.params.noteID);
+    const author = requireUserId(request.claims!);
+    const version = await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
+    live.noteChanged('note.updated', noteId, { version, authorId: author });
     return reply.code(204).header('etag', `"${version}"`).send();
   });
 
@@ -197,7 +207,9 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
-    const note = await history.restoreVersion(db, noteOwnerOf(request), noteId, request.body, expected, requireUserId(request.claims!));
+    const author = requireUserId(request.claims!);
+    const note = await history.restoreVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
+    live.noteChanged('note.updated', noteId, { version: note.version, authorId: author });
     return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);
   });
 

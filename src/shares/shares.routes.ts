@@ -8,9 +8,11 @@ import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './shares.schemas.js';
 import * as shares from './shares.service.js';
+import type { LiveEvents } from '../events/live.js';
 
 export interface ShareRoutesOptions {
   db: Db;
+  live: LiveEvents;
   publicUrl: string;
   attachments: attachments.AttachmentServices;
 }
@@ -24,7 +26,7 @@ const tags = ['sharing'];
 const publicHeaders = { 'x-robots-tag': 'noindex', 'referrer-policy': 'no-referrer' };
 
 /** Share links: the owner's management under /api/notes/{id}/shares, the public read under /api/shared. */
-export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async (app, { db, publicUrl, attachments: files }) => {
+export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async (app, { db, publicUrl, attachments: files, live }) => {
   app.post('/notes/:noteID/shares', {
     config: { policy: OWNER, failureDetail: 'Failed to create the link', docs: { errors: [404] } },
     schema: {
@@ -34,7 +36,9 @@ export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async 
       params: schemas.NoteParams, body: schemas.CreateShareBody, response: { 201: schemas.ShareSchema },
     },
   }, async (request, reply) => {
-    const created = await shares.createShare(db, publicUrl, requireUserId(request.claims!), normalizeId(request.params.noteID), request.body ?? {});
+    const noteId = normalizeId(request.params.noteID);
+    const created = await shares.createShare(db, publicUrl, requireUserId(request.claims!), noteId, request.body ?? {});
+    live.noteChanged('share.changed', noteId);
     return reply.code(201).send(created);
   });
 
@@ -47,7 +51,9 @@ export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async 
     config: { policy: OWNER, failureDetail: 'Failed to revoke the link', docs: { noContent: true, errors: [404] } },
     schema: { tags, operationId: 'revokeShare', summary: 'Revoke a share link', description: 'Effective at once.', params: schemas.ShareParams },
   }, async (request, reply) => {
-    await shares.revokeShare(db, requireUserId(request.claims!), normalizeId(request.params.noteID), normalizeId(request.params.shareID));
+    const noteId = normalizeId(request.params.noteID);
+    await shares.revokeShare(db, requireUserId(request.claims!), noteId, normalizeId(request.params.shareID));
+    live.noteChanged('share.changed', noteId);
     return reply.code(204).send();
   });
 

@@ -7,10 +7,12 @@ import { PaginationQuery, pageOf, Timestamp, Uuid } from '../http/schemas.js';
 import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import * as trash from './trash.service.js';
+import type { LiveEvents } from '../events/live.js';
 
 export interface TrashRoutesOptions {
   db: Db;
   trashDays: number;
+  live: LiveEvents;
 }
 
 const TrashEntrySchema = Type.Object({
@@ -25,7 +27,7 @@ const tags = ['trash'];
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
-export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays }) => {
+export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays, live }) => {
 
   app.get('/', {
     config: { policy: SIGNED_IN },
@@ -40,6 +42,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
     schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
   }, async (request, reply) => {
     const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    live.noteChanged('note.restored', note.id);
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
@@ -47,7 +50,10 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
     config: { policy: SIGNED_IN },
     schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
   }, async (request, reply) => {
-    await trash.deleteFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    const noteId = normalizeId(request.params.noteID);
+    const users = await live.audienceOf(noteId);
+    await trash.deleteFromTrash(db, requireUserId(request.claims!), noteId);
+    live.noteChanged('note.deleted', noteId, { users });
     return reply.code(204).send();
   });
 };

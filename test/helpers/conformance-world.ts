@@ -206,6 +206,13 @@ export class World {
         }
         // An account to delete; a user is refused before the id matters, so its own will do.
         case 'id': request.pathParams[name] = role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId; break;
+        // Someone the note is shared with: changing their role or removing them touches nothing else.
+        case 'userID': {
+          const member = await signup(this.ctx.app, uniqueName('member'));
+          await this.call(session, 'POST', `/api/notes/${note!.id}/members`, { username: member.username, role: 'viewer' });
+          request.pathParams[name] = member.id;
+          break;
+        }
         default: throw new Error(`no real value for path parameter ${name}`);
       }
     }
@@ -317,6 +324,10 @@ export class World {
       }
       case 'POST /api/auth/tokens':
         setBody({ password: (await this.main(role)).password });
+        break;
+      // An account that is not yet a member (each case shares with someone new).
+      case 'POST /api/notes/{noteID}/members':
+        setBody({ username: (await signup(this.ctx.app, uniqueName('member'))).username });
         break;
       case 'DELETE /api/auth/tokens/{id}': {
         const session = await this.main(role);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { after, before, describe } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.js';
+import { buildApp, type AppOptions } from '../../src/app.js';
 import { createPasswordHasher, type PasswordHasher } from '../../src/passwords/password-hasher.js';
 import { loadConfig, type Argon2Cost, type Config } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -86,9 +86,9 @@ export function testHasher(cost: Argon2Cost = 'test-cheap'): PasswordHasher {
 
 export const NO_WEB_CLIENT = path.join(os.tmpdir(), 'vellum-test-no-web-client');
 
-export async function buildTestApp(config: Config, database: Database): Promise<FastifyInstance> {
+export async function buildTestApp(config: Config, database: Database, extra: Pick<AppOptions, 'liveTesting'> = {}): Promise<FastifyInstance> {
   // No web client: API tests see the same unknown-path 404s whether or not `npm run build` has run.
-  const app = await buildApp({ config, database, logger: false, hasher: testHasher(config.argon2Cost), webRoot: NO_WEB_CLIENT });
+  const app = await buildApp({ config, database, logger: false, hasher: testHasher(config.argon2Cost), webRoot: NO_WEB_CLIENT, ...extra });
   await app.ready();
   return app;
 }

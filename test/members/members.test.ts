@@ -93,6 +93,8 @@ forEachDatabase('notes shared with people', (ctx) => {
     assert.equal((await call(people.owner, 'POST', `/api/notes/${id}/members`, { username: people.owner.username, role: 'viewer' })).statusCode, 409);
     const unknown = await call(people.owner, 'POST', `/api/notes/${id}/members`, { username: 'nobody-here-at-all', role: 'viewer' });
     assert.equal(problemOf(unknown).detail, 'User not found');
+    const hostile = await call(people.owner, 'POST', `/api/notes/${id}/members`, { username: 'a\u0000b\ud800', role: 'viewer' });
+    assert.equal(problemOf(hostile).detail, 'User not found', 'a name no account can have is looked up nowhere');
     assert.equal((await call(people.owner, 'POST', `/api/notes/${id}/members`, { username: people.viewer.username, role: 'admin' })).statusCode, 400);
 
     await call(people.editor, 'POST', `/api/notes/${id}/versions`, { title: 'Plan', content: 'written before leaving for good' });

@@ -1,0 +1,120 @@
+import { EventEmitter } from 'node:events';
+import type { FastifyBaseLogger } from 'fastify';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.js';
+
+/**
+ * A channel of text messages every instance on the database hears, its own included: PostgreSQL's
+ * LISTEN/NOTIFY, or, on SQLite (one process), this process alone. Live events travel on it
+ * (events/bus.ts) unless REDIS_URL gives them Redis.
+ */
+export interface Channel {
+  readonly kind: 'local' | 'postgres' | 'redis';
+  publish(payload: string): Promise<void>;
+  /** Returns the unsubscribe. */
+  subscribe(listener: (payload: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** PostgreSQL's limit on a NOTIFY payload, in bytes. */
+export const NOTIFY_MAX_BYTES = 8000;
+
+export function databaseChannel(config: DatabaseConfig, name: string, log: FastifyBaseLogger): Channel {
+  return config.kind === 'postgres' ? postgresChannel(config.url, name, log) : localChannel();
+}
+
+function localChannel(): Channel {
+  const emitter = new EventEmitter();
+  emitter.setMaxListeners(0);
+  return {
+    kind: 'local',
+    async publish(payload) {
+      // Asynchronously, as NOTIFY delivers: a listener never runs inside the publisher's request.
+      setImmediate(() => emitter.emit('message', payload));
+    },
+    subscribe(listener) {
+      emitter.on('message', listener);
+      return () => emitter.off('message', listener);
+    },
+    async close() {
+      emitter.removeAllListeners();
+    },
+  };
+}
+
+const RECONNECT_MS = 1000;
+
+/**
+ * One connection of its own listens (reconnecting when it drops); a publish is a NOTIFY on another,
+ * so every instance on the database hears every message within the time a notification takes.
+ */
+function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Channel {
+  const listeners = new Set<(payload: string) => void>();
+  let listener: pg.Client | undefined;
+  let closed = false;
+  let publisher: pg.Client | undefined;
+  let publisherReady: Promise<pg.Client> | undefined;
+
+  async function listen(): Promise<void> {
+    if (closed) return;
+    const client = new pg.Client({ connectionString: url });
+    client.on('notification', (message) => {
+      if (message.payload !== undefined) for (const fn of listeners) fn(message.payload);
+    });
+    const retry = () => {
+      client.end().catch(() => undefined);
+      if (listener === client) listener = undefined;
+      if (!closed) setTimeout(() => void listen().catch(() => undefined), RECONNECT_MS).unref();
+    };
+    client.on('error', (error) => {
+      log.warn({ err: error }, 'notifications: the LISTEN connection failed; reconnecting');
+      retry();
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${name}`);
+      listener = client;
+    } catch (error) {
+      log.warn({ err: error }, 'notifications: cannot LISTEN; retrying');
+      retry();
+    }
+  }
+  const started = listen();
+
+  function connectPublisher(): Promise<pg.Client> {
+    publisherReady ??= (async () => {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', (error) => {
+        log.warn({ err: error }, 'notifications: the NOTIFY connection failed');
+        if (publisher === client) {
+          publisher = undefined;
+          publisherReady = undefined;
+        }
+      });
+      await client.connect();
+      publisher = client;
+      return client;
+    })().catch((error: unknown) => {
+      publisherReady = undefined;
+      throw error;
+    });
+    return publisherReady;
+  }
+
+  return {
+    kind: 'postgres',
+    async publish(payload) {
+      const client = await connectPublisher();
+      await client.query('select pg_notify($1, $2)', [name, payload]);
+    },
+    subscribe(fn) {
+      listeners.add(fn);
+      return () => listeners.delete(fn);
+    },
+    async close() {
+      closed = true;
+      await started;
+      await Promise.all([listener?.end(), publisher?.end()].map((p) => p?.catch(() => undefined)));
+    },
+  };
+}

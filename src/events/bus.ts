@@ -1,0 +1,57 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.js';
+import { databaseChannel, type Channel } from '../db/notifications.js';
+import { redisChannel } from './redis-channel.js';
+
+/**
+ * A change of a note, for everyone it concerns: `users` are the note's owner and members at the
+ * time of the change, `data` what the stream sends (at least the note's id).
+ */
+export interface LiveEvent {
+  type: EventType;
+  data: { id: string; [key: string]: unknown };
+  users: string[];
+}
+
+export const EVENT_TYPES = ['note.created', 'note.updated', 'note.filed', 'note.trashed', 'note.restored', 'note.deleted', 'share.changed'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** How events travel between instances; every instance hears every event, its own included. */
+export interface EventBus {
+  readonly kind: Channel['kind'];
+  publish(event: LiveEvent): Promise<void>;
+  /** Called for every event published on any instance; returns the unsubscribe. */
+  subscribe(listener: (event: LiveEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+const CHANNEL = 'vellum_events';
+
+/** Redis when REDIS_URL is set, else the database's own channel (LISTEN/NOTIFY, or this process on SQLite). */
+export async function createBus(config: Config, log: FastifyBaseLogger): Promise<EventBus> {
+  const channel = config.redisUrl !== undefined
+    ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log)
+    : databaseChannel(config.database, CHANNEL, log);
+  return {
+    kind: channel.kind,
+    publish: (event) => channel.publish(JSON.stringify(event)),
+    subscribe(listener) {
+      return channel.subscribe((payload) => {
+        const event = decodeEvent(payload);
+        if (event !== undefined) listener(event);
+      });
+    },
+    close: () => channel.close(),
+  };
+}
+
+/** What goes over the wire; anything else heard on the channel is dropped. */
+function decodeEvent(text: string): LiveEvent | undefined {
+  try {
+    const value = JSON.parse(text) as LiveEvent;
+    if (!(EVENT_TYPES as readonly string[]).includes(value.type) || typeof value.data?.id !== 'string' || !Array.isArray(value.users)) return undefined;
+    return value;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,43 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { AppError } from '../errors.js';
+import { requireUserId } from '../http/access.js';
+import type { LiveEvents } from './live.js';
+
+/** A personal token's stream lasts this long (its claims last a minute); the client reconnects. */
+const PERSONAL_STREAM_MS = 15 * 60_000;
+
+/** GET /api/events: server-sent events of the caller's notes and the notes shared with them. */
+export const eventsRoutes: FastifyPluginAsync<{ live: LiveEvents; headers: Record<string, string> }> = async (app, { live, headers }) => {
+  app.get('/events', {
+    config: { policy: { auth: 'access', noStore: true }, docs: { errors: [429] } },
+    schema: {
+      tags: ['sharing'], operationId: 'liveEvents', summary: 'Live changes (server-sent events)',
+      description: 'A `text/event-stream` of `note.created`, `note.updated` ({id, version, author_username}), `note.filed`, `note.trashed`, '
+        + '`note.restored`, `note.deleted` and `share.changed` events, each with a JSON `data` line holding at least the note\'s `id`, for every '
+        + 'note the caller owns or is a member of, from every instance. A comment line at least every 25 s; the stream ends when the access '
+        + 'token expires (reconnect with a fresh one). At most 20 streams per user (429).',
+      response: { 200: { description: 'the event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+    },
+  }, async (request, reply) => {
+    const userId = requireUserId(request.claims!);
+    if (live.count(userId) >= live.options.perUser) {
+      throw new AppError(429, 'too_many_streams', `At most ${live.options.perUser} event streams at once; close another first`, {}, { 'retry-after': '5' });
+    }
+    const claims = request.claims!;
+    const lifetime = claims.jti === 'personal-token' ? PERSONAL_STREAM_MS : claims.exp * 1000 - Date.now();
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...headers,
+      'x-request-id': request.id,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      // nginx and others would buffer the stream otherwise.
+      'x-accel-buffering': 'no',
+    });
+    raw.write('retry: 3000\n: connected\n\n');
+    const stream = live.add(userId, raw);
+    const expiry = setTimeout(stream.end, Math.max(0, lifetime));
+    raw.on('close', () => clearTimeout(expiry));
+  });
+};

@@ -1,0 +1,124 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import { findUserById } from '../accounts/user.repository.js';
+import type { Db } from '../db/schema.js';
+import { audience } from '../members/members.repository.js';
+import type { EventBus, EventType, LiveEvent } from './bus.js';
+
+export interface LiveOptions {
+  /** A comment line at least this often keeps proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** A stream whose unsent bytes pass this is a reader that does not keep up: it is cut off. */
+  maxBufferedBytes: number;
+  /** Open streams per user; one more is 429. */
+  perUser: number;
+}
+
+export const LIVE_DEFAULTS: LiveOptions = { heartbeatMs: 25_000, maxBufferedBytes: 256 * 1024, perUser: 20 };
+
+interface Stream {
+  userId: string;
+  raw: ServerResponse;
+  end(): void;
+}
+
+/**
+ * Live changes: who listens on this instance (streams by user), and how a change is told to
+ * everyone it concerns on every instance (the bus). A change is published after it is committed
+ * and never holds up or fails the request that made it: a lost event costs a client a refresh.
+ */
+export class LiveEvents {
+  private readonly streams = new Map<string, Set<Stream>>();
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly db: Db, private readonly bus: EventBus, private readonly log: FastifyBaseLogger, readonly options: LiveOptions) {
+    this.unsubscribe = bus.subscribe((event) => this.deliver(event));
+  }
+
+  /** The users a change of the note concerns, read before a change that removes what says so (a delete, a member leaving). */
+  audienceOf(noteId: string): Promise<string[]> {
+    return audience(this.db, noteId);
+  }
+
+  /**
+   * Tells the note's owner and members (and `alsoTell`) that it changed. `author` names who wrote a
+   * new version. Returns at once; the work and any failure happen after.
+   */
+  noteChanged(type: EventType, noteId: string, extra: { version?: number; authorId?: string; users?: string[]; alsoTell?: string[] } = {}): void {
+    // With no one listening anywhere (one process, no stream), there is nothing to tell.
+    if (this.bus.kind === 'local' && this.streams.size === 0) return;
+    void (async () => {
+      const users = extra.users ?? await audience(this.db, noteId);
+      const author = extra.authorId === undefined ? undefined : (await findUserById(this.db, extra.authorId))?.username ?? null;
+      const data = { id: noteId, ...(extra.version !== undefined && { version: extra.version }), ...(author !== undefined && { author_username: author }) };
+      await this.bus.publish({ type, data, users: [...new Set([...users, ...(extra.alsoTell ?? [])])] });
+    })().catch((error: unknown) => this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'));
+  }
+
+  /** Tells about many notes (a folder deleted into the trash, say). */
+  notesChanged(type: EventType, noteIds: readonly string[]): void {
+    for (const id of noteIds) this.noteChanged(type, id);
+  }
+
+  count(userId: string): number {
+    return this.streams.get(userId)?.size ?? 0;
+  }
+
+  get total(): number {
+    let n = 0;
+    for (const set of this.streams.values()) n += set.size;
+    return n;
+  }
+
+  /** Keeps the stream until it ends; `end` closes it from here (shutdown, token expiry, a slow reader). */
+  add(userId: string, raw: ServerResponse): Stream {
+    const set = this.streams.get(userId) ?? new Set<Stream>();
+    this.streams.set(userId, set);
+    const heartbeat = setInterval(() => this.write(stream, ': keep-alive\n\n'), this.options.heartbeatMs);
+    const stream: Stream = {
+      userId, raw,
+      end: () => {
+        clearInterval(heartbeat);
+        set.delete(stream);
+        if (set.size === 0 && this.streams.get(userId) === set) this.streams.delete(userId);
+        if (!raw.writableEnded) raw.end();
+      },
+    };
+    set.add(stream);
+    raw.on('close', stream.end);
+    return stream;
+  }
+
+  endAll(): void {
+    for (const set of [...this.streams.values()]) for (const stream of [...set]) stream.end();
+  }
+
+  async close(): Promise<void> {
+    this.endAll();
+    this.unsubscribe();
+    await this.bus.close();
+  }
+
+  /** Publishes as a change would (tests: events of any size and number, without saves). */
+  publish(event: LiveEvent): Promise<void> {
+    return this.bus.publish(event);
+  }
+
+  private deliver(event: LiveEvent): void {
+    const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+    for (const userId of new Set(event.users)) {
+      for (const stream of [...this.streams.get(userId) ?? []]) this.write(stream, text);
+    }
+  }
+
+  private write(stream: Stream, text: string): void {
+    // Bytes the socket has not taken: a reader that stopped reading would make them grow for ever.
+    if (stream.raw.writableLength > this.options.maxBufferedBytes) {
+      this.log.info({ userId: stream.userId }, 'live events: a stream that does not keep up was cut off');
+      stream.raw.destroy();
+      stream.end();
+      return;
+    }
+    stream.raw.write(text);
+  }
+}
