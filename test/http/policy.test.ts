@@ -21,8 +21,11 @@ async function documentedOperations(app: import('fastify').FastifyInstance) {
     url: path.replace(/\{[^}]+\}/g, () => randomUUID()),
     scheme: Object.keys(op.security?.[0] ?? {})[0] ?? 'public',
     admin: path.startsWith('/api/auth/admin'),
+    path,
   })));
 }
+
+const STREAMS = new Set(['GET /api/events']);
 
 forEachDatabase('per-route policy', (ctx) => {
   test('each route enforces the access its document shows: bearer routes 401 without a token, admin routes 403 for a user', async () => {
@@ -37,6 +40,9 @@ forEachDatabase('per-route policy', (ctx) => {
       assert.ok(anonymous.statusCode < 500, `${key} without credentials: ${anonymous.statusCode} ${anonymous.body}`);
       if (op.scheme === 'bearer') {
         assert.equal(anonymous.statusCode, 401, `${key} without a token: ${anonymous.body}`);
+        // An event stream answers a valid token with a stream that lasts as long as the token
+        // (test/events/live.test.ts reads it through a socket); an injected request would wait for ever.
+        if (STREAMS.has(`${op.method} ${op.path}`)) continue;
         const asUser = await ctx.app.inject({ method: op.method, url: op.url, headers: user.auth });
         assert.equal(asUser.statusCode === 403, op.admin, `${key} as a user: ${asUser.statusCode} ${asUser.body}`);
         assert.notEqual(asUser.statusCode, 401, key);

@@ -69,7 +69,7 @@ function SignedInApp({ path }: { path: string }) {
   else if (path === '/trash') screen = <TrashScreen />;
   else if (path === '/account') screen = <AccountScreen user={user} onSignedOut={signOut} />;
   else if (path === '/admin' && user.is_admin) screen = <AdminScreen me={user} />;
-  else screen = <NotesScreen noteId={note ? note[1]! : null} />;
+  else screen = <NotesScreen noteId={note ? note[1]! : null} me={user.id} />;
   return (
     <>
       <a class="skip" href="#main">Skip to content</a>

@@ -76,6 +76,7 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
         <button type="button" class="secondary" onClick={onClose}>Close</button>
       </form>
       {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      <People noteId={noteId} />
       {rows !== null && rows.length > 0 && (
         <ul class="rows table" aria-label="Share links">
           {rows.map((row) => (
@@ -89,6 +90,83 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
                 <button type="button" class="secondary" onClick={() => copy(row)}>Copy link</button>
                 <button type="button" class="secondary" onClick={() => revoke(row)}>Revoke</button>
               </span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+type Member = { user_id: string; username: string; role: 'viewer' | 'editor'; created_at: string };
+
+/** People the note is shared with: add by username with a role, change the role, remove. */
+function People({ noteId }: { noteId: string }) {
+  const [members, setMembers] = useState<Member[] | null>(null);
+  const [username, setUsername] = useState('');
+  const [role, setRole] = useState<Member['role']>('editor');
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const path = { params: { path: { noteID: noteId } } };
+  const load = async () => {
+    try {
+      setMembers(unwrap(await api.GET('/api/notes/{noteID}/members', path)));
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  useEffect(() => void load(), [noteId]);
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    setMessage(null);
+    try {
+      await work();
+      await load();
+      setMessage({ ok: true, text: done });
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  const add = (event: Event) => {
+    event.preventDefault();
+    const name = username.trim();
+    if (name === '') return;
+    void act(async () => {
+      unwrap(await api.POST('/api/notes/{noteID}/members', { ...path, body: { username: name, role } }));
+      setUsername('');
+    }, `Shared with ${name}: they can ${role === 'editor' ? 'read and edit' : 'read'} it.`);
+  };
+  const change = (member: Member, next: Member['role']) => void act(
+    async () => unwrap(await api.PATCH('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: member.user_id } }, body: { role: next } })),
+    `${member.username} can now ${next === 'editor' ? 'read and edit' : 'read'} it.`,
+  );
+  const remove = (member: Member) => void act(
+    async () => unwrap(await api.DELETE('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: member.user_id } } })),
+    `${member.username} no longer has this note.`,
+  );
+  return (
+    <section aria-labelledby="people-heading">
+      <h3 id="people-heading">People</h3>
+      <form onSubmit={add} class="inline">
+        <label for="member-username">Username</label>
+        <input id="member-username" autoComplete="off" maxLength={64} value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+        <label for="member-role">Role</label>
+        <select id="member-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Member['role'])}>
+          <option value="editor">can edit</option>
+          <option value="viewer">can view</option>
+        </select>
+        <button type="submit">Add person</button>
+      </form>
+      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {members !== null && members.length > 0 && (
+        <ul class="rows table" aria-label="People with this note">
+          {members.map((member) => (
+            <li key={member.user_id} aria-label={member.username}>
+              <span class="row-title">{member.username}</span>
+              <label class="sr-only" for={`role-${member.user_id}`}>Role of {member.username}</label>
+              <select id={`role-${member.user_id}`} value={member.role} onChange={(e) => change(member, e.currentTarget.value as Member['role'])}>
+                <option value="editor">can edit</option>
+                <option value="viewer">can view</option>
+              </select>
+              <span class="actions"><button type="button" class="secondary" onClick={() => remove(member)} aria-label={`Remove ${member.username}`}>Remove</button></span>
             </li>
           ))}
         </ul>

@@ -6,6 +6,7 @@ import { api, errorMessage, unwrap, type Folder, type TagCount } from '../api/cl
 export type Scope =
   | { kind: 'all' }
   | { kind: 'archive' }
+  | { kind: 'shared' }
   | { kind: 'folder'; id: string }
   | { kind: 'root' }
   | { kind: 'tag'; name: string };
@@ -14,6 +15,7 @@ export type Scope =
 export function scopeSearch(scope: Scope): string {
   switch (scope.kind) {
     case 'archive': return '?view=archive';
+    case 'shared': return '?view=shared';
     case 'folder': return `?folder=${encodeURIComponent(scope.id)}`;
     case 'root': return '?folder=root';
     case 'tag': return `?tag=${encodeURIComponent(scope.name)}`;
@@ -26,6 +28,7 @@ export function scopeOf(search: string): Scope {
   const folder = params.get('folder');
   const tag = params.get('tag');
   if (params.get('view') === 'archive') return { kind: 'archive' };
+  if (params.get('view') === 'shared') return { kind: 'shared' };
   if (folder === 'root') return { kind: 'root' };
   if (folder) return { kind: 'folder', id: folder };
   if (tag) return { kind: 'tag', name: tag };
@@ -180,6 +183,7 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
         {tree(null)}
         <ul class="tree">
           <li>{entry('Archive', { kind: 'archive' }, scope.kind === 'archive')}</li>
+          <li>{entry('Shared with me', { kind: 'shared' }, scope.kind === 'shared')}</li>
         </ul>
         <div class="actions">
           <button type="button" class="secondary" onClick={() => { setName(''); setForm({ kind: 'new' }); }}>New folder</button>

@@ -7,6 +7,7 @@ import { MarkdownEditor } from '../components/markdown-editor';
 import { useAttacher } from '../components/attach';
 import { SharePanel } from '../components/share-panel';
 import { navigate, setNavigationGuard } from '../router';
+import { useLiveChanges } from '../api/events';
 
 interface Conflict {
   server: Note;
@@ -19,8 +20,8 @@ interface Conflict {
  * each save conditional on the version the user started from (If-Match); a 412 never overwrites,
  * it shows what changed and lets the user choose.
  */
-export function Editor({ noteId, onChanged, onDeleted, folders }: {
-  noteId: string; onChanged: () => void; onDeleted: (title: string) => void; folders: Folder[];
+export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
+  noteId: string; me: string; onChanged: () => void; onDeleted: (title: string) => void; folders: Folder[];
 }) {
   const [note, setNote] = useState<Note | null>(null);
   const [title, setTitle] = useState('');
@@ -32,8 +33,12 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
   const [preview, setPreview] = useState(false);
   const [sharing, setSharing] = useState(false);
   const [replaced, setReplaced] = useState(0);
-  /** A version saved elsewhere (another tab, device or person) since this one was loaded. */
+  /** A version saved elsewhere (another tab, device or person) since this one was loaded, and by whom. */
   const [newer, setNewer] = useState<Note | null>(null);
+  const [newerBy, setNewerBy] = useState<string | null>(null);
+  /** The caller's role on a note shared with them (null: their own note). */
+  const [role, setRole] = useState<'viewer' | 'editor' | null>(null);
+  const [gone, setGone] = useState('');
   const titleRef = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
@@ -44,6 +49,10 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
     (async () => {
       try {
         const loaded = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+        if (loaded.owner_id !== me) {
+          const members = unwrap(await api.GET('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } } }));
+          setRole(members.find((m) => m.user_id === me)?.role ?? 'viewer');
+        }
         setNote(loaded);
         setTitle(loaded.title);
         setContent(loaded.content);
@@ -69,15 +78,38 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
     };
   }, [noteId, note]);
 
-  const loadVersion = (server: Note) => {
+  const loadVersion = (server: Note, by: string | null = null) => {
     setNote(server);
     setTitle(server.title);
     setContent(server.content);
     setReplaced(replaced + 1);
     setConflict(null);
     setNewer(null);
-    setStatus(`Loaded version ${server.version}`);
+    setNewerBy(null);
+    setStatus(by === null ? `Loaded version ${server.version}` : `Version ${server.version}, saved by ${by}, is shown`);
   };
+
+  // Saves elsewhere arrive as they happen: shown at once when nothing here is unsaved, else offered
+  // (and the conflict flow still applies to a save from here).
+  useLiveChanges((change) => {
+    if (change.data.id !== noteId || note === null) return;
+    if (change.type === 'note.trashed' || change.type === 'note.deleted') {
+      setGone('This note was moved to the trash by its owner.');
+      return;
+    }
+    if (change.type !== 'note.updated' || (change.data.version ?? 0) <= note.version) return;
+    void (async () => {
+      const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
+      if (server?.data === undefined || server.data.version <= note.version) return;
+      const by = change.data.author_username ?? null;
+      if (dirty) {
+        setNewer(server.data);
+        setNewerBy(by);
+      } else {
+        loadVersion(server.data, by);
+      }
+    })();
+  }, [noteId, note, dirty, replaced]);
 
   // Once the note is on screen (not before: the fields do not exist until then), the focus moves to
   // it: a new note's title, selected, so typing names it; another note's form, so the next Tab
@@ -176,6 +208,8 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
   };
 
   if (note === null) return error ? <p class="error" role="alert">{error}</p> : <p class="muted" role="status">Loading…</p>;
+  const owner = role === null;
+  const canEdit = role !== 'viewer';
   return (
     <form class="editor" ref={formRef} tabIndex={-1} aria-label="Note" onSubmit={(e) => { e.preventDefault(); void save(); }}>
       <div class="toolbar">
@@ -183,20 +217,23 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
         <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
           {dirty ? 'Unsaved changes' : status || `Version ${note.version}`}
         </span>
-        <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>
-        <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>
-        {attacher.button}
+        {canEdit && <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>}
+        {canEdit && <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>}
+        {canEdit && attacher.button}
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
-        <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>
-        <button type="button" class="danger" onClick={remove}>Delete</button>
+        {owner && <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>}
+        {owner && <button type="button" class="danger" onClick={remove}>Delete</button>}
       </div>
-      <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
+      {owner
+        ? <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
+        : <p class="notice shared-badge">Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.</p>}
+      {gone && <p class="error" role="alert">{gone}</p>}
       {error && <p class="error" role="alert">{error}</p>}
       {attacher.message}
       {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}
       {newer && newer.version > note.version && !conflict && (
         <div class="notice" role="status">
-          Version {newer.version} of this note was saved elsewhere.{' '}
+          Version {newer.version} of this note was saved {newerBy === null ? 'elsewhere' : `by ${newerBy}`}.{' '}
           {dirty
             ? 'Saving will show what changed there beside your text.'
             : <button type="button" class="secondary" onClick={() => loadVersion(newer)}>Load version {newer.version}</button>}
@@ -207,6 +244,7 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
           keepMine={() => save(conflict.server, conflict.mine)}
           takeTheirs={() => loadVersion(conflict.server)} />
       )}
+      {!canEdit ? <><h2 class="note-title">{note.title || 'Untitled'}</h2><Markdown source={note.content} label="Note" /></> : <>
       <label for="title">Title</label>
       <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
       <div class={`panes ${preview ? 'with-preview' : ''}`}>
@@ -218,6 +256,7 @@ export function Editor({ noteId, onChanged, onDeleted, folders }: {
         </div>
         {preview && <Markdown source={content} label="Preview" />}
       </div>
+      </>}
     </form>
   );
 }

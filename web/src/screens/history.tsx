@@ -125,6 +125,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
                     {row.version === note?.version && <strong>current · </strong>}
                     {row.label && <strong class="label">{row.label} · </strong>}
                     {row.restored_from != null && `restored from ${row.restored_from} · `}
+                    {row.author_username === null ? 'a deleted account · ' : `${row.author_username} · `}
                     <time dateTime={row.created_at}>{formatTime(row.created_at)}</time>
                   </span>
                 </li>

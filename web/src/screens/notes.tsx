@@ -3,6 +3,10 @@ import { api, errorMessage, rawJson, unwrap, type Folder, type NoteRow, type Sea
 import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
 import { navigate, useSearch } from '../router';
 import { Editor } from './editor';
+import { useLiveChanges } from '../api/events';
+
+/** A row of "Shared with me": whose note it is and what the caller may do with it. */
+type SharedRow = NoteRow & { owner_username?: string; role?: 'viewer' | 'editor' };
 
 /** Notes the list asks for at a time. */
 const PAGE = 100;
@@ -19,8 +23,8 @@ function scopeQuery(scope: Scope): Record<string, string> {
 }
 
 /** The notes list (with search) beside the open note; on a phone one of the two at a time. */
-export function NotesScreen({ noteId }: { noteId: string | null }) {
-  const [notes, setNotes] = useState<NoteRow[] | null>(null);
+export function NotesScreen({ noteId, me }: { noteId: string | null; me: string }) {
+  const [notes, setNotes] = useState<SharedRow[] | null>(null);
   const [error, setError] = useState('');
   const [query, setQuery] = useState('');
   const [throughHistory, setThroughHistory] = useState(false);
@@ -38,7 +42,9 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
   const load = useCallback(async () => {
     try {
       const [list, folderList, tagList] = await Promise.all([
-        rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), ...scopeQuery(scope) })}`),
+        scope.kind === 'shared'
+          ? rawJson<SharedRow[]>(`/api/notes/shared?limit=${PAGE}`)
+          : rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), ...scopeQuery(scope) })}`),
         rawJson<Folder[]>('/api/folders'),
         rawJson<TagCount[]>('/api/tags'),
       ]);
@@ -53,6 +59,8 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
     // The scope is read from the address each render; its query string is what changes it.
   }, [scopeKey]);
   useEffect(() => void load(), [load]);
+  // Saves, moves and shares made elsewhere (another device, another person) show up as they happen.
+  useLiveChanges(() => void load(), [load]);
 
   const choose = (next: Scope) => {
     setDrawer(false);
@@ -61,7 +69,9 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
   const showMore = async () => {
     try {
       const offset = String(notes?.length ?? 0);
-      const next = await rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), offset, ...scopeQuery(scope) })}`);
+      const next = scope.kind === 'shared'
+        ? await rawJson<SharedRow[]>(`/api/notes/shared?limit=${PAGE}&offset=${offset}`)
+        : await rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), offset, ...scopeQuery(scope) })}`);
       setNotes([...(notes ?? []), ...next]);
       setMore(next.length === PAGE);
     } catch (e) {
@@ -78,7 +88,7 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
       setError(errorMessage(e));
     }
   };
-  const heading = scope.kind === 'archive' ? 'Archive'
+  const heading = scope.kind === 'archive' ? 'Archive' : scope.kind === 'shared' ? 'Shared with me'
     : scope.kind === 'folder' ? folders.find((f) => f.id === scope.id)?.name ?? 'Folder'
       : scope.kind === 'root' ? 'Top level'
         : scope.kind === 'tag' ? `#${scope.name}` : 'Notes';
@@ -130,12 +140,13 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
         {flash && <p role="status" class="flash">{flash}</p>}
         {error && <p class="error" role="alert">{error}</p>}
         {results !== null ? <SearchResults results={results} current={noteId} />
-          : <NoteList notes={notes} current={noteId} query={scopeKey} empty={scope.kind === 'all' ? 'No notes yet.' : 'No notes here.'} />}
+          : <NoteList notes={notes} current={noteId} query={scopeKey}
+            empty={scope.kind === 'all' ? 'No notes yet.' : scope.kind === 'shared' ? 'No one has shared a note with you yet.' : 'No notes here.'} />}
         {results === null && more && <button type="button" class="secondary more" onClick={() => void showMore()}>Show more notes</button>}
       </section>
       <section class="open" aria-label="Note">
         {noteId ? (
-          <Editor key={noteId} noteId={noteId} onChanged={load} folders={folders}
+          <Editor key={noteId} noteId={noteId} me={me} onChanged={load} folders={folders}
             onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); void load(); navigate('/'); }} />
         ) : (
           <div class="empty"><p>Select a note or create one with “New note”.</p></div>
@@ -146,7 +157,7 @@ export function NotesScreen({ noteId }: { noteId: string | null }) {
 }
 
 function NoteList({ notes, current, query, empty }: {
-  notes: NoteRow[] | null; current: string | null; query: string; empty: string;
+  notes: SharedRow[] | null; current: string | null; query: string; empty: string;
 }) {
   if (notes === null) return <p class="muted" role="status">Loading notes…</p>;
   if (notes.length === 0) return <p class="muted">{empty}</p>;
@@ -160,6 +171,7 @@ function NoteList({ notes, current, query, empty }: {
               {note.title || 'Untitled'}
             </span>
             <time dateTime={note.updated_at}>{formatTime(note.updated_at)}</time>
+            {note.owner_username !== undefined && <span class="meta">{note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}</span>}
           </a>
           {note.tags.length > 0 && (
             <ul class="chips" aria-label={`Tags of ${note.title || 'Untitled'}`}>
