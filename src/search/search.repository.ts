@@ -30,17 +30,30 @@ export interface SearchScope {
   folder?: string | null;
   tags: string[];
   notTags: string[];
+  /**
+   * Notes other people shared with the searcher (`viewer`) are searched too: `owners` are those
+   * people. Absent when nothing is shared with the searcher (the usual, fastest, search).
+   */
+  shared?: { viewer: string; owners: string[] };
 }
 
 export const DEFAULT_SCOPE: SearchScope = { archived: false, tags: [], notTags: [] };
 
 /** Whether only what every search leaves out (archived notes) is left out: SQLite's fast path. */
 export const isDefaultScope = (scope: SearchScope) =>
-  !scope.archived && scope.folder === undefined && scope.tags.length === 0 && scope.notTags.length === 0;
+  !scope.archived && scope.folder === undefined && scope.tags.length === 0 && scope.notTags.length === 0 && scope.shared === undefined;
+
+/** Whose notes a search looks at: the searcher's, and those of people who shared notes with them. */
+const ownersOf = (ownerId: string, scope: SearchScope): string[] => [ownerId, ...(scope.shared?.owners ?? [])];
 
 /** The scope as conditions on the notes row `n` (plain SQL on both engines). */
 export function scopeConditions(scope: SearchScope) {
   const parts = [sql`n.archived = ${scope.archived}`];
+  // Of the sharers' notes, only those shared with the searcher (the searcher's own always pass).
+  if (scope.shared !== undefined) {
+    const viewer = scope.shared.viewer;
+    parts.push(sql`(n.owner_id = ${viewer} or exists (select 1 from note_members m where m.note_id = n.id and m.user_id = ${viewer}))`);
+  }
   if (scope.folder === null) parts.push(sql`n.folder_id is null`);
   else if (scope.folder !== undefined) parts.push(sql`n.folder_id = ${scope.folder}`);
   // Primary-key probes of note_tags (see listNotes in notes.repository.ts for why not by owner).
@@ -75,7 +88,7 @@ async function sqliteMatches(
   db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope, budgeted: boolean,
 ): Promise<Hit[]> {
   const budget = (rowid: string) => (budgeted ? sql` and ${sql.raw(BUDGET_FUNCTION)}(${sql.raw(rowid)})` : sql``);
-  const owner = `{owner} : "${ownerTerm(ownerId)}"`;
+  const owner = `{owner} : (${ownersOf(ownerId, scope).map((id) => `"${ownerTerm(id)}"`).join(' OR ')})`;
   let match = owner;
   if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
   if (query.exclude.length > 0) match = `(${match}) NOT ${toFts5(query.exclude, 'title body', 'OR')}`;
@@ -134,7 +147,7 @@ async function sqliteMatches(
       select hits.*, row_number() over (partition by note_id order by version desc) as rank from hits)
     select n.id, n.updated_at, newest.version, newest.version_id
     from newest join notes n on n.id = newest.note_id
-    where newest.rank = 1 and n.owner_id = ${ownerId} and n.deleted_at is null and ${scopeConditions(scope)}
+    where newest.rank = 1 and n.owner_id in (${sql.join(ownersOf(ownerId, scope))}) and n.deleted_at is null and ${scopeConditions(scope)}
     order by newest.tier desc, newest.score, n.updated_at desc, n.id desc
     limit ${page.limit} offset ${page.offset}`.execute(db);
   return rows;
@@ -155,7 +168,7 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
     const { rows } = await sql<Hit>`
       select n.id, n.updated_at, n.version, n.version_id
       from search_history s join notes n on n.id = s.note_id and n.version_id = s.version_id
-      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery} and n.deleted_at is null and ${scopeConditions(scope)}
+      where s.owner_id in (${sql.join(ownersOf(ownerId, scope))}) and s.tsv @@ ${tsquery} and n.deleted_at is null and ${scopeConditions(scope)}
       order by ${order}s.seq desc
       limit ${page.limit} offset ${page.offset}`.execute(db);
     return rows;
@@ -167,7 +180,7 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
   const { rows } = await sql<Hit>`
     with cand as (
       select s.version_id, s.note_id, s.version from search_history s
-      where s.owner_id = ${ownerId} and s.tsv @@ ${tsquery}
+      where s.owner_id in (${sql.join(ownersOf(ownerId, scope))}) and s.tsv @@ ${tsquery}
       order by s.seq desc limit ${HISTORY_CANDIDATES}),
     newest as (
       select distinct on (note_id) version_id, note_id, version from cand order by note_id, version desc),
@@ -186,7 +199,7 @@ async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, hist
 export async function findInScope(db: Db, ownerId: string, scope: SearchScope, page: SearchPage): Promise<Hit[]> {
   const { rows } = await sql<Hit>`
     select n.id, n.updated_at, n.version, n.version_id from notes n
-    where n.owner_id = ${ownerId} and n.deleted_at is null and ${scopeConditions(scope)}
+    where n.owner_id in (${sql.join(ownersOf(ownerId, scope))}) and n.deleted_at is null and ${scopeConditions(scope)}
     order by n.updated_at desc, n.id desc
     limit ${page.limit} offset ${page.offset}`.execute(db);
   return rows;
@@ -196,4 +209,11 @@ export async function findInScope(db: Db, ownerId: string, scope: SearchScope, p
 export function versionTexts(db: Db, versionIds: string[]) {
   if (versionIds.length === 0) return Promise.resolve([]);
   return db.selectFrom('note_versions').select(['id', 'title', 'content']).where('id', 'in', versionIds).execute();
+}
+
+/** The people who shared notes (outside the trash) with the user: a search looks at their notes too. */
+export async function sharers(db: Db, userId: string): Promise<string[]> {
+  const rows = await db.selectFrom('note_members as m').innerJoin('notes as n', 'n.id', 'm.note_id')
+    .select('n.owner_id').distinct().where('m.user_id', '=', userId).where('n.deleted_at', 'is', null).execute();
+  return rows.map((row) => row.owner_id);
 }

@@ -53,7 +53,8 @@ export interface SearchContext {
 }
 
 /**
- * GET /notes/search: the caller's matching notes, best first, each with a snippet around the match.
+ * GET /notes/search: the caller's matching notes, and those shared with them, best first, each with
+ * a snippet around the match.
  * `q` is 1 to QUERY_MAX_CHARACTERS characters (the route schema); its word counts are checked here.
  */
 export async function searchNotes(ctx: SearchContext, ownerId: string, input: SearchInput): Promise<SearchResult[]> {
@@ -61,11 +62,14 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
   const tooMuch = limitError(query);
   if (tooMuch !== undefined) throw Errors.invalidQuery(tooMuch);
   if (input.folder != null) await requireFolder(ctx.db, ownerId, input.folder);
+  // Folders are their owner's: a search in one of the caller's folders finds only the caller's notes.
+  const owners = input.folder === undefined ? await repo.sharers(ctx.db, ownerId) : [];
   const scope: repo.SearchScope = {
     archived: input.archived ?? false,
     ...(input.folder !== undefined && { folder: input.folder }),
     tags: input.tag === undefined ? query.tags : [...new Set([...query.tags, normalizeTag(input.tag)])],
     notTags: query.notTags,
+    ...(owners.length > 0 && { shared: { viewer: ownerId, owners } }),
   };
   const page = { limit: input.limit, offset: input.offset };
   const words = query.include.length > 0 || query.exclude.length > 0;

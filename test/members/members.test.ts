@@ -104,6 +104,22 @@ forEachDatabase('notes shared with people', (ctx) => {
     assert.equal((await call(people.owner, 'GET', `/api/notes/${id}/versions`)).json()[0].author_username, null, 'a deleted author is no one');
   });
 
+  test('search finds notes shared with the caller, and stops finding them when access ends', async () => {
+    const { people, id } = await setUp();
+    await call(people.owner, 'POST', `/api/notes/${id}/versions`, { title: 'Plan', content: 'the zeppelin itinerary #travel' });
+    await call(people.owner, 'POST', '/api/notes', { title: 'Private', content: 'another zeppelin, not shared' });
+    await call(people.viewer, 'POST', '/api/notes', { title: 'Mine', content: 'my own zeppelin' });
+    const search = async (who: Session, q: string, extra = '') =>
+      ((await call(who, 'GET', `/api/notes/search?q=${encodeURIComponent(q)}${extra}`)).json() as Array<{ id: string; title: string }>).map((r) => r.title).sort();
+    assert.deepEqual(await search(people.viewer, 'zeppelin'), ['Mine', 'Plan']);
+    assert.deepEqual(await search(people.viewer, 'zeppelin', '&history=true'), ['Mine', 'Plan']);
+    assert.deepEqual(await search(people.viewer, 'tag:travel'), ['Plan']);
+    assert.deepEqual(await search(people.stranger, 'zeppelin'), []);
+    assert.deepEqual(await search(people.owner, 'zeppelin'), ['Plan', 'Private']);
+    await call(people.owner, 'DELETE', `/api/notes/${id}/members/${people.viewer.userId}`);
+    assert.deepEqual(await search(people.viewer, 'zeppelin'), ['Mine']);
+  });
+
   test('members see the files the note links to, and nothing else of the owner\'s', async () => {
     const { people, id } = await setUp();
     const upload = async (bytes: string) => {
