@@ -62,7 +62,7 @@ if (args.help) {
   --history N              versions in the deep-history note (default 10000)
   --only a,b               run only these scenarios (${'me, notes-list, note-get, version-post, versions-first, versions-deepest, search, login, storm'};
                            history: bench/history.ts, search-scale: bench/search.ts, organise: bench/organise.ts,
-                           attachments: bench/attachments.ts, dav: bench/dav.ts,
+                           attachments: bench/attachments.ts, dav: bench/dav.ts, events: bench/events.ts,
                            each with its own server)
   --skip a,b               run all but these (results are still written, unlike with --only)
   --cpu-prof               run the server under node --cpu-prof (profile lands in bench/results/profiles/)
@@ -100,7 +100,7 @@ const settings = {
     return [kv.slice(0, at), kv.slice(at + 1)];
   })) as Record<string, string>,
 };
-const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm', 'history', 'search-scale', 'organise', 'attachments', 'dav'] as const;
+const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm', 'history', 'search-scale', 'organise', 'attachments', 'dav', 'events'] as const;
 /** Benches with their own script and server, run after the scenarios above (their output is kept in bench/results). */
 const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: string[] }> = [
   { id: 'history', script: 'bench/history.ts', args: ['--no-build'] },
@@ -108,6 +108,7 @@ const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: stri
   { id: 'organise', script: 'bench/organise.ts', args: ['--no-write'] },
   { id: 'attachments', script: 'bench/attachments.ts', args: ['--no-write'] },
   { id: 'dav', script: 'bench/dav.ts', args: ['--no-write'] },
+  { id: 'events', script: 'bench/events.ts', args: ['--no-write'] },
 ];
 type ScenarioId = (typeof SCENARIOS)[number];
 const listed = (option: 'only' | 'skip') => (args[option] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '') as ScenarioId[];

@@ -50,7 +50,7 @@ export async function withInProcessApp<T>(kind: 'sqlite' | 'postgres', label: st
 }
 
 /** Prints the result and, unless told not to, keeps it as bench/results/<name>-<db>-<date>.json. */
-export function keepResult(name: string, result: { db: string; date: string }, write: boolean, log: (message: string) => void): void {
+export function keepResult(name: string, result: { db: string; date: string; [key: string]: unknown }, write: boolean, log: (message: string) => void): void {
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   if (!write) return;
   const file = path.join('bench', 'results', `${name}-${result.db}-${result.date.slice(0, 10)}.json`);

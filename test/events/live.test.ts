@@ -4,7 +4,7 @@ import net from 'node:net';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { claims, forgeToken } from '../helpers/auth.js';
-import { buildTestApp, forEachDatabase, newSession, type Session } from '../helpers/harness.js';
+import { buildTestApp, forEachDatabase, newSession, testConfig, type Session } from '../helpers/harness.js';
 
 /** Live changes (CONTRACT.md, "Live changes"): GET /api/events through a listening server. */
 interface Received {
@@ -202,6 +202,26 @@ forEachDatabase('live changes', (ctx) => {
     await stream.until(() => stream.ended);
     await closing;
   });
+
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (redisUrl !== undefined && ctx.kind === 'sqlite') {
+    test('with REDIS_URL, events cross between instances through Redis (SQLite alone could not)', async () => {
+      const config = { ...testConfig(`sqlite:${ctx.config.database.kind === 'sqlite' ? ctx.config.database.filename : ''}`), redisUrl, redisKeyPrefix: `test-${Date.now()}:` };
+      const [a, b] = [await buildTestApp(config, ctx.database), await buildTestApp(config, ctx.database)];
+      try {
+        await listen(a);
+        const url = await listen(b);
+        const user = await newSession(a, 'liver');
+        const stream = await Stream.open(url, user.accessToken);
+        const id = (await a.inject({ method: 'POST', url: '/api/notes', headers: user.auth, payload: { title: 'Via Redis' } })).json().id as string;
+        await stream.next('note.created', id, 1000);
+        stream.close();
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  }
 
   if (ctx.kind === 'postgres') {
     test('two instances on one PostgreSQL: a save on one reaches a stream on the other within a second', async () => {
