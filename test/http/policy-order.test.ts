@@ -31,7 +31,7 @@ test('the layers\' hooks run in POLICY_ORDER at each stage, ahead of the route\'
   assert.equal(res.statusCode, 200);
   const expected = (stage: string) => [...POLICY_ORDER.filter((step) => step !== 'cookies'), 'route'].map((step) => `${stage} ${step}`);
   assert.deepEqual(ran, [...expected('onRequest'), ...expected('preHandler'), ...expected('onSend')]);
-  assert.deepEqual(POLICY_ORDER, ['limits', 'shedding', 'cookies', 'access', 'lockout', 'noStore']);
+  assert.deepEqual(POLICY_ORDER, ['limits', 'shedding', 'cookies', 'access', 'note', 'lockout', 'noStore']);
   await app.close();
 });
 

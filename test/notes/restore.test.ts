@@ -48,7 +48,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     ]);
     const version = okJson<Version>(await api.version(s, note.id, body.version_id));
     assert.deepEqual(version, {
-      id: body.version_id, note_id: note.id, title: 'one', content: 'first', version: 4, created_at: body.updated_at, label: null, restored_from: 1,
+      id: body.version_id, note_id: note.id, title: 'one', content: 'first', version: 4, created_at: body.updated_at, label: null, restored_from: 1, author_username: s.username,
     });
   });
 
@@ -100,7 +100,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     const res = await label(s, note.id, first.id, { label: '  Draft sent to Ana  ' });
     const body = okJson<Version>(res);
     assert.deepEqual(body, {
-      id: first.id, note_id: note.id, title: 'one', content: 'first', version: 1, created_at: first.created_at, label: 'Draft sent to Ana', restored_from: null,
+      id: first.id, note_id: note.id, title: 'one', content: 'first', version: 1, created_at: first.created_at, label: 'Draft sent to Ana', restored_from: null, author_username: s.username,
     });
     assert.equal((await api.history(s, note.id))[2]!.label, 'Draft sent to Ana');
     assert.equal(okJson<Version>(await label(s, note.id, first.id, { label: 'Final 🎉' })).label, 'Final 🎉');

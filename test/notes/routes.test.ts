@@ -142,7 +142,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     }
     assert.deepEqual(rows.map((r) => [r.title, r.version]), [['t3', 3], ['t2', 2], ['t1', 1]]);
     assert.equal(new Set(rows.map((r) => r.id)).size, 3);
-    assert.deepEqual(rows[2], { id: note.version_id, title: 't1', version: 1, created_at: note.created_at, label: null, restored_from: null });
+    assert.deepEqual(rows[2], { id: note.version_id, title: 't1', version: 1, created_at: note.created_at, label: null, restored_from: null, author_username: s.username });
     const current = okJson<Note>(await api.get(s, note.id));
     assert.equal(rows[0]!.id, current.version_id);
     assert.equal(rows[0]!.created_at, current.updated_at);
@@ -156,9 +156,9 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
 
     const first = okJson<Record<string, unknown>>(await api.version(s, note.id, oldest!.id));
     assert.deepEqual(Object.keys(first), VERSION_KEYS);
-    assert.deepEqual(first, { id: note.version_id, note_id: note.id, title: 'old title', content: 'old content', version: 1, created_at: note.created_at, label: null, restored_from: null });
+    assert.deepEqual(first, { id: note.version_id, note_id: note.id, title: 'old title', content: 'old content', version: 1, created_at: note.created_at, label: null, restored_from: null, author_username: s.username });
     const second = okJson(await api.version(s, note.id, newest!.id));
-    assert.deepEqual(second, { id: newest!.id, note_id: note.id, title: 'new title', content: 'new content', version: 2, created_at: newest!.created_at, label: null, restored_from: null });
+    assert.deepEqual(second, { id: newest!.id, note_id: note.id, title: 'new title', content: 'new content', version: 2, created_at: newest!.created_at, label: null, restored_from: null, author_username: s.username });
     assert.deepEqual(okJson(await api.version(s, note.id.toUpperCase(), newest!.id.toUpperCase())), second);
   });
 });

@@ -15,8 +15,8 @@ export const NOTE_KEYS = ['id', 'owner_id', 'title', 'content', 'version', 'vers
 export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags'];
 /** How a note that was never filed and has no tags reads. */
 export const UNFILED = { folder_id: null, pinned: false, archived: false, tags: [] as string[] };
-export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from'];
-export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at', 'label', 'restored_from'];
+export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from', 'author_username'];
+export const VERSION_KEYS = ['id', 'note_id', 'title', 'content', 'version', 'created_at', 'label', 'restored_from', 'author_username'];
 
 import type { Note } from '../../src/notes/notes.service.js';
 export type { Note };

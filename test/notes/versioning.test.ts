@@ -34,7 +34,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
     // Every writer's version is there once, under the number its ETag announced.
     const byWriter = new Map(responses.map((res, i) => [`writer ${i}`, Number((res.headers.etag as string).slice(1, -1))]));
     for (const row of history.slice(0, 25)) assert.equal(byWriter.get(row.title), row.version, row.title);
-    assert.deepEqual(history.at(-1), { id: note.version_id, title: 'v1', version: 1, created_at: note.created_at, label: null, restored_from: null });
+    assert.deepEqual(history.at(-1), { id: note.version_id, title: 'v1', version: 1, created_at: note.created_at, label: null, restored_from: null, author_username: s.username });
     // Times follow the numbers: a writer that waited for its turn never gets an earlier time.
     for (let i = 1; i < history.length; i += 1) {
       assert.ok(history[i - 1]!.created_at >= history[i]!.created_at, `version ${history[i - 1]!.version} is dated before version ${history[i]!.version}`);
