@@ -70,7 +70,7 @@ async function main() {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: {
       DATABASE_URL: scratch.url, HOME: home, PORT: '0', HOST: '127.0.0.1', JWT_SECRET: randomBytes(32).toString('hex'),
-      CSRF_SECRET: randomBytes(32).toString('hex'), PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'warn',
+      CSRF_SECRET: randomBytes(32).toString('hex'), PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info',
       SHUTDOWN_DRAIN_SECONDS: '0', MALLOC_MMAP_THRESHOLD_: '1048576', TEST_ARGON2: 'cheap', NODE_ENV: 'test',
     },
   });
