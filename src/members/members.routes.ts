@@ -47,7 +47,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
       description: 'The owner and every member may see who else has the note.',
       params: schemas.NoteParams, response: { 200: Type.Array(schemas.MemberSchema) },
     },
-  }, async (request) => members.listMembers(db, normalizeId(request.params.noteID)));
+  }, async (request) => members.listMembers(db, noteOwnerOf(request), normalizeId(request.params.noteID)));
 
   app.patch('/notes/:noteID/members/:userID', {
     config: { policy: OWNER, docs: { errors: [403, 404] } },
@@ -57,7 +57,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
     },
   }, async (request) => {
     const noteId = normalizeId(request.params.noteID);
-    const member = await members.changeRole(db, noteId, normalizeId(request.params.userID), request.body.role);
+    const member = await members.changeRole(db, noteOwnerOf(request), noteId, normalizeId(request.params.userID), request.body.role);
     live.noteChanged('share.changed', noteId);
     return member;
   });

@@ -6,6 +6,7 @@ import { AppError, Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { decodeTags } from '../tags/extract.js';
 import * as repo from './members.repository.js';
+import { findNoteVersionNumber } from '../notes/notes.repository.js';
 import type { Role } from './members.repository.js';
 
 export type { Role } from './members.repository.js';
@@ -26,24 +27,51 @@ export interface Member {
 const memberNotFound = () => new AppError(404, 'member_not_found', 'Member not found');
 
 /**
+ * Who owns each note this instance has seen: a note's owner never changes (there is no transfer,
+ * and ids are never reused), so an owner acting on their own note needs no look-up after the first.
+ * Bounded; the oldest entries go first.
+ */
+export class OwnerCache {
+  private readonly owners = new Map<string, string>();
+  constructor(private readonly max = 50_000) {}
+  get(noteId: string): string | undefined {
+    return this.owners.get(noteId);
+  }
+  set(noteId: string, ownerId: string): void {
+    if (this.owners.size >= this.max) this.owners.delete(this.owners.keys().next().value!);
+    this.owners.set(noteId, ownerId);
+  }
+}
+
+/**
  * Whose note the caller acts on, checked against the role a route needs (the `note` policy,
  * members/note-access.ts): the caller's own note, or a note shared with them with a role that is
  * enough (else 403 Forbidden). Anything else — missing, in the trash, a stranger's — is 404 `Note
- * not found`, alike.
+ * not found`, alike. The caller's own note (known from `owners`) is settled without a look-up: every
+ * query on it names its owner and skips the trash, so a missing or trashed one is still 404.
  */
-export async function actingOwner(db: Db, userId: string, noteId: string, needed: NeededRole): Promise<string> {
+export async function actingOwner(db: Db, owners: OwnerCache, userId: string, noteId: string, needed: NeededRole): Promise<string> {
+  if (owners.get(noteId) === userId) return userId;
   const access = await repo.findAccess(db, userId, noteId);
+  if (access !== undefined) owners.set(noteId, access.owner_id);
   if (access === undefined || (access.owner_id !== userId && access.role === null)) throw Errors.noteNotFound();
   if (access.owner_id === userId) return userId;
   if (needed === 'owner' || (needed === 'editor' && access.role !== 'editor')) throw Errors.forbidden();
   return access.owner_id;
 }
 
-export async function listMembers(db: Db, noteId: string): Promise<Member[]> {
+/** The owner's note outside the trash, or 404 (member routes read and write note_members alone). */
+async function requireNote(db: Db, ownerId: string, noteId: string): Promise<void> {
+  if ((await findNoteVersionNumber(db, ownerId, noteId)) === undefined) throw Errors.noteNotFound();
+}
+
+export async function listMembers(db: Db, ownerId: string, noteId: string): Promise<Member[]> {
+  await requireNote(db, ownerId, noteId);
   return repo.listMembers(db, noteId);
 }
 
 export async function addMember(db: Db, ownerId: string, noteId: string, input: { username: string; role: Role }): Promise<Member> {
+  await requireNote(db, ownerId, noteId);
   // A name no account can have names no account (and never reaches the database: NUL and the like).
   const username = normalizeUsername(input.username);
   const user = isValidUsername(username) ? await findUserByUsername(db, username) : undefined;
@@ -61,13 +89,15 @@ export async function addMember(db: Db, ownerId: string, noteId: string, input: 
   return member;
 }
 
-export async function changeRole(db: Db, noteId: string, userId: string, role: Role): Promise<Member> {
+export async function changeRole(db: Db, ownerId: string, noteId: string, userId: string, role: Role): Promise<Member> {
+  await requireNote(db, ownerId, noteId);
   if (!(await repo.updateRole(db, noteId, userId, role))) throw memberNotFound();
   return (await repo.listMembers(db, noteId)).find((m) => m.user_id === userId) ?? Promise.reject(memberNotFound());
 }
 
 /** The owner removes a member, or a member leaves: anyone else is refused. */
 export async function removeMember(db: Db, callerId: string, ownerId: string, noteId: string, userId: string): Promise<void> {
+  await requireNote(db, ownerId, noteId);
   if (callerId !== ownerId && callerId !== userId) throw Errors.forbidden();
   if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/schema.js';
 import type { PolicyLayer } from '../http/route-policy.js';
 import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
-import { actingOwner } from './members.service.js';
+import { actingOwner, OwnerCache } from './members.service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,12 +19,13 @@ declare module 'fastify' {
  */
 export function noteAccess(app: FastifyInstance, db: Db): PolicyLayer {
   app.decorateRequest('noteOwner', null);
+  const owners = new OwnerCache();
   return ({ note }) => {
     if (note === undefined) return undefined;
     return {
       preHandler: [async (request: FastifyRequest) => {
         const noteId = normalizeId((request.params as { noteID: string }).noteID);
-        request.noteOwner = await actingOwner(db, requireUserId(request.claims!), noteId, note);
+        request.noteOwner = await actingOwner(db, owners, requireUserId(request.claims!), noteId, note);
       }],
     };
   };

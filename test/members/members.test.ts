@@ -56,6 +56,11 @@ forEachDatabase('notes shared with people', (ctx) => {
     }
     // The owner's DELETE sent it to the trash: access ended for everyone.
     for (const who of ['editor', 'viewer'] as const) assert.equal(statusOf(await call(people[who], 'GET', `/api/notes/${id}`)), 404);
+    // The owner's own note is settled without a look-up once known; in the trash it is still 404 everywhere.
+    for (const [method, url] of [['GET', `/api/notes/${id}`], ['GET', `/api/notes/${id}/members`], ['GET', `/api/notes/${id}/shares`]] as const) {
+      assert.equal(statusOf(await call(people.owner, method, url)), 404, url);
+    }
+    assert.equal(statusOf(await call(people.owner, 'POST', `/api/notes/${id}/members`, { username: people.stranger.username, role: 'viewer' })), 404);
     assert.deepEqual((await call(people.editor, 'GET', '/api/notes/shared')).json(), []);
   });
 
