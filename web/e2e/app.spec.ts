@@ -137,9 +137,11 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await pageB.goto(`/notes/${id}`);
   await expectContent(pageB, 'line one\nline two\n');
 
-  await saveContent(pageA, 'line one\nline two changed by A\n', 3);
-
+  // B is typing when A saves: A's version is offered to B, not loaded over B's text.
   await contentBox(pageB).fill('line one\nline two\nline three by B\n');
+  await saveContent(pageA, 'line one\nline two changed by A\n', 3);
+  await expect(pageB.getByText(`Version 3 of this note was saved by ${username}.`)).toBeVisible();
+  await expectContent(pageB, 'line one\nline two\nline three by B\n');
   await pageB.getByRole('button', { name: 'Save' }).click();
   const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
   await expect(conflict).toBeVisible();
@@ -172,9 +174,9 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
   await pageB.goto(`/notes/${id}`);
   await expectContent(pageB, 'base text');
 
-  await saveContent(pageA, 'text from A', 3);
-
   await contentBox(pageB).fill('text from B');
+  await saveContent(pageA, 'text from A', 3);
+  await expect(pageB.getByText(`Version 3 of this note was saved by ${username}.`)).toBeVisible();
   await pageB.keyboard.press('Control+s');
   const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
   await expect(conflict).toContainText('Version 3 was saved elsewhere. Nothing was overwritten.');

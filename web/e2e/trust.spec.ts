@@ -151,17 +151,29 @@ test('a search hit in an earlier version opens that version in the history', asy
   await expect(page.getByRole('button', { name: 'Version 2', exact: true })).toHaveAttribute('aria-current', 'true');
 });
 
-test('coming back to the tab, a version saved elsewhere is offered; a lost connection is said plainly', async ({ page, request }) => {
+test('a version saved elsewhere shows up at once, or is offered over unsaved text, also when coming back to the tab; a lost connection is said plainly', async ({ page, request }) => {
   const username = await signUp(page);
   const id = await createNote(page, 'Shared', 'mine');
   const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
-  const saved = await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Shared', content: 'from elsewhere' } });
-  expect(saved.status()).toBe(204);
-  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
-  await expect(page.getByRole('status').filter({ hasText: 'Version 3 of this note was saved elsewhere.' })).toBeVisible();
-  await page.getByRole('button', { name: 'Load version 3' }).click();
+  const saveElsewhere = async (content: string) => {
+    const saved = await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Shared', content } });
+    expect(saved.status()).toBe(204);
+  };
+  // Nothing unsaved here: the live change is shown as it comes.
+  await saveElsewhere('from elsewhere');
   await expectContent(page, 'from elsewhere');
-  await expect(page.getByText('Loaded version 3')).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: `Version 3, saved by ${username}, is shown` })).toBeVisible();
+
+  // Without the live stream (a proxy that cuts it), coming back to the tab still finds a newer version.
+  await page.route('**/api/events', (route) => route.abort('connectionreset'));
+  await page.reload();
+  await expectContent(page, 'from elsewhere');
+  await contentBox(page).fill('my unsaved text');
+  await saveElsewhere('later, from elsewhere');
+  await page.evaluate(() => window.dispatchEvent(new Event('focus')));
+  await expect(page.getByRole('status').filter({ hasText: 'Version 4 of this note was saved elsewhere.' })).toBeVisible();
+  await expectContent(page, 'my unsaved text');
+  await page.unroute('**/api/events');
 
   await page.route('**/api/notes/search**', (route) => route.abort('internetdisconnected'));
   await page.getByLabel('Search notes').fill('anything');
