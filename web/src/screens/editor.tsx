@@ -8,6 +8,7 @@ import { useAttacher } from '../components/attach';
 import { SharePanel } from '../components/share-panel';
 import { navigate, setNavigationGuard } from '../router';
 import { useLiveChanges } from '../api/events';
+import { clearDraft, loadDraft, saveDraft } from '../drafts';
 
 interface Conflict {
   server: Note;
@@ -39,6 +40,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   /** The caller's role on a note shared with them (null: their own note). */
   const [role, setRole] = useState<'viewer' | 'editor' | null>(null);
   const [gone, setGone] = useState('');
+  /** Unsaved text of an earlier visit, restored from this device: the version it was typed on. */
+  const [restored, setRestored] = useState<{ version: number; server: Note } | null>(null);
   const titleRef = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
@@ -49,13 +52,26 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     (async () => {
       try {
         const loaded = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+        let memberRole: 'viewer' | 'editor' | null = null;
         if (loaded.owner_id !== me) {
           const members = unwrap(await api.GET('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } } }));
-          setRole(members.find((m) => m.user_id === me)?.role ?? 'viewer');
+          memberRole = members.find((m) => m.user_id === me)?.role ?? 'viewer';
         }
-        setNote(loaded);
-        setTitle(loaded.title);
-        setContent(loaded.content);
+        // Text typed here and never saved (a reload, a crash, an ended session) comes back, against
+        // the version it was typed on: saving it then goes through the conflict check.
+        const draft = memberRole === 'viewer' ? undefined : await loadDraft(me, noteId);
+        const differs = draft !== undefined && (draft.title !== loaded.title || draft.content !== loaded.content);
+        if (draft !== undefined && !differs) void clearDraft(me, noteId);
+        setRole(memberRole);
+        if (differs && draft.baseVersion < loaded.version) {
+          setNote({ ...loaded, version: draft.baseVersion });
+          setNewer(loaded);
+        } else {
+          setNote(loaded);
+        }
+        setTitle(differs ? draft.title : loaded.title);
+        setContent(differs ? draft.content : loaded.content);
+        if (differs) setRestored({ version: draft.baseVersion, server: loaded });
 
       } catch (e) {
         setError(errorMessage(e));
@@ -86,6 +102,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     setConflict(null);
     setNewer(null);
     setNewerBy(null);
+    setRestored(null);
     setStatus(by === null ? `Loaded version ${server.version}` : `Version ${server.version}, saved by ${by}, is shown`);
   };
 
@@ -125,12 +142,35 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     else formRef.current?.focus({ preventScroll: true });
   }, [note]);
 
+  // Every change is kept on this device as it is typed (a moment after the typing pauses), and let
+  // go once nothing is unsaved.
+  useEffect(() => {
+    if (note === null || role === 'viewer') return;
+    if (!dirty) {
+      void clearDraft(me, noteId);
+      return;
+    }
+    const keep = () => void saveDraft(me, noteId, { title, content, baseVersion: note.version, savedAt: new Date().toISOString() });
+    const timer = setTimeout(keep, 250);
+    // Leaving the page within the pause: written at once (best effort, as the page goes).
+    window.addEventListener('pagehide', keep);
+    return () => {
+      clearTimeout(timer);
+      window.removeEventListener('pagehide', keep);
+    };
+  }, [title, content, dirty, note]);
+
   // Leaving with unsaved text asks first, in the app and when closing or reloading the tab.
   useEffect(() => {
     if (!dirty) return;
     const warn = (event: BeforeUnloadEvent) => event.preventDefault();
     window.addEventListener('beforeunload', warn);
-    setNavigationGuard(() => window.confirm('This note has unsaved changes. Leave without saving?'));
+    setNavigationGuard(() => {
+      const leave = window.confirm('This note has unsaved changes. Leave without saving?');
+      // Leaving without saving, asked and answered: the draft goes too (a closed tab keeps it).
+      if (leave) void clearDraft(me, noteId);
+      return leave;
+    });
     return () => {
       window.removeEventListener('beforeunload', warn);
       setNavigationGuard(null);
@@ -168,6 +208,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
       // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
       setNote({ ...base, ...text, version, updated_at: new Date().toISOString() });
       setConflict(null);
+      setRestored(null);
       setStatus(`Saved as version ${version}`);
       onChanged();
     } catch (e) {
@@ -199,6 +240,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?')) return;
     try {
       unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+      void clearDraft(me, noteId);
       setNavigationGuard(null);
       setNote(null);
       onDeleted(title || 'Untitled');
@@ -228,6 +270,12 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
         ? <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
         : <p class="notice shared-badge">Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.</p>}
       {gone && <p class="error" role="alert">{gone}</p>}
+      {restored && dirty && (
+        <div class="notice" role="status">
+          Unsaved text from this device, typed on version {restored.version}, was restored.{' '}
+          <button type="button" class="secondary" onClick={() => loadVersion(restored.server)}>Discard it</button>
+        </div>
+      )}
       {error && <p class="error" role="alert">{error}</p>}
       {attacher.message}
       {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}

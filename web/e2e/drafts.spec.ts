@@ -1,0 +1,50 @@
+import { expect, test, type Page } from '@playwright/test';
+import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp } from './fixtures';
+
+/** The unsaved texts this browser keeps, as the editor wrote them to IndexedDB. */
+const drafts = (page: Page) => page.evaluate(() => new Promise<string[]>((resolve) => {
+  const open = indexedDB.open('vellum-drafts');
+  open.onsuccess = () => {
+    const all = open.result.transaction('drafts').objectStore('drafts').getAll();
+    all.onsuccess = () => resolve((all.result as Array<{ content: string }>).map((d) => d.content));
+  };
+}));
+
+test('typing never saved survives a reload; saving it clears it; typed on an older version it goes through the conflict check', async ({ page, request }) => {
+  const username = await signUp(page);
+  const id = await createNote(page, 'Diary', 'saved line\n');
+
+  await contentBox(page).fill('saved line\nnot saved yet\n');
+  // The draft is written once the typing pauses; a reload then brings the text back.
+  await expect.poll(() => drafts(page)).toEqual(['saved line\nnot saved yet\n']);
+  await page.reload();
+  await expectContent(page, 'saved line\nnot saved yet\n');
+  const notice = page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 2, was restored.' });
+  await expect(notice).toBeVisible();
+  await expectAccessible(page, 'restored draft');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 3' })).toBeVisible();
+  await page.reload();
+  await expectContent(page, 'saved line\nnot saved yet\n');
+  await expect(notice).toHaveCount(0);
+  expect(await drafts(page)).toEqual([]);
+
+  // Typed here, saved elsewhere meanwhile (the live stream cut, as when the laptop was closed): the
+  // restored text is offered against version 3, and saving shows the conflict, losing nothing.
+  await page.route('**/api/events', (route) => route.abort('connectionreset'));
+  await page.reload();
+  await contentBox(page).fill('offline thoughts\n');
+  await expect.poll(() => drafts(page)).toEqual(['offline thoughts\n']);
+  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
+  expect((await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Diary', content: 'from the phone\n' } })).status()).toBe(204);
+  page.once('dialog', (dialog) => void dialog.accept());
+  await page.reload();
+  await expectContent(page, 'offline thoughts\n');
+  await expect(page.getByRole('status').filter({ hasText: 'typed on version 3, was restored' })).toBeVisible();
+  await page.getByRole('button', { name: 'Save' }).click();
+  const conflict = page.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
+  await expect(conflict).toContainText('Version 4 was saved elsewhere.');
+  await conflict.getByRole('button', { name: 'Keep mine' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 5' })).toBeVisible();
+  await expect(await openHistory(page, id)).toHaveText(['Version 5', 'Version 4', 'Version 3', 'Version 2', 'Version 1']);
+});

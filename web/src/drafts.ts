@@ -1,0 +1,48 @@
+/**
+ * Unsaved text kept on this device (IndexedDB) as it is typed, so a reload, a crash, a closed tab,
+ * a lost connection or an ended session loses nothing: the editor offers it back next time, against
+ * the version it was typed on. Per account and note; removed once saved or discarded.
+ */
+export interface Draft {
+  title: string;
+  content: string;
+  /** The version the text was typed on: a save of it is conditional on that version. */
+  baseVersion: number;
+  savedAt: string;
+}
+
+const DATABASE = 'vellum-drafts';
+const STORE = 'drafts';
+
+let opened: Promise<IDBDatabase | null> | null = null;
+function open(): Promise<IDBDatabase | null> {
+  opened ??= new Promise((resolve) => {
+    if (typeof indexedDB === 'undefined') return resolve(null);
+    const request = indexedDB.open(DATABASE, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(STORE);
+    request.onsuccess = () => resolve(request.result);
+    // Private modes and full disks: no drafts, never an error in the editor.
+    request.onerror = () => resolve(null);
+  });
+  return opened;
+}
+
+async function run<T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) => IDBRequest<T>): Promise<T | undefined> {
+  const db = await open();
+  if (db === null) return undefined;
+  return new Promise((resolve) => {
+    try {
+      const request = work(db.transaction(STORE, mode).objectStore(STORE));
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => resolve(undefined);
+    } catch {
+      resolve(undefined);
+    }
+  });
+}
+
+const key = (userId: string, noteId: string) => `${userId}:${noteId}`;
+
+export const saveDraft = (userId: string, noteId: string, draft: Draft) => run('readwrite', (s) => s.put(draft, key(userId, noteId)));
+export const loadDraft = (userId: string, noteId: string) => run<Draft | undefined>('readonly', (s) => s.get(key(userId, noteId)));
+export const clearDraft = (userId: string, noteId: string) => run('readwrite', (s) => s.delete(key(userId, noteId)));
