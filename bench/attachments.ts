@@ -14,6 +14,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import { percentiles, round, scratchDatabase } from './lib/scratch.js';
+import { cpuMs, rssMiB } from './lib/processes.js';
 import { startProcess } from '../test/helpers/server-process.js';
 
 const { values: args } = parseArgs({
@@ -42,12 +43,6 @@ s3.configureBuckets().then(() => {
   server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 });
 `;
-/** USER_HZ: the unit of utime and stime in /proc/<pid>/stat (100 on Linux). */
-const ticks = 100;
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks;
-}
  /** Uploads random files of `size` bytes until told to stop; says when it starts, and how many it finished. */
 const UPLOAD_LOOP = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -68,7 +63,6 @@ parentPort.on('message', () => { stop = true; });
   parentPort.postMessage(n);
 })();
 `;
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 async function main() {
   const scratch = await scratchDatabase(kind, 'attachments');

@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { keepResult } from './lib/in-process.js';
+import { cpuMs, rssMiB } from './lib/processes.js';
 import { percentiles, scratchDatabase } from './lib/scratch.js';
 import { startProcess } from '../test/helpers/server-process.js';
 
@@ -32,12 +33,6 @@ const USERS = 50;
 const PER_USER = 20;
 const AUDIENCE = 100;
 const log = (message: string) => process.stdout.write(`[events bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
-
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
-function cpuMs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ 100
-}
 
 /** An open stream that calls `onEvent` with each event's type and data. */
 function openStream(base: string, token: string, onEvent: (type: string, data: { id: string; version?: number }) => void): Promise<http.ClientRequest> {

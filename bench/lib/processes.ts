@@ -221,3 +221,12 @@ export class MemorySampler {
     clearInterval(this.timer);
   }
 }
+
+/** The resident set of a process, in MiB (/proc/<pid>/status). */
+export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/** CPU time (user + system) a process has used, in ms (/proc/<pid>/stat, USER_HZ 100). */
+export function cpuMs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
