@@ -4,13 +4,16 @@ import { databaseChannel, type Channel } from '../db/notifications.js';
 import { redisChannel } from './redis-channel.js';
 
 /**
- * A change of a note, for everyone it concerns: `users` are the note's owner and members at the
- * time of the change, `data` what the stream sends (at least the note's id).
+ * A change of a note, for everyone it concerns: its owner and members, read by each instance that
+ * has streams when it hears the event — or `users`, read before a change that removes them (a
+ * delete) — and `alsoTell` (a member who just left). `data` is what the stream sends (at least the
+ * note's id).
  */
 export interface LiveEvent {
   type: EventType;
   data: { id: string; [key: string]: unknown };
-  users: string[];
+  users?: string[];
+  alsoTell?: string[];
 }
 
 export const EVENT_TYPES = ['note.created', 'note.updated', 'note.filed', 'note.trashed', 'note.restored', 'note.deleted', 'share.changed'] as const;
@@ -49,7 +52,8 @@ export async function createBus(config: Config, log: FastifyBaseLogger): Promise
 function decodeEvent(text: string): LiveEvent | undefined {
   try {
     const value = JSON.parse(text) as LiveEvent;
-    if (!(EVENT_TYPES as readonly string[]).includes(value.type) || typeof value.data?.id !== 'string' || !Array.isArray(value.users)) return undefined;
+    const list = (users: unknown) => users === undefined || (Array.isArray(users) && users.every((u) => typeof u === 'string'));
+    if (!(EVENT_TYPES as readonly string[]).includes(value.type) || typeof value.data?.id !== 'string' || !list(value.users) || !list(value.alsoTell)) return undefined;
     return value;
   } catch {
     return undefined;

@@ -48,16 +48,29 @@ export class LiveEvents {
     // With no one listening anywhere (one process, no stream), there is nothing to tell.
     if (this.bus.kind === 'local' && this.streams.size === 0) return;
     void (async () => {
-      const users = extra.users ?? await audience(this.db, noteId);
-      const author = extra.authorId === undefined ? undefined : (await findUserById(this.db, extra.authorId))?.username ?? null;
+      const author = extra.authorId === undefined ? undefined : await this.usernameOf(extra.authorId);
       const data = { id: noteId, ...(extra.version !== undefined && { version: extra.version }), ...(author !== undefined && { author_username: author }) };
-      await this.bus.publish({ type, data, users: [...new Set([...users, ...(extra.alsoTell ?? [])])] });
+      // Who is told is worked out where the streams are (an instance without any reads nothing),
+      // except when the change removes what says so (a delete): then it is read before, here.
+      await this.bus.publish({ type, data, ...(extra.users !== undefined && { users: extra.users }), ...(extra.alsoTell !== undefined && { alsoTell: extra.alsoTell }) });
     })().catch((error: unknown) => this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'));
   }
 
   /** Tells about many notes (a folder deleted into the trash, say). */
   notesChanged(type: EventType, noteIds: readonly string[]): void {
     for (const id of noteIds) this.noteChanged(type, id);
+  }
+
+  /** Usernames never change, so each author is looked up once (bounded; a deleted one is null). */
+  private readonly usernames = new Map<string, string>();
+  private async usernameOf(userId: string): Promise<string | null> {
+    const known = this.usernames.get(userId);
+    if (known !== undefined) return known;
+    const username = (await findUserById(this.db, userId))?.username;
+    if (username === undefined) return null;
+    if (this.usernames.size >= 10_000) this.usernames.delete(this.usernames.keys().next().value!);
+    this.usernames.set(userId, username);
+    return username;
   }
 
   count(userId: string): number {
@@ -104,11 +117,18 @@ export class LiveEvents {
     return this.bus.publish(event);
   }
 
+  /** Events are handed out one after another, so a stream sees them in the order they were heard. */
+  private delivering: Promise<void> = Promise.resolve();
+
   private deliver(event: LiveEvent): void {
-    const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
-    for (const userId of new Set(event.users)) {
-      for (const stream of [...this.streams.get(userId) ?? []]) this.write(stream, text);
-    }
+    if (this.streams.size === 0) return;
+    this.delivering = this.delivering.then(async () => {
+      const users = event.users ?? (this.streams.size === 0 ? [] : await audience(this.db, event.data.id));
+      const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+      for (const userId of new Set([...users, ...(event.alsoTell ?? [])])) {
+        for (const stream of [...this.streams.get(userId) ?? []]) this.write(stream, text);
+      }
+    }).catch((error: unknown) => this.log.warn({ err: error, type: event.type }, 'live events: a change was not delivered'));
   }
 
   private write(stream: Stream, text: string): void {

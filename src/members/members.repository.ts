@@ -52,9 +52,12 @@ export function sharedWith(db: Db, userId: string, page: { limit: number; offset
     .execute();
 }
 
-/** Everyone a change of the note concerns: its owner and its members. */
+const audienceQuery = compiled((db, p: { noteId: string }) =>
+  db.selectFrom('notes as n').leftJoin('note_members as m', 'm.note_id', 'n.id')
+    .select(['n.owner_id', 'm.user_id']).where('n.id', '=', p.noteId));
+
+/** Everyone a change of the note concerns: its owner and its members (after every save: prepared once). */
 export async function audience(db: Db, noteId: string): Promise<string[]> {
-  const rows = await db.selectFrom('notes as n').leftJoin('note_members as m', 'm.note_id', 'n.id')
-    .select(['n.owner_id', 'm.user_id']).where('n.id', '=', noteId).execute();
+  const rows = await audienceQuery.execute(db, { noteId });
   return [...new Set(rows.flatMap((r) => (r.user_id === null ? [r.owner_id] : [r.owner_id, r.user_id])))];
 }

@@ -131,10 +131,10 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     schema: { tags, operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    // Read first: with TRASH_DAYS=0 the note and its members are gone after.
-    const users = await live.audienceOf(noteId);
+    // With TRASH_DAYS=0 the note and its members are gone after: who to tell is read first.
+    const users = trashDays === 0 ? await live.audienceOf(noteId) : undefined;
     await notes.deleteNote(db, noteOwnerOf(request), noteId, trashDays);
-    live.noteChanged(trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId, { users });
+    live.noteChanged(trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId, users === undefined ? {} : { users });
     return reply.code(204).send();
   });
 
