@@ -156,6 +156,9 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await pageA.getByRole('button', { name: 'Version 3' }).click();
   await expect(pageA.getByRole('region', { name: 'Version 3 rendered' })).toContainText('changed by A');
   await pageA.reload();
+  // Signed in again (the history shows) before leaving: a navigation during the reload's refresh
+  // would drop the rotated cookie.
+  await expect(pageA.getByRole('button', { name: 'Version 4' })).toBeVisible();
   await pageA.goto(`/notes/${id}`);
   await expectContent(pageA, 'line one\nline two\nline three by B\n');
   await a.close();
