@@ -40,7 +40,16 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
     if (!request.isMultipart()) {
       throw new AppError(415, 'unsupported_media_type', 'Send the file as multipart/form-data, in a part named "file"');
     }
-    const file = await request.file({ throwFileSizeLimit: false });
+    let file;
+    try {
+      file = await request.file({ throwFileSizeLimit: false });
+    } catch (error) {
+      // The parser's own refusals (limits) keep their status; anything else it throws is a body it
+      // could not read (no boundary in it, a broken part header): the client's, a 400.
+      const status = (error as { statusCode?: unknown }).statusCode;
+      if (error instanceof AppError || (typeof status === 'number' && status < 500)) throw error;
+      throw Errors.validation('The multipart body is malformed');
+    }
     if (file === undefined || file.fieldname !== 'file') {
       file?.file.resume();
       throw Errors.validation('The multipart body must have one file part named "file"');
