@@ -1,3 +1,4 @@
+import { setWriteCheckpoint } from './db/group-commit.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './accounts/accounts.routes.js';
@@ -82,6 +83,7 @@ export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
 /** The whole application; main.ts and the tests build exactly this. */
 export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting, liveTesting }: AppOptions): Promise<FastifyInstance> {
+  if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
     ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its

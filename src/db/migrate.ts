@@ -19,6 +19,7 @@ import * as accessTokens from './migrations/2026-11-25-32-c-access-tokens.js';
 import * as shares from './migrations/2026-11-25-32-d-shares.js';
 import * as webdav from './migrations/2026-11-25-33-a-webdav.js';
 import * as members from './migrations/2026-11-25-33-b-members.js';
+import * as saveFunction from './migrations/2026-11-25-34-a-save-function.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25-32-d-shares': shares,
   '2026-11-25-33-a-webdav': webdav,
   '2026-11-25-33-b-members': members,
+  '2026-11-25-34-a-save-function': saveFunction,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

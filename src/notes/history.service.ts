@@ -1,3 +1,4 @@
+import { inWriteTransaction } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import type { DiffRunner } from './diff-runner.js';
@@ -15,7 +16,8 @@ async function versionNotFound(db: Db, ownerId: string, noteId: string): Promise
 /** `label`: valid by the route schema (LABEL_PATTERN); stored trimmed, null removes it. */
 export async function labelVersion(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null) {
   const value = label === null ? null : label.trim();
-  if (!(await repo.setLabel(db, ownerId, noteId, versionId, value))) return versionNotFound(db, ownerId, noteId);
+  const labelled = await inWriteTransaction(db, (trx) => repo.setLabel(trx, ownerId, noteId, versionId, value));
+  if (!labelled) return versionNotFound(db, ownerId, noteId);
   const row = await repo.findVersion(db, ownerId, noteId, versionId);
   // Pruned or its note deleted between the two statements.
   if (row === undefined) return versionNotFound(db, ownerId, noteId);

@@ -1,14 +1,16 @@
 import { linkedAttachments, recordReferences } from '../attachments/references.js';
+import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { newId } from '../shared/ids.js';
-import { indexVersion } from '../search/search.index.js';
-import { decodeTags, encodeTags, extractTags, normalizeTag } from '../tags/extract.js';
+import { indexVersion, searchVector } from '../search/search.index.js';
+import { decodeTags, encodeTags, extractTags, normalizeTag, searchableTags } from '../tags/extract.js';
 import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
 import * as repo from './notes.repository.js';
+import * as onePostgresCall from './save.postgres.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 import { VERSION_MAX } from './version-rules.js';
 
@@ -55,16 +57,24 @@ export async function createNote(
   const versionId = newId();
   const now = nowIso();
   try {
-    await db.transaction().execute(async (trx) => {
-      if (folderId !== null) await requireFolder(trx, ownerId, folderId);
-      await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now, folder_id: folderId, tags: encodeTags(tags) });
-      await insertNoteTags(trx, { noteId: id, ownerId, tags });
-      await repo.insertVersion(trx, {
-        id: versionId, note_id: id, version: 1, title, content, created_at: now, author_id: ownerId,
-      });
-      await recordReferences(trx, ownerId, versionId, links);
-      await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
-    });
+    const created = await writeWith(db, {
+      postgres: (one) => onePostgresCall.createNote(one, {
+        id, ownerId, versionId, title, content, now, folderId, tags: encodeTags(tags), tagRows: searchableTags(tags), links,
+        tsvector: searchVector(title, content),
+      }),
+      sqlite: async (trx) => {
+        if (folderId !== null) await requireFolder(trx, ownerId, folderId);
+        await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now, folder_id: folderId, tags: encodeTags(tags) });
+        await insertNoteTags(trx, { noteId: id, ownerId, tags });
+        await repo.insertVersion(trx, {
+          id: versionId, note_id: id, version: 1, title, content, created_at: now, author_id: ownerId,
+        });
+        await recordReferences(trx, ownerId, versionId, links);
+        await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
+        return true;
+      },
+    }, content.length);
+    if (!created) throw Errors.folderNotFound();
   } catch (error) {
     // The account was deleted, or (with a folder) the folder was deleted after it was found.
     if (isForeignKeyViolation(error)) throw folderId === null ? Errors.userNotFound() : Errors.folderNotFound();
@@ -110,7 +120,7 @@ export async function fileNote(
   db: Db, ownerId: string, noteId: string, change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
 ): Promise<Note> {
   try {
-    await db.transaction().execute(async (trx) => {
+    await inWriteTransaction(db, async (trx) => {
       if (change.folder_id != null) await requireFolder(trx, ownerId, change.folder_id);
       if (!(await repo.fileNote(trx, ownerId, noteId, change))) throw Errors.noteNotFound();
     });
@@ -125,7 +135,7 @@ export async function fileNote(
 export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
   const done = trashDays === 0
     ? await repo.deleteNote(db, ownerId, noteId)
-    : await db.transaction().execute(async (trx) => {
+    : await inWriteTransaction(db, async (trx) => {
       const trashed = await repo.trashNote(trx, ownerId, noteId, nowIso());
       if (trashed) await removeNoteTags(trx, [noteId]);
       return trashed;
@@ -160,22 +170,28 @@ export async function writeVersion(
   const tags = extractTags(input.content);
   const encoded = encodeTags(tags);
   const links = linkedAttachments(input.content);
-  const next = await db.transaction().execute(async (trx) => {
-    const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
-    if (advanced === undefined) return undefined;
-    await repo.insertVersion(trx, {
-      id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
-      restored_from: restoredFrom, author_id: authorId,
-    });
-    await recordReferences(trx, ownerId, versionId, links);
-    await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
-    // Most saves leave the tags as they were: then nothing more is written.
-    if (encoded !== advanced.tags) {
-      await repo.setNoteTags(trx, noteId, encoded);
-      await replaceNoteTags(trx, { noteId, ownerId, tags });
-    }
-    return advanced;
-  });
+  const next = await writeWith(db, {
+    postgres: (one) => onePostgresCall.saveVersion(one, {
+      ownerId, noteId, versionId, title, content: input.content, now, expected, restoredFrom, authorId,
+      tags: encoded, tagRows: searchableTags(tags), links, tsvector: searchVector(title, input.content),
+    }),
+    sqlite: async (trx) => {
+      const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
+      if (advanced === undefined) return undefined;
+      await repo.insertVersion(trx, {
+        id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
+        restored_from: restoredFrom, author_id: authorId,
+      });
+      await recordReferences(trx, ownerId, versionId, links);
+      await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
+      // Most saves leave the tags as they were: then nothing more is written.
+      if (encoded !== advanced.tags) {
+        await repo.setNoteTags(trx, noteId, encoded);
+        await replaceNoteTags(trx, { noteId, ownerId, tags });
+      }
+      return advanced;
+    },
+  }, input.content.length);
   if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();

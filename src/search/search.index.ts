@@ -29,15 +29,21 @@ const POSTGRES_ENTRY = 'insert into search_history (version_id, note_id, owner_i
 registerStatement(POSTGRES_ENTRY);
 
 export async function indexVersion(db: Db, version: VersionToIndex): Promise<void> {
-  const terms = documentTerms(version.title, version.content);
   if (isPostgres(db)) {
-    const tsv = tsvectorText(terms.title, terms.body);
+    const tsv = searchVector(version.title, version.content);
     await db.executeQuery(CompiledQuery.raw(POSTGRES_ENTRY, [version.versionId, version.noteId, version.ownerId, version.version, tsv]));
     return;
   }
+  const terms = documentTerms(version.title, version.content);
   await db.executeQuery(CompiledQuery.raw(SQLITE_ENTRY, [
     version.versionId, version.noteId, version.version, ownerTerm(version.ownerId), terms.title.join(' '), terms.body.join(' '),
   ]));
+}
+
+/** A version's PostgreSQL index entry, as a tsvector literal (for a save written as one statement). */
+export function searchVector(title: string, content: string): string {
+  const terms = documentTerms(title, content);
+  return tsvectorText(terms.title, terms.body);
 }
 
 /** The owner as one FTS5 term, so that a match is confined to one user's notes inside the index. */
