@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -90,6 +91,12 @@ forEachDatabase('request log', (ctx) => {
       const found = requestLines(c.id);
       assert.equal(found.length, 1, `${c.id}: ${JSON.stringify(found)}`);
       const line = found[0]!;
+      // The line is written directly (not through pino's object path) in pino's own format.
+      assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'route', 'status', 'durationMs',
+        ...(c.user ? ['userId'] : []), 'ip', 'msg'], c.id);
+      assert.equal(line.pid, process.pid);
+      assert.equal(line.hostname, os.hostname());
+      assert.ok(typeof line.time === 'number' && Math.abs(line.time - Date.now()) < 60_000, c.id);
       assert.equal(line.level, 30, c.id);
       assert.equal(line.method, c.method, c.id);
       assert.equal(line.route, c.route, c.id);
