@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -89,48 +88,25 @@ export const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFacto
   new LazyRequestLogger(logger, bindings as Record<string, unknown>, options) as unknown as FastifyBaseLogger;
 
 /**
- * One structured line per request (Fastify's own two lines are turned off in app.ts). The line's
- * fields are fixed and hold no secret, so it is written directly to the logger's stream as the
- * same JSON pino would write (level, time, the logger's bindings, the fields, msg), without pino's
- * generic path — serialisers, redaction, a per-request object — which was a sixth of a note read's
- * CPU (BENCHMARKS.md, "Issue #28"). A logger that is not pino's (tests may give none) gets the line
- * through its own methods.
+ * One structured line per request (Fastify's own two lines are turned off in app.ts), written by a
+ * logger made once: the line's fields are fixed and hold no secret, so it skips the wildcard
+ * redaction that the app's logger applies to everything else (logger.ts).
  */
 export function registerRequestLog(app: FastifyInstance): void {
   const log = app.log.child({}, { redact: [] });
-  const write = directWriter(log);
   app.addHook('onResponse', (request, reply, done) => {
     const status = reply.statusCode;
-    const error = status >= 500;
-    const durationMs = Math.round(reply.elapsedTime * 100) / 100;
-    const userId = request.claims?.sub;
-    if (write !== undefined) {
-      if ((log as unknown as pino.Logger).isLevelEnabled(error ? 'error' : 'info')) {
-        write(`{"level":${error ? 50 : 30},"time":${Date.now()}`, `,"reqId":${JSON.stringify(request.id)},"method":${JSON.stringify(request.method)},"route":${JSON.stringify(routePattern(request))},"status":${status},"durationMs":${durationMs}${userId === undefined ? '' : `,"userId":${JSON.stringify(userId)}`},"ip":${JSON.stringify(request.ip)},"msg":"request"}\n`);
-      }
-    } else {
-      const line = { reqId: request.id, method: request.method, route: routePattern(request), status, durationMs, userId, ip: request.ip };
-      if (error) log.error(line, 'request');
-      else log.info(line, 'request');
-    }
+    const line = {
+      reqId: request.id,
+      method: request.method,
+      route: routePattern(request),
+      status,
+      durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      userId: request.claims?.sub,
+      ip: request.ip,
+    };
+    if (status >= 500) log.error(line, 'request');
+    else log.info(line, 'request');
     done();
   });
-}
-
-/**
- * Writes `head` + the logger's bindings + `tail` to a pino logger's stream, when `log` is one
- * with the default line format; otherwise undefined.
- */
-function directWriter(log: FastifyBaseLogger): ((head: string, tail: string) => void) | undefined {
-  const internals = log as unknown as Record<symbol, unknown>;
-  const stream = internals[pino.symbols.streamSym] as { write?: (line: string) => unknown } | undefined;
-  const bindings = internals[pino.symbols.chindingsSym];
-  if (typeof stream?.write !== 'function' || typeof bindings !== 'string') return undefined;
-  // Custom formatters, message key, mixin or time function would change the line: keep pino's own path then.
-  const formatters = internals[pino.symbols.formattersSym] as { level?: (label: string, n: number) => unknown; log?: (o: object) => unknown } | undefined;
-  const probe = {};
-  const levelShape = JSON.stringify(formatters?.level?.('info', 30));
-  if (internals[pino.symbols.messageKeySym] !== 'msg' || internals[pino.symbols.timeSym] !== pino.stdTimeFunctions.epochTime
-    || internals[pino.symbols.mixinSym] !== undefined || levelShape !== '{"level":30}' || formatters?.log?.(probe) !== probe) return undefined;
-  return (head, tail) => void stream.write!(head + bindings + tail);
 }
