@@ -7,10 +7,10 @@ import type { Db } from './schema.js';
  *
  * SQLite: group commit. On one connection every commit writes its pages to the WAL, and a save's
  * pages (the notes row, the version, the search index's b-trees) are mostly the same few pages as
- * the next save's, so writes that arrive together are written together: each runs inside a
- * savepoint of one shared transaction (a failing one rolls back only itself and answers its own
- * error), and each caller is answered only after that transaction has committed — the same
- * durability, one commit. A batch is what has arrived by the time the previous one committed
+ * the next save's, so writes that arrive together are written together in one transaction (a
+ * failing one rolls back only itself and answers its own error, see commit()), and each caller is
+ * answered only after that transaction has committed — the same durability, one commit. A write's
+ * `work` may run twice (after a rollback), so it does nothing but statements on `trx`. A batch is what has arrived by the time the previous one committed
  * (or, when idle, by the end of the current turn of the event loop), bounded in count and bytes so
  * that no caller waits behind an unbounded queue.
  *
@@ -92,13 +92,21 @@ class GroupCommitter {
     await this.checkpoint?.('write.batch');
     let outcomes: Outcome[];
     try {
-      outcomes = await this.db.transaction().execute(async (trx) => {
-        // One write alone needs no savepoint: its failure rolls back the transaction, as before.
-        if (batch.length === 1) return [{ ok: true, value: await batch[0]!.work(trx) }];
-        const results: Outcome[] = [];
-        for (const item of batch) results.push(await inSavepoint(trx, item.work));
-        return results;
-      });
+      // One write alone: its failure rolls back the transaction, as it always did. Several: all in
+      // one go first; should one fail, that rolled everything back, and they run again each in a
+      // savepoint, so the failing one rolls back only itself. Savepoints on every write cost a
+      // sixth of a save's time (BENCHMARKS.md, "Issue #28"), and failures are rare.
+      outcomes = batch.length === 1
+        ? [{ ok: true, value: await this.db.transaction().execute(batch[0]!.work) }]
+        : await this.db.transaction().execute(async (trx) => {
+          const results: Outcome[] = [];
+          for (const item of batch) results.push({ ok: true, value: await item.work(trx) });
+          return results;
+        }).catch(() => this.db.transaction().execute(async (trx) => {
+          const results: Outcome[] = [];
+          for (const item of batch) results.push(await inSavepoint(trx, item.work));
+          return results;
+        }));
     } catch (error) {
       // Nothing of this batch committed (a single write's own failure, or the commit itself).
       for (const item of batch) item.reject(error);
