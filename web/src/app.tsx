@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, mayHaveSession, onSignedOut, session, unwrap, type User } from './api/client';
 import { Header } from './components/header';
+import { Shortcuts } from './components/shortcuts';
 import { navigate, usePath } from './router';
 import { AccountScreen } from './screens/account';
 import { AdminScreen } from './screens/admin';
@@ -75,6 +76,7 @@ function SignedInApp({ path }: { path: string }) {
       <a class="skip" href="#main">Skip to content</a>
       <Header user={user} path={path} onSignedOut={signOut} />
       <main id="main" tabIndex={-1}>{screen}</main>
+      <Shortcuts />
     </>
   );
 }

@@ -260,7 +260,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
           {dirty ? 'Unsaved changes' : status || `Version ${note.version}`}
         </span>
         {canEdit && <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>}
-        {canEdit && <button type="button" class="secondary" aria-pressed={preview} onClick={() => setPreview(!preview)}>Preview</button>}
+        {canEdit && <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={() => setPreview(!preview)}>Preview</button>}
         {canEdit && attacher.button}
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
         {owner && <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>}

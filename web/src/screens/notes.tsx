@@ -2,6 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, rawJson, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
 import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
 import { navigate, useSearch } from '../router';
+import { asYouType } from '../search-query';
 import { Editor } from './editor';
 import { useLiveChanges } from '../api/events';
 
@@ -94,18 +95,24 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
         : scope.kind === 'tag' ? `#${scope.name}` : 'Notes';
 
   useEffect(() => {
-    const q = query.trim();
-    if (q === '') return setResults(null);
+    if (query.trim() === '') return setResults(null);
+    // A newer query (or leaving) cancels the request of the one before, so an older answer can
+    // never land after a newer one.
+    const controller = new AbortController();
     const timer = setTimeout(async () => {
       try {
-        const params = new URLSearchParams({ q, history: String(throughHistory), limit: '50', ...scopeQuery(scope) });
-        setResults(await rawJson<SearchResult[]>(`/api/notes/search?${params}`));
+        const params = new URLSearchParams({ q: asYouType(query), history: String(throughHistory), limit: String(SEARCH_LIMIT), ...scopeQuery(scope) });
+        const found = await rawJson<SearchResult[]>(`/api/notes/search?${params}`, { signal: controller.signal });
+        setResults(found);
         setError('');
       } catch (e) {
-        setError(errorMessage(e));
+        if (!controller.signal.aborted) setError(errorMessage(e));
       }
     }, 200);
-    return () => clearTimeout(timer);
+    return () => {
+      clearTimeout(timer);
+      controller.abort();
+    };
   }, [query, throughHistory, notes, scopeKey]);
 
   const create = async () => {
@@ -130,11 +137,11 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
             Folders and tags
           </button>
           <h1 id="notes-heading">{heading}</h1>
-          <button type="button" onClick={create}>New note</button>
+          <button type="button" onClick={create} aria-keyshortcuts="N">New note</button>
         </div>
         <div role="search">
           <label for="search" class="sr-only">Search notes</label>
-          <input id="search" type="search" placeholder="Search notes" maxLength={256} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+          <input id="search" type="search" placeholder="Search notes" aria-keyshortcuts="/" maxLength={256} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
           <label class="check"><input type="checkbox" checked={throughHistory} onChange={(e) => setThroughHistory(e.currentTarget.checked)} /> Include earlier versions</label>
         </div>
         {flash && <p role="status" class="flash">{flash}</p>}
@@ -149,7 +156,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
           <Editor key={noteId} noteId={noteId} me={me} onChanged={load} folders={folders}
             onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); void load(); navigate('/'); }} />
         ) : (
-          <div class="empty"><p>Select a note or create one with “New note”.</p></div>
+          <div class="empty"><p>Select a note or create one with “New note”.</p><p class="muted">Press <kbd>?</kbd> for keyboard shortcuts.</p></div>
         )}
       </section>
     </div>
@@ -184,21 +191,29 @@ function NoteList({ notes, current, query, empty }: {
   );
 }
 
+/** At most this many search results are asked for; a full page says there may be more. */
+const SEARCH_LIMIT = 50;
+
 function SearchResults({ results, current }: { results: SearchResult[]; current: string | null }) {
   if (results.length === 0) return <p class="muted" role="status">No notes match.</p>;
   return (
-    <ul class="rows" aria-label="Search results">
-      {results.map((r) => (
-        <li key={r.id}>
-          <a href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
-            aria-current={r.id === current ? 'page' : undefined}>
-            <span class="row-title">{r.title || 'Untitled'}</span>
-            <span class="snippet">{highlight(r.snippet, r.highlights)}</span>
-            {r.version !== undefined && <span class="muted">in version {r.version}</span>}
-          </a>
-        </li>
-      ))}
-    </ul>
+    <>
+      {results.length >= SEARCH_LIMIT && (
+        <p class="muted" role="status">The first {SEARCH_LIMIT} matches, best first. Add a word to narrow the search.</p>
+      )}
+      <ul class="rows" aria-label="Search results">
+        {results.map((r) => (
+          <li key={r.id}>
+            <a href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
+              aria-current={r.id === current ? 'page' : undefined}>
+              <span class="row-title">{r.title || 'Untitled'}</span>
+              <span class="snippet">{highlight(r.snippet, r.highlights)}</span>
+              {r.version !== undefined && <span class="muted">in version {r.version}</span>}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
