@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -7,21 +6,13 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/database.js';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, testConfig, uniqueName } from '../helpers/harness.js';
-import { logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NOTES = 5;
 const WRITERS = 50;
 /** Acknowledged saves to wait for before the kill: batches are then in flight on every connection. */
 const KILL_AFTER = 400;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * kill -9 while saves are in flight (issue #28): this process, outside the server, counts which
@@ -40,16 +31,14 @@ for (const kind of databaseKinds) {
 
     test(`${WRITERS} writers over ${NOTES} notes, killed after ${KILL_AFTER} acknowledgements`, { timeout: 120_000 }, async () => {
       scratch = await createScratchDatabase(kind);
-      const port = await freePort();
       server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
         cwd: ROOT,
         env: {
-          ...TEST_ENV, HOME: os.tmpdir(), PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: scratch.url,
+          ...TEST_ENV, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATABASE_URL: scratch.url,
           JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info',
         },
       });
-      await server.waitFor((line) => (logEntry(line)?.msg?.startsWith('Server listening') ? true : undefined), 90_000, 'listening');
-      const base = `http://127.0.0.1:${port}`;
+      const base = `http://127.0.0.1:${await server.port(90_000)}`;
       const json = { 'content-type': 'application/json' };
       const username = uniqueName('crash');
       assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
