@@ -1,4 +1,3 @@
-import { setWriteCheckpoint } from './db/group-commit.js';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { accountRoutes } from './accounts/accounts.routes.js';
@@ -24,6 +23,7 @@ import { policyFromConfig } from './passwords/password-policy.js';
 import { createTokenService } from './sessions/tokens.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
+import { setWriteCheckpoint } from './db/group-commit.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
 import { tagsRoutes } from './tags/tags.routes.js';

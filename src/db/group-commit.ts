@@ -9,13 +9,14 @@ import type { Db } from './schema.js';
  * pages (the notes row, the version, the search index's b-trees) are mostly the same few pages as
  * the next save's, so writes that arrive together are written together in one transaction (a
  * failing one rolls back only itself and answers its own error, see commit()), and each caller is
- * answered only after that transaction has committed — the same durability, one commit. A write's
- * `work` may run twice (after a rollback), so it does nothing but statements on `trx`. A batch is what has arrived by the time the previous one committed
- * (or, when idle, by the end of the current turn of the event loop), bounded in count and bytes so
- * that no caller waits behind an unbounded queue.
+ * answered only after that transaction has committed — the same durability, one commit. A batch
+ * is what has arrived by the time the previous one committed (or, when idle, by the end of the
+ * current turn of the event loop), bounded in count and bytes so that no caller waits behind an
+ * unbounded queue. A write's `work` may run twice (again after a rollback), so it does nothing but
+ * statements on `trx`.
  *
- * PostgreSQL: an ordinary transaction (its saves are one statement, notes.repository.ts). Inside a
- * transaction the caller already owns, `work` simply runs in it.
+ * PostgreSQL: an ordinary transaction (its saves are one call each, notes/save.postgres.ts).
+ * Inside a transaction the caller already owns, `work` simply runs in it.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: Db) => Promise<T>, bytes = 0): Promise<T> {
   if (db.isTransaction) return work(db);

@@ -9,7 +9,9 @@ import { VERSION_MAX } from './version-rules.js';
  * function (migration 2026-11-25-34-a-save-function) doing what the transaction of statements
  * does on SQLite (notes.service.ts), where that transaction was six round trips here — BEGIN, four
  * writes, COMMIT — each paying the driver's cost in Node (BENCHMARKS.md, "Issue #28"). The two
- * forms are kept the same by every storage test, which runs on both databases.
+ * forms are kept the same by every storage test, which runs on both databases. The calls are fixed
+ * SQL texts (Kysely's builder does not write a function call in FROM), kept prepared by the
+ * driver (src/db/postgres.ts).
  */
 
 const SAVE_VERSION = `select saved_version as version, saved_at as updated_at

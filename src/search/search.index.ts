@@ -40,7 +40,7 @@ export async function indexVersion(db: Db, version: VersionToIndex): Promise<voi
   ]));
 }
 
-/** A version's PostgreSQL index entry, as a tsvector literal (for a save written as one statement). */
+/** A version's PostgreSQL index entry, as a tsvector literal (for a save made in one call, notes/save.postgres.ts). */
 export function searchVector(title: string, content: string): string {
   const terms = documentTerms(title, content);
   return tsvectorText(terms.title, terms.body);

@@ -3,11 +3,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 /**
  * PostgreSQL: a save, and a new note, as one call each (src/notes/save.postgres.ts), so each is one
- * round trip. A save's
- * statements run one after another inside the call, each with a fresh snapshot: the first locks
- * the note's row, so what follows sees every save committed before it (one statement of CTEs
- * would not — its sub-statements share a snapshot taken before waiting for the lock, and under
- * concurrent saves stale tag rows survived). Nothing on SQLite, where a save is a transaction of
+ * round trip. A save's statements run one after another inside the call, each with a fresh
+ * snapshot: the first locks the note's row, so what follows sees every save committed before it
+ * (one statement of CTEs would not — its sub-statements share a snapshot taken before waiting for
+ * the lock, and under concurrent saves stale tag rows survived). Nothing on SQLite, where a save is a transaction of
  * statements on the app's own connection. A changed signature is a new function in a new
  * migration: instances of the previous release keep calling this one during a rolling deploy.
  */
