@@ -1,4 +1,5 @@
 import type { Clause } from './query.js';
+import { markupRanges } from './markup.js';
 import { scanTerms } from './text.js';
 
 export const SNIPPET_LENGTH = 200;
@@ -131,6 +132,8 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 /** Runs of whitespace and control characters (NUL included) become one space: a snippet is one line. */
 const BLANKS = /[\s\p{Cc}]+/uy;
 const VISIBLE = /[^\s\p{Cc}]/u;
+/** How far past its start a snippet's text is looked at for Markdown syntax (beyond, it is shown as is). */
+const MARKUP_WINDOW = SNIPPET_LENGTH * 20;
 
 function cut(text: string, anchor: number, words: Array<[number, number]>): Snippet {
   // Start a little before the anchor, at a word boundary when there is one.
@@ -145,7 +148,15 @@ function cut(text: string, anchor: number, words: Array<[number, number]>): Snip
   const at = new Map<number, number>();
   let pendingSpace = false;
   let i = start;
+  // Markdown syntax is left out, so the snippet reads as the rendered note does.
+  const markup = markupRanges(text, start, Math.min(text.length, start + MARKUP_WINDOW));
+  let next = 0;
   while (i < text.length) {
+    while (next < markup.length && markup[next]![1] <= i) next += 1;
+    if (next < markup.length && markup[next]![0] <= i) {
+      i = markup[next]![1];
+      continue;
+    }
     // A run of blanks at once: a note may hold a megabyte of them.
     BLANKS.lastIndex = i;
     if (BLANKS.test(text)) {

@@ -85,6 +85,26 @@ forEachDatabase('search', (ctx) => {
     assert.equal((await find.titles(u, 'lighthouse ships'))[0], 'The lighthouse');
   });
 
+  test('snippets are plain text: Markdown syntax is left out, its words kept, highlights on the words', async () => {
+    const u = await newSession(ctx.app);
+    const content = [
+      '# Trip plan',
+      '',
+      '- [ ] Pack the **tent** and the `stove`, see [the list](https://example.com/packing_list "list").',
+      '> Check the ~~old~~ _new_ weather: 2*3 snake_case a * b #camping',
+      '![a photo of the lake](/api/attachments/00000000-0000-4000-8000-000000000000)',
+    ].join('\n');
+    await api.createOk(u, { title: 'Lyon', content });
+    const [result] = await find.search(u, 'tent');
+    assert.equal(result!.snippet,
+      'Trip plan Pack the tent and the stove, see the list. Check the old new weather: 2*3 snake_case a * b #camping a photo of the lake');
+    assert.deepEqual(result!.highlights, [[19, 23]]);
+    assert.equal(result!.snippet.slice(19, 23), 'tent');
+    // A word only in a link's target is not shown highlighted (the target is not in the snippet).
+    const [byTarget] = await find.search(u, 'packing');
+    assert.deepEqual(byTarget!.highlights, []);
+  });
+
   test('result rows: {id, title, updated_at, snippet, highlights} of the current version', async () => {
     const u = await newSession(ctx.app);
     const note = await api.createOk(u, { title: 'Trip', content: 'Pack the tent.' });
