@@ -18,7 +18,17 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
   expect(bad, `axe violations on ${screen}`).toEqual([]);
 }
 
-export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD): Promise<string> {
+/**
+ * The specs of saving by hand, unsaved text and conflicts run with autosave off (Account,
+ * "Editing"): with it on, text stays unsaved only for the two seconds after the last key, and those
+ * flows would race the automatic save. autosave.spec.ts tests the default, with the page's clock.
+ */
+async function saveByHand(page: Page): Promise<void> {
+  await page.addInitScript(() => localStorage.setItem('vellum.autosave', 'off'));
+}
+
+export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD, options: { autosave?: boolean } = {}): Promise<string> {
+  if (options.autosave !== true) await saveByHand(page);
   await page.goto('/signup');
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);
@@ -28,6 +38,7 @@ export async function signUp(page: Page, username = uniqueName(), password = GOO
 }
 
 export async function logIn(page: Page, username: string, password = GOOD_PASSWORD): Promise<void> {
+  await saveByHand(page);
   await page.goto('/');
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);

@@ -3,9 +3,25 @@ import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } f
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
 import { Passkeys, TwoStep } from './security';
+import { autosaveOn, setAutosave } from '../autosave';
 import { deviceName } from '../device-name';
 import { Attachments } from './files';
 import { AccessTokens } from './access-tokens';
+
+/** How the editor behaves on this device. */
+function Editing() {
+  const [on, setOn] = useState(autosaveOn);
+  return (
+    <section aria-labelledby="editing-heading">
+      <h2 id="editing-heading">Editing</h2>
+      <label class="check">
+        <input type="checkbox" checked={on} onChange={(e) => { setAutosave(e.currentTarget.checked); setOn(e.currentTarget.checked); }} />
+        {' '}Save automatically a moment after I stop typing
+      </label>
+      <p class="muted">On this device. Turned off, notes are saved with Save or Ctrl+S (⌘S); unsaved text is still kept on the device.</p>
+    </section>
+  );
+}
 
 export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
   const [mfa, setMfa] = useState<{ totp: boolean; passkeys: number } | null>(null);
@@ -21,6 +37,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
     <div class="page account">
       <h1>Account</h1>
       <p>Signed in as <strong>{user.username}</strong>{user.is_admin && ' (administrator)'}.</p>
+      <Editing />
       <ChangePassword />
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />

@@ -8,6 +8,7 @@ import { useAttacher } from '../components/attach';
 import { SharePanel } from '../components/share-panel';
 import { navigate, setNavigationGuard } from '../router';
 import { useLiveChanges } from '../api/events';
+import { AUTOSAVE_IDLE_MS, autosaveOn } from '../autosave';
 import { clearDraft, loadDraft, saveDraft } from '../drafts';
 
 interface Conflict {
@@ -17,8 +18,8 @@ interface Conflict {
 }
 
 /**
- * One note: title, Markdown text and its preview. Saves only on request (button, Ctrl/Cmd+S),
- * each save conditional on the version the user started from (If-Match); a 412 never overwrites,
+ * One note: title, Markdown text and its preview. Saves on request (button, Ctrl/Cmd+S) and, unless
+ * turned off on this device, by itself a moment after the typing stops (autosave.ts); each save conditional on the version the user started from (If-Match); a 412 never overwrites,
  * it shows what changed and lets the user choose.
  */
 export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
@@ -47,6 +48,13 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   const inserter = useRef<((text: string) => void) | null>(null);
   const attacher = useAttacher((text) => inserter.current?.(text));
   const dirty = note !== null && (title !== note.title || content !== note.content);
+  /**
+   * The note and whether it is dirty as of the latest render, for answers that arrive later: the
+   * live event of a save made here can arrive before that save's answer has updated `note`, and
+   * judged against the older note it looked like a newer version from elsewhere.
+   */
+  const latest = useRef({ note, dirty });
+  latest.current = { note, dirty };
 
   useEffect(() => {
     (async () => {
@@ -84,7 +92,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     const look = async () => {
       if (document.visibilityState !== 'visible' || note === null) return;
       const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
-      if (server?.data !== undefined && server.data.version > note.version) setNewer(server.data);
+      const now = latest.current.note;
+      if (server?.data !== undefined && now !== null && server.data.version > now.version) setNewer(server.data);
     };
     window.addEventListener('focus', look);
     document.addEventListener('visibilitychange', look);
@@ -117,9 +126,10 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     if (change.type !== 'note.updated' || (change.data.version ?? 0) <= note.version) return;
     void (async () => {
       const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
-      if (server?.data === undefined || server.data.version <= note.version) return;
+      const now = latest.current;
+      if (server?.data === undefined || now.note === null || server.data.version <= now.note.version) return;
       const by = change.data.author_username ?? null;
-      if (dirty) {
+      if (now.dirty) {
         setNewer(server.data);
         setNewerBy(by);
       } else {
@@ -159,6 +169,15 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
       window.removeEventListener('pagehide', keep);
     };
   }, [title, content, dirty, note]);
+
+  // Saved by itself once the typing pauses — not over a conflict, a restored draft or a newer
+  // version on offer, which wait for the user's choice. `note` re-arms it after a save, for what
+  // was typed while that save ran.
+  useEffect(() => {
+    if (!dirty || role === 'viewer' || conflict !== null || restored !== null || newer !== null || !autosaveOn()) return;
+    const timer = setTimeout(() => void saveRef.current(), AUTOSAVE_IDLE_MS);
+    return () => clearTimeout(timer);
+  }, [title, content, dirty, note, conflict, restored, newer, role]);
 
   // Leaving with unsaved text asks first, in the app and when closing or reloading the tab.
   useEffect(() => {
