@@ -45,6 +45,23 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     return reply.code(201).send(created);
   });
 
+  app.get('/password-rules', {
+    config: { policy: { auth: 'public' } },
+    schema: {
+      tags,
+      operationId: 'getPasswordRules',
+      summary: 'The password rules of this server',
+      description: 'What signup and a password change require, from the configuration, so a client shows the same rules as it checks '
+        + 'as the user types. The breach check itself happens only on the server.',
+      response: { 200: schemas.PasswordRulesSchema },
+    },
+  }, async () => ({
+    min_length: config.passwordMinLength,
+    max_length: PASSWORD_MAX_LENGTH,
+    min_entropy_bits: config.passwordMinEntropy,
+    breach_check: config.pwnedPasswordsUrl === null ? 'offline-list' as const : 'range-api' as const,
+  }));
+
   app.get('/me', {
     // 404: the account was deleted while its access token is still valid.
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },

@@ -48,6 +48,15 @@ export const MeSchema = Type.Object({
 
 export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() });
 
+export const PasswordRulesSchema = Type.Object({
+  min_length: Type.Integer({ minimum: 1, description: 'PASSWORD_MIN_LENGTH: fewest characters (Unicode code points)' }),
+  max_length: Type.Integer({ minimum: 1, description: 'most characters' }),
+  min_entropy_bits: Type.Number({ minimum: 0, description: 'PASSWORD_MIN_ENTROPY: the estimate CONTRACT.md describes must reach this' }),
+  breach_check: Type.Union([Type.Literal('range-api'), Type.Literal('offline-list')], {
+    description: 'how a breached password is recognised: the Have I Been Pwned range API (with the bundled list when it cannot be reached), or the bundled list of common passwords alone',
+  }),
+}, { $id: 'PasswordRules' });
+
 export const ChangePasswordBody = Type.Object({ old_password: Type.String(), new_password: Type.String() });
 export const ChangePasswordResponse = Type.Object({ access_token: Type.String(), user: UserSchema });
 

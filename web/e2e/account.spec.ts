@@ -32,7 +32,7 @@ test('sessions: one device ends another; a password change signs the others out;
   await a.getByLabel('New password').fill('too short');
   await expect(a.getByText('At least 15 characters (9 so far)')).toBeVisible();
   await a.getByLabel('New password').fill(NEW_PASSWORD);
-  await expect(a.getByText(/\(strong\)/)).toBeVisible();
+  await expect(a.getByText(/\(hard to guess\)/)).toBeVisible();
   await a.getByRole('button', { name: 'Change password' }).click();
   await expect(a.getByText('Password changed. Your other sessions were signed out.')).toBeVisible();
   await b.reload();

@@ -37,17 +37,17 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await password.fill('short');
   await expect(page.getByText('At least 15 characters (5 so far)')).toBeVisible();
   await password.fill('aaaaaaaaaaaaaaaaaaaa');
-  await expect(page.getByText(/\(weak\)/)).toBeVisible();
+  await expect(page.getByText(/\(too easy to guess\)/)).toBeVisible();
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('alert')).toHaveText('Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters');
-  // Strong by every rule the page can check; the server's breach check (a local fake of the range API) refuses it.
+  // Hard to guess by every rule the page can check; the server's breach check (a local fake of the range API) refuses it.
   await password.fill(BREACHED_PASSWORD);
   await expect(page.getByText('At least 15 characters (35 so far)')).toBeVisible();
-  await expect(page.getByText(/\(strong\)/)).toBeVisible();
+  await expect(page.getByText(/\(hard to guess\)/)).toBeVisible();
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('alert')).toHaveText('This password appears in known data breaches; choose a different one');
   await password.fill(GOOD_PASSWORD);
-  await expect(page.getByText(/\(strong\)/)).toBeVisible();
+  await expect(page.getByText(/\(hard to guess\)/)).toBeVisible();
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
   await expectAccessible(page, 'empty notes list');
@@ -311,4 +311,16 @@ test('administrators see users and audit events', async ({ page }) => {
   page.once('dialog', (d) => void d.accept());
   await row.getByRole('button', { name: 'Delete' }).click();
   await expect(row).toHaveCount(0);
+});
+
+test('the password rules shown while typing are the server\'s (GET /api/auth/password-rules), not numbers of the page\'s own', async ({ page }) => {
+  await page.route('**/api/auth/password-rules', (route) => route.fulfill({
+    json: { min_length: 20, max_length: 256, min_entropy_bits: 200, breach_check: 'range-api' },
+  }));
+  await page.goto('/signup');
+  const password = page.getByLabel('Password', { exact: true });
+  await password.fill('violet-Harbor-lantern');
+  await expect(page.getByText('At least 20 characters (21 so far)')).toBeVisible();
+  // 200 bits asked: what passes the default 60 is "too easy" here.
+  await expect(page.getByText(/\(too easy to guess\)/)).toBeVisible();
 });

@@ -13,6 +13,7 @@ export type TagCount = components['schemas']['TagCount'];
 export type SessionRow = components['schemas']['Session'];
 export type AuthEvent = components['schemas']['AuthEvent'];
 export type AttachmentRow = components['schemas']['AttachmentRow'];
+export type PasswordRulesRow = Json<'/api/auth/password-rules', 'get'>;
 export type Attachment = Omit<AttachmentRow, 'references'>;
 /** History metadata (label, restored_from) arrives with the history routes; optional until then. */
 export interface VersionMeta { label?: string | null; restored_from?: number | null }

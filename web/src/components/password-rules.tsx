@@ -1,35 +1,46 @@
+import { useEffect, useState } from 'preact/hooks';
 import { passwordEntropy } from '../../../src/passwords/entropy';
+import { api, unwrap, type PasswordRulesRow } from '../api/client';
 
-export const MIN_LENGTH = 15;
-export const MAX_LENGTH = 256;
-export const MIN_ENTROPY = 60;
+/** The server's rules, asked once per page (GET /api/auth/password-rules: they come from its configuration). */
+let asked: Promise<PasswordRulesRow> | undefined;
+function serverRules(): Promise<PasswordRulesRow> {
+  asked ??= (async () => unwrap(await api.GET('/api/auth/password-rules')))();
+  asked.catch(() => { asked = undefined; }); // asked again next time
+  return asked;
+}
 
-/** The server's rules (CONTRACT.md "Input rules") as the user types; the server stays the judge. */
-export function passwordChecks(password: string) {
+/** The rules as the user types (the estimate is the server's own code, entropy.ts); the server stays the judge. */
+export function passwordChecks(password: string, rules: PasswordRulesRow) {
   const length = [...password].length;
   const bits = password === '' ? 0 : passwordEntropy(password);
   return {
     length,
     bits,
-    longEnough: length >= MIN_LENGTH && length <= MAX_LENGTH,
-    strongEnough: bits >= MIN_ENTROPY,
+    longEnough: length >= rules.min_length && length <= rules.max_length,
+    strongEnough: bits >= rules.min_entropy_bits,
   };
 }
 
 export function PasswordRules({ password, id }: { password: string; id: string }) {
-  const c = passwordChecks(password);
-  const strength = Math.min(100, Math.round((c.bits / 100) * 100));
+  const [rules, setRules] = useState<PasswordRulesRow | null>(null);
+  useEffect(() => {
+    void serverRules().then(setRules, () => undefined);
+  }, []);
+  if (rules === null) return <div id={id} class="rules" />;
+  const c = passwordChecks(password, rules);
+  const strength = Math.min(100, Math.round((c.bits / Math.max(1, rules.min_entropy_bits * (5 / 3))) * 100));
   return (
     <div id={id} class="rules">
       <ul aria-live="polite">
         <li class={c.longEnough ? 'ok' : 'todo'}>
-          <span aria-hidden="true">{c.longEnough ? '✓' : '•'}</span> At least {MIN_LENGTH} characters ({c.length} so far)
+          <span aria-hidden="true">{c.longEnough ? '✓' : '•'}</span> At least {rules.min_length} characters ({c.length} so far)
         </li>
         <li class={c.strongEnough ? 'ok' : 'todo'}>
           <span aria-hidden="true">{c.strongEnough ? '✓' : '•'}</span> Hard to guess: mix words, cases, digits or symbols
-          {password !== '' && ` (${c.strongEnough ? 'strong' : 'weak'})`}
+          {password !== '' && ` (${c.strongEnough ? 'hard to guess' : 'too easy to guess'})`}
         </li>
-        <li class="note">Must not be a password known from a data breach: the server checks that.</li>
+        <li class="note">Must not be a password known from a data breach: the server checks that when you submit.</li>
       </ul>
       <meter min={0} max={100} low={40} high={60} optimum={100} value={strength} aria-label="Password strength" />
     </div>
