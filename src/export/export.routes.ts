@@ -12,7 +12,9 @@ import { ImportDocument, IMPORT_RULES } from './import.schema.js';
 import { importNotes } from './import.service.js';
 import { markdownZip } from './markdown-zip.js';
 import { archiveZip } from './archive-zip.js';
-import { readArchive } from './import-archive.js';
+import { readArchive, type ArchiveParts } from './import-archive.js';
+import { markdownFileDocument, readMarkdownZip, zipHolds } from './import-markdown.js';
+import { ARCHIVE_DOCUMENT } from './archive-zip.js';
 import { Errors } from '../errors.js';
 
 /** A body read whole, refused with 413 past `max` (an archive needs random access). */
@@ -109,6 +111,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', (_request, payload, done) => done(null, payload));
   app.addContentTypeParser('application/zip', (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser('text/markdown', (_request, payload, done) => done(null, payload));
 
   app.get('/export', {
     config: { policy: EXPORT },
@@ -150,7 +153,10 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       tags,
       summary: 'Create notes from a vellum-export document (all or nothing)',
       description: `A vellum-export document (application/json), or an archive from GET /api/export?format=archive (application/zip: `
-        + 'its files are stored anew and the notes\' links rewritten to them). '
+        + 'its files are stored anew and the notes\' links rewritten to them), or Markdown: a zip of .md files such as GET '
+        + '/api/export?format=markdown writes (application/zip without vellum-export.json: each file a note of one version, its front '
+        + 'matter\'s title, created_at and updated_at kept, else its name and time; its directory its folder; files under attachments/ '
+        + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). '
         + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
       body: ImportDocument,
       response: { 201: ImportResult },
@@ -163,8 +169,16 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     // No body at all (no content type, so no parser ran) reads as an empty one: 400 naming what is missing.
     const body = (request.body as unknown as Readable | undefined) ?? Readable.from([]);
-    if (request.headers['content-type']?.split(';')[0]?.trim().toLowerCase() === 'application/zip') {
-      const archive = await readArchive(attachments, ownerId, await readBody(body, length, importMaxBytes), importMaxBytes);
+    const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+    if (type === 'text/markdown') {
+      const document = markdownFileDocument(await readBody(body, length, importMaxBytes), new Date().toISOString());
+      return reply.code(201).send(await importer.run(Readable.from([document]), document.length, (parsed) => importNotes(db, ownerId, parsed)));
+    }
+    if (type === 'application/zip') {
+      const bytes = await readBody(body, length, importMaxBytes);
+      const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
+        ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
+        : await readMarkdownZip(attachments, ownerId, bytes);
       try {
         const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
           const imported = await importNotes(db, ownerId, document);

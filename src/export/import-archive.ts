@@ -20,7 +20,7 @@ export interface ArchiveParts {
 
 const invalid = (detail: string) => Errors.validation(`Invalid archive: ${detail}`);
 
-function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
+export function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(bytes, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (error, zip) => {
       if (error !== null || zip === undefined) reject(invalid('not a zip file'));
@@ -29,7 +29,7 @@ function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
   });
 }
 
-function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+export function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
   return new Promise((resolve, reject) => {
     zip.openReadStream(entry, (error, stream) => {
       if (error !== null || stream === undefined) reject(invalid(`cannot read ${entry.fileName}`));
@@ -39,7 +39,7 @@ function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> 
 }
 
 /** An entry's bytes; a failure to inflate them (a damaged archive) is the client's 400, not our 500. */
-async function* inflated(stream: Readable, name: string): AsyncGenerator<Buffer> {
+export async function* inflated(stream: Readable, name: string): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
   } catch {
@@ -47,15 +47,34 @@ async function* inflated(stream: Readable, name: string): AsyncGenerator<Buffer>
   }
 }
 
-async function collect(stream: AsyncIterable<Buffer>, max: number): Promise<Buffer> {
+/** An entry's bytes, at most `max` of them (`name` says which entry was too large). */
+export async function collect(stream: AsyncIterable<Buffer>, max: number, name = ARCHIVE_DOCUMENT): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     size += chunk.length;
-    if (size > max) throw Errors.contentTooLarge(`The archive's ${ARCHIVE_DOCUMENT} is larger than the import limit`);
+    if (size > max) throw Errors.contentTooLarge(`The archive's ${name} is larger than the import limit`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/** Calls `visit` with each entry in turn, the next read only once it is done; a damaged zip is a 400. */
+export async function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) => Promise<void>): Promise<void> {
+  // One listener for the archive's whole life: an 'error' with none attached would end the process.
+  let damaged: ((error: Error) => void) | undefined;
+  zip.on('error', () => damaged?.(invalid('the zip file is damaged')));
+  for (;;) {
+    const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
+      damaged = reject;
+      zip.once('entry', resolve).once('end', () => resolve(undefined));
+      zip.readEntry();
+    });
+    damaged = undefined;
+    if (entry === undefined) return;
+    zip.removeAllListeners('entry').removeAllListeners('end');
+    await visit(entry);
+  }
 }
 
 /**
@@ -72,19 +91,8 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
   const abandon = async () => {
     for (const id of uploaded) await attachmentsRepo.deleteAttachment(s.db, ownerId, id).catch(() => undefined);
   };
-  // One listener for the archive's whole life: an 'error' with none attached would end the process.
-  let damaged: ((error: Error) => void) | undefined;
-  zip.on('error', () => damaged?.(invalid('the zip file is damaged')));
   try {
-    for (;;) {
-      const entry = await new Promise<yauzl.Entry | undefined>((resolve, reject) => {
-        damaged = reject;
-        zip.once('entry', resolve).once('end', () => resolve(undefined));
-        zip.readEntry();
-      });
-      damaged = undefined;
-      if (entry === undefined) break;
-      zip.removeAllListeners('entry').removeAllListeners('end');
+    await eachEntry(zip, async (entry) => {
       if (entry.fileName === ARCHIVE_DOCUMENT) {
         document = await collect(inflated(await entryStream(zip, entry), entry.fileName), maxDocumentBytes);
       } else if (entry.fileName.startsWith(ARCHIVE_FILES) && UUID.test(entry.fileName.slice(ARCHIVE_FILES.length))) {
@@ -93,7 +101,7 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
         uploaded.push(created.id);
         renamed.set(oldId, created.id);
       }
-    }
+    });
     zip.close();
     if (document === undefined) throw invalid(`it has no ${ARCHIVE_DOCUMENT}`);
   } catch (error) {

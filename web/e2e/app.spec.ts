@@ -253,7 +253,7 @@ test('history, search, trash, export and import', async ({ page }) => {
   await expect(page.getByText('“Travel plans” is back in your notes.')).toBeVisible();
 
   await page.getByRole('link', { name: 'Account' }).click();
-  await page.getByLabel('Import a Vellum export (JSON, or an archive zip with files)').setInputFiles({
+  await page.getByLabel('Import a Vellum export (JSON, archive or Markdown zip) or a Markdown file').setInputFiles({
     name: 'export.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)),
   });
   await page.getByRole('button', { name: 'Import', exact: true }).click();

@@ -149,8 +149,10 @@ function ExportImport() {
     event.preventDefault();
     if (!file) return;
     void run(async () => {
-      const zip = file.name.toLowerCase().endsWith('.zip') || file.type === 'application/zip';
-      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': zip ? 'application/zip' : 'application/json' }, body: file });
+      const name = file.name.toLowerCase();
+      const type = name.endsWith('.zip') || file.type === 'application/zip' ? 'application/zip'
+        : /\.(md|markdown)$/.test(name) || file.type === 'text/markdown' ? 'text/markdown' : 'application/json';
+      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': type }, body: file });
       const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; detail?: string };
       if (!response.ok) throw new Error(body.detail ?? `Import failed (${response.status})`);
       return `Imported ${body.notes} notes with ${body.versions} versions.`;
@@ -165,8 +167,8 @@ function ExportImport() {
         <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=archive', 'vellum-archive.zip'); return 'Archive downloaded (every note, version and file; import it to restore).'; })}>Export archive</button>
       </div>
       <form class="inline" onSubmit={importFile}>
-        <label for="import-file">Import a Vellum export (JSON, or an archive zip with files)</label>
-        <input id="import-file" type="file" accept="application/json,.json,application/zip,.zip" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+        <label for="import-file">Import a Vellum export (JSON, archive or Markdown zip) or a Markdown file</label>
+        <input id="import-file" type="file" accept="application/json,.json,application/zip,.zip,text/markdown,.md,.markdown" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
         <button type="submit" class="secondary" disabled={!file}>Import</button>
       </form>
       {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
