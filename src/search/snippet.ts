@@ -133,7 +133,7 @@ const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff;
 const BLANKS = /[\s\p{Cc}]+/uy;
 const VISIBLE = /[^\s\p{Cc}]/u;
 /** How far past its start a snippet's text is looked at for Markdown syntax (beyond, it is shown as is). */
-const MARKUP_WINDOW = SNIPPET_LENGTH * 20;
+const MARKUP_WINDOW = SNIPPET_LENGTH * 4;
 
 function cut(text: string, anchor: number, words: Array<[number, number]>): Snippet {
   // Start a little before the anchor, at a word boundary when there is one.
