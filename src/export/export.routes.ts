@@ -178,7 +178,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       const bytes = await readBody(body, length, importMaxBytes);
       const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
         ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
-        : await readMarkdownZip(attachments, ownerId, bytes);
+        : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
       try {
         const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
           const imported = await importNotes(db, ownerId, document);

@@ -99,13 +99,18 @@ export async function zipHolds(bytes: Buffer, name: string): Promise<boolean> {
   }
 }
 
-/** A zip of Markdown files as a document, its files uploaded; `abandon` removes them if the import is refused. */
-export async function readMarkdownZip(s: AttachmentServices, ownerId: string, bytes: Buffer): Promise<ArchiveParts> {
+/**
+ * A zip of Markdown files as a document, its files uploaded; `abandon` removes them if the import
+ * is refused. The notes' text together may inflate to at most `maxTextBytes` (IMPORT_MAX_BYTES, as
+ * a JSON document): a small zip can hold gigabytes of well-compressed text, all of it kept here.
+ */
+export async function readMarkdownZip(s: AttachmentServices, ownerId: string, bytes: Buffer, maxTextBytes: number): Promise<ArchiveParts> {
   const zip = await openZip(bytes);
   const folders = new Set<string>();
   const notes: Array<{ note: ImportNote }> = [];
   const renamed = new Map<string, string>();
   const uploaded: string[] = [];
+  let textBytes = 0;
   const abandon = async () => {
     for (const id of uploaded) await attachmentsRepo.deleteAttachment(s.db, ownerId, id).catch(() => undefined);
   };
@@ -123,7 +128,8 @@ export async function readMarkdownZip(s: AttachmentServices, ownerId: string, by
         const slash = name.lastIndexOf('/');
         const folder = slash === -1 ? null : name.slice(0, slash);
         if (folder !== null) folders.add(folder);
-        const content = await collect(inflated(await entryStream(zip, entry), name), MAX_NOTE_FILE_BYTES, name);
+        const content = await collect(inflated(await entryStream(zip, entry), name), Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes - textBytes), name);
+        textBytes += content.length;
         notes.push({ note: markdownNote(content, name, entry.getLastModDate().toISOString(), folder) });
       }
       // Anything else (a .DS_Store, a picture outside attachments/) is not a note: left out.

@@ -81,4 +81,17 @@ forEachDatabase('Markdown import', (ctx) => {
     assert.equal((await importAs(u.auth, 'text/markdown', Buffer.from([0xff, 0xfe, 0x00]))).statusCode, 400);
     assert.deepEqual(await everything(u.auth), []);
   });
+
+  test('a small zip of text that inflates past IMPORT_MAX_BYTES is 413, not kept in memory; nothing stays', async () => {
+    await ctx.rebuild({ IMPORT_MAX_BYTES: String(1024 * 1024) });
+    const u = await newUser();
+    const page = strToU8('a'.repeat(400 * 1024));
+    const zip = Buffer.from(zipSync({ '1.md': page, '2.md': page, '3.md': page, '4.md': page }, { level: 9 }));
+    assert.ok(zip.length < 20 * 1024, `the zip is ${zip.length} bytes`);
+    const res = await importAs(u.auth, 'application/zip', zip);
+    assert.equal(res.statusCode, 413);
+    assert.equal(res.json().detail, 'The archive\'s 3.md is larger than the import limit');
+    assert.deepEqual(await everything(u.auth), []);
+    await ctx.rebuild();
+  });
 });
