@@ -5,6 +5,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   root: import.meta.dirname,
   plugins: [preact({ prerender: { enabled: false } })],
+  // The Markdown worker as a module, so highlight.js stays a chunk of its own, loaded on first need.
+  worker: { format: 'es' },
   build: {
     outDir: '../dist/public',
     emptyOutDir: true,

@@ -1,104 +1,196 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { attachmentUrl } from '../api/upload';
+import { loadRenderer } from './markdown-render';
 
-const ATTACHMENT_PATH = /^\/api\/attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
-
-type Render = (markdown: string) => string;
-let renderer: Promise<Render> | null = null;
-
-/**
- * marked turns Markdown into HTML, DOMPurify removes everything that could run (scripts, event
- * handlers, javascript: URLs, forms, frames). Links to other sites open in a new tab without
- * access to this one. Loaded on first use: the list screen does not need them.
- */
-function loadRenderer(): Promise<Render> {
-  renderer ??= Promise.all([import('marked'), import('dompurify')]).then(([{ Marked }, { default: DOMPurify }]) => {
-    const marked = new Marked({ gfm: true, breaks: false, async: false });
-    DOMPurify.addHook('afterSanitizeAttributes', (node) => {
-      // Our own attachments load through fetch with the token (below); the <img> waits for them.
-      const src = node.tagName === 'IMG' ? node.getAttribute('src') : null;
-      if (src) {
-        const url = resolve(src);
-        const id = url !== null && url.origin === location.origin ? ATTACHMENT_PATH.exec(url.pathname)?.[1] : undefined;
-        if (id !== undefined) {
-          node.removeAttribute('src');
-          node.setAttribute('data-attachment', id.toLowerCase());
-        }
-      }
-      const href = node.tagName === 'A' ? node.getAttribute('href') : null;
-      if (!href) return;
-      const url = resolve(href);
-      // A link no browser could follow (`http://[::1`) stays as its text.
-      if (url === null) node.removeAttribute('href');
-      else if (url.origin !== location.origin) {
-        node.setAttribute('target', '_blank');
-        node.setAttribute('rel', 'noopener noreferrer');
-      }
-    });
-    return (markdown: string) =>
-      DOMPurify.sanitize(marked.parse(markdown) as string, {
-        USE_PROFILES: { html: true },
-        FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select'],
-        FORBID_ATTR: ['style'],
-      });
-  });
-  return renderer;
+/** What the page shows: the blocks' HTML and, in the same order, the element holding each. */
+interface Shown {
+  blocks: string[];
+  nodes: HTMLElement[];
 }
 
-/** `href` against this page, or null when it is no URL at all (new URL throws for those). */
-function resolve(href: string): URL | null {
-  try {
-    return new URL(href, location.href);
-  } catch {
-    return null;
-  }
-}
-
-/** Texts at least this long render once typing pauses for PAUSE_MS, not on every keystroke. */
-const LONG_TEXT = 20_000;
-const PAUSE_MS = 400;
+/** Work on the page's thread is cut into slices about this long, so typing is never held up longer. */
+const SLICE_MS = 8;
+/** Texts at least this long render once typing pauses for PAUSE_MS, not after every keystroke. */
+const LONG_TEXT = 100_000;
+const PAUSE_MS = 300;
+/** Blocks sanitised in one call. */
+const BATCH = 32;
 
 /**
+ * The Markdown rendered, following `source` as it changes, off the typing path: the text is parsed
+ * in a worker, and only the blocks an edit changed are sanitised and replaced, a slice at a time
+ * (in a 1 MB note a keystroke changes one paragraph, not 13,000). While a rendering runs, newer
+ * text waits for it and the latest is rendered next; meanwhile the previous rendering stays.
+ *
  * `loadAttachment` turns an attachment id into a URL the page may show: by default the signed-in
  * user's (fetched with the access token); a shared page passes its link's own.
  */
 export function Markdown({ source, label, loadAttachment = attachmentUrl }: { source: string; label: string; loadAttachment?: (id: string) => Promise<string> }) {
-  const [html, setHtml] = useState<string | null>(null);
-  const [failed, setFailed] = useState(false);
-  const body = useRef<HTMLDivElement>(null);
-  // Each rendered image of an attachment gets its object URL (or says it could not load).
+  const host = useRef<HTMLDivElement>(null);
+  const [state, setState] = useState<'rendering' | 'shown' | 'failed'>('rendering');
+  const wanted = useRef(source);
+  wanted.current = source;
+  const running = useRef(false);
+  const mounted = useRef(true);
+  const shown = useRef<Shown>({ blocks: [], nodes: [] });
+  const load = useRef(loadAttachment);
+  load.current = loadAttachment;
+
+  const changedAt = useRef(0);
+
+  useEffect(() => () => { mounted.current = false; }, []);
   useEffect(() => {
-    for (const img of body.current?.querySelectorAll<HTMLImageElement>('img[data-attachment]') ?? []) {
-      loadAttachment(img.dataset.attachment!).then(
-        (url) => { img.src = url; },
-        () => { img.alt = `${img.alt || 'image'} (could not be loaded)`; img.classList.add('broken'); },
-      );
-    }
-  }, [html]);
-  useEffect(() => {
-    let live = true;
-    // Whatever the text holds, the preview ends: rendered, or saying it could not be. A long text
-    // renders once typing pauses: rendering 300 KB took ~300 ms, and doing it on every keystroke
-    // made 18 typed characters take 5.3 s to appear. Meanwhile the previous rendering stays.
-    const render = () => loadRenderer().then((r) => r(source)).then(
-      (rendered) => {
-        if (!live) return;
-        setHtml(rendered);
-        setFailed(false);
-      },
-      () => live && setFailed(true),
-    );
-    const wait = html === null || source.length < LONG_TEXT ? 0 : PAUSE_MS;
-    const timer = setTimeout(() => void render(), wait);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
+    changedAt.current = performance.now();
+    // A rendering under way picks up the newest text when it ends.
+    if (running.current) return;
+    running.current = true;
+    void (async () => {
+      try {
+        const renderer = await loadRenderer();
+        let done: string | null = null;
+        while (mounted.current && done !== wanted.current && host.current !== null) {
+          // A long text renders once the typing pauses: each rendering lays the preview out again.
+          const quiet = done !== null && wanted.current.length >= LONG_TEXT ? PAUSE_MS - (performance.now() - changedAt.current) : 0;
+          if (quiet > 0) {
+            await new Promise((resolve) => setTimeout(resolve, quiet));
+            continue;
+          }
+          const text: string = wanted.current;
+          const blocks = await renderer.blocks(text);
+          if (!mounted.current || host.current === null) return;
+          const complete = await patch(host.current, shown.current, blocks, renderer.sanitize,
+            (element) => showAttachments(element, load.current), () => !mounted.current || wanted.current !== text);
+          if (complete) {
+            done = text;
+            setState('shown');
+          }
+        }
+      } catch {
+        if (mounted.current) setState('failed');
+      } finally {
+        running.current = false;
+      }
+    })();
   }, [source]);
+
   return (
     <section class="preview markdown" aria-label={label}>
-      {failed ? <p class="muted" role="alert">This text could not be previewed.</p>
-        : html === null ? <p class="muted">Rendering…</p> : <div ref={body} dangerouslySetInnerHTML={{ __html: html }} />}
+      {state === 'failed' && <p class="muted" role="alert">This text could not be previewed.</p>}
+      {state === 'rendering' && <p class="muted">Rendering…</p>}
+      {/* Filled by patch(), not by Preact. */}
+      <div ref={host} class="md-blocks" />
     </section>
   );
+}
+
+/**
+ * Makes `host` show `blocks`: what is equal at the start and the end stays; the blocks between are
+ * replaced, sanitised a slice at a time. Stops early (false) once `stale()`; what it did so far is
+ * recorded in `shown`, so the next call starts from what is on the page.
+ */
+async function patch(host: HTMLElement, shown: Shown, blocks: string[], sanitize: (blocks: string[]) => HTMLElement[],
+  added: (element: HTMLElement) => void, stale: () => boolean): Promise<boolean> {
+  const old = shown.blocks;
+  let start = 0;
+  while (start < old.length && start < blocks.length && old[start] === blocks[start]) start += 1;
+  let end = 0;
+  while (end < old.length - start && end < blocks.length - start && old[old.length - 1 - end] === blocks[blocks.length - 1 - end]) end += 1;
+  for (const node of shown.nodes.slice(start, old.length - end)) {
+    const group = node.parentElement;
+    node.remove();
+    if (group !== null && group !== host && group.childElementCount === 0) group.remove();
+  }
+  const head = { blocks: old.slice(0, start), nodes: shown.nodes.slice(0, start) };
+  const tail = { blocks: old.slice(old.length - end), nodes: shown.nodes.slice(old.length - end) };
+  const middle = blocks.slice(start, blocks.length - end);
+  const made: HTMLElement[] = [];
+  let placed = 0;
+  // Built off the page and put in at once: inserted slice by slice, every slice cost a layout of
+  // everything shown (a 1 MB note took over a minute to appear).
+  const place = () => {
+    insertGrouped(host, made.slice(placed), tail.nodes[0] ?? null);
+    placed = made.length;
+  };
+  const settle = () => {
+    place();
+    for (const element of made) added(element);
+    shown.blocks = [...head.blocks, ...middle.slice(0, made.length), ...tail.blocks];
+    shown.nodes = [...head.nodes, ...made, ...tail.nodes];
+  };
+  let sliceStart = performance.now();
+  for (let at = 0; at < middle.length; at += BATCH) {
+    for (const element of sanitize(middle.slice(at, at + BATCH))) {
+      element.className = 'md-block';
+      made.push(element);
+    }
+    if (performance.now() - sliceStart > SLICE_MS) {
+      // The first slice goes in at once: the top of a long text shows while the rest is built.
+      if (at < BATCH) place();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (stale()) {
+        settle();
+        return false;
+      }
+      sliceStart = performance.now();
+    }
+  }
+  settle();
+  return true;
+}
+
+/**
+ * Blocks live in groups of about GROUP, each skipped by layout and paint while off screen
+ * (content-visibility): per block, the browser's bookkeeping of what is on screen cost more than
+ * it saved (0.8 s in 2 s of typing in a 1 MB note); per group it is a hundredth of that.
+ */
+const GROUP = 64;
+
+function newGroup(): HTMLElement {
+  const group = document.createElement('div');
+  group.className = 'md-group';
+  return group;
+}
+
+/** Puts `elements` before `anchor` (a block already shown) or, without one, at the end. */
+function insertGrouped(host: HTMLElement, elements: HTMLElement[], anchor: HTMLElement | null): void {
+  if (elements.length === 0) return;
+  const anchorGroup = anchor?.parentElement ?? null;
+  if (anchor !== null && anchorGroup !== null && elements.length <= GROUP) {
+    anchor.before(...elements);
+    return;
+  }
+  let before: Element | null = null;
+  if (anchor !== null && anchorGroup !== null) {
+    // Many new blocks inside a group: the group is split at the anchor and new groups go between.
+    const rest = newGroup();
+    let node: ChildNode | null = anchor;
+    while (node !== null) {
+      const next: ChildNode | null = node.nextSibling;
+      rest.append(node);
+      node = next;
+    }
+    anchorGroup.after(rest);
+    before = rest;
+  } else {
+    const last = host.lastElementChild as HTMLElement | null;
+    const room = last === null ? 0 : Math.max(0, GROUP - last.childElementCount);
+    last?.append(...elements.slice(0, room));
+    elements = elements.slice(room);
+  }
+  for (let at = 0; at < elements.length; at += GROUP) {
+    const group = newGroup();
+    group.append(...elements.slice(at, at + GROUP));
+    host.insertBefore(group, before);
+  }
+  if (anchorGroup !== null && anchorGroup.childElementCount === 0) anchorGroup.remove();
+}
+
+/** Each image of an attachment in `element` gets its object URL (or says it could not load). */
+function showAttachments(element: HTMLElement, load: (id: string) => Promise<string>): void {
+  for (const img of element.querySelectorAll<HTMLImageElement>('img[data-attachment]')) {
+    load(img.dataset.attachment!).then(
+      (url) => { img.src = url; },
+      () => { img.alt = `${img.alt || 'image'} (could not be loaded)`; img.classList.add('broken'); },
+    );
+  }
 }
