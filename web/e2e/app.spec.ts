@@ -65,7 +65,11 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await expect(preview.getByRole('link', { name: 'a link' })).toHaveAttribute('rel', 'noopener noreferrer');
   await expectAccessible(page, 'editor with preview');
 
+  // Opened again, the note is rendered for reading (this spec signs up without the fixtures'
+  // choices); Edit brings the editor back.
   await page.reload();
+  await expect(page.getByRole('article', { name: 'Groceries' }).getByRole('heading', { name: 'List' })).toBeVisible();
+  await page.getByRole('button', { name: 'Edit' }).click();
   await expect(page.getByLabel('Title')).toHaveValue('Groceries');
   await expectContent(page, '# List\n\n- apples\n- [a link](https://example.com/x)');
   await page.getByRole('button', { name: 'Log out' }).click();

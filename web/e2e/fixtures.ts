@@ -22,13 +22,21 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
  * The specs of saving by hand, unsaved text and conflicts run with autosave off (Account,
  * "Editing"): with it on, text stays unsaved only for the two seconds after the last key, and those
  * flows would race the automatic save. autosave.spec.ts tests the default, with the page's clock.
+ * They also open notes in the editor rather than for reading (one click fewer each time a spec
+ * opens a note to type); reading.spec.ts tests the default.
  */
-async function saveByHand(page: Page): Promise<void> {
-  await page.addInitScript(() => localStorage.setItem('vellum.autosave', 'off'));
+interface DeviceChoices { autosave?: boolean; reading?: boolean }
+async function chooseOnDevice(page: Page, { autosave = false, reading = false }: DeviceChoices): Promise<void> {
+  // Run on every page load: a choice left at its default is not touched, so a spec can change it
+  // in Account and see it kept.
+  await page.addInitScript(([save, read]) => {
+    if (!save) localStorage.setItem('vellum.autosave', 'off');
+    if (!read) localStorage.setItem('vellum.reading', 'off');
+  }, [autosave, reading]);
 }
 
-export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD, options: { autosave?: boolean } = {}): Promise<string> {
-  if (options.autosave !== true) await saveByHand(page);
+export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD, options: DeviceChoices = {}): Promise<string> {
+  await chooseOnDevice(page, options);
   await page.goto('/signup');
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);
@@ -37,8 +45,8 @@ export async function signUp(page: Page, username = uniqueName(), password = GOO
   return username;
 }
 
-export async function logIn(page: Page, username: string, password = GOOD_PASSWORD): Promise<void> {
-  await saveByHand(page);
+export async function logIn(page: Page, username: string, password = GOOD_PASSWORD, options: DeviceChoices = {}): Promise<void> {
+  await chooseOnDevice(page, options);
   await page.goto('/');
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(password);

@@ -8,7 +8,7 @@ test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews
   await page.keyboard.press('?');
   const list = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
   await expect(list).toBeVisible();
-  await expect(list.getByRole('term')).toHaveText(['N', '/', 'P', 'Ctrl+S or ⌘S', '?']);
+  await expect(list.getByRole('term')).toHaveText(['N', '/', 'E', 'P', 'Ctrl+S or ⌘S', '?']);
   await expectAccessible(page, 'shortcuts list');
   await page.keyboard.press('Escape');
   await expect(list).toBeHidden();
@@ -39,7 +39,7 @@ test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews
   // Turned off in the list, N does nothing (the choice is kept on this device).
   await page.getByRole('button', { name: 'History' }).focus();
   await page.keyboard.press('?');
-  await list.getByRole('checkbox', { name: 'Single-key shortcuts (N, /, P)' }).uncheck();
+  await list.getByRole('checkbox', { name: 'Single-key shortcuts (N, /, E, P)' }).uncheck();
   await list.getByRole('button', { name: 'Close' }).click();
   await expect(list).toBeHidden();
   const notes = page.getByRole('list', { name: 'Notes, pinned first, then most recent' }).getByRole('listitem');
@@ -51,7 +51,7 @@ test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews
   await page.reload();
   await expect(page.getByLabel('Title')).toHaveValue('Made from the keyboard');
   await page.keyboard.press('?');
-  await expect(list.getByRole('checkbox', { name: 'Single-key shortcuts (N, /, P)' })).not.toBeChecked();
+  await expect(list.getByRole('checkbox', { name: 'Single-key shortcuts (N, /, E, P)' })).not.toBeChecked();
   await page.keyboard.press('Escape');
   await expect(notes).toHaveCount(1);
 });

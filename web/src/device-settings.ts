@@ -1,29 +1,39 @@
 /**
- * Saving by itself: a moment after the typing stops, the editor saves a version as the Save button
- * would (conditional on the version it started from, so a save made elsewhere meets the conflict
- * panel). On by default; turned off per device in Account ("Editing"), kept in local storage.
+ * How the editor behaves on this device, chosen in Account ("Editing") and kept in local storage:
+ * they are about this device's screen and keyboard, and need no API.
  */
-const KEY = 'vellum.autosave';
-/** Idle time after the last change before the save. */
+interface DeviceSetting {
+  on(): boolean;
+  set(on: boolean): void;
+}
+
+function setting(key: string): DeviceSetting {
+  let choice = true;
+  try {
+    choice = localStorage.getItem(key) !== 'off';
+  } catch {
+    /* storage refused (private mode): on, for this page */
+  }
+  return {
+    on: () => choice,
+    set(on) {
+      choice = on;
+      try {
+        localStorage.setItem(key, on ? 'on' : 'off');
+      } catch {
+        /* the choice lasts for this page */
+      }
+    },
+  };
+}
+
+/**
+ * Saving by itself a moment after the typing stops, as the Save button would (conditional on the
+ * version it started from, so a save made elsewhere meets the conflict panel). On by default.
+ */
+export const autosave = setting('vellum.autosave');
+/** Idle time after the last change before the automatic save. */
 export const AUTOSAVE_IDLE_MS = 2000;
 
-let choice: boolean = (() => {
-  try {
-    return localStorage.getItem(KEY) !== 'off';
-  } catch {
-    return true;
-  }
-})();
-
-export function autosaveOn(): boolean {
-  return choice;
-}
-
-export function setAutosave(on: boolean): void {
-  choice = on;
-  try {
-    localStorage.setItem(KEY, on ? 'on' : 'off');
-  } catch {
-    /* private mode: the choice lasts for this page */
-  }
-}
+/** A note with text opens rendered, for reading; Edit (or E) turns it into the editor. On by default. */
+export const openForReading = setting('vellum.reading');

@@ -10,7 +10,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 const SHORTCUTS: ReadonlyArray<{ keys: string; label: string; what: string }> = [
   { keys: 'N', label: 'N', what: 'New note' },
   { keys: '/', label: '/', what: 'Search notes' },
-  { keys: 'P', label: 'P', what: 'Preview on or off (in a note)' },
+  { keys: 'E', label: 'E', what: 'Edit or read the note (in a note)' },
+  { keys: 'P', label: 'P', what: 'Preview beside the text on or off (while editing)' },
   { keys: 'Control+S', label: 'Ctrl+S or ⌘S', what: 'Save the note (also while typing)' },
   { keys: '?', label: '?', what: 'This list' },
 ];
@@ -94,7 +95,7 @@ export function Shortcuts() {
       </dl>
       <p class="muted">Single keys work when you are not typing in a field. “?” always opens this list.</p>
       <label class="check">
-        <input type="checkbox" checked={on} onChange={(e) => toggle(e.currentTarget.checked)} /> Single-key shortcuts (N, /, P)
+        <input type="checkbox" checked={on} onChange={(e) => toggle(e.currentTarget.checked)} /> Single-key shortcuts (N, /, E, P)
       </label>
       <form method="dialog"><button type="submit">Close</button></form>
     </dialog>

@@ -3,22 +3,28 @@ import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } f
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from './notes';
 import { Passkeys, TwoStep } from './security';
-import { autosaveOn, setAutosave } from '../autosave';
+import { autosave, openForReading } from '../device-settings';
 import { deviceName } from '../device-name';
 import { Attachments } from './files';
 import { AccessTokens } from './access-tokens';
 
 /** How the editor behaves on this device. */
 function Editing() {
-  const [on, setOn] = useState(autosaveOn);
+  const [saving, setSaving] = useState(autosave.on);
+  const [reading, setReading] = useState(openForReading.on);
   return (
     <section aria-labelledby="editing-heading">
       <h2 id="editing-heading">Editing</h2>
       <label class="check">
-        <input type="checkbox" checked={on} onChange={(e) => { setAutosave(e.currentTarget.checked); setOn(e.currentTarget.checked); }} />
+        <input type="checkbox" checked={saving} onChange={(e) => { autosave.set(e.currentTarget.checked); setSaving(e.currentTarget.checked); }} />
         {' '}Save automatically a moment after I stop typing
       </label>
-      <p class="muted">On this device. Turned off, notes are saved with Save or Ctrl+S (⌘S); unsaved text is still kept on the device.</p>
+      <p class="muted">Turned off, notes are saved with Save or Ctrl+S (⌘S); unsaved text is still kept on the device.</p>
+      <label class="check">
+        <input type="checkbox" checked={reading} onChange={(e) => { openForReading.set(e.currentTarget.checked); setReading(e.currentTarget.checked); }} />
+        {' '}Open notes for reading, with Edit to change them
+      </label>
+      <p class="muted">These choices are kept on this device.</p>
     </section>
   );
 }

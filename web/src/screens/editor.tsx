@@ -8,7 +8,7 @@ import { useAttacher } from '../components/attach';
 import { SharePanel } from '../components/share-panel';
 import { navigate, setNavigationGuard } from '../router';
 import { useLiveChanges } from '../api/events';
-import { AUTOSAVE_IDLE_MS, autosaveOn } from '../autosave';
+import { AUTOSAVE_IDLE_MS, autosave, openForReading } from '../device-settings';
 import { clearDraft, loadDraft, saveDraft } from '../drafts';
 
 interface Conflict {
@@ -19,7 +19,7 @@ interface Conflict {
 
 /**
  * One note: title, Markdown text and its preview. Saves on request (button, Ctrl/Cmd+S) and, unless
- * turned off on this device, by itself a moment after the typing stops (autosave.ts); each save conditional on the version the user started from (If-Match); a 412 never overwrites,
+ * turned off on this device, by itself a moment after the typing stops (device-settings.ts); each save conditional on the version the user started from (If-Match); a 412 never overwrites,
  * it shows what changed and lets the user choose.
  */
 export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
@@ -33,6 +33,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
+  /** Editing, or reading the note rendered (how a note with text opens, unless turned off on this device). */
+  const [editing, setEditing] = useState(false);
   const [sharing, setSharing] = useState(false);
   const [replaced, setReplaced] = useState(0);
   /** A version saved elsewhere (another tab, device or person) since this one was loaded, and by whom. */
@@ -80,6 +82,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
         setTitle(differs ? draft.title : loaded.title);
         setContent(differs ? draft.content : loaded.content);
         if (differs) setRestored({ version: draft.baseVersion, server: loaded });
+        // Unsaved text of an earlier visit opens where it was being written.
+        setEditing(differs || loaded.content === '' || !openForReading.on());
 
       } catch (e) {
         setError(errorMessage(e));
@@ -174,7 +178,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   // version on offer, which wait for the user's choice. `note` re-arms it after a save, for what
   // was typed while that save ran.
   useEffect(() => {
-    if (!dirty || role === 'viewer' || conflict !== null || restored !== null || newer !== null || !autosaveOn()) return;
+    if (!dirty || role === 'viewer' || conflict !== null || restored !== null || newer !== null || !autosave.on()) return;
     const timer = setTimeout(() => void saveRef.current(), AUTOSAVE_IDLE_MS);
     return () => clearTimeout(timer);
   }, [title, content, dirty, note, conflict, restored, newer, role]);
@@ -279,7 +283,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
           {dirty ? 'Unsaved changes' : status || `Version ${note.version}`}
         </span>
         {canEdit && <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>}
-        {canEdit && <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={() => setPreview(!preview)}>Preview</button>}
+        {canEdit && <button type="button" class="secondary" aria-pressed={editing} aria-keyshortcuts="E" onClick={() => setEditing(!editing)}>Edit</button>}
+        {canEdit && editing && <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={() => setPreview(!preview)}>Preview</button>}
         {canEdit && attacher.button}
         <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
         {owner && <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>}
@@ -311,7 +316,14 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
           keepMine={() => save(conflict.server, conflict.mine)}
           takeTheirs={() => loadVersion(conflict.server)} />
       )}
-      {!canEdit ? <><h2 class="note-title">{note.title || 'Untitled'}</h2><Markdown source={note.content} label="Note" /></> : <>
+      {(!canEdit || !editing) && (
+        <article class="reading" aria-labelledby="reading-title">
+          <h2 class="note-title" id="reading-title">{(canEdit ? title : note.title) || 'Untitled'}</h2>
+          <Markdown source={canEdit ? content : note.content} label="Note" />
+        </article>
+      )}
+      {/* Hidden, not gone, while reading: the editor keeps its text, cursor and undo history. */}
+      {canEdit && <div class="writing" hidden={!editing}>
       <label for="title">Title</label>
       <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
       <div class={`panes ${preview ? 'with-preview' : ''}`}>
@@ -321,9 +333,9 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
             onSave={(text) => void saveRef.current(note, { title, content: text })}
             onFiles={attacher.attach} inserter={inserter} />
         </div>
-        {preview && <Markdown source={content} label="Preview" />}
+        {preview && editing && <Markdown source={content} label="Preview" />}
       </div>
-      </>}
+      </div>}
     </form>
   );
 }
