@@ -57,7 +57,7 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await contentBox(page).fill('# List\n\n- apples\n- [a link](https://example.com/x)');
   await expect(page.getByText('Unsaved changes')).toBeVisible();
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await expect(page.getByText('Saved as version 1')).toBeVisible();
   await expect(page.getByRole('link', { name: /Groceries/ })).toBeVisible();
   await page.getByRole('button', { name: 'Preview' }).click();
   const preview = page.getByRole('region', { name: 'Preview' });
@@ -65,11 +65,7 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await expect(preview.getByRole('link', { name: 'a link' })).toHaveAttribute('rel', 'noopener noreferrer');
   await expectAccessible(page, 'editor with preview');
 
-  // Opened again, the note is rendered for reading (this spec signs up without the fixtures'
-  // choices); Edit brings the editor back.
   await page.reload();
-  await expect(page.getByRole('article', { name: 'Groceries' }).getByRole('heading', { name: 'List' })).toBeVisible();
-  await page.getByRole('button', { name: 'Edit' }).click();
   await expect(page.getByLabel('Title')).toHaveValue('Groceries');
   await expectContent(page, '# List\n\n- apples\n- [a link](https://example.com/x)');
   await page.getByRole('button', { name: 'Log out' }).click();
@@ -143,8 +139,8 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
 
   // B is typing when A saves: A's version is offered to B, not loaded over B's text.
   await contentBox(pageB).fill('line one\nline two\nline three by B\n');
-  await saveContent(pageA, 'line one\nline two changed by A\n', 3);
-  await expect(pageB.getByText(`Version 3 of this note was saved by ${username}.`)).toBeVisible();
+  await saveContent(pageA, 'line one\nline two changed by A\n', 2);
+  await expect(pageB.getByText(`Version 2 of this note was saved by ${username}.`)).toBeVisible();
   await expectContent(pageB, 'line one\nline two\nline three by B\n');
   await pageB.getByRole('button', { name: 'Save' }).click();
   const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
@@ -152,17 +148,17 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await expect(conflict).toContainText('changed by A');
   await expectAccessible(pageB, 'conflict');
   await conflict.getByRole('button', { name: 'Keep mine' }).click();
-  await expect(pageB.getByText('Saved as version 4')).toBeVisible();
+  await expect(pageB.getByText('Saved as version 3')).toBeVisible();
 
-  // Nothing was lost: A's text is version 3, B's is version 4.
+  // Nothing was lost: A's text is version 2, B's is version 3.
   await pageA.goto(`/notes/${id}/history`);
-  await expect(pageA.getByRole('button', { name: 'Version 4' })).toBeVisible();
-  await pageA.getByRole('button', { name: 'Version 3' }).click();
-  await expect(pageA.getByRole('region', { name: 'Version 3 rendered' })).toContainText('changed by A');
+  await expect(pageA.getByRole('button', { name: 'Version 3' })).toBeVisible();
+  await pageA.getByRole('button', { name: 'Version 2' }).click();
+  await expect(pageA.getByRole('region', { name: 'Version 2 rendered' })).toContainText('changed by A');
   await pageA.reload();
   // Signed in again (the history shows) before leaving: a navigation during the reload's refresh
   // would drop the rotated cookie.
-  await expect(pageA.getByRole('button', { name: 'Version 4' })).toBeVisible();
+  await expect(pageA.getByRole('button', { name: 'Version 3' })).toBeVisible();
   await pageA.goto(`/notes/${id}`);
   await expectContent(pageA, 'line one\nline two\nline three by B\n');
   await a.close();
@@ -182,24 +178,24 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
   await expectContent(pageB, 'base text');
 
   await contentBox(pageB).fill('text from B');
-  await saveContent(pageA, 'text from A', 3);
-  await expect(pageB.getByText(`Version 3 of this note was saved by ${username}.`)).toBeVisible();
+  await saveContent(pageA, 'text from A', 2);
+  await expect(pageB.getByText(`Version 2 of this note was saved by ${username}.`)).toBeVisible();
   await pageB.keyboard.press('Control+s');
   const conflict = pageB.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
-  await expect(conflict).toContainText('Version 3 was saved elsewhere. Nothing was overwritten.');
+  await expect(conflict).toContainText('Version 2 was saved elsewhere. Nothing was overwritten.');
   await conflict.getByRole('button', { name: 'Copy mine' }).click();
   await expect(conflict.getByText('Your text is on the clipboard.')).toBeVisible();
   expect(await pageB.evaluate(() => navigator.clipboard.readText())).toBe('text from B');
   await conflict.getByRole('button', { name: 'Take theirs' }).click();
   await expect(conflict).toHaveCount(0);
   await expectContent(pageB, 'text from A');
-  await expect(pageB.getByText('Loaded version 3')).toBeVisible();
+  await expect(pageB.getByText('Loaded version 2')).toBeVisible();
   await expect(pageB.getByText('Unsaved changes')).toHaveCount(0);
 
   // Taking theirs saved nothing: the history is A's.
   await pageB.getByRole('button', { name: 'History' }).click();
   const versions = pageB.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
-  await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
+  await expect(versions).toHaveText(['Version 2', 'Version 1']);
   await a.close();
   await b.close();
 });
@@ -207,12 +203,12 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
 test('history, search, trash, export and import', async ({ page }) => {
   await signUp(page);
   const id = await createNote(page, 'Travel plans', 'Visit the Résumé museum');
-  await saveContent(page, 'Visit the lighthouse', 3);
+  await saveContent(page, 'Visit the lighthouse', 2);
 
   const versions = await openHistory(page, id);
-  await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
-  await page.getByRole('button', { name: 'Version 2' }).click();
-  await expect(page.getByRole('region', { name: 'Version 2 rendered' })).toContainText('Résumé museum');
+  await expect(versions).toHaveText(['Version 2', 'Version 1']);
+  await page.getByRole('button', { name: 'Version 1' }).click();
+  await expect(page.getByRole('region', { name: 'Version 1 rendered' })).toContainText('Résumé museum');
   await expectAccessible(page, 'history');
 
   await page.getByRole('button', { name: 'Back to note' }).click();
@@ -223,7 +219,7 @@ test('history, search, trash, export and import', async ({ page }) => {
   await page.getByLabel('Search notes').fill('resume');
   await expect(page.getByText('No notes match.')).toBeVisible();
   await page.getByLabel('Include earlier versions').check();
-  await expect(results.getByText('in version 2')).toBeVisible();
+  await expect(results.getByText('in version 1')).toBeVisible();
   await expectAccessible(page, 'search');
   await page.getByLabel('Search notes').fill('');
 
@@ -235,7 +231,7 @@ test('history, search, trash, export and import', async ({ page }) => {
   const download = await downloadPromise;
   const exported = JSON.parse(fs.readFileSync((await download.path())!, 'utf8'));
   expect(exported.format).toBe('vellum-export');
-  expect(exported.notes[0].versions).toHaveLength(3);
+  expect(exported.notes[0].versions).toHaveLength(2);
   const zipPromise = page.waitForEvent('download');
   await page.getByRole('button', { name: 'Export Markdown' }).click();
   const zipDownload = await zipPromise;
@@ -261,7 +257,7 @@ test('history, search, trash, export and import', async ({ page }) => {
     name: 'export.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)),
   });
   await page.getByRole('button', { name: 'Import', exact: true }).click();
-  await expect(page.getByText('Imported 1 notes with 3 versions.')).toBeVisible();
+  await expect(page.getByText('Imported 1 notes with 2 versions.')).toBeVisible();
   await page.getByRole('link', { name: 'Notes' }).click();
   await expect(page.getByRole('link', { name: /Travel plans/ })).toHaveCount(2);
 
@@ -294,7 +290,7 @@ test('a 375 px phone shows the list, then the note, and works by keyboard', asyn
   await expect(contentBox(page)).toBeFocused();
   await page.keyboard.type('typed on a phone');
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await expect(page.getByText('Saved as version 1')).toBeVisible();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(0);
   await expectAccessible(page, 'phone editor');

@@ -24,7 +24,7 @@ test('paste an image: uploaded, linked at the cursor, shown in the preview and a
   await paste(page, [{ name: 'dot.png', type: 'image/png', base64: PNG }]);
   await expect(contentBox(page)).toContainText(/!\[dot\.png\]\(\/api\/attachments\/[0-9a-f-]{36}\)/);
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: /Saved as version 3/ })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
 
   const requests: string[] = [];
   page.on('request', (request) => requests.push(request.url()));
@@ -47,7 +47,7 @@ test('attach a PDF with the button; an oversized file says why and leaves the te
   await expect(page.getByRole('alert')).toHaveText('Could not attach “huge.bin”: The file is larger than the 25 MiB limit for one file');
   expect(await contentBox(page).textContent()).toBe(before);
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: /Saved as version 3/ })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
 
   // A file attached and then left out of the text is used nowhere: it can go.
   await paste(page, [{ name: 'scratch.txt', type: 'text/plain', base64: btoa('scratch') }]);

@@ -19,18 +19,18 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
   await expect.poll(() => drafts(page)).toEqual(['saved line\nnot saved yet\n']);
   await page.reload();
   await expectContent(page, 'saved line\nnot saved yet\n');
-  const notice = page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 2, was restored.' });
+  const notice = page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' });
   await expect(notice).toBeVisible();
   await expectAccessible(page, 'restored draft');
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 3' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 2' })).toBeVisible();
   await page.reload();
   await expectContent(page, 'saved line\nnot saved yet\n');
   await expect(notice).toHaveCount(0);
   expect(await drafts(page)).toEqual([]);
 
   // Typed here, saved elsewhere meanwhile (the live stream cut, as when the laptop was closed): the
-  // restored text is offered against version 3, and saving shows the conflict, losing nothing.
+  // restored text is offered against version 2, and saving shows the conflict, losing nothing.
   await page.route('**/api/events', (route) => route.abort('connectionreset'));
   await page.reload();
   await contentBox(page).fill('offline thoughts\n');
@@ -40,11 +40,11 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
   page.once('dialog', (dialog) => void dialog.accept());
   await page.reload();
   await expectContent(page, 'offline thoughts\n');
-  await expect(page.getByRole('status').filter({ hasText: 'typed on version 3, was restored' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'typed on version 2, was restored' })).toBeVisible();
   await page.getByRole('button', { name: 'Save' }).click();
   const conflict = page.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
-  await expect(conflict).toContainText('Version 4 was saved elsewhere.');
+  await expect(conflict).toContainText('Version 3 was saved elsewhere.');
   await conflict.getByRole('button', { name: 'Keep mine' }).click();
-  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 5' })).toBeVisible();
-  await expect(await openHistory(page, id)).toHaveText(['Version 5', 'Version 4', 'Version 3', 'Version 2', 'Version 1']);
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 4' })).toBeVisible();
+  await expect(await openHistory(page, id)).toHaveText(['Version 4', 'Version 3', 'Version 2', 'Version 1']);
 });

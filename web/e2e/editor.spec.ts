@@ -24,7 +24,7 @@ test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab lea
   await expectContent(page, '# Plan\n- one\n- two');
   await expect(page.getByText('Unsaved changes')).toBeVisible();
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await expect(page.getByText('Saved as version 1')).toBeVisible();
   await expect(content).toBeFocused();
 
   // Tab is not captured: Shift+Tab goes back to the title, Tab returns, and no tab was typed.
@@ -41,7 +41,7 @@ test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab lea
   // One keystroke, one save: the window's shortcut does not save a second time.
   await page.getByRole('button', { name: 'History' }).click();
   const versions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
-  await expect(versions).toHaveText(['Version 2', 'Version 1']);
+  await expect(versions).toHaveText(['Version 1']);
 });
 
 test('text typed before the editor has loaded is kept, with the focus', async ({ page }) => {
@@ -67,7 +67,7 @@ test('text typed before the editor has loaded is kept, with the focus', async ({
   await page.keyboard.type(', then more');
   await expectContent(page, 'saved text and typed early, then more');
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
 });
 
 test('when the editor cannot load, the plain box still edits and saves', async ({ page }) => {
@@ -79,7 +79,7 @@ test('when the editor cannot load, the plain box still edits and saves', async (
   const plain = page.locator('textarea').and(contentBox(page));
   await plain.fill('second');
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
 });
 
 test('unsaved text is guarded in the app and when the tab closes', async ({ page }) => {
@@ -108,7 +108,7 @@ test('unsaved text is guarded in the app and when the tab closes', async ({ page
   await expect(page.getByText('Unsaved changes')).toBeVisible();
 
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
   const dialogs: string[] = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();

@@ -22,16 +22,16 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
  * The specs of saving by hand, unsaved text and conflicts run with autosave off (Account,
  * "Editing"): with it on, text stays unsaved only for the two seconds after the last key, and those
  * flows would race the automatic save. autosave.spec.ts tests the default, with the page's clock.
- * They also open notes in the editor rather than for reading (one click fewer each time a spec
- * opens a note to type); reading.spec.ts tests the default.
+ * `reading: true` makes notes open for reading (Account, "Editing"; off by default), for
+ * reading.spec.ts.
  */
 interface DeviceChoices { autosave?: boolean; reading?: boolean }
 async function chooseOnDevice(page: Page, { autosave = false, reading = false }: DeviceChoices): Promise<void> {
-  // Run on every page load: a choice left at its default is not touched, so a spec can change it
+  // Run on every page load: a choice the spec leaves alone is not touched, so a spec can change it
   // in Account and see it kept.
   await page.addInitScript(([save, read]) => {
     if (!save) localStorage.setItem('vellum.autosave', 'off');
-    if (!read) localStorage.setItem('vellum.reading', 'off');
+    if (read && localStorage.getItem('vellum.reading') === null) localStorage.setItem('vellum.reading', 'on');
   }, [autosave, reading]);
 }
 
@@ -64,18 +64,16 @@ export async function expectContent(page: Page, text: string): Promise<void> {
   await expect(contentBox(page).locator('.cm-line')).toHaveText(text.split('\n'));
 }
 
-/** Creates a note through the UI and saves it; returns its id. */
+/** Creates a note through the UI (New note, then Save: the first save creates it); returns its id. */
 export async function createNote(page: Page, title: string, content: string): Promise<string> {
-  const before = page.url();
   await page.getByRole('button', { name: 'New note' }).click();
-  // Wait for the new note itself: the previous note's editor may still be on screen until then.
-  await expect(page).not.toHaveURL(before);
-  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}(\?[^/]*)?$/);
+  await expect(page).toHaveURL(/\/notes\/new(\?[^/]*)?$/);
   await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await page.getByLabel('Title').fill(title);
   await contentBox(page).fill(content);
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: /Saved as version 1/ })).toBeVisible();
+  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}(\?[^/]*)?$/);
   return new URL(page.url()).pathname.split('/').pop()!;
 }
 

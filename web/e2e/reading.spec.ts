@@ -29,7 +29,7 @@ const RICH = [
   '```',
 ].join('\n');
 
-test('a note opens for reading: rendered, with task lists, a table and a quote; E or Edit turns it into the editor and back', async ({ page }) => {
+test('chosen on the device, a note opens for reading: rendered, with task lists, a table, a quote and highlighted code; E or Edit turns it into the editor and back', async ({ page }) => {
   const username = await signUp(page, undefined, undefined, { reading: true });
   const id = await noteThroughApi(page, await tokenFor(page, username), 'Trip', RICH);
   await page.goto(`/notes/${id}`);
@@ -64,12 +64,16 @@ test('a note opens for reading: rendered, with task lists, a table and a quote; 
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 2')).toBeVisible();
 
-  // Turned off on this device, notes open in the editor.
+  // Turned off on this device (the default), notes open in the editor.
   await page.getByRole('link', { name: 'Account' }).click();
   await page.getByRole('checkbox', { name: 'Open notes for reading, with Edit to change them' }).uncheck();
   await page.goto(`/notes/${id}`);
   await expect(contentBox(page)).toBeVisible();
   await expect(page.getByRole('button', { name: 'Edit' })).toHaveAttribute('aria-pressed', 'true');
+  // E reads it.
+  await page.getByRole('button', { name: 'Edit' }).focus();
+  await page.keyboard.press('e');
+  await expect(page.getByRole('article', { name: 'Trip' }).getByRole('heading', { name: 'Trip plan' })).toBeVisible();
 });
 
 /**
@@ -93,8 +97,8 @@ async function keystrokeDurations(page: Page, type: () => Promise<void>, keys: n
 }
 
 /**
- * The budget is 50 ms (issue 27): alone this measures 32–40 ms, but beside the rest of the suite on
- * two cores 48–56 ms. The assertion guards against the old behaviour (the whole note re-rendered on
+ * The budget is 50 ms (issue 27): this measures 32–48 ms on this machine (two cores, the server
+ * and the browser on them), 56 ms with another build running beside it. The assertion guards against the old behaviour (the whole note re-rendered on
  * the typing path: 4.2 s a keystroke at 300 KB) with room for a loaded machine; the figure is
  * printed on every run.
  */
@@ -113,11 +117,9 @@ test('a 1 MB note types smoothly with the preview on: keystroke p90 measured, fa
   await expect(preview.locator('h2').first()).toHaveText('Part 0');
   // Rendered whole: the first rendering of 1 MB takes seconds, in slices that leave typing alone.
   await expect(preview.locator('h2').last()).toHaveText(`Part ${parts - 1}`, { timeout: 30_000 });
-  // At the end, once the editor has parsed the whole megabyte down to it (CodeMirror parses in
-  // the background, in slices, for some seconds after the jump; the last heading is coloured
-  // when it is done). Until then each keystroke also pays for a slice of that parse.
+  // At the end, as soon as the preview is whole: the editor then still parses the megabyte down
+  // to the end in the background, in slices, and each keystroke shares the time with that work.
   await contentBox(page).press('Control+End');
-  await expect(contentBox(page).locator('.cm-line', { hasText: `## Part ${parts - 1}` }).locator('span').first()).toBeAttached({ timeout: 30_000 });
 
   // Typed as people type: bursts, with pauses in which the preview catches up.
   const bursts = 6;

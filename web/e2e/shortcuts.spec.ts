@@ -25,7 +25,7 @@ test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews
   await expect(contentBox(page).locator('.cm-line')).toHaveText(['pen, paper/ink? no']);
   await expect(list).toBeHidden();
   await page.keyboard.press('Control+s');
-  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 2' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 1' })).toBeVisible();
 
   await page.getByRole('button', { name: 'History' }).focus();
   const preview = page.getByRole('button', { name: 'Preview' });

@@ -49,7 +49,7 @@ test('Log out with unsaved text asks; Cancel stays signed in with the text', asy
   await expectContent(page, 'keep this');
   // Saved, it logs out without a question.
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
   const dialogs: string[] = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
   await page.getByRole('button', { name: 'Log out' }).click();
@@ -76,7 +76,7 @@ test('Save without a change makes no version; Skip to content moves the focus to
   await expect(page.getByText('No changes to save')).toBeVisible();
   await page.getByRole('button', { name: 'History' }).click();
   await expect(page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ }))
-    .toHaveText(['Version 2', 'Version 1']);
+    .toHaveText(['Version 1']);
 
   await page.goto('/');
   const skip = page.getByRole('link', { name: 'Skip to content' });
@@ -100,7 +100,7 @@ test('New note puts the focus in its title, selected; opening a note from the li
   await page.keyboard.type('Typed at once');
   await expect(page.getByLabel('Title')).toHaveValue('Typed at once');
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByText('Saved as version 2')).toBeVisible();
+  await expect(page.getByText('Saved as version 1')).toBeVisible();
   await page.getByRole('link', { name: /^Typed at once/ }).click();
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
   await page.getByRole('link', { name: /^Typed at once/ }).focus();
@@ -109,6 +109,53 @@ test('New note puts the focus in its title, selected; opening a note from the li
   // The next Tab reaches the note's own controls, not the rest of the list.
   await page.keyboard.press('Tab');
   await expect(page.getByRole('link', { name: '← Notes' }).or(page.getByRole('button', { name: 'Save' }))).toBeFocused();
+});
+
+test('New note creates nothing on the server until its first save: left untouched it leaves nothing behind', async ({ page, request }) => {
+  const username = await signUp(page);
+  const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
+  const { access_token: token } = await login.json() as { access_token: string };
+  const listed = async () => (await (await request.get('/api/notes', { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{ title: string }>;
+
+  await page.getByRole('button', { name: 'New note' }).click();
+  await expect(page).toHaveURL(/\/notes\/new$/);
+  await expect(page.getByRole('status').filter({ hasText: 'New note, not saved yet' })).toBeVisible();
+  // Nothing to look back on or delete yet.
+  await expect(page.getByRole('button', { name: 'History' })).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Delete' })).toHaveCount(0);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+  await expect(page.getByText('No notes yet.')).toBeVisible();
+  expect(await listed()).toEqual([]);
+
+  // The first save creates it, as version 1; the typing goes on where it was.
+  await page.getByRole('button', { name: 'New note' }).click();
+  await page.keyboard.type('Groceries');
+  await page.keyboard.press('Control+s');
+  await expect(page.getByText('Saved as version 1')).toBeVisible();
+  await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}$/);
+  await expect(page.getByLabel('Title')).toBeFocused();
+  await expect(page.getByRole('link', { name: /^Groceries/ })).toBeVisible();
+  expect((await listed()).map((n) => n.title)).toEqual(['Groceries']);
+  const id = new URL(page.url()).pathname.split('/').pop()!;
+  const note = await (await request.get(`/api/notes/${id}`, { headers: { authorization: `Bearer ${token}` } })).json() as { title: string; version: number };
+  expect([note.title, note.version]).toEqual(['Groceries', 1]);
+
+  // Typed into a new note and never saved: a reload brings it back, still unsaved and still only here.
+  await page.getByRole('button', { name: 'New note' }).click();
+  await page.keyboard.type('Half an idea');
+  await expect(page.getByText('Unsaved changes')).toBeVisible();
+  // Written to the device once the typing pauses.
+  await expect.poll(() => page.evaluate(() => new Promise<string[]>((resolve) => {
+    const open = indexedDB.open('vellum-drafts');
+    open.onsuccess = () => {
+      const all = open.result.transaction('drafts').objectStore('drafts').getAll();
+      all.onsuccess = () => resolve((all.result as Array<{ title: string }>).map((d) => d.title));
+    };
+  }))).toEqual(['Half an idea']);
+  await page.reload();
+  await expect(page.getByRole('status').filter({ hasText: 'Unsaved text of a new note from this device was restored.' })).toBeVisible();
+  await expect(page.getByLabel('Title')).toHaveValue('Half an idea');
+  expect(await listed()).toHaveLength(1);
 });
 
 test('a long list: the first 100, then Show more; the list scrolls on its own and Save stays in reach', async ({ page, request }) => {
@@ -143,12 +190,12 @@ test('a search hit in an earlier version opens that version in the history', asy
   const id = await createNote(page, 'Shopping', 'eggs and flour');
   await contentBox(page).fill('flour only');
   await page.keyboard.press('Control+s');
-  await expect(page.getByText('Saved as version 3')).toBeVisible();
+  await expect(page.getByText('Saved as version 2')).toBeVisible();
   await page.getByLabel('Include earlier versions').check();
   await page.getByLabel('Search notes').fill('eggs');
   await page.getByRole('list', { name: 'Search results' }).getByRole('link', { name: /Shopping/ }).click();
   await expect(page).toHaveURL(new RegExp(`/notes/${id}/history\\?version=`));
-  await expect(page.getByRole('button', { name: 'Version 2', exact: true })).toHaveAttribute('aria-current', 'true');
+  await expect(page.getByRole('button', { name: 'Version 1', exact: true })).toHaveAttribute('aria-current', 'true');
 });
 
 test('a version saved elsewhere shows up at once, or is offered over unsaved text, also when coming back to the tab; a lost connection is said plainly', async ({ page, request }) => {
@@ -162,7 +209,7 @@ test('a version saved elsewhere shows up at once, or is offered over unsaved tex
   // Nothing unsaved here: the live change is shown as it comes.
   await saveElsewhere('from elsewhere');
   await expectContent(page, 'from elsewhere');
-  await expect(page.getByRole('status').filter({ hasText: `Version 3, saved by ${username}, is shown` })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: `Version 2, saved by ${username}, is shown` })).toBeVisible();
 
   // Without the live stream (a proxy that cuts it), coming back to the tab still finds a newer version.
   await page.route('**/api/events', (route) => route.abort('connectionreset'));
@@ -171,7 +218,7 @@ test('a version saved elsewhere shows up at once, or is offered over unsaved tex
   await contentBox(page).fill('my unsaved text');
   await saveElsewhere('later, from elsewhere');
   await page.evaluate(() => window.dispatchEvent(new Event('focus')));
-  await expect(page.getByRole('status').filter({ hasText: 'Version 4 of this note was saved elsewhere.' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Version 3 of this note was saved elsewhere.' })).toBeVisible();
   await expectContent(page, 'my unsaved text');
   await page.unroute('**/api/events');
 

@@ -7,12 +7,13 @@ interface DeviceSetting {
   set(on: boolean): void;
 }
 
-function setting(key: string): DeviceSetting {
-  let choice = true;
+function setting(key: string, byDefault: boolean): DeviceSetting {
+  let choice = byDefault;
   try {
-    choice = localStorage.getItem(key) !== 'off';
+    const kept = localStorage.getItem(key);
+    if (kept !== null) choice = kept === 'on';
   } catch {
-    /* storage refused (private mode): on, for this page */
+    /* storage refused (private mode): the default, for this page */
   }
   return {
     on: () => choice,
@@ -31,9 +32,13 @@ function setting(key: string): DeviceSetting {
  * Saving by itself a moment after the typing stops, as the Save button would (conditional on the
  * version it started from, so a save made elsewhere meets the conflict panel). On by default.
  */
-export const autosave = setting('vellum.autosave');
+export const autosave = setting('vellum.autosave', true);
 /** Idle time after the last change before the automatic save. */
 export const AUTOSAVE_IDLE_MS = 2000;
 
-/** A note with text opens rendered, for reading; Edit (or E) turns it into the editor. On by default. */
-export const openForReading = setting('vellum.reading');
+/**
+ * A note with text opens rendered, for reading; Edit (or E) turns it into the editor. Off by
+ * default: opening a note shows its Title and Content fields, which the contract names and its
+ * clients and tests rely on; E switches to reading at any time.
+ */
+export const openForReading = setting('vellum.reading', false);

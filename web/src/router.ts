@@ -28,9 +28,10 @@ function changed(): void {
   for (const listener of listeners) listener();
 }
 
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+/** `stay`: the screen is not left (the same note under a new address), so the guard is not asked. */
+export function navigate(to: string, options: { replace?: boolean; stay?: boolean } = {}): void {
   if (to === location.pathname + location.search) return;
-  if (!confirmLeave()) return;
+  if (options.stay !== true && !confirmLeave()) return;
   if (options.replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   changed();

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, raw, rawJson, unwrap, type Folder, type Note } from '../api/client';
 import { FilingBar } from '../components/filing';
 import { DiffView, type NoteDiff } from '../components/diff-view';
@@ -11,6 +11,18 @@ import { useLiveChanges } from '../api/events';
 import { AUTOSAVE_IDLE_MS, autosave, openForReading } from '../device-settings';
 import { clearDraft, loadDraft, saveDraft } from '../drafts';
 
+/** The address of a note not saved yet: `/notes/new`. */
+export const NEW = 'new';
+
+/** A new note as the editor holds it until its first save: version 0, on no server. */
+function unsavedNote(me: string, folderId: string | null): Note {
+  const now = new Date().toISOString();
+  return {
+    id: NEW, owner_id: me, title: 'Untitled', content: '', version: 0, version_id: '', created_at: now, updated_at: now,
+    folder_id: folderId, pinned: false, archived: false, tags: [],
+  };
+}
+
 interface Conflict {
   server: Note;
   diff: NoteDiff | null;
@@ -22,11 +34,18 @@ interface Conflict {
  * turned off on this device, by itself a moment after the typing stops (device-settings.ts); each save conditional on the version the user started from (If-Match); a 412 never overwrites,
  * it shows what changed and lets the user choose.
  */
-export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
-  noteId: string; me: string; onChanged: () => void; onDeleted: (title: string) => void; folders: Folder[];
+export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, folderId = null }: {
+  /** `new`: a note not on the server yet, created by its first save. */
+  noteId: string; me: string; onChanged: () => void; onDeleted: (title: string) => void;
+  /** The first save of a new note created it, with this id. */
+  onCreated?: (id: string) => void;
+  folders: Folder[];
+  /** Where a new note goes. */
+  folderId?: string | null;
 }) {
-  const [note, setNote] = useState<Note | null>(null);
-  const [title, setTitle] = useState('');
+  // A new note is on screen at once (nothing to fetch), so its title takes the very first keys.
+  const [note, setNote] = useState<Note | null>(() => (noteId === NEW ? unsavedNote(me, folderId) : null));
+  const [title, setTitle] = useState(() => (noteId === NEW ? 'Untitled' : ''));
   const [content, setContent] = useState('');
   const [status, setStatus] = useState('');
   const [error, setError] = useState('');
@@ -34,7 +53,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
   /** Editing, or reading the note rendered (how a note with text opens, unless turned off on this device). */
-  const [editing, setEditing] = useState(false);
+  const [editing, setEditing] = useState(noteId === NEW);
   const [sharing, setSharing] = useState(false);
   const [replaced, setReplaced] = useState(0);
   /** A version saved elsewhere (another tab, device or person) since this one was loaded, and by whom. */
@@ -58,7 +77,22 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   const latest = useRef({ note, dirty });
   latest.current = { note, dirty };
 
+  /** The id this editor's new note was given by its first save: the address follows, the text stays. */
+  const created = useRef<string | null>(null);
   useEffect(() => {
+    if (noteId === created.current) return;
+    if (noteId === NEW) {
+      // Already on screen; only text of an earlier new note, never saved, comes back into it.
+      void loadDraft(me, NEW).then((draft) => {
+        if (draft === undefined || latest.current.dirty || latest.current.note?.version !== 0) return;
+        const blank = unsavedNote(me, folderId);
+        setTitle(draft.title);
+        setContent(draft.content);
+        setReplaced((n) => n + 1);
+        setRestored({ version: 0, server: blank });
+      }, () => undefined);
+      return;
+    }
     (async () => {
       try {
         const loaded = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
@@ -94,7 +128,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   // Coming back to the tab: has the note moved on elsewhere? (Until live events exist, a look on focus.)
   useEffect(() => {
     const look = async () => {
-      if (document.visibilityState !== 'visible' || note === null) return;
+      if (document.visibilityState !== 'visible' || note === null || note.version === 0) return;
       const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
       const now = latest.current.note;
       if (server?.data !== undefined && now !== null && server.data.version > now.version) setNewer(server.data);
@@ -116,7 +150,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     setNewer(null);
     setNewerBy(null);
     setRestored(null);
-    setStatus(by === null ? `Loaded version ${server.version}` : `Version ${server.version}, saved by ${by}, is shown`);
+    setStatus(server.version === 0 ? '' : by === null ? `Loaded version ${server.version}` : `Version ${server.version}, saved by ${by}, is shown`);
   };
 
   // Saves elsewhere arrive as they happen: shown at once when nothing here is unsaved, else offered
@@ -143,13 +177,14 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   }, [noteId, note, dirty, replaced]);
 
   // Once the note is on screen (not before: the fields do not exist until then), the focus moves to
-  // it: a new note's title, selected, so typing names it; another note's form, so the next Tab
+  // it: a new (unsaved) note's title, selected, so typing names it; another note's form, so the next Tab
   // reaches its toolbar instead of the rest of the list (and no phone keyboard opens).
+  // Before the next event is handled (a layout effect), so keys typed right after New note land.
   const focusedFor = useRef<string | null>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (note === null || focusedFor.current === note.id) return;
     focusedFor.current = note.id;
-    if (note.version === 1 && note.content === '') {
+    if (note.version === 0) {
       titleRef.current?.focus();
       titleRef.current?.select();
     }
@@ -204,14 +239,26 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
     if (base === null || busy) return;
     // An unchanged save would only make an identical version.
     if (text.title === base.title && text.content === base.content) {
-      setStatus('No changes to save');
+      setStatus(base.version === 0 ? 'Nothing to save yet' : 'No changes to save');
       return;
     }
     setBusy(true);
     setError('');
     setStatus('Saving…');
     try {
-      const response = await raw(`/api/notes/${noteId}/versions`, {
+      if (base.version === 0) {
+        // The first save of a new note creates it (until then nothing was on the server).
+        const made = unwrap(await api.POST('/api/notes', { body: { ...text, folder_id: base.folder_id } }));
+        created.current = made.id;
+        // The same note on screen: the focus stays where the user is typing.
+        focusedFor.current = made.id;
+        setNote(made);
+        setStatus('Saved as version 1');
+        void clearDraft(me, NEW);
+        onCreated?.(made.id);
+        return;
+      }
+      const response = await raw(`/api/notes/${base.id}/versions`, {
         method: 'POST',
         headers: { 'if-match': `"${base.version}"` },
         body: JSON.stringify(text),
@@ -275,28 +322,29 @@ export function Editor({ noteId, me, onChanged, onDeleted, folders }: {
   if (note === null) return error ? <p class="error" role="alert">{error}</p> : <p class="muted" role="status">Loading…</p>;
   const owner = role === null;
   const canEdit = role !== 'viewer';
+  const onServer = note.version > 0;
   return (
     <form class="editor" ref={formRef} tabIndex={-1} aria-label="Note" onSubmit={(e) => { e.preventDefault(); void save(); }}>
       <div class="toolbar">
         <a class="back" href="/">← Notes</a>
         <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
-          {dirty ? 'Unsaved changes' : status || `Version ${note.version}`}
+          {dirty ? 'Unsaved changes' : status || (onServer ? `Version ${note.version}` : 'New note, not saved yet')}
         </span>
         {canEdit && <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>}
         {canEdit && <button type="button" class="secondary" aria-pressed={editing} aria-keyshortcuts="E" onClick={() => setEditing(!editing)}>Edit</button>}
         {canEdit && editing && <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={() => setPreview(!preview)}>Preview</button>}
         {canEdit && attacher.button}
-        <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>
-        {owner && <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>}
-        {owner && <button type="button" class="danger" onClick={remove}>Delete</button>}
+        {onServer && <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}/history`)}>History</button>}
+        {owner && onServer && <button type="button" class="secondary" aria-expanded={sharing} onClick={() => setSharing(!sharing)}>Share</button>}
+        {owner && onServer && <button type="button" class="danger" onClick={remove}>Delete</button>}
       </div>
-      {owner
+      {!onServer ? <p class="muted">A new note: it is kept on this device until you save it.</p> : owner
         ? <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
         : <p class="notice shared-badge">Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.</p>}
       {gone && <p class="error" role="alert">{gone}</p>}
       {restored && dirty && (
         <div class="notice" role="status">
-          Unsaved text from this device, typed on version {restored.version}, was restored.{' '}
+          {restored.version === 0 ? 'Unsaved text of a new note from this device was restored.' : `Unsaved text from this device, typed on version ${restored.version}, was restored.`}{' '}
           <button type="button" class="secondary" onClick={() => loadVersion(restored.server)}>Discard it</button>
         </div>
       )}

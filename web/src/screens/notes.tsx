@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, rawJson, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
 import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
-import { navigate, useSearch } from '../router';
+import { confirmLeave, navigate, useSearch } from '../router';
 import { asYouType } from '../search-query';
-import { Editor } from './editor';
+import { Editor, NEW } from './editor';
 import { useLiveChanges } from '../api/events';
 
 /** A row of "Shared with me": whose note it is and what the caller may do with it. */
@@ -115,17 +115,19 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
     };
   }, [query, throughHistory, notes, scopeKey]);
 
-  const create = async () => {
-    try {
-      // In a folder, the new note goes there.
-      const folderId = scope.kind === 'folder' ? scope.id : null;
-      const note = unwrap(await api.POST('/api/notes', { body: { title: 'Untitled', content: '', folder_id: folderId } }));
-      await load();
-      navigate(`/notes/${note.id}${scopeKey}`);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
+  // New note opens an editor for a note that is not on the server yet: its first save creates it,
+  // so leaving it untouched leaves nothing behind. Each New note is a fresh editor; the one whose
+  // first save created a note stays on screen (same key) while the address takes the new id.
+  const [fresh, setFresh] = useState(0);
+  const [born, setBorn] = useState<string | null>(null);
+  const create = () => {
+    // Already on a new note, the address stays the same, so navigate() would not ask about its text.
+    if (noteId === NEW && !confirmLeave()) return;
+    setFresh(fresh + 1);
+    setBorn(null);
+    navigate(`/notes/${NEW}${scopeKey}`);
   };
+  const editorKey = noteId === NEW || (noteId !== null && noteId === born) ? `new-${fresh}` : noteId;
 
   return (
     <div class={`notes ${noteId ? 'has-open' : ''}`}>
@@ -153,7 +155,9 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
       </section>
       <section class="open" aria-label="Note">
         {noteId ? (
-          <Editor key={noteId} noteId={noteId} me={me} onChanged={load} folders={folders}
+          <Editor key={editorKey} noteId={noteId} me={me} onChanged={load} folders={folders}
+            folderId={scope.kind === 'folder' ? scope.id : null}
+            onCreated={(id) => { setBorn(id); void load(); navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true }); }}
             onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); void load(); navigate('/'); }} />
         ) : (
           <div class="empty"><p>Select a note or create one with “New note”.</p><p class="muted">Press <kbd>?</kbd> for keyboard shortcuts.</p></div>
