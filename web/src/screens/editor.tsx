@@ -52,7 +52,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
-  /** Editing, or reading the note rendered (how a note with text opens, unless turned off on this device). */
+  /** Editing, or reading the note rendered (how a note with text opens when so chosen on this device). */
   const [editing, setEditing] = useState(noteId === NEW);
   const [sharing, setSharing] = useState(false);
   const [replaced, setReplaced] = useState(0);
@@ -82,7 +82,9 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   useEffect(() => {
     if (noteId === created.current) return;
     if (noteId === NEW) {
-      // Already on screen; only text of an earlier new note, never saved, comes back into it.
+      // Already on screen; only text of an earlier new note, never saved, comes back into it. (This
+      // read is queued before the draft effect's delete of an unchanged note's draft, below, and
+      // IndexedDB runs transactions on one store in the order they were made.)
       void loadDraft(me, NEW).then((draft) => {
         if (draft === undefined || latest.current.dirty || latest.current.note?.version !== 0) return;
         const blank = unsavedNote(me, folderId);

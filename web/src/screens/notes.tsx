@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, rawJson, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
+import { api, errorMessage, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
 import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
 import { confirmLeave, navigate, useSearch } from '../router';
 import { asYouType } from '../search-query';
@@ -13,7 +13,7 @@ type SharedRow = NoteRow & { owner_username?: string; role?: 'viewer' | 'editor'
 const PAGE = 100;
 
 /** The list's query for a scope (the archive lists only archived notes). */
-function scopeQuery(scope: Scope): Record<string, string> {
+function scopeQuery(scope: Scope): { archived?: 'true'; folder?: string; tag?: string } {
   switch (scope.kind) {
     case 'archive': return { archived: 'true' };
     case 'folder': return { folder: scope.id };
@@ -40,14 +40,16 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   /** The last page was full: there may be more notes than the list shows. */
   const [more, setMore] = useState(false);
 
+  /** A page of the scope's notes, from `offset`. */
+  const page = useCallback(async (offset: number): Promise<SharedRow[]> => (scope.kind === 'shared'
+    ? unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } } }))
+    : unwrap(await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } } }))), [scopeKey]);
   const load = useCallback(async () => {
     try {
       const [list, folderList, tagList] = await Promise.all([
-        scope.kind === 'shared'
-          ? rawJson<SharedRow[]>(`/api/notes/shared?limit=${PAGE}`)
-          : rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), ...scopeQuery(scope) })}`),
-        rawJson<Folder[]>('/api/folders'),
-        rawJson<TagCount[]>('/api/tags'),
+        page(0),
+        api.GET('/api/folders').then(unwrap),
+        api.GET('/api/tags').then(unwrap),
       ]);
       setNotes(list);
       setMore(list.length === PAGE);
@@ -69,10 +71,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   };
   const showMore = async () => {
     try {
-      const offset = String(notes?.length ?? 0);
-      const next = scope.kind === 'shared'
-        ? await rawJson<SharedRow[]>(`/api/notes/shared?limit=${PAGE}&offset=${offset}`)
-        : await rawJson<NoteRow[]>(`/api/notes?${new URLSearchParams({ limit: String(PAGE), offset, ...scopeQuery(scope) })}`);
+      const next = await page(notes?.length ?? 0);
       setNotes([...(notes ?? []), ...next]);
       setMore(next.length === PAGE);
     } catch (e) {
@@ -101,8 +100,10 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
     const controller = new AbortController();
     const timer = setTimeout(async () => {
       try {
-        const params = new URLSearchParams({ q: asYouType(query), history: String(throughHistory), limit: String(SEARCH_LIMIT), ...scopeQuery(scope) });
-        const found = await rawJson<SearchResult[]>(`/api/notes/search?${params}`, { signal: controller.signal });
+        const found = unwrap(await api.GET('/api/notes/search', {
+          params: { query: { q: asYouType(query), history: throughHistory ? 'true' : 'false', limit: SEARCH_LIMIT, ...scopeQuery(scope) } },
+          signal: controller.signal,
+        }));
         setResults(found);
         setError('');
       } catch (e) {
