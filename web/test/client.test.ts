@@ -9,7 +9,7 @@ Object.defineProperty(globalThis, 'location', { value: { origin: ORIGIN, href: `
 const cookieJar = { cookie: '' };
 Object.defineProperty(globalThis, 'document', { value: cookieJar, configurable: true });
 
-const { api, ApiError, mayHaveSession, rawJson, session, toApiError, unwrap } = await import('../src/api/client.js');
+const { api, ApiError, mayHaveSession, raw, session, toApiError, unwrap } = await import('../src/api/client.js');
 
 type Handler = (request: Request) => Response | Promise<Response>;
 const realFetch = globalThis.fetch;
@@ -67,17 +67,16 @@ describe('api client', () => {
     assert.equal(error.message, '502 Bad Gateway');
   });
 
-  it('rawJson sends JSON bodies as JSON, returns undefined for 204 and throws the detail otherwise', async () => {
+  it('raw sends the token and the body as it is, with the type the caller gives', async () => {
     session.setAccessToken('tok');
     let received = '';
     routes = {
-      'PATCH /api/notes/n1/v1': async (r) => { received = await r.text(); return new Response(null, { status: 204 }); },
-      'GET /api/trash?limit=1': () => problem(400, 'Query parameter "limit" is wrong', 'invalid_query'),
+      'POST /api/import': async (r) => { received = await r.text(); return new Response(null, { status: 204 }); },
     };
-    assert.equal(await rawJson('/api/notes/n1/v1', { method: 'PATCH', body: JSON.stringify({ label: 'Draft' }) }), undefined);
-    assert.equal(received, '{"label":"Draft"}');
-    assert.deepEqual(calls, ['PATCH /api/notes/n1/v1 | Bearer tok | application/json']);
-    await assert.rejects(rawJson('/api/trash?limit=1'), { name: 'Error', message: 'Query parameter "limit" is wrong' });
+    const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': 'text/markdown' }, body: '# Notes' });
+    assert.equal(response.status, 204);
+    assert.equal(received, '# Notes');
+    assert.deepEqual(calls, ['POST /api/import | Bearer tok | text/markdown']);
   });
 
   it('the view cookie says whether a refresh cookie may exist', () => {

@@ -52,18 +52,10 @@ export function toApiError(response: Response, body: unknown): ApiError {
   return new ApiError(response.status, detail || `${response.status} ${response.statusText}`, body);
 }
 
-/** For routes the generated types may not have yet (they land on the server as we go). */
+/** For what is not JSON both ways: export downloads (a zip or a file) and import uploads (the file as it is). */
 export async function raw(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
-  if (init.body !== undefined && typeof init.body === 'string') headers.set('content-type', 'application/json');
   return session.fetch(new Request(new URL(path, globalThis.location.origin), { ...init, headers, credentials: 'same-origin' }));
-}
-
-export async function rawJson<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await raw(path, init);
-  const body: unknown = response.status === 204 ? undefined : await response.json().catch(() => undefined);
-  if (!response.ok) throw toApiError(response, body);
-  return body as T;
 }
 
 export function errorMessage(error: unknown): string {

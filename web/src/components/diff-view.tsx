@@ -1,14 +1,11 @@
 import { diffWordsWithSpace } from 'diff';
+import { api, unwrap } from '../api/client';
 
-/** GET /api/notes/{id}/diff (CONTRACT.md "Diff"). */
-export interface NoteDiff {
-  from: { version: number } | null;
-  to: { version: number };
-  title: { from: string | null; to: string; changed: boolean };
-  stats: { added: number; removed: number };
-  complete: boolean;
-  hunks: Array<{ from_start: number; from_lines: number; to_start: number; to_lines: number; lines: Array<{ op: '=' | '-' | '+'; text: string }> }>;
+/** GET /api/notes/{id}/diff (CONTRACT.md "Diff"), as the API's schema describes it. */
+export async function diffOf(noteId: string, query: { from?: number; to?: number }) {
+  return unwrap(await api.GET('/api/notes/{noteID}/diff', { params: { path: { noteID: noteId }, query } }));
 }
+export type NoteDiff = Awaited<ReturnType<typeof diffOf>>;
 
 type Line = { op: '=' | '-' | '+'; text: string };
 

@@ -100,10 +100,12 @@ function Sessions() {
   };
   useEffect(() => void load(), []);
   const revoke = async (row: SessionRow) => {
-    const response = await raw(`/api/auth/sessions/${row.id}`, { method: 'DELETE' });
-    setMessage(response.ok
-      ? { ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` }
-      : { ok: false, text: `Could not end the session (${response.status}).` });
+    try {
+      unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: row.id } } }));
+      setMessage({ ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` });
+    } catch (e) {
+      setMessage({ ok: false, text: `Could not end the session: ${errorMessage(e)}` });
+    }
     await load();
   };
   return (

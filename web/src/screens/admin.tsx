@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, raw, rawJson, unwrap, type AuthEvent, type User } from '../api/client';
+import { api, errorMessage, unwrap, type AuthEvent, type User } from '../api/client';
 import { formatTime } from './notes';
 
 const PAGE = 50;
@@ -13,7 +13,7 @@ export function AdminScreen({ me }: { me: User }) {
     try {
       const list = unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } } }));
       setUsers(list ?? []);
-      setEvents(await rawJson<AuthEvent[]>('/api/auth/admin/events?limit=50'));
+      setEvents(unwrap(await api.GET('/api/auth/admin/events', { params: { query: { limit: 50 } } })));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -21,10 +21,10 @@ export function AdminScreen({ me }: { me: User }) {
   useEffect(() => void load(), [page]);
   const remove = async (user: User) => {
     if (!window.confirm(`Delete the account “${user.username}” and all its notes?`)) return;
-    const response = await raw(`/api/auth/admin/${user.id}`, { method: 'DELETE' });
-    if (!response.ok) {
-      const body = (await response.json().catch(() => ({}))) as { detail?: string };
-      setError(body.detail ?? `Could not delete (${response.status}).`);
+    try {
+      unwrap(await api.DELETE('/api/auth/admin/{id}', { params: { path: { id: user.id } } }));
+    } catch (e) {
+      setError(errorMessage(e));
     }
     await load();
   };
@@ -32,9 +32,12 @@ export function AdminScreen({ me }: { me: User }) {
   const removeFactors = async (user: User) => {
     if (!window.confirm(`Remove every second factor of “${user.username}” (authenticator app, recovery codes, passkeys)? Their password alone will sign them in.`)) return;
     setNotice('');
-    const response = await raw(`/api/auth/admin/${user.id}/mfa`, { method: 'DELETE' });
-    if (response.ok) setNotice(`Second factors of “${user.username}” removed.`);
-    else setError(((await response.json().catch(() => ({}))) as { detail?: string }).detail ?? `Could not remove (${response.status}).`);
+    try {
+      unwrap(await api.DELETE('/api/auth/admin/{id}/mfa', { params: { path: { id: user.id } } }));
+      setNotice(`Second factors of “${user.username}” removed.`);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
     await load();
   };
   return (

@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, raw, rawJson, unwrap, type Folder, type Note } from '../api/client';
+import { api, errorMessage, unwrap, type Folder, type Note } from '../api/client';
 import { FilingBar } from '../components/filing';
-import { DiffView, type NoteDiff } from '../components/diff-view';
+import { DiffView, diffOf, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { MarkdownEditor } from '../components/markdown-editor';
 import { useAttacher } from '../components/attach';
@@ -260,22 +260,19 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
         onCreated?.(made.id);
         return;
       }
-      const response = await raw(`/api/notes/${base.id}/versions`, {
-        method: 'POST',
-        headers: { 'if-match': `"${base.version}"` },
-        body: JSON.stringify(text),
+      const answer = await api.POST('/api/notes/{noteID}/versions', {
+        params: { path: { noteID: base.id }, header: { 'if-match': `"${base.version}"` } },
+        body: text,
       });
-      if (response.status === 412) {
-        const server = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
-        const diff = await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?from=${base.version}&to=${server.version}`).catch(() => null);
+      if (answer.response.status === 412) {
+        const server = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: base.id } } }));
+        const diff = await diffOf(base.id, { from: base.version, to: server.version }).catch(() => null);
         setConflict({ server, diff, mine: text });
         setStatus('');
         return;
       }
-      if (!response.ok) {
-        const body: unknown = await response.json().catch(() => undefined);
-        throw new Error(typeof body === 'object' && body && 'detail' in body ? String(body.detail) : `Save failed (${response.status})`);
-      }
+      const response = answer.response;
+      unwrap(answer);
       const version = Number(/"(\d+)"/.exec(response.headers.get('etag') ?? '')?.[1] ?? base.version + 1);
       // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
       setNote({ ...base, ...text, version, updated_at: new Date().toISOString() });

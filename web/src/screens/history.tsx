@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, raw, rawJson, unwrap, type Note, type Version, type VersionRow } from '../api/client';
-import { DiffView, type NoteDiff } from '../components/diff-view';
+import { api, errorMessage, unwrap, type Note, type Version, type VersionRow } from '../api/client';
+import { DiffView, diffOf, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { navigate } from '../router';
 import { formatTime } from './notes';
@@ -47,7 +47,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
       const version = unwrap(await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: row.id } } })) as Version;
       setSelected(version);
       setLabel(version.label ?? '');
-      setDiff(await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?to=${version.version}`).catch(() => null));
+      setDiff(await diffOf(noteId, { to: version.version }).catch(() => null));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -56,7 +56,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
   const compareWithCurrent = async () => {
     if (!selected || !note) return;
     try {
-      setDiff(await rawJson<NoteDiff>(`/api/notes/${noteId}/diff?from=${selected.version}&to=${note.version}`));
+      setDiff(await diffOf(noteId, { from: selected.version, to: note.version }));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -66,16 +66,12 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     if (!selected || !note) return;
     setError('');
     try {
-      const response = await raw(`/api/notes/${noteId}/restore`, {
-        method: 'POST',
-        headers: { 'if-match': `"${note.version}"` },
-        body: JSON.stringify({ version: selected.version }),
+      const answer = await api.POST('/api/notes/{noteID}/restore', {
+        params: { path: { noteID: noteId }, header: { 'if-match': `"${note.version}"` } },
+        body: { version: selected.version },
       });
-      if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as { detail?: string };
-        throw new Error(response.status === 412 ? 'The note changed meanwhile: reload the history and try again.' : body.detail ?? `Restore failed (${response.status})`);
-      }
-      const restored = (await response.json()) as Note;
+      if (answer.response.status === 412) throw new Error('The note changed meanwhile: reload the history and try again.');
+      const restored = unwrap(answer);
       setStatus(`Version ${selected.version} restored as version ${restored.version}.`);
       setSelected(null);
       setDiff(null);
@@ -90,10 +86,10 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     event.preventDefault();
     if (!selected) return;
     try {
-      const updated = await rawJson<Version>(`/api/notes/${noteId}/${selected.id}`, {
-        method: 'PATCH',
-        body: JSON.stringify({ label: label.trim() === '' ? null : label.trim() }),
-      });
+      const updated: Version = unwrap(await api.PATCH('/api/notes/{noteID}/{versionID}', {
+        params: { path: { noteID: noteId, versionID: selected.id } },
+        body: { label: label.trim() === '' ? null : label.trim() },
+      }));
       setSelected(updated);
       setStatus(updated.label ? `Version ${updated.version} is named “${updated.label}”.` : `Version ${updated.version} has no name now.`);
       await load();

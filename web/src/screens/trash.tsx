@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { errorMessage, raw, rawJson, type TrashEntry } from '../api/client';
+import { api, errorMessage, unwrap, type TrashEntry } from '../api/client';
 import { formatTime } from './notes';
 
 export function TrashScreen() {
@@ -8,7 +8,7 @@ export function TrashScreen() {
   const [status, setStatus] = useState('');
   const load = async () => {
     try {
-      setRows(await rawJson<TrashEntry[]>('/api/trash?limit=100'));
+      setRows(unwrap(await api.GET('/api/trash', { params: { query: { limit: 100 } } })));
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -18,8 +18,13 @@ export function TrashScreen() {
   const act = async (row: TrashEntry, purge: boolean) => {
     setError('');
     if (purge && !window.confirm(`Delete “${row.title || 'Untitled'}” and all its versions for good?`)) return;
-    const response = await raw(`/api/trash/${row.id}${purge ? '' : '/restore'}`, { method: purge ? 'DELETE' : 'POST' });
-    if (!response.ok) return setError(`Could not ${purge ? 'delete' : 'restore'} the note (${response.status}).`);
+    try {
+      const path = { params: { path: { noteID: row.id } } };
+      unwrap(purge ? await api.DELETE('/api/trash/{noteID}', path) : await api.POST('/api/trash/{noteID}/restore', path));
+    } catch (e) {
+      setError(`Could not ${purge ? 'delete' : 'restore'} the note: ${errorMessage(e)}`);
+      return;
+    }
     setStatus(purge ? `“${row.title || 'Untitled'}” was deleted for good.` : `“${row.title || 'Untitled'}” is back in your notes.`);
     await load();
   };
