@@ -5,7 +5,7 @@ import { trackAllowedMethods } from './method-not-allowed.js';
 
 const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'X-CSRF-Token', 'X-Request-Id'];
 /** What a cross-origin client must read: new note location, version tag, CSRF token, back-off. */
-const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token', 'X-Request-Id'];
+const CORS_EXPOSED_HEADERS = ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token', 'X-Request-Id', 'X-Total-Count'];
 
 /**
  * CORS for the configured origins (CORS_ORIGINS), answered before any route's policy: a preflight

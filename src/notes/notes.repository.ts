@@ -90,14 +90,10 @@ export interface NoteFilter {
   archived: boolean;
 }
 
-/**
- * The caller's notes, pinned first, then most recently updated: a range scan of notes_owner_list
- * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
- */
-export function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+/** The caller's notes that `filter` lets through (outside the trash). */
+function filtered(db: Db, ownerId: string, filter: NoteFilter) {
   let query = db
     .selectFrom('notes')
-    .select(['id', 'owner_id', 'title', 'updated_at', ...FILING])
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null)
     .where('archived', '=', filter.archived);
@@ -112,9 +108,25 @@ export function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { l
       selectFrom('note_tags as t').select('t.note_id').whereRef('t.note_id', '=', 'notes.id').where('t.tag', '=', tag),
     ));
   }
-  query = query.orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
+  return query;
+}
+
+/**
+ * The caller's notes, pinned first, then most recently updated: a range scan of notes_owner_list
+ * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
+ */
+export function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+  let query = filtered(db, ownerId, filter)
+    .select(['id', 'owner_id', 'title', 'updated_at', ...FILING])
+    .orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
   return query.execute();
+}
+
+/** How many notes listNotes would return without a page: the same index ranges, counted. */
+export async function countNotes(db: Db, ownerId: string, filter: NoteFilter): Promise<number> {
+  const row = await filtered(db, ownerId, filter).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Files a note (folder, pin, archive): no new version, no new update time. */

@@ -72,27 +72,29 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   });
 
   app.get('/', {
-    config: { policy: SIGNED_IN, docs: { errors: [404] } },
+    config: { policy: SIGNED_IN, docs: { errors: [404], headers: { 200: ['X-Total-Count'] } } },
     schema: {
       tags,
       operationId: 'listNotes',
       summary: 'List the caller\'s notes',
-      description: 'Pinned notes first, then most recently updated first; every note unless limit is given. Archived notes are left out '
+      description: 'Pinned notes first, then most recently updated first; every note unless limit is given, and X-Total-Count says how many match in all. Archived notes are left out '
         + 'unless archived=true, which lists only them. `folder` (an id, or `root`) and `tag` narrow the list; a folder that is not the '
         + 'caller\'s is 404 `Folder not found`.',
       querystring: schemas.NotesQuery,
       response: { 200: { type: 'array', items: schemas.NoteRowSchema } },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { limit, offset = 0, folder, tag, pinned, archived } = request.query;
     // Without a limit every note is returned; an offset alone still pages from there.
     const page = limit === undefined && offset === 0 ? undefined : { limit: limit ?? Number.MAX_SAFE_INTEGER, offset };
-    return notes.listNotes(db, requireUserId(request.claims!), {
+    const { rows, total } = await notes.listNotes(db, requireUserId(request.claims!), {
       folder: folder === undefined || folder === 'root' ? folder : normalizeId(folder),
       tag,
       pinned: pinned === undefined ? undefined : isTrue(pinned),
       archived: isTrue(archived),
     }, page);
+    void reply.header('x-total-count', String(total));
+    return rows;
   });
 
   app.patch('/:noteID', {

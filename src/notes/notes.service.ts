@@ -100,16 +100,22 @@ export interface ListFilter {
   archived?: boolean | undefined;
 }
 
-export async function listNotes(db: Db, ownerId: string, filter: ListFilter, page: Page | undefined): Promise<NoteRow[]> {
+/** A page of the caller's notes and how many there are in all (X-Total-Count). */
+export async function listNotes(db: Db, ownerId: string, filter: ListFilter, page: Page | undefined): Promise<{ rows: NoteRow[]; total: number }> {
   const folder = filter.folder === undefined ? undefined : filter.folder === 'root' ? null : filter.folder;
   if (folder != null) await requireFolder(db, ownerId, folder);
-  const rows = await repo.listNotes(db, ownerId, {
+  const where: repo.NoteFilter = {
     archived: filter.archived ?? false,
     ...(folder !== undefined && { folder }),
     ...(filter.tag !== undefined && { tag: normalizeTag(filter.tag) }),
     ...(filter.pinned !== undefined && { pinned: filter.pinned }),
-  }, page);
-  return rows.map((row) => ({ ...row, tags: decodeTags(row.tags) }));
+  };
+  const rows = (await repo.listNotes(db, ownerId, where, page)).map((row) => ({ ...row, tags: decodeTags(row.tags) }));
+  // A short page is the last one, so it tells the total itself; only a full page (or an empty
+  // one past the end) needs the count.
+  const last = page === undefined || (rows.length < page.limit && (rows.length > 0 || page.offset === 0));
+  const total = last ? (page?.offset ?? 0) + rows.length : await repo.countNotes(db, ownerId, where);
+  return { rows, total };
 }
 
 /**

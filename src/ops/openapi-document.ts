@@ -3,7 +3,7 @@
  * generated document: what a route declares once (headers, links) becomes the document's own form.
  */
 
-export type HeaderName = 'ETag' | 'Location' | 'Set-Cookie' | 'X-CSRF-Token' | 'Cache-Control';
+export type HeaderName = 'ETag' | 'Location' | 'Set-Cookie' | 'X-CSRF-Token' | 'Cache-Control' | 'X-Total-Count';
 
 export interface Link {
   operationId: string;
@@ -33,6 +33,7 @@ const HEADERS: Record<HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-
     schema: { type: 'string' },
   },
   Location: { description: 'Path of what was created', schema: { type: 'string' } },
+  'X-Total-Count': { description: 'How many items match in all, whatever page (limit, offset) was asked for', schema: { type: 'integer', minimum: 0 } },
   'Set-Cookie': {
     description: 'The refresh cookie `app.refresh_token` (HttpOnly, Path /api/auth/cookie) and the view cookie `app.expires_at` '
       + '(Path /), SameSite=Strict, Secure in production; cleared with Max-Age 0 on logout and account deletion. '

@@ -24,7 +24,11 @@ forEachDatabase('notes pagination', (ctx) => {
       created.push(await api.createOk(s, { title: `note ${i}` }));
     }
     const newestFirst = created.map((n) => n.id).reverse();
-    const ids = (res: Awaited<ReturnType<typeof api.list>>) => okJson<Note[]>(res).map((n) => n.id);
+    // Every answer also says how many notes there are in all, whatever the page.
+    const ids = (res: Awaited<ReturnType<typeof api.list>>) => {
+      assert.equal(res.headers['x-total-count'], '55');
+      return okJson<Note[]>(res).map((n) => n.id);
+    };
     assert.deepEqual(ids(await api.list(s)), newestFirst);
 
     // Optional limit/offset.
@@ -37,7 +41,36 @@ forEachDatabase('notes pagination', (ctx) => {
     assert.deepEqual(ids(await api.list(s, '?offset=50')), newestFirst.slice(50), 'an offset alone pages from there');
     assert.deepEqual(ids(await api.list(s, '?offset=0')), newestFirst);
     for (const query of ['?limit=10&offset=55', '?limit=100&offset=1000', '?offset=55', '?offset=9007199254740991']) {
-      assert.deepEqual(okJson(await api.list(s, query)), [], `past the end: ${query}`);
+      const res = await api.list(s, query);
+      assert.deepEqual(okJson(res), [], `past the end: ${query}`);
+      assert.equal(res.headers['x-total-count'], '55', `past the end: ${query}`);
+    }
+  });
+
+  test('GET /api/notes: X-Total-Count counts what the filters let through (folder, tag, pinned, archived), never the trash or other people', async () => {
+    const s = await newSession(ctx.app);
+    const other = await newSession(ctx.app);
+    await api.createOk(other, { title: 'not mine' });
+    const made = await api.inject({ method: 'POST', url: '/api/folders', headers: s.auth, payload: { name: 'Work' } });
+    assert.equal(made.statusCode, 201);
+    const folder = made.json<{ id: string }>();
+    const file = (id: string, change: object) => api.inject({ method: 'PATCH', url: `/api/notes/${id}`, headers: s.auth, payload: change });
+    for (let i = 0; i < 7; i += 1) {
+      const note = await api.createOk(s, { title: `n${i}`, content: i < 3 ? '#plan' : 'plain', folder_id: i < 4 ? folder.id : null });
+      if (i === 0) assert.equal((await file(note.id, { pinned: true })).statusCode, 200);
+      if (i === 6) assert.equal((await file(note.id, { archived: true })).statusCode, 200);
+      if (i === 5) assert.equal((await api.remove(s, note.id)).statusCode, 204);
+    }
+    const expected: Array<[string, string]> = [
+      ['', '5'], [`?folder=${folder.id}`, '4'], ['?folder=root', '1'], ['?tag=plan', '3'], ['?pinned=true', '1'],
+      ['?archived=true', '1'], [`?folder=${folder.id}&tag=%23plan`, '3'],
+    ];
+    for (const [query, total] of expected) {
+      for (const page of ['', `${query ? '&' : '?'}limit=1`, `${query ? '&' : '?'}limit=1&offset=1`, `${query ? '&' : '?'}limit=2&offset=100`]) {
+        const res = await api.list(s, query + page);
+        assert.equal(res.statusCode, 200, query + page);
+        assert.equal(res.headers['x-total-count'], total, query + page);
+      }
     }
   });
 

@@ -117,7 +117,7 @@ forEachDatabase('security: headers and CORS', (ctx) => {
     assert.equal(get.headers['access-control-allow-credentials'], 'true');
     assert.match(String(get.headers.vary), /Origin/i);
     // A cross-origin client must be able to read these.
-    for (const name of ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token']) {
+    for (const name of ['ETag', 'Location', 'Retry-After', 'X-CSRF-Token', 'X-Total-Count']) {
       assert.match(String(get.headers['access-control-expose-headers']), new RegExp(name, 'i'));
     }
   });

@@ -158,7 +158,7 @@ test('New note creates nothing on the server until its first save: left untouche
   expect(await listed()).toHaveLength(1);
 });
 
-test('a long list: the first 100, then Show more; the list scrolls on its own and Save stays in reach', async ({ page, request }) => {
+test('a long list: the first 100 and the count, then Show more; the list scrolls on its own and Save stays in reach', async ({ page, request }) => {
   await page.setViewportSize({ width: 1280, height: 720 });
   const username = await signUp(page);
   const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
@@ -171,8 +171,10 @@ test('a long list: the first 100, then Show more; the list scrolls on its own an
   await page.reload();
   const rows = page.getByRole('list', { name: 'Notes, pinned first, then most recent' }).getByRole('listitem');
   await expect(rows).toHaveCount(100);
+  await expect(page.getByText('105 notes, 100 shown')).toBeVisible();
   await page.getByRole('button', { name: 'Show more notes' }).click();
   await expect(rows).toHaveCount(105);
+  await expect(page.getByText('105 notes', { exact: true })).toBeVisible();
   await expect(page.getByRole('button', { name: 'Show more notes' })).toHaveCount(0);
 
   // The oldest note, at the bottom of the list: the page itself never scrolls, the note shows at once.

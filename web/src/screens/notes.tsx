@@ -39,20 +39,26 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const [drawer, setDrawer] = useState(false);
   /** The last page was full: there may be more notes than the list shows. */
   const [more, setMore] = useState(false);
+  /** How many notes the scope holds in all (X-Total-Count), when the server says. */
+  const [total, setTotal] = useState<number | null>(null);
 
-  /** A page of the scope's notes, from `offset`. */
-  const page = useCallback(async (offset: number): Promise<SharedRow[]> => (scope.kind === 'shared'
-    ? unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } } }))
-    : unwrap(await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } } }))), [scopeKey]);
+  /** A page of the scope's notes, from `offset`, and how many there are in all (not said for shared notes). */
+  const page = useCallback(async (offset: number): Promise<{ rows: SharedRow[]; total: number | null }> => {
+    if (scope.kind === 'shared') return { rows: unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } } })), total: null };
+    const answer = await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } } });
+    const total = answer.response.headers.get('x-total-count');
+    return { rows: unwrap(answer), total: total === null ? null : Number(total) };
+  }, [scopeKey]);
   const load = useCallback(async () => {
     try {
-      const [list, folderList, tagList] = await Promise.all([
+      const [first, folderList, tagList] = await Promise.all([
         page(0),
         api.GET('/api/folders').then(unwrap),
         api.GET('/api/tags').then(unwrap),
       ]);
-      setNotes(list);
-      setMore(list.length === PAGE);
+      setNotes(first.rows);
+      setTotal(first.total);
+      setMore(first.rows.length === PAGE);
       setFolders(folderList);
       setTags(tagList);
       setError('');
@@ -72,8 +78,9 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const showMore = async () => {
     try {
       const next = await page(notes?.length ?? 0);
-      setNotes([...(notes ?? []), ...next]);
-      setMore(next.length === PAGE);
+      setNotes([...(notes ?? []), ...next.rows]);
+      setTotal(next.total);
+      setMore(next.rows.length === PAGE);
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -140,6 +147,9 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
             Folders and tags
           </button>
           <h1 id="notes-heading">{heading}</h1>
+          {total !== null && results === null && (
+            <p class="muted count">{total === 1 ? '1 note' : `${total.toLocaleString()} notes`}{notes !== null && notes.length < total && `, ${notes.length.toLocaleString()} shown`}</p>
+          )}
           <button type="button" onClick={create} aria-keyshortcuts="N">New note</button>
         </div>
         <div role="search">
