@@ -59,3 +59,23 @@ export function uuidValue(db: Kysely<any>, value: string): RawBuilder<string> {
 export function byteLength(db: Kysely<any>, column: string): RawBuilder<number> {
   return isPostgres(db) ? sql<number>`octet_length(${sql.ref(column)})` : sql<number>`length(${sql.ref(column)})`;
 }
+
+/**
+ * The first `bytes` bytes of a bytea/blob column holding UTF-8 text, as an expression; `decode`
+ * turns what a row holds into a string (a character the cut went through is dropped). Only the
+ * prefix leaves the database (PostgreSQL decompresses a TOASTed value only that far).
+ */
+export function textPrefix(db: Kysely<any>, column: string, bytes: number): {
+  expression: RawBuilder<unknown>; decode(value: unknown): string;
+} {
+  const ref = sql.ref(column);
+  return {
+    expression: isPostgres(db) ? sql`substring(${ref} from 1 for ${sql.lit(bytes)})` : sql`substr(${ref}, 1, ${sql.lit(bytes)})`,
+    decode(value) {
+      if (value === null || value === undefined) return '';
+      // PostgreSQL's bytea arrives as a string already (postgres.ts); SQLite's blob of an expression as bytes.
+      const text = typeof value === 'string' ? value : Buffer.from(value as Uint8Array).toString('utf8');
+      return text.endsWith('\uFFFD') ? text.slice(0, -1) : text;
+    },
+  };
+}

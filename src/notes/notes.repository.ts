@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import { compiled } from '../db/compiled.js';
+import { textPrefix } from '../db/dialect.js';
 import type { Db, Trx } from '../db/schema.js';
 import { encodeText } from '../db/values.js';
+import { PREVIEW_SOURCE_BYTES } from './preview.js';
 import { VERSION_MAX } from './version-rules.js';
 
 export interface NoteRecord {
@@ -115,12 +117,15 @@ function filtered(db: Db, ownerId: string, filter: NoteFilter) {
  * The caller's notes, pinned first, then most recently updated: a range scan of notes_owner_list
  * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
  */
-export function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+export async function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+  const head = textPrefix(db, 'v.content', PREVIEW_SOURCE_BYTES);
   let query = filtered(db, ownerId, filter)
     .select(['id', 'owner_id', 'title', 'updated_at', ...FILING])
+    // The current version's first bytes, for the row's preview: one primary-key probe per row.
+    .select((eb) => eb.selectFrom('note_versions as v').select(head.expression.as('head')).whereRef('v.id', '=', 'notes.version_id').as('head'))
     .orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
-  return query.execute();
+  return (await query.execute()).map(({ head: bytes, ...row }) => ({ ...row, head: head.decode(bytes) }));
 }
 
 /** How many notes listNotes would return without a page: the same index ranges, counted. */

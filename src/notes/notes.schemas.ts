@@ -66,6 +66,7 @@ export const NoteRowSchema = Type.Object({
   pinned: Type.Boolean(),
   archived: Type.Boolean(),
   tags: Type.Array(Type.String(), { description: 'the current version\'s tags, lower case, sorted' }),
+  preview: Type.String({ maxLength: 161, description: 'the start of the current text as one line of plain text (Markdown and HTML marks left out, a first heading repeating the title dropped); at most 160 characters and an ellipsis' }),
 }, { $id: 'NoteRow' });
 
 const Label = Type.Union([Type.String(), Type.Null()], { description: 'the version\'s name, or null' });

@@ -10,6 +10,7 @@ import { decodeTags, encodeTags, extractTags, normalizeTag, searchableTags } fro
 import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
 import * as repo from './notes.repository.js';
+import { previewOf } from './preview.js';
 import * as onePostgresCall from './save.postgres.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 import { VERSION_MAX } from './version-rules.js';
@@ -30,7 +31,7 @@ export interface Note {
 }
 
 /** A list row: the note without its content and version. */
-export type NoteRow = Pick<Note, 'id' | 'owner_id' | 'title' | 'updated_at' | 'folder_id' | 'pinned' | 'archived' | 'tags'>;
+export type NoteRow = Pick<Note, 'id' | 'owner_id' | 'title' | 'updated_at' | 'folder_id' | 'pinned' | 'archived' | 'tags'> & { preview: string };
 
 export const PLACEHOLDER_TITLE = 'Untitled';
 
@@ -110,7 +111,8 @@ export async function listNotes(db: Db, ownerId: string, filter: ListFilter, pag
     ...(filter.tag !== undefined && { tag: normalizeTag(filter.tag) }),
     ...(filter.pinned !== undefined && { pinned: filter.pinned }),
   };
-  const rows = (await repo.listNotes(db, ownerId, where, page)).map((row) => ({ ...row, tags: decodeTags(row.tags) }));
+  const rows = (await repo.listNotes(db, ownerId, where, page))
+    .map(({ head, ...row }) => ({ ...row, tags: decodeTags(row.tags), preview: previewOf(row.title, head) }));
   // A short page is the last one, so it tells the total itself; only a full page (or an empty
   // one past the end) needs the count.
   const last = page === undefined || (rows.length < page.limit && (rows.length > 0 || page.offset === 0));

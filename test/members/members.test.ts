@@ -83,7 +83,7 @@ forEachDatabase('notes shared with people', (ctx) => {
     const { people, id } = await setUp();
     const shared = (await call(people.viewer, 'GET', '/api/notes/shared')).json();
     assert.equal(shared.length, 1);
-    assert.deepEqual([shared[0].id, shared[0].title, shared[0].owner_username, shared[0].role], [id, 'Plan', people.owner.username, 'viewer']);
+    assert.deepEqual([shared[0].id, shared[0].title, shared[0].owner_username, shared[0].role, shared[0].preview], [id, 'Plan', people.owner.username, 'viewer', 'v1']);
     assert.deepEqual((await call(people.viewer, 'GET', '/api/notes')).json(), [], 'the caller\'s own list is their own notes');
 
     assert.equal(statusOf(await call(people.viewer, 'DELETE', `/api/notes/${id}/members/${people.editor.userId}`)), 403, 'a member removes only themselves');

@@ -84,7 +84,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     assert.deepEqual(okJson(await api.get(s, created.id.toUpperCase())), note);
   });
 
-  test('GET /api/notes: rows {id, owner_id, title, updated_at}, most recently updated first; [] when none', async () => {
+  test('GET /api/notes: rows {id, owner_id, title, updated_at, filing, preview}, most recently updated first; [] when none', async () => {
     const s = await newSession(ctx.app);
     assert.deepEqual(okJson(await api.list(s)), []);
     const notes: Note[] = [];
@@ -92,7 +92,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
       clock.tick();
       notes.push(await api.createOk(s, { title, content: `${title} content` }));
     }
-    const row = (n: Note, title = n.title, updated_at = n.updated_at) => ({ id: n.id, owner_id: s.userId, title, updated_at, ...UNFILED });
+    const row = (n: Note, title = n.title, updated_at = n.updated_at, preview = `${n.title} content`) => ({ id: n.id, owner_id: s.userId, title, updated_at, ...UNFILED, preview });
     const rows = okJson<Array<Record<string, unknown>>>(await api.list(s));
     for (const r of rows) assert.deepEqual(Object.keys(r), NOTE_ROW_KEYS);
     assert.deepEqual(rows, [row(notes[2]!), row(notes[1]!), row(notes[0]!)]);
@@ -101,7 +101,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
     clock.tick();
     await api.addVersionOk(s, notes[0]!.id, { title: 'first, edited', content: 'x' });
     const updated = okJson<Note>(await api.get(s, notes[0]!.id));
-    assert.deepEqual(okJson(await api.list(s)), [row(notes[0]!, 'first, edited', updated.updated_at), row(notes[2]!), row(notes[1]!)]);
+    assert.deepEqual(okJson(await api.list(s)), [row(notes[0]!, 'first, edited', updated.updated_at, 'x'), row(notes[2]!), row(notes[1]!)]);
   });
 
   test('DELETE /api/notes/{id}: 204 without a body; the note is gone', async () => {

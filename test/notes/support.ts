@@ -12,7 +12,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 export const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 
 export const NOTE_KEYS = ['id', 'owner_id', 'title', 'content', 'version', 'version_id', 'created_at', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags'];
-export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags'];
+export const NOTE_ROW_KEYS = ['id', 'owner_id', 'title', 'updated_at', 'folder_id', 'pinned', 'archived', 'tags', 'preview'];
 /** How a note that was never filed and has no tags reads. */
 export const UNFILED = { folder_id: null, pinned: false, archived: false, tags: [] as string[] };
 export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from', 'author_username'];

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap } from '../api/client';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 
 type Scope = 'notes:read' | 'notes:write' | 'dav';
 type TokenRow = { id: string; name: string; scopes: Scope[]; created_at: string; expires_at: string | null; last_used_at: string | null };

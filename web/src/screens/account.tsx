@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
 import { PasswordRules } from '../components/password-rules';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 import { Passkeys, TwoStep } from './security';
 import { autosave, openForReading } from '../device-settings';
 import { deviceName } from '../device-name';

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AuthEvent, type User } from '../api/client';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 
 const PAGE = 50;
 

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AttachmentRow } from '../api/client';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 
 const MiB = 1024 * 1024;
 export function formatBytes(bytes: number): string {

@@ -3,7 +3,7 @@ import { api, errorMessage, unwrap, type Note, type Version, type VersionRow } f
 import { DiffView, diffOf, type NoteDiff } from '../components/diff-view';
 import { Markdown } from '../components/markdown';
 import { navigate } from '../router';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 
 const PAGE = 20;
 

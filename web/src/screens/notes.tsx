@@ -1,13 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Folder, type NoteRow, type SearchResult, type TagCount } from '../api/client';
-import { NOTE_DRAG_TYPE, scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
+import { api, errorMessage, unwrap, type Folder, type SearchResult, type TagCount } from '../api/client';
+import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
 import { confirmLeave, navigate, useSearch } from '../router';
 import { asYouType } from '../search-query';
 import { Editor, NEW } from './editor';
 import { useLiveChanges } from '../api/events';
-
-/** A row of "Shared with me": whose note it is and what the caller may do with it. */
-type SharedRow = NoteRow & { owner_username?: string; role?: 'viewer' | 'editor' };
+import { NoteList, type SharedRow } from './note-list';
 
 /** Notes the list asks for at a time. */
 const PAGE = 100;
@@ -43,54 +41,86 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const [total, setTotal] = useState<number | null>(null);
 
   /** A page of the scope's notes, from `offset`, and how many there are in all (not said for shared notes). */
-  const page = useCallback(async (offset: number): Promise<{ rows: SharedRow[]; total: number | null }> => {
-    if (scope.kind === 'shared') return { rows: unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } } })), total: null };
-    const answer = await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } } });
+  const page = useCallback(async (offset: number, signal: AbortSignal): Promise<{ rows: SharedRow[]; total: number | null }> => {
+    if (scope.kind === 'shared') return { rows: unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } }, signal })), total: null };
+    const answer = await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } }, signal });
     const total = answer.response.headers.get('x-total-count');
     return { rows: unwrap(answer), total: total === null ? null : Number(total) };
   }, [scopeKey]);
-  const load = useCallback(async () => {
+
+  // Each (re)load aborts the requests of the one before, and a page asked for meanwhile: an answer
+  // for another scope, or an older state of the list, never lands after a newer one.
+  const inFlight = useRef<AbortController | null>(null);
+  const loadingMore = useRef(false);
+  const loaded = useRef(0);
+  /** The list from the top, as many rows as `rows` (the pages already scrolled through stay), with folders and tags. */
+  const load = useCallback(async (rows = PAGE) => {
+    inFlight.current?.abort();
+    const controller = new AbortController();
+    inFlight.current = controller;
+    loadingMore.current = false;
+    const { signal } = controller;
     try {
-      const [first, folderList, tagList] = await Promise.all([
-        page(0),
-        api.GET('/api/folders').then(unwrap),
-        api.GET('/api/tags').then(unwrap),
+      const pages = Math.max(1, Math.ceil(rows / PAGE));
+      const [answers, folderList, tagList] = await Promise.all([
+        Promise.all(Array.from({ length: pages }, (_, i) => page(i * PAGE, signal))),
+        api.GET('/api/folders', { signal }).then(unwrap),
+        api.GET('/api/tags', { signal }).then(unwrap),
       ]);
-      setNotes(first.rows);
-      setTotal(first.total);
-      setMore(first.rows.length === PAGE);
+      // Pages fetched side by side can overlap when a note moved up meanwhile: each note once.
+      const all = [...new Map(answers.flatMap((a) => a.rows).map((row) => [row.id, row])).values()];
+      loaded.current = all.length;
+      setNotes(all);
+      setTotal(answers[0]!.total);
+      setMore(answers.at(-1)!.rows.length === PAGE);
       setFolders(folderList);
       setTags(tagList);
       setError('');
     } catch (e) {
-      setError(errorMessage(e));
+      if (!signal.aborted) setError(errorMessage(e));
     }
     // The scope is read from the address each render; its query string is what changes it.
   }, [scopeKey]);
-  useEffect(() => void load(), [load]);
+  useEffect(() => {
+    setNotes(null);
+    void load();
+    return () => inFlight.current?.abort();
+  }, [load]);
+  /** The list again as far as it was scrolled (after a save, a move, a change elsewhere). */
+  const refresh = useCallback(() => void load(Math.max(loaded.current, PAGE)), [load]);
   // Saves, moves and shares made elsewhere (another device, another person) show up as they happen.
-  useLiveChanges(() => void load(), [load]);
+  useLiveChanges(refresh, [refresh]);
 
-  const choose = (next: Scope) => {
-    setDrawer(false);
-    navigate(scopeHref(next));
-  };
-  const showMore = async () => {
+  /** The next page, when the list scrolls near the end of what is loaded. */
+  const loadMore = async () => {
+    const controller = inFlight.current;
+    if (loadingMore.current || controller === null || notes === null) return;
+    loadingMore.current = true;
     try {
-      const next = await page(notes?.length ?? 0);
-      setNotes([...(notes ?? []), ...next.rows]);
+      const next = await page(notes.length, controller.signal);
+      if (controller.signal.aborted) return;
+      const seen = new Set(notes.map((n) => n.id));
+      const all = [...notes, ...next.rows.filter((row) => !seen.has(row.id))];
+      loaded.current = all.length;
+      setNotes(all);
       setTotal(next.total);
       setMore(next.rows.length === PAGE);
     } catch (e) {
-      setError(errorMessage(e));
+      if (!controller.signal.aborted) setError(errorMessage(e));
+    } finally {
+      if (inFlight.current === controller) loadingMore.current = false;
     }
+  };
+  const choose = (next: Scope) => {
+    setDrawer(false);
+    navigate(scopeHref(next));
   };
   const file = async (noteId: string, folderId: string | null) => {
     try {
       unwrap(await api.PATCH('/api/notes/{noteID}', { params: { path: { noteID: noteId } }, body: { folder_id: folderId } }));
       const where = folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
       setFlash(`Moved to ${where}.`);
-      await load();
+      refresh();
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -139,7 +169,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
 
   return (
     <div class={`notes ${noteId ? 'has-open' : ''}`}>
-      <Sidebar folders={folders} tags={tags} scope={scope} onScope={choose} onPicked={() => setDrawer(false)} onChanged={() => void load()}
+      <Sidebar folders={folders} tags={tags} scope={scope} onScope={choose} onPicked={() => setDrawer(false)} onChanged={refresh}
         onDropNote={(id, to) => void file(id, to)} open={drawer} />
       <section class="list" aria-labelledby="notes-heading">
         <div class="list-head">
@@ -159,50 +189,21 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
         </div>
         {flash && <p role="status" class="flash">{flash}</p>}
         {error && <p class="error" role="alert">{error}</p>}
-        {results !== null ? <SearchResults results={results} current={noteId} />
-          : <NoteList notes={notes} current={noteId} query={scopeKey}
+        {results !== null ? <div class="rows-box"><SearchResults results={results} current={noteId} /></div>
+          : <NoteList notes={notes} total={total} more={more} onNeedMore={() => void loadMore()} current={noteId} query={scopeKey}
             empty={scope.kind === 'all' ? 'No notes yet.' : scope.kind === 'shared' ? 'No one has shared a note with you yet.' : 'No notes here.'} />}
-        {results === null && more && <button type="button" class="secondary more" onClick={() => void showMore()}>Show more notes</button>}
       </section>
       <section class="open" aria-label="Note">
         {noteId ? (
-          <Editor key={editorKey} noteId={noteId} me={me} onChanged={load} folders={folders}
+          <Editor key={editorKey} noteId={noteId} me={me} onChanged={refresh} folders={folders}
             folderId={scope.kind === 'folder' ? scope.id : null}
-            onCreated={(id) => { setBorn(id); void load(); navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true }); }}
-            onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); void load(); navigate('/'); }} />
+            onCreated={(id) => { setBorn(id); refresh(); navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true }); }}
+            onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); refresh(); navigate('/'); }} />
         ) : (
           <div class="empty"><p>Select a note or create one with “New note”.</p><p class="muted">Press <kbd>?</kbd> for keyboard shortcuts.</p></div>
         )}
       </section>
     </div>
-  );
-}
-
-function NoteList({ notes, current, query, empty }: {
-  notes: SharedRow[] | null; current: string | null; query: string; empty: string;
-}) {
-  if (notes === null) return <p class="muted" role="status">Loading notes…</p>;
-  if (notes.length === 0) return <p class="muted">{empty}</p>;
-  return (
-    <ul class="rows" aria-label="Notes, pinned first, then most recent">
-      {notes.map((note) => (
-        <li key={note.id} draggable onDragStart={(e) => e.dataTransfer?.setData(NOTE_DRAG_TYPE, note.id)}>
-          <a href={`/notes/${note.id}${query}`} aria-current={note.id === current ? 'page' : undefined}>
-            <span class="row-title">
-              {note.pinned && <span class="pin" title="Pinned"><span class="sr-only">Pinned: </span></span>}
-              {note.title || 'Untitled'}
-            </span>
-            <time dateTime={note.updated_at}>{formatTime(note.updated_at)}</time>
-            {note.owner_username !== undefined && <span class="meta">{note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}</span>}
-          </a>
-          {note.tags.length > 0 && (
-            <ul class="chips" aria-label={`Tags of ${note.title || 'Untitled'}`}>
-              {note.tags.map((tag) => <li key={tag}><a class="chip" href={`/notes/${note.id}?tag=${encodeURIComponent(tag)}`}>#{tag}</a></li>)}
-            </ul>
-          )}
-        </li>
-      ))}
-    </ul>
   );
 }
 
@@ -242,8 +243,4 @@ function highlight(text: string, ranges: number[][]) {
   }
   out.push(text.slice(at));
   return out;
-}
-
-export function formatTime(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }

@@ -2,7 +2,7 @@ import { browserSupportsWebAuthn, startRegistration } from '@simplewebauthn/brow
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, unwrap } from '../api/client';
 import { QrCode } from '../components/qr-code';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 import { passkeyMessage } from './auth';
 
 type Message = { ok: boolean; text: string } | null;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type TrashEntry } from '../api/client';
-import { formatTime } from './notes';
+import { formatTime } from '../format';
 
 export function TrashScreen() {
   const [rows, setRows] = useState<TrashEntry[] | null>(null);
