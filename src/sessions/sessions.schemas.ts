@@ -36,6 +36,7 @@ export const SessionSchema = Type.Object(
     last_used_at: Timestamp,
     user_agent: Type.Union([Type.String(), Type.Null()]),
     ip_address: Type.Union([Type.String(), Type.Null()]),
+    current: Type.Boolean({ description: 'the session the calling access token was issued to ("this device")' }),
   },
   { $id: 'Session', description: 'one login: its refresh tokens, linked by rotation' },
 );

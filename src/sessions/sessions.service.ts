@@ -56,10 +56,10 @@ export async function issueTokenPair(
   rotatedFrom?: { id: string; family_id: string },
 ): Promise<IssuedTokens> {
   const subject = { userId: user.id, admin: user.admin };
-  const access = tokens.sign('access', subject);
   const refreshId = newId();
-  const refresh = tokens.sign('refresh', subject, refreshId);
   const familyId = rotatedFrom?.family_id ?? refreshId;
+  const access = tokens.sign('access', subject, undefined, familyId);
+  const refresh = tokens.sign('refresh', subject, refreshId);
   await refreshTokens.insertRefreshToken(db, {
     id: refreshId,
     user_id: user.id,
@@ -231,10 +231,13 @@ export interface Session {
   last_used_at: string;
   user_agent: string | null;
   ip_address: string | null;
+  /** The session of the access token that asked. */
+  current: boolean;
 }
 
 /** The caller's active sessions, one per login, newest first. */
-export async function listSessions(s: SessionServices, userId: string): Promise<Session[]> {
+/** The caller's sessions; `current` marks the one the caller's access token was issued to (none for personal access tokens). */
+export async function listSessions(s: SessionServices, userId: string, currentSessionId: string | undefined): Promise<Session[]> {
   const rows = await refreshTokens.listActiveTokens(s.db, userId, nowIso());
   const byFamily = new Map<string, Session>();
   for (const row of rows) {
@@ -246,6 +249,7 @@ export async function listSessions(s: SessionServices, userId: string): Promise<
       last_used_at: row.created_at,
       user_agent: row.user_agent,
       ip_address: row.ip_address,
+      current: row.family_id === currentSessionId,
     });
   }
   return [...byFamily.values()];
@@ -253,7 +257,8 @@ export async function listSessions(s: SessionServices, userId: string): Promise<
 
 /**
  * "Sign out everywhere else": every session ends, as after a password change, and the caller gets
- * a new one. (An access token does not name its session, so "all but this one" is done this way.)
+ * a new one. (Access tokens issued before tokens named their session cannot say which is "this one",
+ * and a new session is as good as the old for the caller.)
  */
 export async function restartSessions(s: SessionServices, userId: string, client: ClientInfo): Promise<IssuedTokens> {
   const issued = await s.db.transaction().execute(async (trx) => {

@@ -43,7 +43,7 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     return res.json() as Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip_address: string | null }>;
   };
 
-  test('one entry per login, newest first, with exactly {id, created_at, last_used_at, user_agent, ip_address}', async () => {
+  test('one entry per login, newest first, with exactly {id, created_at, last_used_at, user_agent, ip_address, current}; current is the caller\'s own', async () => {
     const { username } = await signup(ctx.app);
     const first = await loginAs(ctx, username, 'laptop/1.0');
     clock.tick();
@@ -60,13 +60,15 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.deepEqual(sessions.map((s) => s.id), [third.sessionId, second.sessionId, first.sessionId]);
     assert.ok(!sessions.some((s) => s.id === other.sessionId), 'another user\'s session is not listed');
     for (const [session, agent] of [[sessions[0]!, 'tablet/3.0'], [sessions[1]!, 'phone/2.0'], [sessions[2]!, 'laptop/1.0']] as const) {
-      assert.deepEqual(Object.keys(session), ['id', 'created_at', 'last_used_at', 'user_agent', 'ip_address']);
+      assert.deepEqual(Object.keys(session), ['id', 'created_at', 'last_used_at', 'user_agent', 'ip_address', 'current']);
       assert.match(String(session.created_at), TIMESTAMP);
       assert.equal(session.last_used_at, session.created_at, 'a session never refreshed was last used when it began');
       assert.equal(session.user_agent, agent);
       assert.equal(session.ip_address, '127.0.0.1');
     }
     assert.ok(String(sessions[0]!.created_at) > String(sessions[2]!.created_at));
+    assert.deepEqual(sessions.map((s) => s.current), [false, true, false], 'asked with the second login\'s token');
+    assert.deepEqual((await list(third.accessToken)).json().map((s: { current: boolean }) => s.current), [true, false, false]);
   });
 
   test('never a token or a token hash in the list', async () => {
@@ -92,6 +94,7 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.equal(after[0]!.created_at, before!.created_at);
     assert.ok(after[0]!.last_used_at > before!.last_used_at, `${after[0]!.last_used_at} > ${before!.last_used_at}`);
     assert.equal(after[0]!.user_agent, 'browser/1.1');
+    assert.equal((after[0] as { current?: boolean }).current, true, 'the refreshed access token names the same session');
   });
 
   test('logout ends every session; a password change leaves only the new one', async () => {

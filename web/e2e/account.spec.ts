@@ -16,6 +16,10 @@ test('sessions: one device ends another; a password change signs the others out;
   await expect(sessions).toHaveCount(2);
   const phoneRow = sessions.filter({ hasText: 'Vellum test phone' });
   await expect(phoneRow).toHaveCount(1);
+  // This device comes first, marked, and is signed out with Log out rather than ended here.
+  await expect(sessions.first()).toContainText('This device');
+  await expect(sessions.first().getByRole('button')).toHaveCount(0);
+  await expect(phoneRow).not.toContainText('This device');
   await phoneRow.getByRole('button', { name: 'End session' }).click();
   await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText('Session ended: Vellum test phone is signed out within 15 minutes at most.');
   await expect(sessions).toHaveCount(1);

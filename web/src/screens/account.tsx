@@ -93,7 +93,9 @@ function Sessions() {
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const load = async () => {
     try {
-      setRows(unwrap(await api.GET('/api/auth/sessions')));
+      // This device first, then the others newest first.
+      const all = unwrap(await api.GET('/api/auth/sessions'));
+      setRows([...all.filter((row) => row.current), ...all.filter((row) => !row.current)]);
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
@@ -118,8 +120,14 @@ function Sessions() {
           {rows.map((row) => (
             <li key={row.id}>
               <span class="row-title" title={row.user_agent ?? undefined}>{deviceName(row.user_agent)}</span>
+              {row.current && <span class="badge">This device</span>}
               <span class="meta">{row.ip_address ?? ''} · since {formatTime(row.created_at)} · last used {formatTime(row.last_used_at)}</span>
-              <span class="actions"><button type="button" class="secondary" onClick={() => revoke(row)}>End session</button></span>
+              {/* This device signs out with Log out; ending its session here would do so only 15 minutes later. */}
+              {!row.current && (
+                <span class="actions">
+                  <button type="button" class="secondary" aria-label={`End session: ${deviceName(row.user_agent)}, since ${formatTime(row.created_at)}`} onClick={() => revoke(row)}>End session</button>
+                </span>
+              )}
             </li>
           ))}
         </ul>
