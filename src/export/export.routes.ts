@@ -78,6 +78,15 @@ const ExportQuery = Query({
 const ImportResult = Type.Object({
   notes: Type.Integer({ minimum: 0, description: 'notes created' }),
   versions: Type.Integer({ minimum: 0, description: 'versions created' }),
+  skipped: Type.Optional(Type.Integer({ minimum: 0, description: 'with existing=skip or ask: notes left out because they were already here' })),
+});
+
+const ImportQuery = Query({
+  existing: Type.Optional(Type.Union([Type.Literal('copy'), Type.Literal('skip'), Type.Literal('ask')], {
+    description: 'a note the caller already has — the same title, creation and last-change times, current version number and '
+      + 'number of versions, as when the same export is imported again: copy (the default) imports it again beside the first, '
+      + 'skip leaves it out, ask imports nothing and answers 409 import_existing with their number in `existing`',
+  })),
 });
 
 const tags = ['export'];
@@ -146,7 +155,8 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
   });
 
   app.post('/import', {
-    // 409: another request created a folder this import was creating (nothing imported).
+    // 409: another request created a folder this import was creating, or (existing=ask) notes of it
+    // are already here; nothing imported.
     config: { policy: SIGNED_IN, docs: { errors: [409] } },
     bodyLimit: importMaxBytes,
     schema: {
@@ -158,6 +168,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         + 'matter\'s title, created_at and updated_at kept, else its name and time; its directory its folder; files under attachments/ '
         + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). '
         + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
+      querystring: ImportQuery,
       body: ImportDocument,
       response: { 201: ImportResult },
     },
@@ -166,13 +177,14 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : app.validatorCompiler!(route)),
   }, async (request, reply) => {
     const ownerId = requireUserId(request.claims!);
+    const { existing = 'copy' } = request.query;
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     // No body at all (no content type, so no parser ran) reads as an empty one: 400 naming what is missing.
     const body = (request.body as unknown as Readable | undefined) ?? Readable.from([]);
     const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     if (type === 'text/markdown') {
       const document = markdownFileDocument(await readBody(body, length, importMaxBytes), new Date().toISOString());
-      return reply.code(201).send(await importer.run(Readable.from([document]), document.length, (parsed) => importNotes(db, ownerId, parsed)));
+      return reply.code(201).send(await importer.run(Readable.from([document]), document.length, (parsed) => importNotes(db, ownerId, parsed, existing)));
     }
     if (type === 'application/zip') {
       const bytes = await readBody(body, length, importMaxBytes);
@@ -181,7 +193,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
       try {
         const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
-          const imported = await importNotes(db, ownerId, document);
+          const imported = await importNotes(db, ownerId, document, existing);
           await archive.finish(document);
           return imported;
         });
@@ -191,7 +203,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         throw error;
       }
     }
-    const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document));
+    const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document, existing));
     return reply.code(201).send(result);
   });
 };

@@ -18,15 +18,26 @@ import type { ImportDocument } from './import-runner.js';
  * Between batches the event loop serves other requests: SQLite's statements run synchronously, and
  * a large document written in one go held every request up for seconds.
  */
-export async function importNotes(db: Db, ownerId: string, document: ImportDocument): Promise<{ notes: number; versions: number }> {
+/**
+ * What import does with a note the caller already has (notes.repository findImportedTwin: the
+ * same export imported again): `copy` imports it again beside the first, `skip` leaves it out,
+ * `ask` imports nothing and answers 409 with how many there are, so that a client can ask.
+ */
+export type ExistingNotes = 'copy' | 'skip' | 'ask';
+
+export async function importNotes(db: Db, ownerId: string, document: ImportDocument, existing: ExistingNotes = 'copy'): Promise<{ notes: number; versions: number; skipped?: number }> {
   const metadata = await hasVersionMetadata(db);
   if (document.labelled && !metadata) {
     throw new AppError(400, 'invalid_import', 'Invalid import document: this server does not store version labels or restored_from yet');
   }
+  const counts = { notes: 0, versions: 0, skipped: 0 };
   try {
     await db.transaction().execute(async (trx) => {
-      // The note being written: its id, its last version's id (the note row points at it), versions left.
-      let note = { id: '', lastVersionId: '', left: 0 };
+      // The note being written: its id, its last version's id (the note row points at it), versions
+      // left; `skip` while the versions of a note that is already here go by.
+      let note = { id: '', lastVersionId: '', left: 0, skip: false };
+      // Notes this import made: a twin among them is another note of the document, not a repeat.
+      const made = new Set<string>();
       // Folders by path, created once (or found among the importer's own, ignoring case).
       const folderIds = new Map<string, string>();
       const byKey = new Map<string, string>();
@@ -40,7 +51,19 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
         for (const item of batch) {
           if ('head' in item) {
             const head = item.head;
-            note = { id: newId(), lastVersionId: newId(), left: head.versions };
+            if (existing !== 'copy') {
+              const twin = await notes.findImportedTwin(trx, ownerId, {
+                title: head.title, createdAt: head.created_at, updatedAt: head.updated_at, version: head.version, versions: head.versions,
+              });
+              if (twin !== undefined && !made.has(twin)) {
+                note = { id: '', lastVersionId: '', left: head.versions, skip: true };
+                counts.skipped += 1;
+                continue;
+              }
+            }
+            note = { id: newId(), lastVersionId: newId(), left: head.versions, skip: false };
+            made.add(note.id);
+            counts.notes += 1;
             await notes.insertImportedNote(trx, {
               id: note.id, ownerId, title: head.title, version: head.version, versionId: note.lastVersionId,
               createdAt: head.created_at, updatedAt: head.updated_at, versions: head.versions,
@@ -51,6 +74,8 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
           }
           const v = item.version;
           note.left -= 1;
+          if (note.skip) continue;
+          counts.versions += 1;
           const id = note.left === 0 ? note.lastVersionId : newId();
           await notes.insertImportedVersion(trx, {
             id, noteId: note.id, version: v.version, title: v.title, content: v.content, createdAt: v.created_at,
@@ -61,6 +86,8 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
         }
         await nextTurn();
       }
+      // Thrown inside the transaction: nothing of it stays.
+      if (existing === 'ask' && counts.skipped > 0) throw Errors.importExisting(counts.skipped);
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.userNotFound(); // the account was deleted meanwhile
@@ -68,5 +95,6 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
     if (isUniqueViolation(error)) throw Errors.importRace();
     throw error;
   }
-  return { notes: document.notes, versions: document.versions };
+  // The answer of the contract's import is {notes, versions}; `skipped` comes only when asked to look.
+  return existing === 'copy' ? { notes: counts.notes, versions: counts.versions } : counts;
 }

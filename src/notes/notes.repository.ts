@@ -380,6 +380,22 @@ export async function insertImportedNote(trx: Trx, note: {
 }
 
 /**
+ * Import: the caller's note (outside the trash) that an imported note would repeat — the same
+ * title, creation and last-change times, current version number and number of versions — which
+ * is what importing the same export again finds.
+ */
+export async function findImportedTwin(trx: Trx, ownerId: string, note: {
+  title: string; createdAt: string; updatedAt: string; version: number; versions: number;
+}): Promise<string | undefined> {
+  const row = await trx.selectFrom('notes').select('id')
+    .where('owner_id', '=', ownerId).where('updated_at', '=', note.updatedAt).where('created_at', '=', note.createdAt)
+    .where('version', '=', note.version).where('pruned', '=', note.version - note.versions)
+    .where(sql<boolean>`title = ${encodeText(note.title)}`).where('deleted_at', 'is', null)
+    .limit(1).executeTakeFirst();
+  return row?.id;
+}
+
+/**
  * Import: one version as the document gives it. `withMetadata` is false on a database whose
  * migrations have not yet added label and restored_from (a rolling upgrade).
  */

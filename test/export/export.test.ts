@@ -102,6 +102,51 @@ forEachDatabase('export and import', (ctx) => {
     assert.equal(okJson<unknown[]>(await api.list(reader)).length, 4);
   });
 
+  test('importing the same export again: existing=ask answers 409 with how many are here and imports nothing; skip leaves them out; copy (the default) adds them again', async () => {
+    const original = await docOf(author);
+    const reader = await newSession(ctx.app, 'reader');
+    const url = (existing: string) => ({ url: `/api/import?existing=${existing}` });
+    const importWith = (existing: string, doc: unknown) =>
+      ctx.app.inject({ method: 'POST', ...url(existing), headers: { ...reader.auth, 'content-type': 'application/json' }, payload: JSON.stringify(doc) });
+    // Nothing here yet: ask imports everything, and says none was left out.
+    let res = await importWith('ask', original);
+    assert.equal(res.statusCode, 201, res.body);
+    assert.deepEqual(res.json(), { notes: 2, versions: 3, skipped: 0 });
+
+    // A note written since, and one of the two changed since (a new version): those are not repeats.
+    const [first, second] = original.notes;
+    const added = { ...first!, title: 'Added later', versions: first!.versions.map((v) => ({ ...v, title: 'Added later' })) };
+    const changed = { ...second!, versions: [...second!.versions, { ...second!.versions.at(-1)!, version: second!.versions.at(-1)!.version + 1, content: 'more' }] };
+    res = await importWith('ask', original);
+    assert.equal(res.statusCode, 409);
+    assert.equal(res.json().code, 'import_existing');
+    assert.equal(res.json().existing, 2);
+    assert.equal(res.json().detail, '2 notes of this import are already here (imported before); nothing was imported: import again with existing=skip or existing=copy');
+    assert.equal(okJson<unknown[]>(await api.list(reader)).length, 2, 'nothing of it stayed');
+
+    res = await importWith('skip', { ...original, notes: [first, added, changed] });
+    assert.equal(res.statusCode, 201, res.body);
+    assert.deepEqual(res.json(), { notes: 2, versions: added.versions.length + changed.versions.length, skipped: 1 });
+    const titles = okJson<Array<{ title: string }>>(await api.list(reader)).map((n) => n.title).sort();
+    assert.deepEqual(titles, ['Added later', original.notes[0]!.title, original.notes[1]!.title, original.notes[1]!.title].sort());
+
+    // Two equal notes in one document are both imported (neither repeats a note that was here before).
+    const alone = await newSession(ctx.app, 'alone');
+    res = await ctx.app.inject({ method: 'POST', url: '/api/import?existing=skip', headers: { ...alone.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ ...original, notes: [first, first] }) });
+    assert.deepEqual(res.json(), { notes: 2, versions: 2 * first!.versions.length, skipped: 0 });
+    // A note in the trash is not "here": importing brings it back as a new note.
+    const [gone] = okJson<Array<{ id: string }>>(await api.list(alone));
+    assert.equal((await api.remove(alone, gone!.id)).statusCode, 204);
+    res = await ctx.app.inject({ method: 'POST', url: '/api/import?existing=ask', headers: { ...alone.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ ...original, notes: [first] }) });
+    assert.equal(res.statusCode, 409, 'the other copy is still here');
+    assert.equal(res.json().existing, 1);
+
+    for (const bad of ['maybe', '', 'SKIP']) assert.equal((await importWith(bad, original)).statusCode, 400, bad);
+    // Without the parameter (copy): everything again, and the contract's answer.
+    res = await importDoc(reader, original);
+    assert.deepEqual(res.json(), { notes: 2, versions: 3 });
+  });
+
   test('import keeps gaps in version numbers (pruned history) and converts times to UTC milliseconds', async () => {
     const s = await newSession(ctx.app);
     const doc = {

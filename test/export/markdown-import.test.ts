@@ -52,6 +52,14 @@ forEachDatabase('Markdown import', (ctx) => {
     assert.ok((await download(app(), bob, files[0]!.id)).rawPayload.equals(PNG));
     // Each note as it was (its current text as version 1), the file link pointing at Bob's copy.
     assert.deepEqual(theirs, mine.map((n) => ({ ...n, version: 1, content: n.content.replace(picture.id, files[0]!.id) })));
+
+    // The same zip again: its notes are found to be here already (their front matter's times).
+    const again = await app().inject({ method: 'POST', url: '/api/import?existing=ask', headers: { ...bob.auth, 'content-type': 'application/zip' }, payload: zip.rawPayload });
+    assert.equal(again.statusCode, 409, again.body);
+    assert.equal(again.json().existing, 3);
+    const skipped = await app().inject({ method: 'POST', url: '/api/import?existing=skip', headers: { ...bob.auth, 'content-type': 'application/zip' }, payload: zip.rawPayload });
+    assert.deepEqual(skipped.json(), { notes: 0, versions: 0, skipped: 3 });
+    assert.equal((await everything(bob.auth)).length, 3);
   });
 
   test('a single .md file: front matter read (title, times), else the text as it is', async () => {

@@ -150,6 +150,11 @@ async function download(path: string, fallbackName: string): Promise<void> {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** "1 note", "2 notes" (or the given plural). */
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
+
 function ExportImport() {
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [file, setFile] = useState<File | null>(null);
@@ -161,18 +166,29 @@ function ExportImport() {
       setMessage({ ok: false, text: errorMessage(e) });
     }
   };
-  const importFile = (event: Event) => {
-    event.preventDefault();
+  /** Notes of the chosen file that are here already (the same export imported before): the user says what to do. */
+  const [existing, setExisting] = useState<number | null>(null);
+  const send = (how: 'ask' | 'skip' | 'copy') => {
     if (!file) return;
+    setExisting(null);
     void run(async () => {
       const name = file.name.toLowerCase();
       const type = name.endsWith('.zip') || file.type === 'application/zip' ? 'application/zip'
         : /\.(md|markdown)$/.test(name) || file.type === 'text/markdown' ? 'text/markdown' : 'application/json';
-      const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': type }, body: file });
-      const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; detail?: string };
+      const response = await raw(`/api/import?existing=${how}`, { method: 'POST', headers: { 'content-type': type }, body: file });
+      const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; skipped?: number; detail?: string; code?: string; existing?: number };
+      if (response.status === 409 && body.code === 'import_existing' && body.existing !== undefined) {
+        setExisting(body.existing);
+        return '';
+      }
       if (!response.ok) throw new Error(body.detail ?? `Import failed (${response.status})`);
-      return `Imported ${body.notes} notes with ${body.versions} versions.`;
+      const skipped = body.skipped ? ` ${count(body.skipped, 'note was', 'notes were')} already here and left out.` : '';
+      return `Imported ${count(body.notes ?? 0, 'note')} with ${count(body.versions ?? 0, 'version')}.${skipped}`;
     });
+  };
+  const importFile = (event: Event) => {
+    event.preventDefault();
+    send('ask');
   };
   return (
     <section aria-labelledby="data-heading">
@@ -187,7 +203,20 @@ function ExportImport() {
         <input id="import-file" type="file" accept="application/json,.json,application/zip,.zip,text/markdown,.md,.markdown" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
         <button type="submit" class="secondary" disabled={!file}>Import</button>
       </form>
-      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {existing !== null && (
+        <div class="notice" role="group" aria-labelledby="import-existing">
+          <p id="import-existing">
+            {existing === 1 ? '1 note in this file is already here' : `${existing.toLocaleString()} notes in this file are already here`} (the
+            same title, times and versions: imported before). Nothing has been imported yet.
+          </p>
+          <div class="actions">
+            <button type="button" onClick={() => send('skip')}>Skip {existing === 1 ? 'it' : 'them'}</button>
+            <button type="button" class="secondary" onClick={() => send('copy')}>Import copies</button>
+            <button type="button" class="secondary" onClick={() => setExisting(null)}>Cancel</button>
+          </div>
+        </div>
+      )}
+      {message && message.text !== '' && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
     </section>
   );
 }
