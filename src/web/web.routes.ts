@@ -28,6 +28,13 @@ export const CLIENT_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The same policy letting images from other sites (http: and https:) load, for a page loaded with
+ * `?remote-images=on`: a reader allowed a note's images from other sites (web/src/remote-images.ts),
+ * and the client still loads only the images of notes so allowed. Everything else stays as strict.
+ */
+export const CLIENT_CSP_REMOTE_IMAGES = CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:");
+
 const API_PREFIXES = ['/api', '/healthz', '/readyz', '/metrics'];
 
 function isServicePath(pathname: string): boolean {
@@ -47,7 +54,8 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     const pathname = request.url.split('?', 1)[0]!;
     if (isServicePath(pathname)) return reply.callNotFound();
-    reply.header('content-security-policy', CLIENT_CSP);
+    const query = new URLSearchParams(request.url.slice(pathname.length + 1));
+    reply.header('content-security-policy', query.get('remote-images') === 'on' ? CLIENT_CSP_REMOTE_IMAGES : CLIENT_CSP);
     // A shared note's page (/s/{token}): nobody's to index, and its address must not leak onwards.
     if (pathname.startsWith('/s/')) reply.header('x-robots-tag', 'noindex').header('referrer-policy', 'no-referrer');
     if (pathname.startsWith('/assets/')) {

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
-import { CLIENT_CSP } from '../../src/web/web.routes.js';
+import { CLIENT_CSP, CLIENT_CSP_REMOTE_IMAGES } from '../../src/web/web.routes.js';
 import { testConfig } from '../helpers/harness.js';
 
 const INDEX = '<!doctype html><title>Vellum</title><script type="module" src="/assets/index-abc123.js"></script>';
@@ -59,6 +59,18 @@ describe('web client serving', () => {
     assert.match(CLIENT_CSP, /connect-src 'self'(;|$)/);
     assert.match(CLIENT_CSP, /frame-ancestors 'none'/);
     assert.doesNotMatch(CLIENT_CSP, /unsafe-|\*|https?:/);
+  });
+
+  test('a page loaded with ?remote-images=on lets images from other sites (http:, https:) load, and nothing else changes', async () => {
+    assert.equal(CLIENT_CSP_REMOTE_IMAGES, CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:"));
+    assert.notEqual(CLIENT_CSP_REMOTE_IMAGES, CLIENT_CSP);
+    for (const url of ['/notes/0b8f8e3a-1111-4222-8333-444455556666?remote-images=on', '/s/abc?x=1&remote-images=on']) {
+      const res = await app.inject({ url });
+      assert.equal(res.headers['content-security-policy'], CLIENT_CSP_REMOTE_IMAGES, url);
+    }
+    for (const url of ['/?remote-images=yes', '/?remote-images', '/remote-images=on', '/?Remote-Images=on']) {
+      assert.equal((await app.inject({ url })).headers['content-security-policy'], CLIENT_CSP, url);
+    }
   });
 
   test('hashed assets are immutable for a year; a missing asset is a 404, not HTML', async () => {

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect, test, type Page } from '@playwright/test';
 import { contentBox, expectAccessible, GOOD_PASSWORD, signUp } from './fixtures';
 
@@ -134,4 +136,51 @@ test('a 1 MB note types smoothly with the preview on: keystroke p90 measured, fa
   console.log(`1 MB note, preview on: keystroke p90 ${p90} ms, max ${durations.at(-1)} ms over ${durations.length} keys`);
   expect(p90).toBeLessThan(100);
   await expect(preview.locator('p').last()).toContainText('fill the note. word0xyz word1xyz word2xyz word3xyz word4xyz word5xyz');
+});
+
+test('images from other sites load only once the reader allows them for the note; other notes still load none', async ({ page }) => {
+  // Another site: a local server on another port (another origin), counting what it is asked for.
+  const asked: string[] = [];
+  const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+  const site = http.createServer((request, response) => {
+    asked.push(request.url!);
+    response.writeHead(200, { 'content-type': 'image/png', 'access-control-allow-origin': '*' }).end(PNG);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  try {
+    const username = await signUp(page, undefined, undefined, { reading: true });
+    const token = await tokenFor(page, username);
+    const other = await noteThroughApi(page, token, 'Other', `![pixel](${origin}/other.png)`);
+    const id = await noteThroughApi(page, token, 'Trip', `Before\n\n![the view](${origin}/view.png)\n\n<img src="${origin}/raw.png" srcset="${origin}/set.png 2x" alt="raw">`);
+    await page.goto(`/notes/${id}`);
+    const note = page.getByRole('region', { name: 'Note' }).last();
+    await expect(note.getByText('Before')).toBeVisible();
+    await expect(note.getByText('Images from other sites are not shown: loading them tells those sites that you read this note.')).toBeVisible();
+    await expect(note.getByRole('img', { name: 'the view' })).not.toHaveAttribute('src');
+    await expectAccessible(page, 'a note with images from other sites held back');
+    expect(asked).toEqual([]);
+
+    // Allowed: the page comes back with the policy that lets them load, and loads this note's.
+    await note.getByRole('button', { name: 'Show images from other sites' }).click();
+    await expect(page).toHaveURL(/[?&]remote-images=on/);
+    const view = page.getByRole('img', { name: 'the view' });
+    await expect(view).toHaveAttribute('src', `${origin}/view.png`);
+    await expect.poll(() => view.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(1);
+    await expect(page.getByText('Images from other sites are not shown')).toHaveCount(0);
+    expect(asked.sort()).toEqual(['/raw.png', '/view.png']);
+
+    // Another note on the same page stays as it was: held back, nothing asked for.
+    await page.getByRole('link', { name: /^Other/ }).click();
+    await expect(page).toHaveURL(new RegExp(`/notes/${other}`));
+    await expect(page.getByRole('button', { name: 'Show images from other sites' })).toBeVisible();
+    expect(asked.sort()).toEqual(['/raw.png', '/view.png']);
+
+    // The choice stays with the note on this device: a fresh page offers to show them again at once.
+    await page.goto(`/notes/${id}`);
+    await expect(page.getByText('You allowed images from other sites in this note.')).toBeVisible();
+    expect(asked.sort()).toEqual(['/raw.png', '/view.png']);
+  } finally {
+    site.close();
+  }
 });

@@ -29,7 +29,8 @@ export function loadRenderer(): Promise<Renderer> {
 const OPTIONS = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: ['style', 'form', 'button', 'textarea', 'select'],
-  FORBID_ATTR: ['style'],
+  // srcset: an image's other sources would escape the one-src check of images from other sites.
+  FORBID_ATTR: ['style', 'srcset'],
   RETURN_DOM_FRAGMENT: true as const,
 };
 
@@ -120,6 +121,11 @@ function configure(DOMPurify: typeof DOMPurifyType): void {
       if (id !== undefined) {
         node.removeAttribute('src');
         node.setAttribute('data-attachment', id.toLowerCase());
+      } else if (url !== null && url.origin !== location.origin && (url.protocol === 'https:' || url.protocol === 'http:')) {
+        // An image from another site loads only when the reader allows it for this note (remote-images.ts).
+        node.removeAttribute('src');
+        node.setAttribute('data-remote', url.href);
+        node.setAttribute('title', `Image from ${url.host}, not loaded`);
       }
     }
     const href = node.tagName === 'A' ? node.getAttribute('href') : null;

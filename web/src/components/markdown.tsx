@@ -1,6 +1,7 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { attachmentUrl } from '../api/upload';
 import { loadRenderer } from './markdown-render';
+import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from '../remote-images';
 
 /** What the page shows: the blocks' HTML and, in the same order, the element holding each. */
 interface Shown {
@@ -25,9 +26,19 @@ const BATCH = 32;
  * `loadAttachment` turns an attachment id into a URL the page may show: by default the signed-in
  * user's (fetched with the access token); a shared page passes its link's own.
  */
-export function Markdown({ source, label, loadAttachment = attachmentUrl }: { source: string; label: string; loadAttachment?: (id: string) => Promise<string> }) {
+export function Markdown({ source, label, loadAttachment = attachmentUrl, remoteKey }: {
+  source: string; label: string; loadAttachment?: (id: string) => Promise<string>;
+  /** The note (id, or a shared link's token) whose images from other sites its reader may allow; without it they never load. */
+  remoteKey?: string;
+}) {
   const host = useRef<HTMLDivElement>(null);
   const [state, setState] = useState<'rendering' | 'shown' | 'failed'>('rendering');
+  /** Images from other sites: none in the text, held back until the reader allows them, or shown. */
+  const [remote, setRemote] = useState<'none' | 'held' | 'shown'>('none');
+  // The device's choice, read when the note changes (not on every keystroke's render).
+  const allowedHere = useMemo(() => remoteKey !== undefined && remoteImagesAllowed(remoteKey), [remoteKey]);
+  const remoteOn = useRef(false);
+  remoteOn.current = allowedHere && pageLoadsRemoteImages;
   const wanted = useRef(source);
   wanted.current = source;
   const running = useRef(false);
@@ -49,8 +60,9 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl }: { so
         const renderer = await loadRenderer();
         let done: string | null = null;
         while (mounted.current && done !== wanted.current && host.current !== null) {
-          // A long text renders once the typing pauses: each rendering lays the preview out again.
-          const quiet = done !== null && wanted.current.length >= LONG_TEXT ? PAUSE_MS - (performance.now() - changedAt.current) : 0;
+          // A long text renders once the typing pauses (after its first rendering, which shows at
+          // once): each rendering lays the preview out again.
+          const quiet = shown.current.blocks.length > 0 && wanted.current.length >= LONG_TEXT ? PAUSE_MS - (performance.now() - changedAt.current) : 0;
           if (quiet > 0) {
             await new Promise((resolve) => setTimeout(resolve, quiet));
             continue;
@@ -59,10 +71,14 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl }: { so
           const blocks = await renderer.blocks(text);
           if (!mounted.current || host.current === null) return;
           const complete = await patch(host.current, shown.current, blocks, renderer.sanitize,
-            (element) => showAttachments(element, load.current), () => !mounted.current || wanted.current !== text);
+            (element) => {
+              showAttachments(element, load.current);
+              if (remoteOn.current) showRemote(element);
+            }, () => !mounted.current || wanted.current !== text);
           if (complete) {
             done = text;
             setState('shown');
+            setRemote(host.current.querySelector('img[data-remote]') === null ? 'none' : remoteOn.current ? 'shown' : 'held');
           }
         }
       } catch {
@@ -73,8 +89,21 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl }: { so
     })();
   }, [source]);
 
+  const showImages = () => {
+    if (remoteKey === undefined || !allowRemoteImages(remoteKey) || host.current === null) return;
+    remoteOn.current = true;
+    showRemote(host.current);
+    setRemote('shown');
+  };
+
   return (
     <section class="preview markdown" aria-label={label}>
+      {remote === 'held' && remoteKey !== undefined && (
+        <p class="notice remote-images">
+          {allowedHere ? 'You allowed images from other sites in this note.' : 'Images from other sites are not shown: loading them tells those sites that you read this note.'}
+          {' '}<button type="button" class="secondary" onClick={showImages}>Show images from other sites</button>
+        </p>
+      )}
       {state === 'failed' && <p class="muted" role="alert">This text could not be previewed.</p>}
       {state === 'rendering' && <p class="muted">Rendering…</p>}
       {/* Filled by patch(), not by Preact. */}
@@ -183,6 +212,14 @@ function insertGrouped(host: HTMLElement, elements: HTMLElement[], anchor: HTMLE
     host.insertBefore(group, before);
   }
   if (anchorGroup !== null && anchorGroup.childElementCount === 0) anchorGroup.remove();
+}
+
+/** Images from other sites in `element` load (the reader allowed them for this note). */
+function showRemote(element: HTMLElement): void {
+  for (const img of element.querySelectorAll<HTMLImageElement>('img[data-remote]')) {
+    img.src = img.dataset.remote!;
+    img.removeAttribute('title');
+  }
 }
 
 /** Each image of an attachment in `element` gets its object URL (or says it could not load). */

@@ -366,7 +366,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
       {(!canEdit || !editing) && (
         <article class="reading" aria-labelledby="reading-title">
           <h2 class="note-title" id="reading-title">{(canEdit ? title : note.title) || 'Untitled'}</h2>
-          <Markdown source={canEdit ? content : note.content} label="Note" />
+          <Markdown source={canEdit ? content : note.content} label="Note" remoteKey={note.version > 0 ? note.id : undefined} />
         </article>
       )}
       {/* Hidden, not gone, while reading: the editor keeps its text, cursor and undo history. */}
@@ -380,7 +380,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
             onSave={(text) => void saveRef.current(note, { title, content: text })}
             onFiles={attacher.attach} inserter={inserter} />
         </div>
-        {preview && editing && <Markdown source={content} label="Preview" />}
+        {preview && editing && <Markdown source={content} label="Preview" remoteKey={note.version > 0 ? note.id : undefined} />}
       </div>
       </div>}
     </form>

@@ -147,7 +147,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
                 <button type="submit" class="secondary">Name version</button>
               </form>
               {diff && <DiffView diff={diff} caption={diff.from ? `Changes from version ${diff.from.version} to ${diff.to.version}` : `Version ${diff.to.version} compared with an empty note`} />}
-              <Markdown source={selected.content} label={`Version ${selected.version} rendered`} />
+              <Markdown source={selected.content} label={`Version ${selected.version} rendered`} remoteKey={noteId} />
             </>
           )}
         </section>

@@ -69,7 +69,7 @@ export function SharedPage({ token }: { token: string }) {
           {note.outdated && (
             <p class="notice" role="note">This link shows version {note.version}, an earlier version of this note: it has changed since.</p>
           )}
-          <Markdown source={note.content} label="Shared note" loadAttachment={loadAttachment} />
+          <Markdown source={note.content} label="Shared note" loadAttachment={loadAttachment} remoteKey={`shared:${token}`} />
         </article>
       )}
       <p class="muted">Shared with Vellum.</p>
