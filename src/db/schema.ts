@@ -34,6 +34,8 @@ export interface RefreshTokensTable {
   created_at: Timestamp;
   user_agent: string | null;
   ip_address: string | null;
+  /** The jti of the access token issued with this refresh token (null before 2026-11-26). */
+  access_jti: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface NotesTable {

@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import { compiled } from '../db/compiled.js';
 import type { Db, RefreshTokensTable } from '../db/schema.js';
 
-export type RefreshTokenRow = Selectable<RefreshTokensTable>;
+/** A token as the session code reads it (access_jti is read only by familyOfAccessToken). */
+export type RefreshTokenRow = Omit<Selectable<RefreshTokensTable>, 'access_jti'>;
 
 export interface NewRefreshToken {
   id: string;
@@ -14,6 +15,8 @@ export interface NewRefreshToken {
   created_at: string;
   user_agent: string | null;
   ip_address: string | null;
+  /** The jti of the access token issued with it. */
+  access_jti?: string | null;
 }
 
 /** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
@@ -25,7 +28,7 @@ const insertQuery = compiled((db, p: NewRefreshToken) =>
   db.insertInto('refresh_tokens').values({
     id: p.id, user_id: p.user_id, family_id: p.family_id, parent_id: p.parent_id, token_hash: p.token_hash,
     expires_at: p.expires_at, revoked: false, revoked_at: null, created_at: p.created_at,
-    user_agent: p.user_agent, ip_address: p.ip_address,
+    user_agent: p.user_agent, ip_address: p.ip_address, access_jti: p.access_jti ?? null,
   }));
 
 export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promise<void> {
@@ -124,6 +127,13 @@ export interface ActiveTokenRow {
  * The user's active tokens with the start of their session, newest session first. Rotation
  * revokes a token as it issues the next, so a session normally has exactly one active token.
  */
+/** The session (family) whose refresh token was issued with the access token `accessJti`, if any. */
+export async function familyOfAccessToken(db: Db, userId: string, accessJti: string): Promise<string | undefined> {
+  const row = await db.selectFrom('refresh_tokens').select('family_id')
+    .where('user_id', '=', userId).where('access_jti', '=', accessJti).limit(1).executeTakeFirst();
+  return row?.family_id;
+}
+
 export function listActiveTokens(db: Db, userId: string, now: string): Promise<ActiveTokenRow[]> {
   return db
     .selectFrom('refresh_tokens as t')

@@ -123,7 +123,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       description: 'Active sessions of the caller, newest first',
       response: { 200: Type.Array(schemas.SessionSchema) },
     },
-  }, async (request) => sessions.listSessions(services, requireUserId(request.claims!), request.claims!.sid));
+  }, async (request) => sessions.listSessions(services, requireUserId(request.claims!), request.claims!.jti));
 
   app.post('/sessions/end-others', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to generate tokens', docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },

@@ -56,10 +56,10 @@ export async function issueTokenPair(
   rotatedFrom?: { id: string; family_id: string },
 ): Promise<IssuedTokens> {
   const subject = { userId: user.id, admin: user.admin };
+  const access = tokens.sign('access', subject);
   const refreshId = newId();
-  const familyId = rotatedFrom?.family_id ?? refreshId;
-  const access = tokens.sign('access', subject, undefined, familyId);
   const refresh = tokens.sign('refresh', subject, refreshId);
+  const familyId = rotatedFrom?.family_id ?? refreshId;
   await refreshTokens.insertRefreshToken(db, {
     id: refreshId,
     user_id: user.id,
@@ -71,6 +71,8 @@ export async function issueTokenPair(
     created_at: nowIso(),
     user_agent: client.userAgent?.slice(0, 512) ?? null,
     ip_address: client.ip ?? null,
+    // Which session an access token belongs to, for "this device", without a claim of our own in it.
+    access_jti: access.claims.jti,
   });
   return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
 }
@@ -236,9 +238,12 @@ export interface Session {
 }
 
 /** The caller's active sessions, one per login, newest first. */
-/** The caller's sessions; `current` marks the one the caller's access token was issued to (none for personal access tokens). */
-export async function listSessions(s: SessionServices, userId: string, currentSessionId: string | undefined): Promise<Session[]> {
-  const rows = await refreshTokens.listActiveTokens(s.db, userId, nowIso());
+/** The caller's sessions; `current` marks the one the caller's access token (jti `accessJti`) was issued with. */
+export async function listSessions(s: SessionServices, userId: string, accessJti: string): Promise<Session[]> {
+  const [rows, currentSessionId] = await Promise.all([
+    refreshTokens.listActiveTokens(s.db, userId, nowIso()),
+    refreshTokens.familyOfAccessToken(s.db, userId, accessJti),
+  ]);
   const byFamily = new Map<string, Session>();
   for (const row of rows) {
     // Rows of a family are newest token first; should a race ever leave two active, the newer describes it.

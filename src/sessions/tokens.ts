@@ -16,8 +16,6 @@ export interface Claims {
   iat: number;
   nbf: number;
   exp: number;
-  /** Access tokens of a login: the session (refresh-token family) they were issued to, so the caller's own session can be told apart. */
-  sid?: string;
 }
 
 /** The user id a token names; a sub that is not a UUID is 400 Invalid user ID (spec). */
@@ -35,7 +33,7 @@ export interface SignedToken {
 }
 
 export interface TokenService {
-  sign(type: TokenType, subject: { userId: string; admin: boolean }, jti?: string, sessionId?: string): SignedToken;
+  sign(type: TokenType, subject: { userId: string; admin: boolean }, jti?: string): SignedToken;
   /** The verified claims of a well-formed token, or null; callers check the type they need. */
   verify(token: string): Claims | null;
 }
@@ -53,10 +51,10 @@ export function createTokenService(secret: string): TokenService {
   });
 
   return {
-    sign(type, { userId, admin }, jti = randomUUID(), sessionId) {
+    sign(type, { userId, admin }, jti = randomUUID()) {
       const now = Math.floor(Date.now() / 1000);
       const lifetime = type === 'access' ? ACCESS_TOKEN_SECONDS : REFRESH_TOKEN_SECONDS;
-      const claims: Claims = { sub: userId, admin, type, jti, iat: now, nbf: now, exp: now + lifetime, ...(sessionId !== undefined && { sid: sessionId }) };
+      const claims: Claims = { sub: userId, admin, type, jti, iat: now, nbf: now, exp: now + lifetime };
       return { token: signer(claims), claims };
     },
     verify(token) {
@@ -77,7 +75,6 @@ function isClaims(value: unknown): value is Claims {
     typeof c === 'object' && c !== null &&
     typeof c.sub === 'string' && typeof c.admin === 'boolean' &&
     (c.type === 'access' || c.type === 'refresh') && typeof c.jti === 'string' &&
-    typeof c.iat === 'number' && typeof c.nbf === 'number' && typeof c.exp === 'number' &&
-    (c.sid === undefined || typeof c.sid === 'string')
+    typeof c.iat === 'number' && typeof c.nbf === 'number' && typeof c.exp === 'number'
   );
 }

@@ -57,7 +57,8 @@ forEachDatabase('dialect boundary', (ctx) => {
       folder_id: null, pinned: false, archived: false, tags: '',
     });
     assert.deepEqual(await notes.listNotes(ctx.database.db, owner, { archived: false }, undefined), [
-      { id, owner_id: owner, title, updated_at: now, folder_id: null, pinned: false, archived: false, tags: '' },
+      // The text's first 1,024 bytes: 3 NULs and 255 four-byte characters; the cut through the 256th drops it.
+      { id, owner_id: owner, title, updated_at: now, folder_id: null, pinned: false, archived: false, tags: '', head: '\u0000'.repeat(3) + '𝄞'.repeat(255) },
     ]);
   });
 

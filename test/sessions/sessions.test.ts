@@ -94,7 +94,9 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.equal(after[0]!.created_at, before!.created_at);
     assert.ok(after[0]!.last_used_at > before!.last_used_at, `${after[0]!.last_used_at} > ${before!.last_used_at}`);
     assert.equal(after[0]!.user_agent, 'browser/1.1');
-    assert.equal((after[0] as { current?: boolean }).current, true, 'the refreshed access token names the same session');
+    assert.equal((after[0] as { current?: boolean }).current, true, 'the refreshed access token belongs to the same session');
+    assert.equal((await sessionsOf(s.accessToken))[0]!.id, s.sessionId, 'so does the one from before the refresh, until it expires');
+    assert.equal(((await sessionsOf(s.accessToken))[0] as { current?: boolean }).current, true);
   });
 
   test('logout ends every session; a password change leaves only the new one', async () => {
