@@ -1,7 +1,5 @@
 import { compiled } from '../db/compiled.js';
-import { textPrefix } from '../db/dialect.js';
 import type { Db } from '../db/schema.js';
-import { PREVIEW_SOURCE_BYTES } from '../notes/preview.js';
 
 export type Role = 'viewer' | 'editor';
 
@@ -43,18 +41,15 @@ export async function deleteMember(db: Db, noteId: string, userId: string): Prom
 }
 
 /** Notes shared with the user (outside the trash), most recently updated first, as list rows with their owner and the user's role. */
-export async function sharedWith(db: Db, userId: string, page: { limit: number; offset: number }) {
-  const head = textPrefix(db, 'v.content', PREVIEW_SOURCE_BYTES);
-  const rows = await db.selectFrom('note_members as m')
+export function sharedWith(db: Db, userId: string, page: { limit: number; offset: number }) {
+  return db.selectFrom('note_members as m')
     .innerJoin('notes as n', 'n.id', 'm.note_id')
     .innerJoin('users as o', 'o.id', 'n.owner_id')
-    .select(['n.id', 'n.owner_id', 'n.title', 'n.updated_at', 'n.folder_id', 'n.pinned', 'n.archived', 'n.tags', 'o.username as owner_username', 'm.role'])
-    .select((eb) => eb.selectFrom('note_versions as v').select(head.expression.as('head')).whereRef('v.id', '=', 'n.version_id').as('head'))
+    .select(['n.id', 'n.owner_id', 'n.title', 'n.updated_at', 'n.version_id', 'n.folder_id', 'n.pinned', 'n.archived', 'n.tags', 'o.username as owner_username', 'm.role'])
     .where('m.user_id', '=', userId).where('n.deleted_at', 'is', null)
     .orderBy('n.updated_at', 'desc').orderBy('n.id', 'desc')
     .limit(page.limit).offset(page.offset)
     .execute();
-  return rows.map(({ head: bytes, ...row }) => ({ ...row, head: head.decode(bytes) }));
 }
 
 const audienceQuery = compiled((db, p: { noteId: string }) =>

@@ -5,7 +5,7 @@ import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.j
 import { AppError, Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { decodeTags } from '../tags/extract.js';
-import { previewOf } from '../notes/preview.js';
+import { previewsOf } from '../notes/preview.js';
 import * as repo from './members.repository.js';
 import { findNoteVersionNumber } from '../notes/notes.repository.js';
 import type { Role } from './members.repository.js';
@@ -105,5 +105,6 @@ export async function removeMember(db: Db, callerId: string, ownerId: string, no
 
 export async function sharedWithMe(db: Db, userId: string, page: Page) {
   const rows = await repo.sharedWith(db, userId, page);
-  return rows.map(({ head, ...row }) => ({ ...row, tags: decodeTags(row.tags), preview: previewOf(row.title, head) }));
+  const previews = await previewsOf(db, rows);
+  return rows.map(({ version_id: _, ...row }, i) => ({ ...row, tags: decodeTags(row.tags), preview: previews[i]! }));
 }

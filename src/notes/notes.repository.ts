@@ -3,7 +3,6 @@ import { compiled } from '../db/compiled.js';
 import { textPrefix } from '../db/dialect.js';
 import type { Db, Trx } from '../db/schema.js';
 import { encodeText } from '../db/values.js';
-import { PREVIEW_SOURCE_BYTES } from './preview.js';
 import { VERSION_MAX } from './version-rules.js';
 
 export interface NoteRecord {
@@ -118,14 +117,20 @@ function filtered(db: Db, ownerId: string, filter: NoteFilter) {
  * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
  */
 export async function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
-  const head = textPrefix(db, 'v.content', PREVIEW_SOURCE_BYTES);
   let query = filtered(db, ownerId, filter)
-    .select(['id', 'owner_id', 'title', 'updated_at', ...FILING])
-    // The current version's first bytes, for the row's preview: one primary-key probe per row.
-    .select((eb) => eb.selectFrom('note_versions as v').select(head.expression.as('head')).whereRef('v.id', '=', 'notes.version_id').as('head'))
+    // version_id: the current version, whose preview (preview.ts) may be known already.
+    .select(['id', 'owner_id', 'title', 'updated_at', 'version_id', ...FILING])
     .orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
-  return (await query.execute()).map(({ head: bytes, ...row }) => ({ ...row, head: head.decode(bytes) }));
+  return query.execute();
+}
+
+/** The first `bytes` bytes of each version's text, by version id: only that much leaves the database. */
+export async function versionHeads(db: Db, versionIds: string[], bytes: number): Promise<Map<string, string>> {
+  if (versionIds.length === 0) return new Map();
+  const head = textPrefix(db, 'content', bytes);
+  const rows = await db.selectFrom('note_versions').select(['id', head.expression.as('head')]).where('id', 'in', versionIds).execute();
+  return new Map(rows.map((row) => [row.id, head.decode(row.head)]));
 }
 
 /** How many notes listNotes would return without a page: the same index ranges, counted. */

@@ -10,7 +10,7 @@ import { decodeTags, encodeTags, extractTags, normalizeTag, searchableTags } fro
 import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
 import * as repo from './notes.repository.js';
-import { previewOf } from './preview.js';
+import { previewsOf } from './preview.js';
 import * as onePostgresCall from './save.postgres.js';
 import { CONTENT_MAX_BYTES } from './notes.schemas.js';
 import { VERSION_MAX } from './version-rules.js';
@@ -111,8 +111,9 @@ export async function listNotes(db: Db, ownerId: string, filter: ListFilter, pag
     ...(filter.tag !== undefined && { tag: normalizeTag(filter.tag) }),
     ...(filter.pinned !== undefined && { pinned: filter.pinned }),
   };
-  const rows = (await repo.listNotes(db, ownerId, where, page))
-    .map(({ head, ...row }) => ({ ...row, tags: decodeTags(row.tags), preview: previewOf(row.title, head) }));
+  const listed = await repo.listNotes(db, ownerId, where, page);
+  const previews = await previewsOf(db, listed);
+  const rows = listed.map(({ version_id: _, ...row }, i) => ({ ...row, tags: decodeTags(row.tags), preview: previews[i]! }));
   // A short page is the last one, so it tells the total itself; only a full page (or an empty
   // one past the end) needs the count.
   const last = page === undefined || (rows.length < page.limit && (rows.length > 0 || page.offset === 0));

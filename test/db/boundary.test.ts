@@ -57,9 +57,10 @@ forEachDatabase('dialect boundary', (ctx) => {
       folder_id: null, pinned: false, archived: false, tags: '',
     });
     assert.deepEqual(await notes.listNotes(ctx.database.db, owner, { archived: false }, undefined), [
-      // The text's first 1,024 bytes: 3 NULs and 255 four-byte characters; the cut through the 256th drops it.
-      { id, owner_id: owner, title, updated_at: now, folder_id: null, pinned: false, archived: false, tags: '', head: '\u0000'.repeat(3) + '𝄞'.repeat(255) },
+      { id, owner_id: owner, title, updated_at: now, version_id: versionId, folder_id: null, pinned: false, archived: false, tags: '' },
     ]);
+    // The text's first 1,024 bytes: 3 NULs and 255 four-byte characters; the cut through the 256th drops it.
+    assert.deepEqual(await notes.versionHeads(ctx.database.db, [versionId, newId()], 1024), new Map([[versionId, '\u0000'.repeat(3) + '𝄞'.repeat(255)]]));
   });
 
   test('bigint comes back as a number', async () => {
