@@ -56,7 +56,7 @@ test('build a tree, file notes (Move and drag), filter by folder and tag, pin, a
   await tags(page).getByRole('link', { name: /^#project 1/ }).click();
   await expect(page.getByRole('heading', { level: 1, name: '#project' })).toBeVisible();
   await expect(rowTitles(page)).toHaveText(['Inside work']);
-  await notesList(page).getByRole('link', { name: '#project/vellum' }).click();
+  await notesList(page).getByRole('link', { name: '#project/vellum', exact: true }).click();
   await expect(page.getByRole('heading', { level: 1, name: '#project/vellum' })).toBeVisible();
   await expectAccessible(page, 'tag view');
 

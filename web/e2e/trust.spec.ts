@@ -278,3 +278,19 @@ test('a long note\'s preview follows the typing once it pauses, keeping the last
   await expect(preview).toContainText('Paragraph 399 with bold words to fill the note up. and the end');
   await expect(preview.getByText('Rendering…')).toHaveCount(0);
 });
+
+test('a screen whose data fails to load says so with Try again, never "Loading…" beside the error', async ({ page }) => {
+  await signUp(page);
+  // The trash answers 503 once, as a busy server would.
+  let failures = 1;
+  await page.route('**/api/trash?*', async (route) => {
+    if (failures-- <= 0) return route.fallback();
+    await route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The server is busy; try again in a moment' }) });
+  });
+  await page.getByRole('link', { name: 'Trash' }).click();
+  await expect(page.getByRole('alert')).toContainText('Could not load the trash: The server is busy; try again in a moment');
+  await expect(page.getByText('Loading…')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Try again' }).click();
+  await expect(page.getByText('The trash is empty.')).toBeVisible();
+  await expect(page.getByRole('alert')).toHaveCount(0);
+});

@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap } from '../api/client';
+import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../format';
 
 type Scope = 'notes:read' | 'notes:write' | 'dav';
@@ -13,7 +14,8 @@ const SCOPE_LABELS: Record<Scope, string> = {
 
 /** Personal access tokens: for scripts and other apps; each shown once, revocable at once. */
 export function AccessTokens() {
-  const [rows, setRows] = useState<TokenRow[] | null>(null);
+  const tokens = useResource(async (signal) => unwrap(await api.GET('/api/auth/tokens', { signal })) as TokenRow[], []);
+  const load = tokens.reload;
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['notes:read']);
@@ -21,14 +23,6 @@ export function AccessTokens() {
   const [password, setPassword] = useState('');
   const [created, setCreated] = useState<{ token: string; dav: boolean } | null>(null);
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const load = async () => {
-    try {
-      setRows(unwrap(await api.GET('/api/auth/tokens')) as TokenRow[]);
-    } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
-    }
-  };
-  useEffect(() => void load(), []);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -76,7 +70,7 @@ export function AccessTokens() {
           </div>
         </div>
       )}
-      {rows === null ? <p class="muted">Loading…</p> : rows.length === 0 ? <p class="muted">No tokens.</p> : (
+      <Loaded resource={tokens} what="your tokens">{(rows: TokenRow[]) => rows.length === 0 ? <p class="muted">No tokens.</p> : (
         <ul class="rows table" aria-label="Your tokens">
           {rows.map((row) => (
             <li key={row.id} aria-label={row.name}>
@@ -89,7 +83,7 @@ export function AccessTokens() {
             </li>
           ))}
         </ul>
-      )}
+      )}</Loaded>
       {!open ? <button type="button" onClick={() => { setOpen(true); setCreated(null); }}>New token</button> : (
         <form onSubmit={submit}>
           <label for="token-name">Token name</label>

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
+import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../components/password-rules';
 import { formatTime } from '../format';
 import { Passkeys, TwoStep } from './security';
@@ -89,18 +90,13 @@ function ChangePassword() {
 }
 
 function Sessions() {
-  const [rows, setRows] = useState<SessionRow[] | null>(null);
+  // This device first, then the others newest first.
+  const sessions = useResource(async (signal) => {
+    const all = unwrap(await api.GET('/api/auth/sessions', { signal }));
+    return [...all.filter((row) => row.current), ...all.filter((row) => !row.current)];
+  }, []);
+  const load = sessions.reload;
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const load = async () => {
-    try {
-      // This device first, then the others newest first.
-      const all = unwrap(await api.GET('/api/auth/sessions'));
-      setRows([...all.filter((row) => row.current), ...all.filter((row) => !row.current)]);
-    } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
-    }
-  };
-  useEffect(() => void load(), []);
   const revoke = async (row: SessionRow) => {
     try {
       unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: row.id } } }));
@@ -115,7 +111,7 @@ function Sessions() {
       <h2 id="sessions-heading">Sessions</h2>
       <p class="muted">Every device where you are logged in. Ending one signs it out within 15 minutes at most.</p>
       {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
-      {rows === null ? <p class="muted">Loading…</p> : (
+      <Loaded resource={sessions} what="your sessions">{(rows: SessionRow[]) => (
         <ul class="rows table">
           {rows.map((row) => (
             <li key={row.id}>
@@ -131,7 +127,7 @@ function Sessions() {
             </li>
           ))}
         </ul>
-      )}
+      )}</Loaded>
     </section>
   );
 }

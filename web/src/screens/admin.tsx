@@ -1,24 +1,17 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AuthEvent, type User } from '../api/client';
+import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../format';
 
 const PAGE = 50;
 
 export function AdminScreen({ me }: { me: User }) {
-  const [users, setUsers] = useState<User[] | null>(null);
   const [page, setPage] = useState(0);
-  const [events, setEvents] = useState<AuthEvent[] | null>(null);
+  // The spec's admin list answers null for an empty page.
+  const users = useResource(async (signal) => unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } }, signal })) ?? [], [page]);
+  const events = useResource((signal) => api.GET('/api/auth/admin/events', { params: { query: { limit: 50 } }, signal }).then(unwrap), []);
   const [error, setError] = useState('');
-  const load = async () => {
-    try {
-      const list = unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } } }));
-      setUsers(list ?? []);
-      setEvents(unwrap(await api.GET('/api/auth/admin/events', { params: { query: { limit: 50 } } })));
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  };
-  useEffect(() => void load(), [page]);
+  const load = () => Promise.all([users.reload(), events.reload()]);
   const remove = async (user: User) => {
     if (!window.confirm(`Delete the account “${user.username}” and all its notes?`)) return;
     try {
@@ -47,9 +40,9 @@ export function AdminScreen({ me }: { me: User }) {
       {notice && <p class="flash" role="status">{notice}</p>}
       <section aria-labelledby="users-heading">
         <h2 id="users-heading">Users</h2>
-        {users === null ? <p class="muted">Loading…</p> : (
+        <Loaded resource={users} what="the users">{(list: User[]) => (
           <ul class="rows table">
-            {users.map((user) => (
+            {list.map((user) => (
               <li key={user.id} aria-label={user.username}>
                 <span class="row-title">{user.username}{user.is_admin && ' (admin)'}{user.id === me.id && ' (you)'}</span>
                 <span class="meta">joined {user.created_at ? formatTime(user.created_at) : '—'}</span>
@@ -60,20 +53,20 @@ export function AdminScreen({ me }: { me: User }) {
               </li>
             ))}
           </ul>
-        )}
+        )}</Loaded>
         <div class="pager">
           <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Previous</button>
-          <button type="button" class="secondary" disabled={(users?.length ?? 0) < PAGE} onClick={() => setPage(page + 1)}>Next</button>
+          <button type="button" class="secondary" disabled={(users.data?.length ?? 0) < PAGE} onClick={() => setPage(page + 1)}>Next</button>
         </div>
       </section>
       <section aria-labelledby="events-heading">
         <h2 id="events-heading">Audit events</h2>
-        {events === null ? <p class="muted">Loading…</p> : (
+        <Loaded resource={events} what="the audit events">{(list: AuthEvent[]) => (
           <div class="scroll" tabIndex={0} role="region" aria-label="Audit events table">
             <table class="events">
               <thead><tr><th scope="col">When</th><th scope="col">User</th><th scope="col">Event</th><th scope="col">Outcome</th><th scope="col">From</th></tr></thead>
               <tbody>
-                {events.map((event) => (
+                {list.map((event) => (
                   <tr key={event.id}>
                     <td><time dateTime={event.created_at}>{formatTime(event.created_at)}</time></td>
                     <td>{event.username ?? '—'}</td>
@@ -85,7 +78,7 @@ export function AdminScreen({ me }: { me: User }) {
               </tbody>
             </table>
           </div>
-        )}
+        )}</Loaded>
       </section>
     </div>
   );

@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AttachmentRow } from '../api/client';
+import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../format';
 
 const MiB = 1024 * 1024;
@@ -12,18 +13,16 @@ export function formatBytes(bytes: number): string {
 
 /** The account's files: space used against the quota, each file with where it is used, delete. */
 export function Attachments() {
-  const [rows, setRows] = useState<AttachmentRow[] | null>(null);
-  const [usage, setUsage] = useState<{ used_bytes: number; quota_bytes: number } | null>(null);
+  const files = useResource(async (signal) => {
+    const [rows, usage] = await Promise.all([
+      api.GET('/api/attachments', { params: { query: { limit: 100 } }, signal }).then(unwrap),
+      api.GET('/api/attachments/usage', { signal }).then(unwrap),
+    ]);
+    return { rows, usage };
+  }, []);
+  const load = files.reload;
+  const usage = files.data?.usage;
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const load = async () => {
-    try {
-      setRows(unwrap(await api.GET('/api/attachments', { params: { query: { limit: 100 } } })));
-      setUsage(unwrap(await api.GET('/api/attachments/usage')));
-    } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
-    }
-  };
-  useEffect(() => void load(), []);
   const remove = async (row: AttachmentRow) => {
     if (!window.confirm(`Delete “${row.filename}” for good?`)) return;
     try {
@@ -44,7 +43,7 @@ export function Attachments() {
         </p>
       )}
       {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
-      {rows === null ? <p class="muted">Loading…</p> : rows.length === 0 ? <p class="muted">No files yet. Attach one to a note, or paste an image into it.</p> : (
+      <Loaded resource={files} what="your files">{({ rows }: { rows: AttachmentRow[] }) => rows.length === 0 ? <p class="muted">No files yet. Attach one to a note, or paste an image into it.</p> : (
         <ul class="rows table" aria-label="Your files">
           {rows.map((row) => (
             <li key={row.id} aria-label={row.filename}>
@@ -58,7 +57,7 @@ export function Attachments() {
             </li>
           ))}
         </ul>
-      )}
+      )}</Loaded>
     </section>
   );
 }

@@ -1,19 +1,12 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type TrashEntry } from '../api/client';
+import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../format';
 
 export function TrashScreen() {
-  const [rows, setRows] = useState<TrashEntry[] | null>(null);
+  const trash = useResource((signal) => api.GET('/api/trash', { params: { query: { limit: 100 } }, signal }).then(unwrap), []);
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
-  const load = async () => {
-    try {
-      setRows(unwrap(await api.GET('/api/trash', { params: { query: { limit: 100 } } })));
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  };
-  useEffect(() => void load(), []);
 
   const act = async (row: TrashEntry, purge: boolean) => {
     setError('');
@@ -26,7 +19,7 @@ export function TrashScreen() {
       return;
     }
     setStatus(purge ? `“${row.title || 'Untitled'}” was deleted for good.` : `“${row.title || 'Untitled'}” is back in your notes.`);
-    await load();
+    await trash.reload();
   };
 
   return (
@@ -35,7 +28,7 @@ export function TrashScreen() {
       <p class="muted">Deleted notes stay here until their purge date, then they are deleted for good.</p>
       {error && <p class="error" role="alert">{error}</p>}
       {status && <p class="flash" role="status">{status}</p>}
-      {rows === null ? <p class="muted">Loading…</p> : rows.length === 0 ? <p>The trash is empty.</p> : (
+      <Loaded resource={trash} what="the trash">{(rows: TrashEntry[]) => rows.length === 0 ? <p>The trash is empty.</p> : (
         <ul class="rows table">
           {rows.map((row) => (
             <li key={row.id} aria-label={row.title || 'Untitled'}>
@@ -48,7 +41,7 @@ export function TrashScreen() {
             </li>
           ))}
         </ul>
-      )}
+      )}</Loaded>
     </div>
   );
 }
