@@ -30,7 +30,7 @@ export const CLIENT_CSP = [
 
 /**
  * The same policy letting images from other sites (http: and https:) load, for a page loaded with
- * `?remote-images=on`: a reader allowed a note's images from other sites (web/src/remote-images.ts),
+ * `?remote-images=on`: a reader allowed a note's images from other sites (web/src/markdown/remote-images.ts),
  * and the client still loads only the images of notes so allowed. Everything else stays as strict.
  */
 export const CLIENT_CSP_REMOTE_IMAGES = CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:");

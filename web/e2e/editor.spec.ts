@@ -1,7 +1,7 @@
 import { expect, test, type Route } from '@playwright/test';
 import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
 
-// The CodeMirror chunk (web/src/components/codemirror.ts, loaded on demand).
+// The CodeMirror chunk (web/src/notes/codemirror.ts, loaded on demand).
 const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;
 
 test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab leaves it', async ({ page }) => {

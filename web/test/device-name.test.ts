@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { deviceName } from '../src/device-name.ts';
+import { deviceName } from '../src/account/device-name.ts';
 
 test('sessions are named by browser and system, not by their raw user-agent strings', () => {
   const cases: Array<[string | null, string]> = [

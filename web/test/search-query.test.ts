@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { asYouType } from '../src/search-query.ts';
+import { asYouType } from '../src/notes/search-query.ts';
 
 test('search as you type: the last word being typed matches the start of words, and nothing else changes', () => {
   const cases: Array<[string, string]> = [

@@ -1,7 +1,7 @@
 import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorMessage, session, unwrap, type User } from '../api/client';
-import { PasswordRules } from '../components/password-rules';
+import { PasswordRules } from './password-rules';
 
 export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onSignedIn: (user: User) => void }) {
   const [username, setUsername] = useState('');

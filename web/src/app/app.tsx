@@ -1,15 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, mayHaveSession, onSignedOut, session, unwrap, type User } from './api/client';
-import { Header } from './components/header';
-import { Shortcuts } from './components/shortcuts';
+import { api, mayHaveSession, onSignedOut, session, unwrap, type User } from '../api/client';
+import { Header } from './header';
+import { Shortcuts } from './shortcuts';
 import { navigate, usePath } from './router';
-import { AccountScreen } from './screens/account';
-import { AdminScreen } from './screens/admin';
-import { AuthScreen } from './screens/auth';
-import { HistoryScreen } from './screens/history';
-import { NotesScreen } from './screens/notes';
-import { TrashScreen } from './screens/trash';
-import { SharedPage } from './screens/shared';
+import { AccountScreen } from '../account/account';
+import { AdminScreen } from '../admin/admin';
+import { AuthScreen } from '../auth/auth';
+import { HistoryScreen } from '../history/history';
+import { NotesScreen } from '../notes/notes-screen';
+import { TrashScreen } from '../trash/trash';
+import { SharedPage } from '../sharing/shared-page';
 
 type State = { status: 'loading' } | { status: 'out' } | { status: 'in'; user: User };
 

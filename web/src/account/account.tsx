@@ -1,12 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
-import { PasswordRules } from '../components/password-rules';
-import { formatTime } from '../format';
+import { PasswordRules } from '../auth/password-rules';
+import { formatTime } from '../app/format';
 import { Passkeys, TwoStep } from './security';
-import { autosave, openForReading } from '../device-settings';
-import { deviceName } from '../device-name';
-import { Attachments } from './files';
+import { autosave, openForReading } from '../app/device-settings';
+import { deviceName } from './device-name';
+import { Attachments } from '../files/files';
 import { AccessTokens } from './access-tokens';
 
 /** How the editor behaves on this device. */

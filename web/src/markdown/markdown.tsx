@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { attachmentUrl } from '../api/upload';
+import { attachmentUrl } from '../files/upload';
 import { loadRenderer } from './markdown-render';
-import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from '../remote-images';
+import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from './remote-images';
 
 /** What the page shows: the blocks' HTML and, in the same order, the element holding each. */
 interface Shown {

@@ -1,5 +1,5 @@
 import { api, type User } from '../api/client';
-import { confirmLeave } from '../router';
+import { confirmLeave } from './router';
 
 export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
   const logOut = async () => {

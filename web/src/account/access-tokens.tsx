@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
-import { formatTime } from '../format';
+import { formatTime } from '../app/format';
 
 type Scope = 'notes:read' | 'notes:write' | 'dav';
 type TokenRow = { id: string; name: string; scopes: Scope[]; created_at: string; expires_at: string | null; last_used_at: string | null };

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type TrashEntry } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
-import { formatTime } from '../format';
+import { formatTime } from '../app/format';
 
 export function TrashScreen() {
   const trash = useResource((signal) => api.GET('/api/trash', { params: { query: { limit: 100 } }, signal }).then(unwrap), []);

@@ -1,4 +1,4 @@
-import { raw, session, type Attachment } from './client';
+import { raw, session, type Attachment } from '../api/client';
 
 /**
  * Uploads one file as multipart/form-data with progress (fetch reports none for uploads, so

@@ -1,9 +1,9 @@
 import { browserSupportsWebAuthn, startRegistration } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, session, unwrap } from '../api/client';
-import { QrCode } from '../components/qr-code';
-import { formatTime } from '../format';
-import { passkeyMessage } from './auth';
+import { QrCode } from './qr-code';
+import { formatTime } from '../app/format';
+import { passkeyMessage } from '../auth/auth';
 
 type Message = { ok: boolean; text: string } | null;
 type Mfa = { totp: boolean; passkeys: number };

@@ -1,15 +1,15 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type Folder, type Note } from '../api/client';
-import { FilingBar } from '../components/filing';
-import { DiffView, diffOf, type NoteDiff } from '../components/diff-view';
-import { Markdown } from '../components/markdown';
-import { MarkdownEditor } from '../components/markdown-editor';
-import { useAttacher } from '../components/attach';
-import { SharePanel } from '../components/share-panel';
-import { navigate, setNavigationGuard } from '../router';
+import { FilingBar } from './filing';
+import { DiffView, diffOf, type NoteDiff } from '../history/diff-view';
+import { Markdown } from '../markdown/markdown';
+import { MarkdownEditor } from './markdown-editor';
+import { useAttacher } from './attach';
+import { SharePanel } from '../sharing/share-panel';
+import { navigate, setNavigationGuard } from '../app/router';
 import { useLiveChanges } from '../api/events';
-import { AUTOSAVE_IDLE_MS, autosave, openForReading } from '../device-settings';
-import { clearDraft, loadDraft, saveDraft } from '../drafts';
+import { AUTOSAVE_IDLE_MS, autosave, openForReading } from '../app/device-settings';
+import { clearDraft, loadDraft, saveDraft } from './drafts';
 
 /** The address of a note not saved yet: `/notes/new`. */
 export const NEW = 'new';

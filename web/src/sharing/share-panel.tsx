@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap } from '../api/client';
-import { formatTime } from '../format';
+import { formatTime } from '../app/format';
 
 type ShareRow = { id: string; token: string; url: string; version: number | null; expires_at: string | null; created_at: string; views: number };
 

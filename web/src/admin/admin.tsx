@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AuthEvent, type User } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
-import { formatTime } from '../format';
+import { formatTime } from '../app/format';
 
 const PAGE = 50;
 

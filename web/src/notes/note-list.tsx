@@ -1,9 +1,9 @@
 import { defaultRangeExtractor } from '@tanstack/virtual-core';
 import { useEffect, useRef } from 'preact/hooks';
 import type { NoteRow } from '../api/client';
-import { NOTE_DRAG_TYPE } from '../components/sidebar';
-import { useVirtualizer } from '../components/virtual';
-import { formatTime } from '../format';
+import { NOTE_DRAG_TYPE } from './sidebar';
+import { useVirtualizer } from './virtual';
+import { formatTime } from '../app/format';
 
 /** A row of "Shared with me": whose note it is and what the caller may do with it. */
 export type SharedRow = NoteRow & { owner_username?: string; role?: 'viewer' | 'editor' };

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type AttachmentRow } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
-import { formatTime } from '../format';
+import { formatTime } from '../app/format';
 
 const MiB = 1024 * 1024;
 export function formatBytes(bytes: number): string {

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { Markdown } from '../components/markdown';
-import { formatTime } from '../format';
+import { Markdown } from '../markdown/markdown';
+import { formatTime } from '../app/format';
 
 type SharedNote = { title: string; content: string; version: number; updated_at: string; tags: string[]; pinned: boolean; outdated: boolean };
 

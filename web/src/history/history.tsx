@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type Note, type Version, type VersionRow } from '../api/client';
-import { DiffView, diffOf, type NoteDiff } from '../components/diff-view';
-import { Markdown } from '../components/markdown';
-import { navigate } from '../router';
-import { formatTime } from '../format';
+import { DiffView, diffOf, type NoteDiff } from './diff-view';
+import { Markdown } from '../markdown/markdown';
+import { navigate } from '../app/router';
+import { formatTime } from '../app/format';
 
 const PAGE = 20;
 

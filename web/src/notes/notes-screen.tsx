@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorMessage, unwrap, type Folder, type SearchResult, type TagCount } from '../api/client';
-import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from '../components/sidebar';
-import { confirmLeave, navigate, useSearch } from '../router';
-import { asYouType } from '../search-query';
+import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from './sidebar';
+import { confirmLeave, navigate, useSearch } from '../app/router';
+import { asYouType } from './search-query';
 import { Editor, NEW } from './editor';
 import { useLiveChanges } from '../api/events';
 import { NoteList, type SharedRow } from './note-list';
