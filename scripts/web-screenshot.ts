@@ -1,7 +1,8 @@
-// Regenerates docs/web-client.png, README's picture of the main screen (`npm run screenshot:web`
-// after `npm run build`): starts the built service on a free port with a throwaway SQLite file,
-// makes two folders and writes three tagged notes through the client in the system's Chromium, and
-// photographs the sidebar, the list and the editor with its preview at 1280×640 (light scheme).
+// Regenerates README's pictures (`npm run screenshot:web` after `npm run build`): starts the built
+// service on a free port with a throwaway SQLite file, makes two folders and writes five tagged
+// notes through the client in the system's Chromium, and photographs at 1280×640 (light scheme) the
+// sidebar, the list with its previews and the editor with its preview (docs/web-client.png), then
+// the same note in the reading view (docs/web-client-reading.png).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -11,6 +12,7 @@ import { chromium } from '@playwright/test';
 
 const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/web-client.png');
+const reading = path.join(repo, 'docs/web-client-reading.png');
 const port = await new Promise<number>((resolve) => {
   const server = net.createServer().listen(0, '127.0.0.1', () => {
     const { port: free } = server.address() as net.AddressInfo;
@@ -47,19 +49,21 @@ try {
   await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'All notes' }).click();
   const notes: Array<[string, string]> = [
     ['Reading list', '- The Mythical Man-Month\n- A Pattern Language\n\n#books'],
+    ['Groceries', '- [ ] Oat milk\n- [x] Lemons\n- [ ] Bread from the market #errands'],
+    ['Garden plan', 'Tomatoes by the south wall, herbs in pots near the door. Compost in **March**.'],
     ['Trip to Lisbon', '## Day 1\n\nTram 28, then the castle. #travel/portugal'],
-    ['Meeting notes', '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\nSee [the docs](https://example.com/docs). #project/vellum'],
+    ['Meeting notes', '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\n- [x] Virtualised list\n- [ ] Reading view screenshots\n\n> Notes nobody can lose.\n\n```ts\nconst saved = await save(note, { ifMatch: version });\n```\n\nSee [the docs](https://example.com/docs). #project/vellum'],
   ];
   for (const [title, content] of notes) {
-    const before = page.url();
     await page.getByRole('button', { name: 'New note' }).click();
-    await page.waitForURL((url) => url.href !== before && /\/notes\/[0-9a-f-]{36}$/.test(url.pathname));
+    await page.waitForURL((url) => url.pathname === '/notes/new');
     // Polled from here: a function evaluated in the page would need the 'unsafe-eval' the CSP refuses.
     for (let i = 0; i < 200 && (await page.getByLabel('Title').inputValue().catch(() => '')) !== 'Untitled'; i += 1) await page.waitForTimeout(50);
     await page.getByLabel('Title').fill(title);
     await page.getByRole('textbox', { name: 'Content', exact: true }).fill(content);
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Saved as version 2').waitFor();
+    await page.getByText('Saved as version 1').waitFor();
+    await page.waitForURL((url) => /\/notes\/[0-9a-f-]{36}$/.test(url.pathname));
   }
   await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Work' });
   await page.getByRole('button', { name: 'Move', exact: true }).click();
@@ -70,8 +74,13 @@ try {
   await page.getByRole('button', { name: 'Preview' }).click();
   await page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Weekly sync' }).waitFor();
   await page.screenshot({ path: out });
+  // The reading view: the note rendered, Edit to change it.
+  await page.getByRole('button', { name: 'Edit' }).click();
+  await page.getByRole('region', { name: 'Note' }).getByRole('heading', { name: 'Weekly sync' }).waitFor();
+  await page.locator('.hljs').first().waitFor();
+  await page.screenshot({ path: reading });
   await browser.close();
-  console.log(`Wrote ${path.relative(process.cwd(), out)} (${fs.statSync(out).size} bytes)`);
+  for (const file of [out, reading]) console.log(`Wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 } finally {
   service.kill();
   fs.rmSync(dir, { recursive: true, force: true });
