@@ -152,7 +152,7 @@ test('images from other sites load only once the reader allows them for the note
     const username = await signUp(page, undefined, undefined, { reading: true });
     const token = await tokenFor(page, username);
     const other = await noteThroughApi(page, token, 'Other', `![pixel](${origin}/other.png)`);
-    const id = await noteThroughApi(page, token, 'Trip', `Before\n\n![the view](${origin}/view.png)\n\n<img src="${origin}/raw.png" srcset="${origin}/set.png 2x" alt="raw">`);
+    const id = await noteThroughApi(page, token, 'Trip', `Before\n\n![the view](${origin}/view.png)\n\n<img src="${origin}/raw.png" srcset="${origin}/set.png 2x" alt="raw"> <img data-remote="${origin}/forged.png" alt="forged">`);
     await page.goto(`/notes/${id}`);
     const note = page.getByRole('region', { name: 'Note' }).last();
     await expect(note.getByText('Before')).toBeVisible();
@@ -182,5 +182,55 @@ test('images from other sites load only once the reader allows them for the note
     expect(asked.sort()).toEqual(['/raw.png', '/view.png']);
   } finally {
     site.close();
+  }
+});
+
+test('on a 375 px phone, Preview shows the rendered note in place of the text, not under it; pressed again, the text is back as it was', async ({ page }) => {
+  await page.setViewportSize({ width: 375, height: 740 });
+  await signUp(page);
+  await page.getByRole('button', { name: 'New note' }).click();
+  await page.getByLabel('Title').fill('Phone');
+  await contentBox(page).fill('# Heading\n\nSome **bold** text');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await expect(page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Heading' })).toBeInViewport();
+  await expect(contentBox(page)).toBeHidden();
+  await expectAccessible(page, 'phone preview');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  await expect(page.getByRole('region', { name: 'Preview' })).toHaveCount(0);
+  await expect(contentBox(page)).toBeVisible();
+  await expect(contentBox(page)).toContainText('Some **bold** text');
+});
+
+test('split view: the preview follows the editor as it scrolls, showing the part of the note at the top of the text', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const username = await signUp(page);
+  const token = await tokenFor(page, username);
+  // Lines too short to wrap: the editor knows every line's height before drawing it, so where the
+  // text scrolls to is exact (wrapped lines it has not drawn yet are estimates, corrected on drawing).
+  const sections = Array.from({ length: 120 }, (_, i) => `## Section ${i}\n\nParagraph ${i}.\n`).join('\n');
+  const id = await noteThroughApi(page, token, 'Long', sections);
+  await page.goto(`/notes/${id}`);
+  await expect(contentBox(page).locator('.cm-line').first()).toHaveText('## Section 0');
+  await page.getByRole('button', { name: 'Preview' }).click();
+  const preview = page.getByRole('region', { name: 'Preview' });
+  await expect(preview.getByRole('heading', { name: 'Section 119' })).toBeAttached();
+
+  for (const share of [0.5, 0.8, 0.2]) {
+    await page.locator('.open').evaluate((pane, f) => { pane.scrollTop = (pane.scrollHeight - pane.clientHeight) * f; }, share);
+    // The section heading nearest the top of the text as it shows now, and where the preview put it.
+    await expect.poll(async () => {
+      const top = await page.evaluate(() => {
+        const host = document.querySelector('.markdown-editor > div')!;
+        const toolbar = document.querySelector('.editor .toolbar')!.getBoundingClientRect().bottom;
+        const lines = Array.from(host.shadowRoot!.querySelectorAll('.cm-line')).filter((l) => /^## Section \d+$/.test(l.textContent ?? ''));
+        return lines.find((l) => l.getBoundingClientRect().top >= toolbar)?.textContent?.slice(3) ?? '';
+      });
+      // The editor draws the lines of where it scrolled to on its next frame: none yet, ask again.
+      if (top === '') return false;
+      const heading = preview.getByRole('heading', { name: top, exact: true });
+      const [box, at] = await Promise.all([preview.boundingBox(), heading.boundingBox({ timeout: 1000 })]);
+      // Below the preview's top by at most a section's height (the heading comes within the first lines).
+      return at !== null && box !== null && at.y >= box.y - 5 && at.y < box.y + 200;
+    }, { message: `preview follows the text at ${share}` }).toBe(true);
   }
 });

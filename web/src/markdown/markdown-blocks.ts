@@ -24,22 +24,57 @@ function withHighlighting(): Promise<Marked> {
   return highlighting;
 }
 
+/** A text's blocks as HTML, and the line (from 0) of the text where each begins. */
+export interface Blocks {
+  html: string[];
+  lines: number[];
+}
+
 /**
  * Markdown as HTML, one string per top-level block (heading, paragraph, list, table, code…), so the
  * page can replace only the blocks an edit changed. Each block is parsed with the whole text's
- * link definitions, so `[x][ref]` still finds a `[ref]: url` elsewhere. Not yet sanitised.
+ * link definitions, so `[x][ref]` still finds a `[ref]: url` elsewhere. Not yet sanitised. Each
+ * block's first line lets a preview follow the editor's scrolling.
  */
-export async function toBlocks(source: string): Promise<string[]> {
+export async function toBlocks(source: string): Promise<Blocks> {
   const marked = FENCE_WITH_LANGUAGE.test(source) ? await withHighlighting().catch(() => plain) : plain;
   const tokens = marked.lexer(source);
   // parse() runs the extensions' token walkers (the highlighter's); lexer() and parser() do not.
   const walk = marked.defaults.walkTokens;
   if (walk) marked.walkTokens(tokens, walk);
-  const blocks: string[] = [];
+  const html: string[] = [];
+  const lines: number[] = [];
+  // Where each token's text is, found in order: the lexer reads \r\n as \n and keeps link
+  // definitions out of the tokens, so adding up their lengths would drift.
+  const text = source.replace(/\r\n?/g, '\n');
+  // `line` counts the line breaks before `at`, the end of the last token found.
+  let at = 0;
+  let line = 0;
   for (const token of tokens) {
+    const found = token.raw === '' ? -1 : text.startsWith(token.raw, at) ? at : near(text, token.raw, at);
+    let start = line;
+    if (found >= 0) {
+      start = line + breaks(text, at, found);
+      line = start + breaks(token.raw, 0, token.raw.length);
+      at = found + token.raw.length;
+    }
     if (token.type === 'space') continue;
     const one = Object.assign([token], { links: tokens.links }) as TokensList;
-    blocks.push(marked.parser(one));
+    html.push(marked.parser(one));
+    lines.push(start);
   }
-  return blocks;
+  return { html, lines };
+}
+
+/** Where `raw` is in the next few kB after `at` (what a link definition takes), or -1: a miss costs no more than that. */
+function near(text: string, raw: string, at: number): number {
+  const found = text.slice(at, at + 4096 + raw.length).indexOf(raw);
+  return found < 0 ? -1 : at + found;
+}
+
+/** Line breaks in text[from, to). */
+function breaks(text: string, from: number, to: number): number {
+  let count = 0;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) count += 1;
+  return count;
 }

@@ -1,10 +1,11 @@
 import type DOMPurifyType from 'dompurify';
+import type { Blocks } from './markdown-blocks';
 
 const ATTACHMENT_PATH = /^\/api\/attachments\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 export interface Renderer {
   /** The text's blocks as HTML, parsed in a worker (or here, where workers cannot start). */
-  blocks(source: string): Promise<string[]>;
+  blocks(source: string): Promise<Blocks>;
   /** Blocks' HTML made safe to show: for each block, an element holding it. */
   sanitize(blocks: string[]): HTMLElement[];
 }
@@ -55,18 +56,18 @@ function sanitizeTogether(blocks: string[], one: (html: string) => DocumentFragm
  * The worker, one for the page, answering in order. Where it cannot start (or dies), the parser
  * is loaded into the page instead: slower on long texts, the same result.
  */
-function parser(): (source: string) => Promise<string[]> {
+function parser(): (source: string) => Promise<Blocks> {
   let worker: Worker | null = null;
   try {
     worker = new Worker(new URL('./markdown.worker.ts', import.meta.url), { type: 'module' });
   } catch {
     worker = null;
   }
-  const waiting = new Map<number, { resolve: (blocks: string[]) => void; reject: (error: Error) => void }>();
+  const waiting = new Map<number, { resolve: (blocks: Blocks) => void; reject: (error: Error) => void }>();
   let next = 0;
   const inPage = () => import('./markdown-blocks').then(({ toBlocks }) => toBlocks);
   if (worker !== null) {
-    worker.onmessage = ({ data }: MessageEvent<{ id: number; blocks?: string[]; failed?: true }>) => {
+    worker.onmessage = ({ data }: MessageEvent<{ id: number; blocks?: Blocks; failed?: true }>) => {
       const request = waiting.get(data.id);
       waiting.delete(data.id);
       if (data.blocks !== undefined) request?.resolve(data.blocks);
@@ -113,6 +114,11 @@ function configure(DOMPurify: typeof DOMPurifyType): void {
       // Its task is the list item's text; the box itself says whether it is done.
       node.setAttribute('aria-label', 'Done');
       return;
+    }
+    if (node.tagName === 'IMG') {
+      // Only this hook says which image is an attachment or from another site: a note's own HTML cannot.
+      node.removeAttribute('data-attachment');
+      node.removeAttribute('data-remote');
     }
     const src = node.tagName === 'IMG' ? node.getAttribute('src') : null;
     if (src) {

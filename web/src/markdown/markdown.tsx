@@ -26,12 +26,17 @@ const BATCH = 32;
  * `loadAttachment` turns an attachment id into a URL the page may show: by default the signed-in
  * user's (fetched with the access token); a shared page passes its link's own.
  */
-export function Markdown({ source, label, loadAttachment = attachmentUrl, remoteKey }: {
+export function Markdown({ source, label, loadAttachment = attachmentUrl, remoteKey, line }: {
   source: string; label: string; loadAttachment?: (id: string) => Promise<string>;
   /** The note (id, or a shared link's token) whose images from other sites its reader may allow; without it they never load. */
   remoteKey?: string;
+  /** The line of the text (from 0, with a fraction) at the top of the editor beside: the preview scrolls to show it at its top. */
+  line?: number | undefined;
 }) {
   const host = useRef<HTMLDivElement>(null);
+  const box = useRef<HTMLElement>(null);
+  /** The line of the text where each shown block begins, as of the last complete rendering. */
+  const lines = useRef<number[]>([]);
   const [state, setState] = useState<'rendering' | 'shown' | 'failed'>('rendering');
   /** Images from other sites: none in the text, held back until the reader allows them, or shown. */
   const [remote, setRemote] = useState<'none' | 'held' | 'shown'>('none');
@@ -68,7 +73,7 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
             continue;
           }
           const text: string = wanted.current;
-          const blocks = await renderer.blocks(text);
+          const { html: blocks, lines: starts } = await renderer.blocks(text);
           if (!mounted.current || host.current === null) return;
           const complete = await patch(host.current, shown.current, blocks, renderer.sanitize,
             (element) => {
@@ -77,6 +82,7 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
             }, () => !mounted.current || wanted.current !== text);
           if (complete) {
             done = text;
+            lines.current = starts;
             setState('shown');
             setRemote(host.current.querySelector('img[data-remote]') === null ? 'none' : remoteOn.current ? 'shown' : 'held');
           }
@@ -89,6 +95,37 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
     })();
   }, [source]);
 
+  // Following the editor: the block holding `line` goes to the top, as far into it as the line is.
+  // Groups of blocks not yet drawn (content-visibility) have a guessed height until they are, so
+  // the place is measured again on the next frames and the scroll corrected.
+  useEffect(() => {
+    const scroller = box.current;
+    const nodes = shown.current.nodes;
+    const starts = lines.current;
+    if (line === undefined || scroller === null || nodes.length === 0 || starts.length !== nodes.length) return;
+    let i = 0;
+    while (i + 1 < starts.length && starts[i + 1]! <= line) i += 1;
+    const lineSpan = i + 1 < starts.length ? starts[i + 1]! - starts[i]! : 1;
+    const into = Math.min(1, Math.max(0, (line - starts[i]!) / lineSpan));
+    const top = (node: HTMLElement) => node.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
+    const target = () => {
+      const from = top(nodes[i]!);
+      const next = nodes[i + 1];
+      return from + (next === undefined ? 0 : top(next) - from) * into;
+    };
+    // A group that comes into view is drawn a frame or two after the scroll that shows it, so the
+    // place is checked for a few frames whether or not it moved in between.
+    let frame = 0;
+    let tries = 0;
+    const place = () => {
+      const want = Math.round(target());
+      if (Math.abs(scroller.scrollTop - want) > 1) scroller.scrollTop = want;
+      if (++tries < 12) frame = requestAnimationFrame(place);
+    };
+    place();
+    return () => cancelAnimationFrame(frame);
+  }, [line, state]);
+
   const showImages = () => {
     if (remoteKey === undefined || !allowRemoteImages(remoteKey) || host.current === null) return;
     remoteOn.current = true;
@@ -97,7 +134,7 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
   };
 
   return (
-    <section class="preview markdown" aria-label={label}>
+    <section ref={box} class="preview markdown" aria-label={label}>
       {remote === 'held' && remoteKey !== undefined && (
         <p class="notice remote-images">
           {allowedHere ? 'You allowed images from other sites in this note.' : 'Images from other sites are not shown: loading them tells those sites that you read this note.'}

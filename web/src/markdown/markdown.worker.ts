@@ -1,4 +1,4 @@
-import { toBlocks } from './markdown-blocks';
+import { toBlocks, type Blocks } from './markdown-blocks';
 
 /**
  * Parses (and highlights) Markdown off the page's thread: a 1 MB note takes ~0.3–0.5 s to parse,
@@ -7,7 +7,7 @@ import { toBlocks } from './markdown-blocks';
  */
 const scope = self as unknown as {
   onmessage: ((event: MessageEvent<{ id: number; source: string }>) => void) | null;
-  postMessage(message: { id: number; blocks?: string[]; failed?: true }): void;
+  postMessage(message: { id: number; blocks?: Blocks; failed?: true }): void;
 };
 
 scope.onmessage = ({ data: { id, source } }) => {

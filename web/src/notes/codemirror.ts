@@ -25,6 +25,8 @@ export interface MarkdownEditorOptions {
   onSave: (text: string) => void;
   /** Files pasted or dropped into the text: the editor has put the cursor where they go. */
   onFiles?: (files: File[]) => void;
+  /** The editor measured its lines anew (heights of lines it had only guessed, or a new viewport). */
+  onLayout?: () => void;
 }
 
 export interface MarkdownEditorHandle {
@@ -33,6 +35,8 @@ export interface MarkdownEditorHandle {
   /** Replaces the text when the app changed it (took the server's version); no-op if equal. */
   setText(text: string): void;
   focus(): void;
+  /** The line (from 0, with the fraction of it above `top`) at screen height `top`. */
+  lineAt(top: number): number;
   destroy(): void;
 }
 
@@ -121,6 +125,7 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
           autocapitalize: 'sentences',
         }),
         EditorView.updateListener.of((update) => {
+          if (update.heightChanged || update.viewportChanged || update.geometryChanged) options.onLayout?.();
           if (!update.docChanged) return;
           current = update.state.doc.toString();
           options.onChange(current);
@@ -139,6 +144,13 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
     },
     focus: () => view.focus(),
+    lineAt(top) {
+      const y = top - view.documentTop;
+      if (y <= 0) return 0;
+      const block = view.lineBlockAtHeight(y);
+      const line = view.state.doc.lineAt(block.from).number - 1;
+      return line + Math.min(1, Math.max(0, (y - block.top) / Math.max(1, block.height)));
+    },
     destroy: () => view.destroy(),
   };
 }

@@ -52,6 +52,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [preview, setPreview] = useState(false);
+  /** The line at the top of the editor, which the preview beside it follows. */
+  const [topLine, setTopLine] = useState<number | undefined>(undefined);
   /** Editing, or reading the note rendered (how a note with text opens when so chosen on this device). */
   const [editing, setEditing] = useState(noteId === NEW);
   const [sharing, setSharing] = useState(false);
@@ -378,9 +380,9 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
           <div class="field-label">Content</div>
           <MarkdownEditor value={content} replaced={replaced} label="Content" onChange={setContent}
             onSave={(text) => void saveRef.current(note, { title, content: text })}
-            onFiles={attacher.attach} inserter={inserter} />
+            onFiles={attacher.attach} inserter={inserter} onTopLine={preview ? setTopLine : undefined} />
         </div>
-        {preview && editing && <Markdown source={content} label="Preview" remoteKey={note.version > 0 ? note.id : undefined} />}
+        {preview && editing && <Markdown source={content} label="Preview" remoteKey={note.version > 0 ? note.id : undefined} line={topLine} />}
       </div>
       </div>}
     </form>

@@ -26,6 +26,8 @@ interface Props {
   onFiles?: (files: File[]) => void;
   /** Filled with a way to put text at the cursor (an uploaded file's link). */
   inserter?: { current: ((text: string) => void) | null };
+  /** Told, as the editor scrolls, which line of the text (from 0, with a fraction) is at the top of what shows. */
+  onTopLine?: ((line: number) => void) | undefined;
 }
 
 /**
@@ -33,7 +35,7 @@ interface Props {
  * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
  * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
  */
-export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFiles, inserter }: Props) {
+export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFiles, inserter, onTopLine }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MarkdownEditorHandle | null>(null);
@@ -71,6 +73,7 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFil
           onChange: (text) => latest.current.onChange(text),
           onSave: (text) => latest.current.onSave(text),
           onFiles: (files) => latest.current.onFiles?.(files),
+          onLayout: () => relayout.current(),
         });
         if (box && box.value !== value) latest.current.onChange(box.value);
         setState('ready');
@@ -84,6 +87,49 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFil
       editor.current = null;
     };
   }, []);
+
+  // The text scrolls with whatever holds it (the note's pane, or the page): read the line at the
+  // top, below the sticky toolbar, once a frame.
+  const topLine = useRef(onTopLine);
+  topLine.current = onTopLine;
+  /** Measures again where the text last scrolled (CodeMirror corrects the heights it guessed as lines come into view). */
+  const relayout = useRef<() => void>(() => {});
+  useEffect(() => {
+    if (onTopLine === undefined) return;
+    let frame = 0;
+    const measure = (scroller: EventTarget | null) => {
+      const handle = editor.current;
+      const element = host.current;
+      if (handle === null || element === null) return;
+      const top = scroller instanceof Element ? scroller.getBoundingClientRect().top : 0;
+      const toolbar = element.closest('form')?.querySelector('.toolbar')?.getBoundingClientRect().bottom ?? top;
+      // Hundredths of a line: finer moves would only render the editor again for nothing.
+      topLine.current?.(Math.round(handle.lineAt(Math.max(top, toolbar)) * 100) / 100);
+    };
+    let last: EventTarget | null = null;
+    let scrolledAt = 0;
+    const later = (scroller: EventTarget | null) => {
+      last = scroller;
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => measure(scroller));
+    };
+    const onScroll = (event: Event) => {
+      const scroller = event.target;
+      if (scroller !== document && !(scroller instanceof Element && host.current !== null && scroller.contains(host.current))) return;
+      scrolledAt = performance.now();
+      later(scroller);
+    };
+    // Only while a scroll settles: typing changes heights too, and must not pay for this.
+    relayout.current = () => {
+      if (last !== null && performance.now() - scrolledAt < 1000) later(last);
+    };
+    document.addEventListener('scroll', onScroll, { capture: true, passive: true });
+    return () => {
+      cancelAnimationFrame(frame);
+      relayout.current = () => {};
+      document.removeEventListener('scroll', onScroll, { capture: true });
+    };
+  }, [onTopLine === undefined]);
 
   // Only a replacement made by the app (taking the other version) is pushed into CodeMirror;
   // echoing back `value` on every render would race the user's typing with stale text.
