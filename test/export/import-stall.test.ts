@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { before, test } from 'node:test';
@@ -39,6 +40,35 @@ function documentOf(count: number): Buffer {
   return Buffer.from(JSON.stringify({ format: 'vellum-export', format_version: 1, exported_at: '2026-01-01T00:00:00.000Z', username: 'x', notes }));
 }
 
+/**
+ * POSTs `head`, then `count` × `{},` (the last without its comma), then `]}` from a child process:
+ * built and sent by this test's own process, the 64 MiB body took the event loop from the service
+ * it measures (the probes' latency rose while the client wrote it, by 100-150 ms at times).
+ */
+function postFromChild(base: string, s: Session, head: string, count: number): Promise<{ status: number; body: string }> {
+  const script = `
+    const http = require('node:http');
+    const [url, auth, head, count] = JSON.parse(process.argv[1]);
+    const body = Buffer.concat([Buffer.from(head), Buffer.alloc(count * 3 - 1, '{},'), Buffer.from(']}')]);
+    const request = http.request(url, { method: 'POST', agent: false, headers: { ...auth, 'content-type': 'application/json', 'content-length': body.length } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => { text += chunk; });
+      response.on('end', () => process.stdout.write(JSON.stringify({ status: response.statusCode, body: text })));
+    });
+    request.on('error', (error) => { process.stderr.write(String(error)); process.exitCode = 1; });
+    request.end(body);`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script, JSON.stringify([`${base}/api/import`, s.auth, head, count])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { status: number; body: string }) : reject(new Error(`client exited ${code}: ${err}`))));
+  });
+}
+
 forEachDatabase('import stall', (ctx) => {
   before(async () => {
     // The first worker of a test process loads its modules through tsx's loader (compiling them):
@@ -52,12 +82,12 @@ forEachDatabase('import stall', (ctx) => {
   test('64 MiB of `{}` notes: 400 naming the limit, /healthz p99 within budget, no gigabytes', async () => {
     const head = '{"format":"vellum-export","format_version":1,"exported_at":"2026-01-01T00:00:00.000Z","username":"x","notes":[';
     const count = Math.floor((IMPORT_MAX_BYTES - head.length - 1) / 3);
-    const body = Buffer.concat([Buffer.from(head), Buffer.alloc(count * 3 - 1, '{},'), Buffer.from(']}')]);
-    assert.ok(body.length <= IMPORT_MAX_BYTES && count > 22_000_000);
+    const length = head.length + count * 3 - 1 + 2;
+    assert.ok(length <= IMPORT_MAX_BYTES && count > 22_000_000);
     const s = await newSession(ctx.app);
     const base = await listening(ctx.app);
     const rssBefore = peakRssMiB();
-    const { result, samples, p99 } = await healthDuring(base, () => post(base, s, body));
+    const { result, samples, p99 } = await healthDuring(base, () => postFromChild(base, s, head, count));
     assert.equal(result.status, 400, result.body);
     assert.deepEqual(JSON.parse(result.body), {
       type: 'about:blank', title: 'Bad Request', status: 400,
