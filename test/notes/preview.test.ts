@@ -51,4 +51,17 @@ forEachDatabase('notes list previews', (ctx) => {
     [row] = okJson<Row[]>(await api.list(s));
     assert.equal(row!.preview, `Third version. ${'x'.repeat(145)}…`);
   });
+
+  test('an unpaged list of 1,100 notes has every preview (their texts are read in slices, never one statement too large)', async () => {
+    const s = await newSession(ctx.app);
+    const at = '2026-01-01T00:00:00.000Z';
+    const notes = Array.from({ length: 1100 }, (_, i) => ({
+      title: `N${i}`, created_at: at, updated_at: at, versions: [{ version: 1, title: `N${i}`, content: `text of ${i}`, created_at: at }],
+    }));
+    const imported = await ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...s.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ format: 'vellum-export', format_version: 1, notes }) });
+    assert.equal(imported.statusCode, 201, imported.body);
+    const rows = okJson<Row[]>(await api.list(s));
+    assert.equal(rows.length, 1100);
+    for (const row of rows) assert.equal(row.preview, `text of ${row.title.slice(1)}`, row.title);
+  });
 });
