@@ -75,7 +75,9 @@ export function textPrefix(db: Kysely<any>, column: string, bytes: number): {
       if (value === null || value === undefined) return '';
       // PostgreSQL's bytea arrives as a string already (postgres.ts); SQLite's blob of an expression as bytes.
       const text = typeof value === 'string' ? value : Buffer.from(value as Uint8Array).toString('utf8');
-      return text.endsWith('\uFFFD') ? text.slice(0, -1) : text;
+      // Only a cut ends in a broken character (1-3 bytes, read as one U+FFFD of 3): a text shorter
+      // than the prefix keeps a U+FFFD of its own.
+      return text.endsWith('\uFFFD') && Buffer.byteLength(text) >= bytes - 2 ? text.slice(0, -1) : text;
     },
   };
 }

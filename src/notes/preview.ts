@@ -13,7 +13,7 @@ const cache = new Map<string, string>();
 
 /**
  * The previews of list rows (each with its current version's id and its title), in their order.
- * Known ones come from the cache; the rest read their text's first bytes in one query.
+ * Known ones come from the cache; the rest read their text's first bytes (repository.versionHeads).
  */
 export async function previewsOf(db: Db, rows: ReadonlyArray<{ version_id: string; title: string }>): Promise<string[]> {
   const missing = rows.filter((row) => !cache.has(row.version_id)).map((row) => row.version_id);

@@ -23,6 +23,7 @@ forEachDatabase('notes list previews', (ctx) => {
       ['Title words', 'Title words start the text', 'Title words start the text'],
       ['Tags and words', '#work snake_case 2*3 a * b <b>bold</b>', '#work snake_case 2*3 a * b bold'],
       ['Control', 'a\u0000b\tc\r\nd', 'a b c d'],
+      ['Replacement', 'ends with \uFFFD', 'ends with \uFFFD'],
     ];
     const ids = new Map<string, string>();
     for (const [title, content] of cases) {
