@@ -76,8 +76,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
    * live event of a save made here can arrive before that save's answer has updated `note`, and
    * judged against the older note it looked like a newer version from elsewhere.
    */
-  const latest = useRef({ note, dirty });
-  latest.current = { note, dirty };
+  const latest = useRef({ note, dirty, title, content });
+  latest.current = { note, dirty, title, content };
 
   /** The id this editor's new note was given by its first save: the address follows, the text stays. */
   const created = useRef<string | null>(null);
@@ -203,7 +203,14 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
       void clearDraft(me, noteId);
       return;
     }
-    const keep = () => void saveDraft(me, noteId, { title, content, baseVersion: note.version, savedAt: new Date().toISOString() });
+    // What is unsaved as of the latest render, not as of this effect: a save's answer is rendered at
+    // once but its effects wait for the next frame, and a pause ending in between would otherwise
+    // write the text just saved back as a draft (a new note's, offered again by the next New note).
+    const keep = () => {
+      const now = latest.current;
+      if (!now.dirty || now.note === null) return;
+      void saveDraft(me, now.note.id, { title: now.title, content: now.content, baseVersion: now.note.version, savedAt: new Date().toISOString() });
+    };
     const timer = setTimeout(keep, 250);
     // Leaving the page within the pause: written at once (best effort, as the page goes).
     window.addEventListener('pagehide', keep);
