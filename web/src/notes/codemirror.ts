@@ -1,8 +1,8 @@
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { markdownKeymap, markdownLanguage, pasteURLAsLink } from '@codemirror/lang-markdown';
-import { HighlightStyle, LanguageSupport, syntaxHighlighting } from '@codemirror/language';
+import { forceParsing, HighlightStyle, LanguageSupport, syntaxHighlighting, syntaxTreeAvailable } from '@codemirror/language';
 import { EditorSelection, EditorState, Prec } from '@codemirror/state';
-import { EditorView, keymap } from '@codemirror/view';
+import { EditorView, keymap, ViewPlugin, type ViewUpdate } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 
 /**
@@ -71,6 +71,36 @@ const highlight = HighlightStyle.define([
   { tag: [tags.processingInstruction, tags.meta, tags.contentSeparator], color: 'var(--muted)' },
 ]);
 
+/**
+ * CodeMirror parses in the background only up to 100 KB past what is on screen. A long note is
+ * parsed to its end here, in idle time and short slices: jumping to the end then finds it parsed,
+ * where otherwise each keystroke there parses on (up to 20 ms, before the key is shown) until the
+ * parser has caught up with the megabyte before it.
+ */
+const PARSE_SLICE_MS = 12;
+const parseToEnd = ViewPlugin.fromClass(class {
+  idle = 0;
+  constructor(readonly view: EditorView) {
+    this.schedule();
+  }
+  update(update: ViewUpdate) {
+    if (update.docChanged) this.schedule();
+  }
+  schedule() {
+    if (this.idle !== 0 || typeof requestIdleCallback !== 'function') return;
+    this.idle = requestIdleCallback((deadline) => {
+      this.idle = 0;
+      const { state } = this.view;
+      if (syntaxTreeAvailable(state, state.doc.length)) return;
+      forceParsing(this.view, state.doc.length, Math.max(4, Math.min(PARSE_SLICE_MS, deadline.timeRemaining() - 1)));
+      this.schedule();
+    });
+  }
+  destroy() {
+    if (this.idle !== 0) cancelIdleCallback(this.idle);
+  }
+});
+
 export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEditorHandle {
   let current = options.doc;
   const length = options.doc.length;
@@ -90,6 +120,7 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
       extensions: [
         history(),
         markdownSupport,
+        parseToEnd,
         syntaxHighlighting(highlight),
         EditorView.lineWrapping,
         theme,
