@@ -96,3 +96,60 @@ test('a draft pause that ends just after the first save answers writes nothing: 
   await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await expect(page.getByText('Unsaved text of a new note from this device was restored.')).toHaveCount(0);
 });
+
+// Issue #27, defect 3. The session ends for good (signed out everywhere from another device), and
+// the access token in hand expires: the save's 401 cannot be refreshed. The 250 ms pause after the
+// typing is held (its timer never fires), so the text is kept only because the editor writes it as
+// it goes away.
+test('the session ends while typing: the login screen says so, and logging in again brings the text back', async ({ page, request }) => {
+  await page.addInitScript(() => {
+    const original = window.setTimeout;
+    const w = window as unknown as { holdPauses?: boolean };
+    window.setTimeout = ((handler: TimerHandler, delay?: number, ...rest: unknown[]) =>
+      (delay === 250 && w.holdPauses === true ? 0 : original(handler, delay, ...rest))) as typeof window.setTimeout;
+  });
+  const username = await signUp(page);
+  const id = await createNote(page, 'Journal', 'kept line\n');
+  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
+  expect((await request.post('/api/auth/sessions/end-others', { headers: { authorization: `Bearer ${token}` } })).status()).toBe(200);
+  await page.route(`**/api/notes/${id}/versions`, (route) => route.request().method() === 'POST'
+    ? route.fulfill({ status: 401, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Token expired' }) })
+    : route.fallback());
+
+  await page.evaluate(() => { (window as unknown as { holdPauses: boolean }).holdPauses = true; });
+  await contentBox(page).fill('kept line\nthe paragraph that used to vanish\n');
+  await expect(page.getByText('Unsaved changes')).toBeVisible();
+  expect(await drafts(page)).toEqual([]);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Your session has ended.' }))
+    .toHaveText('Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.');
+  await expect.poll(() => drafts(page)).toEqual(['kept line\nthe paragraph that used to vanish\n']);
+
+  await page.unroute(`**/api/notes/${id}/versions`);
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('Password', { exact: true }).fill(GOOD_PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page).toHaveURL(new RegExp(`/notes/${id}$`));
+  await expectContent(page, 'kept line\nthe paragraph that used to vanish\n');
+  await expect(page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' })).toBeVisible();
+  await page.keyboard.press('Control+s');
+  await expect(page.getByRole('status').filter({ hasText: 'Saved as version 2' })).toBeVisible();
+});
+
+// A tab that is killed (its renderer crashes: no pagehide, no beforeunload, no unmount) keeps what
+// the pause wrote. Another tab of the same browser stays open meanwhile.
+test('a killed tab loses nothing typed before the pause: the next tab offers it back', async ({ page, context }) => {
+  await signUp(page);
+  const id = await createNote(page, 'Crash', 'before\n');
+  const other = await context.newPage();
+  await contentBox(page).fill('before\nwhile the tab died\n');
+  await expect.poll(() => drafts(page)).toEqual(['before\nwhile the tab died\n']);
+  const crashed = page.waitForEvent('crash');
+  const cdp = await context.newCDPSession(page);
+  void cdp.send('Page.crash').catch(() => undefined);
+  await crashed;
+
+  await other.goto(`/notes/${id}`);
+  await expectContent(other, 'before\nwhile the tab died\n');
+  await expect(other.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' })).toBeVisible();
+});

@@ -11,7 +11,7 @@ import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
 
-type State = { status: 'loading' } | { status: 'out' } | { status: 'in'; user: User };
+type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User };
 
 export function App() {
   const path = usePath();
@@ -25,7 +25,7 @@ function SignedInApp({ path }: { path: string }) {
   const [state, setState] = useState<State>({ status: 'loading' });
 
   useEffect(() => {
-    onSignedOut(() => setState({ status: 'out' }));
+    onSignedOut(() => setState({ status: 'out', ended: true }));
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
       if (mayHaveSession() && (await session.refresh())) {
@@ -49,6 +49,7 @@ function SignedInApp({ path }: { path: string }) {
     return (
       <AuthScreen
         mode={path === '/signup' ? 'signup' : 'login'}
+        ended={state.ended === true}
         onSignedIn={(user) => {
           setState({ status: 'in', user });
           if (path === '/login' || path === '/signup') navigate('/', { replace: true });

@@ -3,7 +3,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, errorMessage, session, unwrap, type User } from '../api/client';
 import { PasswordRules } from './password-rules';
 
-export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onSignedIn: (user: User) => void }) {
+/** `ended`: the session ended by itself (signed out elsewhere, or the refresh cookie refused), not by Log out. */
+export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' | 'signup'; onSignedIn: (user: User) => void; ended?: boolean }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   /** Set once the server said this account needs a second factor: the form then asks for it. */
@@ -59,6 +60,9 @@ export function AuthScreen({ mode, onSignedIn }: { mode: 'login' | 'signup'; onS
   return (
     <main id="main" class="auth">
       <h1>{signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
+      {ended && !signup && (
+        <p class="notice" role="status">Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.</p>
+      )}
       <form onSubmit={submit} noValidate>
         <label for="username">Username</label>
         <input id="username" name="username" autoComplete={signup ? 'username' : 'username webauthn'} autoCapitalize="none" spellcheck={false}

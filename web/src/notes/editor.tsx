@@ -72,12 +72,12 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   const attacher = useAttacher((text) => inserter.current?.(text));
   const dirty = note !== null && (title !== note.title || content !== note.content);
   /**
-   * The note and whether it is dirty as of the latest render, for answers that arrive later: the
-   * live event of a save made here can arrive before that save's answer has updated `note`, and
-   * judged against the older note it looked like a newer version from elsewhere.
+   * The editor as of the latest render, for answers and timers that come later: the live event of
+   * a save made here can arrive before that save's answer has updated `note`, and judged against
+   * the older note it looked like a newer version from elsewhere; a draft is written as it is now.
    */
-  const latest = useRef({ note, dirty, title, content });
-  latest.current = { note, dirty, title, content };
+  const latest = useRef({ note, dirty, title, content, role });
+  latest.current = { note, dirty, title, content, role };
 
   /** The id this editor's new note was given by its first save: the address follows, the text stays. */
   const created = useRef<string | null>(null);
@@ -195,6 +195,18 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     else formRef.current?.focus({ preventScroll: true });
   }, [note]);
 
+  /** Set once the user chose to leave without saving: the draft went with the answer. */
+  const discarded = useRef(false);
+  // What is unsaved as of the latest render, not as of the effect that calls this: a save's answer
+  // is rendered at once but its effects wait for the next frame, and a pause ending in between
+  // would otherwise write the text just saved back as a draft (a new note's, offered again by the
+  // next New note).
+  const keepDraft = () => {
+    const now = latest.current;
+    if (!now.dirty || now.note === null || discarded.current || now.role === 'viewer') return;
+    void saveDraft(me, now.note.id, { title: now.title, content: now.content, baseVersion: now.note.version, savedAt: new Date().toISOString() });
+  };
+
   // Every change is kept on this device as it is typed (a moment after the typing pauses), and let
   // go once nothing is unsaved.
   useEffect(() => {
@@ -203,22 +215,16 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
       void clearDraft(me, noteId);
       return;
     }
-    // What is unsaved as of the latest render, not as of this effect: a save's answer is rendered at
-    // once but its effects wait for the next frame, and a pause ending in between would otherwise
-    // write the text just saved back as a draft (a new note's, offered again by the next New note).
-    const keep = () => {
-      const now = latest.current;
-      if (!now.dirty || now.note === null) return;
-      void saveDraft(me, now.note.id, { title: now.title, content: now.content, baseVersion: now.note.version, savedAt: new Date().toISOString() });
-    };
-    const timer = setTimeout(keep, 250);
+    const timer = setTimeout(keepDraft, 250);
     // Leaving the page within the pause: written at once (best effort, as the page goes).
-    window.addEventListener('pagehide', keep);
+    window.addEventListener('pagehide', keepDraft);
     return () => {
       clearTimeout(timer);
-      window.removeEventListener('pagehide', keep);
+      window.removeEventListener('pagehide', keepDraft);
     };
   }, [title, content, dirty, note]);
+  // Gone from the screen within the pause without being asked (the session ended, say): written now.
+  useEffect(() => () => keepDraft(), []);
 
   // Saved by itself once the typing pauses — not over a conflict, a restored draft or a newer
   // version on offer, which wait for the user's choice. `note` re-arms it after a save, for what
@@ -237,7 +243,10 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     setNavigationGuard(() => {
       const leave = window.confirm('This note has unsaved changes. Leave without saving?');
       // Leaving without saving, asked and answered: the draft goes too (a closed tab keeps it).
-      if (leave) void clearDraft(me, noteId);
+      if (leave) {
+        discarded.current = true;
+        void clearDraft(me, noteId);
+      }
       return leave;
     });
     return () => {
@@ -318,6 +327,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?')) return;
     try {
       unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+      discarded.current = true;
       void clearDraft(me, noteId);
       setNavigationGuard(null);
       setNote(null);
