@@ -12,7 +12,7 @@ import { ImportDocument, IMPORT_RULES } from './import.schema.js';
 import { importNotes } from './import.service.js';
 import { markdownZip } from './markdown-zip.js';
 import { archiveZip } from './archive-zip.js';
-import { readArchive, type ArchiveParts } from './import-archive.js';
+import { IMPORT_MAX_FILES, IMPORT_MAX_ZIP_ENTRIES, readArchive, type ArchiveParts } from './import-archive.js';
 import { markdownFileDocument, readMarkdownZip, zipHolds } from './import-markdown.js';
 import { ARCHIVE_DOCUMENT } from './archive-zip.js';
 import { Errors } from '../errors.js';
@@ -166,7 +166,8 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         + 'its files are stored anew and the notes\' links rewritten to them), or Markdown: a zip of .md files such as GET '
         + '/api/export?format=markdown writes (application/zip without vellum-export.json: each file a note of one version, its front '
         + 'matter\'s title, created_at and updated_at kept, else its name and time; its directory its folder; files under attachments/ '
-        + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). '
+        + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). A zip may hold at most '
+        + `${IMPORT_MAX_FILES} files and ${IMPORT_MAX_ZIP_ENTRIES} entries (400 before anything is stored). `
         + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
       querystring: ImportQuery,
       body: ImportDocument,

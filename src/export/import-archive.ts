@@ -6,6 +6,7 @@ import { detectContentType, INLINE_TYPES } from '../attachments/content-type.js'
 import { Errors } from '../errors.js';
 import { ARCHIVE_DOCUMENT, ARCHIVE_FILES } from './archive-zip.js';
 import type { ImportDocument } from './import-runner.js';
+import { IMPORT_MAX_NOTES } from './import-scan.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -20,13 +21,46 @@ export interface ArchiveParts {
 
 const invalid = (detail: string) => Errors.validation(`Invalid archive: ${detail}`);
 
+/**
+ * Files one import may upload. Bytes alone do not bound what a zip of tiny files costs: identical
+ * files are stored once (and a quota may be off), yet each is an upload and a row of its own — a
+ * 64 MiB zip holds over 500,000 of them.
+ */
+export const IMPORT_MAX_FILES = 10_000;
+/** Entries one zip may hold: as many notes as a document may, the files, and their folders. */
+export const IMPORT_MAX_ZIP_ENTRIES = IMPORT_MAX_NOTES + IMPORT_MAX_FILES + 10_000;
+
+/** A zip, its entry count checked from its directory's end record before anything is read. */
 export function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(bytes, { lazyEntries: true, strictFileNames: true, validateEntrySizes: true }, (error, zip) => {
-      if (error !== null || zip === undefined) reject(invalid('not a zip file'));
-      else resolve(zip);
+      if (error !== null || zip === undefined) {
+        reject(invalid('not a zip file'));
+      } else if (zip.entryCount > IMPORT_MAX_ZIP_ENTRIES) {
+        zip.close();
+        reject(invalid(`it holds ${zip.entryCount} entries; at most ${IMPORT_MAX_ZIP_ENTRIES} are imported at once`));
+      } else {
+        resolve(zip);
+      }
     });
   });
+}
+
+/**
+ * Refuses a zip holding more than IMPORT_MAX_FILES files (entries `isFile` says are uploads) before
+ * any is uploaded: a pass over the zip's directory alone, nothing inflated.
+ */
+export async function checkFileCount(bytes: Buffer, isFile: (name: string) => boolean): Promise<void> {
+  const zip = await openZip(bytes);
+  let files = 0;
+  try {
+    await eachEntry(zip, async (entry) => {
+      if (isFile(entry.fileName)) files += 1;
+    });
+  } finally {
+    zip.close();
+  }
+  if (files > IMPORT_MAX_FILES) throw invalid(`it holds ${files} files; at most ${IMPORT_MAX_FILES} are imported at once`);
 }
 
 export function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
@@ -83,7 +117,10 @@ export async function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) 
  * links are rewritten to the new ids, so it imports like any JSON document. The archive itself was
  * read whole (it is at most IMPORT_MAX_BYTES); entries are inflated one at a time.
  */
+const isArchiveFile = (name: string) => name.startsWith(ARCHIVE_FILES) && UUID.test(name.slice(ARCHIVE_FILES.length));
+
 export async function readArchive(s: AttachmentServices, ownerId: string, bytes: Buffer, maxDocumentBytes: number): Promise<ArchiveParts> {
+  await checkFileCount(bytes, isArchiveFile);
   const zip = await openZip(bytes);
   const renamed = new Map<string, string>();
   let document: Buffer | undefined;
@@ -95,7 +132,7 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
     await eachEntry(zip, async (entry) => {
       if (entry.fileName === ARCHIVE_DOCUMENT) {
         document = await collect(inflated(await entryStream(zip, entry), entry.fileName), maxDocumentBytes);
-      } else if (entry.fileName.startsWith(ARCHIVE_FILES) && UUID.test(entry.fileName.slice(ARCHIVE_FILES.length))) {
+      } else if (isArchiveFile(entry.fileName)) {
         const oldId = entry.fileName.slice(ARCHIVE_FILES.length).toLowerCase();
         const created = await upload(s, ownerId, { filename: oldId, mimetype: undefined, stream: inflated(await entryStream(zip, entry), entry.fileName) });
         uploaded.push(created.id);
