@@ -77,6 +77,24 @@ export async function removeProperties(db: Db, resourceIds: readonly string[]): 
   await db.deleteFrom('dav_properties').where('resource_id', 'in', resourceIds).execute();
 }
 
+/**
+ * Deletes dead properties whose resource is gone by another way than WebDAV (a note purged from
+ * the trash, a folder or a file deleted through the API), which removes its own as it deletes.
+ * A trashed note keeps its properties: restored, it has them again.
+ */
+export async function pruneOrphanProperties(db: Db): Promise<number> {
+  const result = await db.deleteFrom('dav_properties')
+    .where((eb) => eb.and([
+      eb('resource_id', 'not in', eb.selectFrom('notes').select('id')),
+      eb('resource_id', 'not in', eb.selectFrom('folders').select('id')),
+      eb('resource_id', 'not in', eb.selectFrom('dav_files').select('id')),
+      // The top level's are the user's own (they go with the account).
+      eb('resource_id', '<>', eb.ref('owner_id')),
+    ]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 export async function copyProperties(db: Db, ownerId: string, fromId: string, toId: string): Promise<void> {
   const rows = await properties(db, [fromId]);
   for (const row of rows) await setProperty(db, { owner_id: ownerId, resource_id: toId, namespace: row.namespace, name: row.name, value: row.value });

@@ -8,6 +8,7 @@ import { deriveMissingTags } from '../tags/backfill.js';
 import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
 import { collectGarbage } from '../attachments/attachments.service.js';
 import { createStorage } from '../attachments/create-storage.js';
+import { pruneOrphanProperties } from '../dav/dav.repository.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -61,9 +62,14 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
       describe: ({ attachments = 0, blobs = 0, failures = 0 }) => `deleted ${attachments} ${plural(attachments, 'attachment')} no version linked to `
         + `within 24 hours and ${blobs} stored ${plural(blobs, 'file')} nothing uses${failures > 0 ? `; ${failures} could not be removed from the store` : ''}`,
     },
+    {
+      name: 'dav-properties',
+      run: async (db) => ({ properties: await pruneOrphanProperties(db) }),
+      describe: ({ properties = 0 }) => `deleted ${properties} WebDAV ${plural(properties, 'property', 'properties')} of notes, folders and files deleted outside WebDAV`,
+    },
   ];
 }
 
-function plural(n: number, word: string): string {
-  return n === 1 ? word : `${word}s`;
+function plural(n: number, word: string, many = `${word}s`): string {
+  return n === 1 ? word : many;
 }

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { frozenDate } from '../helpers/clock.js';
-import { buildTestApp, forEachDatabase, GOOD_PASSWORD, newSession } from '../helpers/harness.js';
+import { buildTestApp, forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
+import { runTask } from '../../src/jobs/maintenance.js';
+import { maintenanceTasks } from '../../src/jobs/tasks.js';
 
 /** Locks and dead properties live in the database: every instance sees them, and locks run out. */
 const clock = frozenDate();
@@ -11,9 +13,10 @@ const LOCK_BODY = '<?xml version="1.0"?><lockinfo xmlns="DAV:"><lockscope><exclu
 forEachDatabase('WebDAV locks and properties', (ctx) => {
   let second: FastifyInstance;
   let headers: { authorization: string };
+  let user: Session;
   before(async () => {
     second = await buildTestApp(ctx.config, ctx.database);
-    const user = await newSession(ctx.app, 'locks');
+    user = await newSession(ctx.app, 'locks');
     const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/tokens', headers: user.auth, payload: { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD } });
     headers = { authorization: `Basic ${Buffer.from(`${user.username}:${res.json().token}`).toString('base64')}` };
   });
@@ -74,5 +77,38 @@ forEachDatabase('WebDAV locks and properties', (ctx) => {
 
     const many = `<propertyupdate xmlns="DAV:"><set><prop>${Array.from({ length: 201 }, (_, i) => `<p${i} xmlns="urn:x">v</p${i}>`).join('')}</prop></set></propertyupdate>`;
     assert.equal((await on(ctx.app, 'PROPPATCH', '/dav/Moved.md', {}, many)).statusCode, 400);
+  });
+
+  test('properties of a note purged from the trash, or a folder deleted, through the API go with the hourly job; a trashed note\'s stay', async () => {
+    const propName = '<propfind xmlns="DAV:"><propname/></propfind>';
+    const set = '<propertyupdate xmlns="DAV:"><set><prop><colour xmlns="urn:y">red</colour></prop></set></propertyupdate>';
+    for (const path of ['/dav/Purged.md', '/dav/Trashed.md']) {
+      assert.equal((await on(ctx.app, 'PUT', path, {}, 'x')).statusCode, 201);
+      assert.equal((await on(ctx.app, 'PROPPATCH', path, {}, set)).statusCode, 207);
+    }
+    assert.equal((await on(ctx.app, 'MKCOL', '/dav/Gone')).statusCode, 201);
+    assert.equal((await on(ctx.app, 'PROPPATCH', '/dav/Gone', {}, set)).statusCode, 207);
+    assert.equal((await on(ctx.app, 'PROPPATCH', '/dav/', {}, set)).statusCode, 207);
+    const noteId = async (title: string) => (ctx.app.inject({ method: 'GET', url: '/api/notes', headers: user.auth }))
+      .then((r) => (r.json() as Array<{ id: string; title: string }>).find((n) => n.title === title)!.id);
+    const purged = await noteId('Purged');
+    const trashed = await noteId('Trashed');
+    const folders = (await ctx.app.inject({ method: 'GET', url: '/api/folders', headers: user.auth })).json() as Array<{ id: string; name: string }>;
+    const gone = folders.find((f) => f.name === 'Gone')!.id;
+    for (const id of [purged, trashed]) assert.equal((await ctx.app.inject({ method: 'DELETE', url: `/api/notes/${id}`, headers: user.auth })).statusCode, 204);
+    assert.equal((await ctx.app.inject({ method: 'DELETE', url: `/api/trash/${purged}`, headers: user.auth })).statusCode, 204);
+    assert.equal((await ctx.app.inject({ method: 'DELETE', url: `/api/folders/${gone}`, headers: user.auth })).statusCode, 204);
+    const rows = () => ctx.database.db.selectFrom('dav_properties').select('resource_id').where('owner_id', '=', user.userId).execute()
+      .then((r) => r.map((x) => x.resource_id).sort());
+    const before = await rows();
+    for (const id of [purged, trashed, gone, user.userId]) assert.ok(before.includes(id));
+
+    const task = maintenanceTasks(ctx.config).find((t) => t.name === 'dav-properties')!;
+    const outcome = await runTask(ctx.database, task, new Date());
+    assert.deepEqual(outcome.status === 'done' && outcome.counts, { properties: 2 });
+    assert.deepEqual(await rows(), before.filter((id) => id !== purged && id !== gone));
+    // Restored from the trash, the note has its property again.
+    assert.equal((await ctx.app.inject({ method: 'POST', url: `/api/trash/${trashed}/restore`, headers: user.auth })).statusCode, 200);
+    assert.match((await on(ctx.app, 'PROPFIND', '/dav/Trashed.md', { depth: '0' }, propName)).body, /<colour xmlns="urn:y"\/>/);
   });
 });

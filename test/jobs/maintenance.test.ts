@@ -159,6 +159,7 @@ for (const kind of databaseKinds) {
           'refresh-token-prune: deleted 0 expired or revoked refresh tokens',
           'passkey-challenges: deleted 0 expired passkey challenges',
           'attachments-gc: deleted 0 attachments no version linked to within 24 hours and 0 stored files nothing uses',
+          'dav-properties: deleted 0 WebDAV properties of notes, folders and files deleted outside WebDAV',
           '',
         ].join('\n'),
         stderr: '',
