@@ -33,7 +33,7 @@ for (const scheme of ['light', 'dark'] as const) {
       await expect(page.getByText('The trash is empty.')).toBeVisible();
       await expectAccessible(page, 'trash');
       await page.getByRole('link', { name: 'Account' }).click();
-      await expect(page.getByText('This device')).toBeVisible();
+      await expect(page.getByText('This device', { exact: true })).toBeVisible();
       await expectAccessible(page, 'account');
       await page.keyboard.press('?');
       await expect(page.getByRole('dialog')).toBeVisible();
