@@ -62,6 +62,20 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     breach_check: config.pwnedPasswordsUrl === null ? 'offline-list' as const : 'range-api' as const,
   }));
 
+  app.post('/password-rules/check', {
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: { auth: 'public', noStore: true } },
+    schema: {
+      tags,
+      operationId: 'checkPassword',
+      summary: 'Whether a password is known from a data breach',
+      description: 'The breach check of signup and a password change, alone, so a client can say it as the user types (the other '
+        + 'rules are in GET /password-rules). Only the first 5 hex digits of the password\'s SHA-1 leave the server; nothing is kept.',
+      body: schemas.PasswordCheckBody,
+      response: { 200: schemas.PasswordCheckResponse },
+    },
+  }, async (request) => ({ breached: (await services.policy.breaches.check(request.body.password)) === 'breached' }));
+
   app.get('/me', {
     // 404: the account was deleted while its access token is still valid.
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },

@@ -57,6 +57,13 @@ export const PasswordRulesSchema = Type.Object({
   }),
 }, { $id: 'PasswordRules' });
 
+export const PasswordCheckBody = Type.Object({
+  password: Type.String({ minLength: 1, maxLength: 1024, description: 'the password being typed' }),
+});
+export const PasswordCheckResponse = Type.Object({
+  breached: Type.Boolean({ description: 'known from a data breach: signup and a password change would refuse it' }),
+}, { $id: 'PasswordCheck' });
+
 export const ChangePasswordBody = Type.Object({ old_password: Type.String(), new_password: Type.String() });
 export const ChangePasswordResponse = Type.Object({ access_token: Type.String(), user: UserSchema });
 

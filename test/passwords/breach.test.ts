@@ -86,6 +86,28 @@ forEachDatabase('breached-password check through signup', (ctx) => {
     }
   });
 
+  test('POST /password-rules/check says what signup would: the range API, or the bundled list when it is off', async () => {
+    const check = (password: unknown) => ctx.app.inject({ method: 'POST', url: '/api/auth/password-rules/check', payload: { password } });
+    const api = await fakeRangeApi(hibp);
+    try {
+      await ctx.rebuild({ PWNED_PASSWORDS_URL: api.url });
+      const listed = await check(LISTED);
+      assert.equal(listed.statusCode, 200);
+      assert.equal(listed.headers['cache-control'], 'no-store');
+      assert.deepEqual(listed.json(), { breached: true });
+      assert.deepEqual((await check(PADDING_ONLY)).json(), { breached: false });
+      assert.deepEqual((await check(STRONG)).json(), { breached: false });
+      assert.deepEqual(api.requests.map((r) => r.url), [LISTED, PADDING_ONLY, STRONG].map((p) => `/range/${sha1(p).slice(0, 5)}`));
+    } finally {
+      await api.close();
+    }
+    await ctx.rebuild({ PWNED_PASSWORDS_URL: 'off' });
+    assert.deepEqual((await check(OFFLINE_LISTED)).json(), { breached: true });
+    assert.deepEqual((await check(STRONG)).json(), { breached: false });
+    for (const bad of ['', 'x'.repeat(1025), 42, null]) assert.equal((await check(bad)).statusCode, 400, String(bad));
+    await ctx.rebuild();
+  });
+
   test('no password leaves the process: only 5 hex digits of its hash', async () => {
     const api = await fakeRangeApi(hibp);
     try {

@@ -40,14 +40,23 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await expect(page.getByText(/\(too easy to guess\)/)).toBeVisible();
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('alert')).toHaveText('Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters');
-  // Hard to guess by every rule the page can check; the server's breach check (a local fake of the range API) refuses it.
+  // Hard to guess by the estimate, but known from a breach (a local fake of the range API): the page
+  // says so as it is typed (the server's check, POST /api/auth/password-rules/check), the meter shows
+  // it as weak, and signup refuses it all the same.
+  const meter = page.getByRole('meter', { name: 'Password strength' });
+  const breachRule = page.getByRole('listitem').filter({ hasText: 'Not known from a data breach' });
   await password.fill(BREACHED_PASSWORD);
   await expect(page.getByText('At least 15 characters (35 so far)')).toBeVisible();
   await expect(page.getByText(/\(hard to guess\)/)).toBeVisible();
+  await expect(breachRule).toHaveText('✗ Not known from a data breach (this one is: choose another)');
+  await expect(meter).toHaveJSProperty('value', 0);
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('alert')).toHaveText('This password appears in known data breaches; choose a different one');
   await password.fill(GOOD_PASSWORD);
   await expect(page.getByText(/\(hard to guess\)/)).toBeVisible();
+  await expect(breachRule).toHaveText('✓ Not known from a data breach');
+  await expect(breachRule).toHaveClass('ok');
+  await expect(meter).toHaveJSProperty('value', 100);
   await page.getByRole('button', { name: 'Sign up' }).click();
   await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
   await expectAccessible(page, 'empty notes list');
