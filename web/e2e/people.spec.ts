@@ -1,9 +1,21 @@
-import { expect, test } from '@playwright/test';
+import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
 import { contentBox, createNote, expectAccessible, expectContent, openHistory, signUp } from './fixtures';
 
+// Two people, two browser contexts; closed after each test, passed or failed, so their pages (live
+// streams, editors) do not run on beside the tests that follow.
+const contexts: BrowserContext[] = [];
+async function person(browser: Browser): Promise<Page> {
+  const context = await browser.newContext();
+  contexts.push(context);
+  return context.newPage();
+}
+test.afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+});
+
 test('share a note with a second person as editor: both edit, and each sees the other\'s save appear without a reload', async ({ browser }) => {
-  const alice = await (await browser.newContext()).newPage();
-  const bob = await (await browser.newContext()).newPage();
+  const alice = await person(browser);
+  const bob = await person(browser);
   const bobName = await signUp(bob);
   const aliceName = await signUp(alice);
   const id = await createNote(alice, 'Plan', 'first\n');
@@ -49,8 +61,8 @@ test('share a note with a second person as editor: both edit, and each sees the 
 });
 
 test('a viewer reads the note rendered, without Save, and loses it when removed', async ({ browser }) => {
-  const owner = await (await browser.newContext()).newPage();
-  const viewer = await (await browser.newContext()).newPage();
+  const owner = await person(browser);
+  const viewer = await person(browser);
   const viewerName = await signUp(viewer);
   await signUp(owner);
   const id = await createNote(owner, 'Menu', '# Soup\n\nTomato');
