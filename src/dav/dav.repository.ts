@@ -83,11 +83,13 @@ export async function removeProperties(db: Db, resourceIds: readonly string[]): 
  * A trashed note keeps its properties: restored, it has them again.
  */
 export async function pruneOrphanProperties(db: Db): Promise<number> {
+  // NOT EXISTS, not NOT IN: PostgreSQL makes these anti-joins on the primary keys, where NOT IN
+  // over more ids than work_mem holds rescans the list for every row.
   const result = await db.deleteFrom('dav_properties')
     .where((eb) => eb.and([
-      eb('resource_id', 'not in', eb.selectFrom('notes').select('id')),
-      eb('resource_id', 'not in', eb.selectFrom('folders').select('id')),
-      eb('resource_id', 'not in', eb.selectFrom('dav_files').select('id')),
+      eb.not(eb.exists(eb.selectFrom('notes').select('notes.id').whereRef('notes.id', '=', 'dav_properties.resource_id'))),
+      eb.not(eb.exists(eb.selectFrom('folders').select('folders.id').whereRef('folders.id', '=', 'dav_properties.resource_id'))),
+      eb.not(eb.exists(eb.selectFrom('dav_files').select('dav_files.id').whereRef('dav_files.id', '=', 'dav_properties.resource_id'))),
       // The top level's are the user's own (they go with the account).
       eb('resource_id', '<>', eb.ref('owner_id')),
     ]))

@@ -25,7 +25,8 @@ function SignedInApp({ path }: { path: string }) {
   const [state, setState] = useState<State>({ status: 'loading' });
 
   useEffect(() => {
-    onSignedOut(() => setState({ status: 'out', ended: true }));
+    // Only a session that was in can end (a late 401 after Log out must not say so).
+    onSignedOut(() => setState((now) => (now.status === 'in' ? { status: 'out', ended: true } : now)));
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
       if (mayHaveSession() && (await session.refresh())) {
