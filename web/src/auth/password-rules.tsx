@@ -33,7 +33,7 @@ export function PasswordRules({ password, id }: { password: string; id: string }
     void serverRules().then(setRules, () => undefined);
   }, []);
   useEffect(() => {
-    if (rules === null || [...password].length < rules.min_length || [...password].length > rules.max_length) return;
+    if (rules === null || !passwordChecks(password, rules).longEnough) return;
     const controller = new AbortController();
     const timer = setTimeout(async () => {
       try {
