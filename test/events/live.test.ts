@@ -149,7 +149,11 @@ forEachDatabase('live changes', (ctx) => {
   test('a member who leaves is told, then hears nothing more of the note', async () => {
     const owner = await newSession(ctx.app, 'livo');
     const viewer = await newSession(ctx.app, 'livv');
+    // Who hears a change is read when it is delivered: the creation must have been delivered before
+    // the viewer joins, or the viewer would rightly be told of it (the owner's stream says when).
+    const ownerStream = await open(owner.accessToken);
     const id = (await call(owner, 'POST', '/api/notes', { title: 'Team' })).json().id as string;
+    await ownerStream.next('note.created', id);
     const stream = await open(viewer.accessToken);
     await call(owner, 'POST', `/api/notes/${id}/members`, { username: viewer.username, role: 'viewer' });
     await stream.next('share.changed', id);
