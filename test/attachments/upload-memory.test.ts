@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const MiB = 1024 * 1024;
@@ -49,7 +50,7 @@ for (const kind of databaseKinds) {
 
     test('upload and download of 25 MiB: byte-exact; RSS within 60 MB of idle while uploading (100 MB downloading)', { timeout: 120_000 }, async () => {
       scratch = await createScratchDatabase(kind);
-      server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
           ...TEST_ENV, DATABASE_URL: scratch.url, HOME: home, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET,

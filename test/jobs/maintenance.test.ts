@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { MAINTENANCE_INTERVAL_MS, runTask, startMaintenance, type MaintenanceTask } from '../../src/jobs/maintenance.js';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { captureLogs } from '../helpers/logs.js';
+import { entryArgs } from '../helpers/entry.js';
 
 /** A task that stops inside its run until released, to hold it mid-flight deterministically. */
 function gatedTask(name: string) {
@@ -137,7 +138,7 @@ for (const kind of databaseKinds) {
 
     test('vellum maintenance says what each task did', { timeout: 60_000 }, async () => {
       const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'maintenance'], {
+        const child = spawn(process.execPath, [...entryArgs('cli'), 'maintenance'], {
           cwd: path.resolve(import.meta.dirname, '../..'),
           env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), DATABASE_URL: scratch.url, LOG_LEVEL: 'silent' },
         });

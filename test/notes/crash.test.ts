@@ -7,6 +7,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, testConfig, uniqueName } from '../helpers/harness.js';
 import { startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NOTES = 5;
@@ -31,7 +32,7 @@ for (const kind of databaseKinds) {
 
     test(`${WRITERS} writers over ${NOTES} notes, killed after ${KILL_AFTER} acknowledgements`, { timeout: 120_000 }, async () => {
       scratch = await createScratchDatabase(kind);
-      server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
           ...TEST_ENV, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATABASE_URL: scratch.url,

@@ -8,13 +8,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import { TEST_DATABASE_URL } from '../helpers/databases.js';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRITERS = 4;
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
       cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...TEST_ENV, HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
     });
     let stdout = '';
@@ -37,7 +38,7 @@ describe('vellum backup and restore [sqlite]', () => {
   });
 
   test('a backup taken under concurrent writes is intact and holds every version acknowledged before it started; restore refuses a running service', { timeout: 120_000 }, async () => {
-    server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: { ...TEST_ENV, ...env, HOME: dir, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_SECONDS: '0' },
     });

@@ -13,6 +13,7 @@ import { cookie as cookieOf } from '../helpers/harness.js';
 import { REFRESH, refreshSession } from '../helpers/auth.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
 import { buildTestApp, GOOD_PASSWORD, login, signup, testConfig, TEST_ENV, uniqueName } from '../helpers/harness.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NEW_PASSWORD = 'amber-Kestrel-orchard-77-slowly';
@@ -27,7 +28,7 @@ interface CliResult {
 /** Runs `vellum ARGS` as its own process; only the variables given here (no inherited secrets). */
 function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -10,6 +10,7 @@ import { CRASH_LIMIT, CRASH_WINDOW_MS, readWorkers, restartDelayMs } from '../..
 import { ConfigError } from '../../src/config.js';
 import { GOOD_PASSWORD, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -25,7 +26,7 @@ describe('WORKERS', () => {
   });
 
   test('an invalid value stops start-up with exit code 2 and names the variable', { timeout: 60_000 }, () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const run = spawnSync(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', WORKERS: 'many', DATABASE_URL: 'sqlite::memory:' },
       encoding: 'utf8',
@@ -54,7 +55,7 @@ describe('WORKERS=2 on the real server', () => {
   test('two processes share the port and the (generated) secrets, and SIGTERM stops them all with exit 0', { timeout: 120_000 }, async () => {
     const port = await freePort();
     // No JWT_SECRET/CSRF_SECRET: the primary generates them once for both workers.
-    const server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: {
         ...TEST_ENV,
@@ -120,7 +121,7 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
 
   test(`a worker killed right after its start is replaced and the other keeps serving; ${CRASH_LIMIT} deaths within the window stop the service`, { timeout: 150_000 }, async () => {
     const port = await freePort();
-    server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: {
         ...TEST_ENV,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const BURST = 140;
@@ -42,7 +43,7 @@ for (const workers of [1, 2]) {
 
     test(`a burst of ${BURST} requests in flight completes with no reset; /readyz is 503 during the drain`, { timeout: 120_000 }, async () => {
       const port = await freePort();
-      server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
           ...TEST_ENV,

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
+import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -58,7 +59,7 @@ describe('graceful shutdown of the real server', () => {
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shutdown-'));
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    child = spawn(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, type TestContext } from '../helpers/harness.js';
+import { entryArgs } from '../helpers/entry.js';
 
 // The suite hashes at a cheap, test-only Argon2 cost (TEST_ARGON2=cheap, see helpers/harness.ts).
 // These tests hold the two promises that make that safe: production never accepts the setting,
@@ -47,7 +48,7 @@ describe('TEST_ARGON2: the test suite\'s cheap hash cost', () => {
   test('a production server given it does not start: exit 2 and the reason', { timeout: 60_000 }, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-argon2-'));
     try {
-      const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const run = spawnSync(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
           PATH: process.env.PATH ?? '', HOME: dir, NODE_ENV: 'production', TEST_ARGON2: 'cheap',
