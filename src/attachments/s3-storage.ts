@@ -1,6 +1,5 @@
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { AttachmentStorageConfig } from '../config.js';
 import type { AttachmentStorage } from './storage.js';
 
@@ -11,29 +10,39 @@ type S3Config = Extract<AttachmentStorageConfig, { kind: 's3' }>;
  * parts (lib-storage), so a file is never whole in memory; reads ask for the byte range needed.
  */
 export function s3Storage(config: S3Config): AttachmentStorage {
-  const client = new S3Client({
-    region: config.region,
-    forcePathStyle: config.forcePathStyle,
-    ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
-    ...(config.accessKeyId === undefined || config.secretAccessKey === undefined
-      ? {} : { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }),
-  });
+  // The SDK is some 300 modules (~0.3 s of every start-up): loaded on first use, so an instance
+  // that stores files in its database never loads it.
+  let ready: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3'); Upload: typeof import('@aws-sdk/lib-storage').Upload }> | undefined;
+  const load = () => ready ??= (async () => {
+    const [sdk, { Upload }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+    const client = new sdk.S3Client({
+      region: config.region,
+      forcePathStyle: config.forcePathStyle,
+      ...(config.endpoint === undefined ? {} : { endpoint: config.endpoint }),
+      ...(config.accessKeyId === undefined || config.secretAccessKey === undefined
+        ? {} : { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }),
+    });
+    return { client, sdk, Upload };
+  })();
   const Bucket = config.bucket;
   return {
     kind: 's3',
     async put(key, body) {
+      const { client, Upload } = await load();
       await new Upload({ client, params: { Bucket, Key: key, Body: Readable.from(body) }, queueSize: 2, partSize: 5 * 1024 * 1024 }).done();
     },
     get(key, size, range) {
       async function* bytes() {
         if (size === 0 || (range !== undefined && range.end < range.start)) return;
-        const answer = await client.send(new GetObjectCommand({ Bucket, Key: key, ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }));
+        const { client, sdk } = await load();
+        const answer = await client.send(new sdk.GetObjectCommand({ Bucket, Key: key, ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }));
         yield* answer.Body as Readable;
       }
       return Readable.from(bytes(), { objectMode: false });
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
+      const { client, sdk } = await load();
+      await client.send(new sdk.DeleteObjectCommand({ Bucket, Key: key }));
     },
   };
 }

@@ -1,7 +1,4 @@
-import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type AuthenticatorTransport, type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransport, RegistrationResponseJSON } from '@simplewebauthn/server';
 import * as users from '../accounts/user.repository.js';
 import { audit } from '../audit/audit.service.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
@@ -20,6 +17,13 @@ export interface WebAuthnSettings {
 export function webAuthnSettings(publicUrl: string): WebAuthnSettings {
   return { origin: publicUrl, rpId: new URL(publicUrl).hostname };
 }
+
+/**
+ * The WebAuthn library and the X.509/ASN.1 parsers under it are some 150 modules (~0.3 s of every
+ * start-up): loaded on the first passkey request, as most instances see few.
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => library ??= import('@simplewebauthn/server');
 
 const RP_NAME = 'Vellum';
 const CHALLENGE_MS = 5 * 60_000;
@@ -59,6 +63,7 @@ export async function registrationOptions(s: SessionServices, web: WebAuthnSetti
   const user = await users.findUserById(s.db, userId);
   if (user === undefined) throw Errors.userNotFound();
   const existing = await store.listPasskeys(s.db, userId);
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
     rpID: web.rpId,
@@ -82,6 +87,7 @@ export async function registerPasskey(
 ): Promise<Passkey> {
   const challenge = challengeOf(credential);
   if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'register', userId, nowIso()))) throw Errors.passkeyChallenge();
+  const { verifyRegistrationResponse } = await webauthn();
   let verified;
   try {
     verified = await verifyRegistrationResponse({
@@ -125,6 +131,7 @@ export async function deletePasskey(s: SessionServices, userId: string, id: stri
 
 /** Request options for a passwordless login: any discoverable passkey of this site, user verification required. */
 export async function loginOptions(s: SessionServices, web: WebAuthnSettings) {
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({ rpID: web.rpId, userVerification: 'required', timeout: TIMEOUT_MS });
   await store.storeChallenge(s.db, { challenge: options.challenge, user_id: null, purpose: 'login', expires_at: expiry() });
   return options;
@@ -144,6 +151,7 @@ export async function passkeyLogin(s: SessionServices, web: WebAuthnSettings, cr
   if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'login', null, nowIso()))) throw await fail(null, 'unknown or used challenge');
   const passkey = await store.findPasskeyByCredential(s.db, credential.id);
   if (passkey === undefined) throw await fail(null, 'unknown credential');
+  const { verifyAuthenticationResponse } = await webauthn();
   let verified;
   try {
     verified = await verifyAuthenticationResponse({
