@@ -94,6 +94,8 @@ export interface RateLimits {
   readonly loginPerMinute: number;
   readonly signupPerHour: number;
   readonly refreshPerMinute: number;
+  /** Breach checks of a password being typed (each may ask the range API) per minute per address. */
+  readonly breachChecksPerMinute: number;
   /** Failed logins per account within 15 minutes before the account is locked out. */
   readonly loginFailures: number;
 }
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): Config {
       loginPerMinute: integer(env, 'RATE_LIMIT_LOGIN_PER_MINUTE', 20, 1, 1_000_000),
       signupPerHour: integer(env, 'RATE_LIMIT_SIGNUP_PER_HOUR', 10, 1, 1_000_000),
       refreshPerMinute: integer(env, 'RATE_LIMIT_REFRESH_PER_MINUTE', 30, 1, 1_000_000),
+      breachChecksPerMinute: integer(env, 'RATE_LIMIT_BREACH_CHECKS_PER_MINUTE', 30, 1, 1_000_000),
       loginFailures: integer(env, 'RATE_LIMIT_LOGIN_FAILURES', 5, 1, 1000),
     },
     redisUrl: readRedisUrl(env.REDIS_URL),

@@ -64,13 +64,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
 
   app.post('/password-rules/check', {
     bodyLimit: AUTH_BODY_LIMIT,
-    config: { policy: { auth: 'public', noStore: true } },
+    config: { policy: { auth: 'public', limit: 'breach-check', noStore: true } },
     schema: {
       tags,
       operationId: 'checkPassword',
       summary: 'Whether a password is known from a data breach',
       description: 'The breach check of signup and a password change, alone, so a client can say it as the user types (the other '
-        + 'rules are in GET /password-rules). Only the first 5 hex digits of the password\'s SHA-1 leave the server; nothing is kept.',
+        + 'rules are in GET /password-rules). Only the first 5 hex digits of the password\'s SHA-1 leave the server; nothing is kept. '
+        + 'Limited per address (RATE_LIMIT_BREACH_CHECKS_PER_MINUTE, 30 by default): 429 with Retry-After past it.',
       body: schemas.PasswordCheckBody,
       response: { 200: schemas.PasswordCheckResponse },
     },

@@ -16,10 +16,11 @@ export interface RoutePolicy {
    */
   auth: 'public' | 'access' | 'admin' | 'cookie' | 'dav';
   /**
-   * A per-address limit on top of the global one: password (a hash per call), signup, refresh; or
+   * A per-address limit on top of the global one: password (a hash per call), signup, refresh,
+   * breach-check (a request to the range API per call); or
    * unlimited for probes and scrapes that come from one address many times a minute.
    */
-  limit?: 'password' | 'signup' | 'refresh' | 'unlimited';
+  limit?: 'password' | 'signup' | 'refresh' | 'breach-check' | 'unlimited';
   /** The handler hashes a password: refused with 503 at once while the hasher's queue is full. */
   hashesPassword?: true;
   /** Per-account failure counting and lockout, keyed on the body's username. */

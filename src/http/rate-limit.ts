@@ -10,7 +10,7 @@ const HOUR = 60 * MINUTE;
 
 /**
  * The `limits` layer (route-policy.ts): per client address, a global ceiling plus the tighter limit
- * a route's policy names (password, signup, refresh), or none for probes (unlimited). Counts go to
+ * a route's policy names (password, signup, refresh, breach check), or none for probes (unlimited). Counts go to
  * `store` (throttle-counters.ts: Redis behind a breaker), or to the plugin's own memory.
  */
 export async function addressLimits(app: FastifyInstance, limits: Config['rateLimits'], store: ThrottleStore | undefined): Promise<PolicyLayer> {
@@ -44,10 +44,12 @@ export async function addressLimits(app: FastifyInstance, limits: Config['rateLi
   };
 
   const global = limiter('all', limits.globalPerMinute, MINUTE);
-  const tighter: Record<'password' | 'signup' | 'refresh', Limiter> = {
+  const tighter: Record<'password' | 'signup' | 'refresh' | 'breach-check', Limiter> = {
     password: limiter('password', limits.loginPerMinute, MINUTE),
     signup: limiter('signup', limits.signupPerHour, HOUR),
     refresh: limiter('refresh', limits.refreshPerMinute, MINUTE),
+    // Each check may cost a request to the range API: the server must not become someone's proxy to it.
+    'breach-check': limiter('breach-check', limits.breachChecksPerMinute, MINUTE),
   };
   // Requests that match no route (URL scanning) count against the global limit too, and so does
   // every OPTIONS, here rather than per route: CORS's preflight route comes with the plumbing.

@@ -157,7 +157,7 @@ describe('throttling configuration', () => {
   test('defaults', () => {
     const config = loadConfig({});
     assert.equal(config.rateLimit, true);
-    assert.deepEqual(config.rateLimits, { globalPerMinute: 600, loginPerMinute: 20, signupPerHour: 10, refreshPerMinute: 30, loginFailures: 5 });
+    assert.deepEqual(config.rateLimits, { globalPerMinute: 600, loginPerMinute: 20, signupPerHour: 10, refreshPerMinute: 30, breachChecksPerMinute: 30, loginFailures: 5 });
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.redisKeyPrefix, 'vellum:');
     assert.deepEqual(config.corsOrigins, []);
@@ -166,7 +166,7 @@ describe('throttling configuration', () => {
   test('bad values stop start-up with a message naming the variable', () => {
     for (const [name, value] of [
       ['RATE_LIMIT_GLOBAL_PER_MINUTE', '0'], ['RATE_LIMIT_LOGIN_PER_MINUTE', 'many'], ['RATE_LIMIT_SIGNUP_PER_HOUR', '1.5'],
-      ['RATE_LIMIT_REFRESH_PER_MINUTE', '-1'], ['RATE_LIMIT_LOGIN_FAILURES', '0'], ['REDIS_URL', 'http://127.0.0.1:6379'],
+      ['RATE_LIMIT_REFRESH_PER_MINUTE', '-1'], ['RATE_LIMIT_BREACH_CHECKS_PER_MINUTE', '0'], ['RATE_LIMIT_LOGIN_FAILURES', '0'], ['REDIS_URL', 'http://127.0.0.1:6379'],
       ['CORS_ORIGINS', 'notes.example.com'], ['RATE_LIMIT', 'maybe'],
     ]) {
       assert.throws(() => loadConfig({ [name!]: value! }), (error: Error) => error instanceof ConfigError && error.message.includes(name!), name);

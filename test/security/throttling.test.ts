@@ -87,6 +87,17 @@ forEachDatabase('security: throttling', (ctx) => {
     assertThrottled(await refresh(), 60);
   });
 
+  test('per address: breach checks of a password being typed, apart from signup', async () => {
+    const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_BREACH_CHECKS_PER_MINUTE: '2' });
+    const check = (remoteAddress = '127.0.0.1') =>
+      app.inject({ method: 'POST', url: '/api/auth/password-rules/check', payload: { password: 'password' }, remoteAddress });
+    for (let i = 0; i < 2; i++) assert.deepEqual((await check()).json(), { breached: true });
+    assertThrottled(await check(), 60);
+    // Another address still gets its answer; this one can still sign up (its own limit).
+    assert.deepEqual((await check('192.0.2.9')).json(), { breached: true });
+    assert.equal((await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: uniqueName(), password: GOOD_PASSWORD } })).statusCode, 201);
+  });
+
   test('global ceiling: every route counts, unknown ones too; health probes are exempt', async () => {
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_GLOBAL_PER_MINUTE: '4' });
     assert.equal((await app.inject({ url: '/api/notes' })).statusCode, 401);
