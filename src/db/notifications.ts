@@ -101,11 +101,18 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
     return publisherReady;
   }
 
+  // One NOTIFY at a time on the publishing connection: pg queues a query sent while another runs,
+  // but that is deprecated (an error in pg 9); the chain also keeps the messages in publish order.
+  let last: Promise<unknown> = Promise.resolve();
   return {
     kind: 'postgres',
-    async publish(payload) {
-      const client = await connectPublisher();
-      await client.query('select pg_notify($1, $2)', [name, payload]);
+    publish(payload) {
+      const sent = last.then(async () => {
+        const client = await connectPublisher();
+        await client.query('select pg_notify($1, $2)', [name, payload]);
+      });
+      last = sent.catch(() => undefined);
+      return sent;
     },
     subscribe(fn) {
       listeners.add(fn);
