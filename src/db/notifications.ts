@@ -43,6 +43,10 @@ function localChannel(): Channel {
 }
 
 const RECONNECT_MS = 1000;
+/** How long connecting for a NOTIFY, or sending one, may take before the message is given up. */
+const PUBLISH_TIMEOUT_MS = 5000;
+/** Messages waiting for the publishing connection, at most; more are refused (and logged by the caller). */
+const MAX_WAITING = 10_000;
 
 /**
  * One connection of its own listens (reconnecting when it drops); a publish is a NOTIFY on another,
@@ -82,14 +86,14 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
   const started = listen();
 
   function connectPublisher(): Promise<pg.Client> {
+    if (closed) return Promise.reject(new Error('notifications: closed'));
     publisherReady ??= (async () => {
-      const client = new pg.Client({ connectionString: url });
+      // Bounded, so that a database that stops answering fails a message instead of holding the
+      // queue behind it for a TCP time-out.
+      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PUBLISH_TIMEOUT_MS, query_timeout: PUBLISH_TIMEOUT_MS, keepAlive: true });
       client.on('error', (error) => {
         log.warn({ err: error }, 'notifications: the NOTIFY connection failed');
-        if (publisher === client) {
-          publisher = undefined;
-          publisherReady = undefined;
-        }
+        dropPublisher(client);
       });
       await client.connect();
       publisher = client;
@@ -100,17 +104,36 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
     });
     return publisherReady;
   }
+  function dropPublisher(client: pg.Client): void {
+    if (publisher !== client) return;
+    publisher = undefined;
+    publisherReady = undefined;
+    client.end().catch(() => undefined);
+  }
 
   // One NOTIFY at a time on the publishing connection: pg queues a query sent while another runs,
   // but that is deprecated (an error in pg 9); the chain also keeps the messages in publish order.
+  // A message that cannot wait (too many ahead of it, or closed) is refused at once: a lost event
+  // costs a client a refresh (events/live.ts).
   let last: Promise<unknown> = Promise.resolve();
+  let waiting = 0;
   return {
     kind: 'postgres',
     publish(payload) {
+      if (closed) return Promise.reject(new Error('notifications: closed'));
+      if (waiting >= MAX_WAITING) return Promise.reject(new Error(`notifications: ${waiting} messages already waiting`));
+      waiting += 1;
       const sent = last.then(async () => {
         const client = await connectPublisher();
-        await client.query('select pg_notify($1, $2)', [name, payload]);
-      });
+        try {
+          await client.query('select pg_notify($1, $2)', [name, payload]);
+        } catch (error) {
+          // A time-out leaves the connection in an unknown state: the next message opens a new one.
+          // Any other refusal (a payload over NOTIFY_MAX_BYTES) leaves it as it was.
+          if (error instanceof Error && /timeout/i.test(error.message)) dropPublisher(client);
+          throw error;
+        }
+      }).finally(() => { waiting -= 1; });
       last = sent.catch(() => undefined);
       return sent;
     },
@@ -121,6 +144,9 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
     async close() {
       closed = true;
       await started;
+      // The message being sent finishes (or times out); those behind it are refused (closed).
+      await last;
+      await publisherReady?.catch(() => undefined);
       await Promise.all([listener?.end(), publisher?.end()].map((p) => p?.catch(() => undefined)));
     },
   };
