@@ -12,6 +12,7 @@ import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 import { drainAndClose } from './ops/graceful-close.js';
+import { preloadPasskeys } from './mfa/passkeys.service.js';
 
 function readConfig(): Config {
   try {
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     await startThreadPool();
     const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
+    preloadPasskeys();
     log.debug({ threads: lowered }, 'background threads run at lower CPU priority than the event loop');
   } catch (error) {
     log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);

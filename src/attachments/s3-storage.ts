@@ -10,8 +10,8 @@ type S3Config = Extract<AttachmentStorageConfig, { kind: 's3' }>;
  * parts (lib-storage), so a file is never whole in memory; reads ask for the byte range needed.
  */
 export function s3Storage(config: S3Config): AttachmentStorage {
-  // The SDK is some 300 modules (~0.3 s of every start-up): loaded on first use, so an instance
-  // that stores files in its database never loads it.
+  // The SDK is a few hundred modules (~0.2 s of a start-up): imported here, not at the top, so an
+  // instance that stores files in its database never loads it.
   let ready: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3'); Upload: typeof import('@aws-sdk/lib-storage').Upload }> | undefined;
   const load = () => ready ??= (async () => {
     const [sdk, { Upload }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
@@ -23,7 +23,12 @@ export function s3Storage(config: S3Config): AttachmentStorage {
         ? {} : { credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } }),
     });
     return { client, sdk, Upload };
-  })();
+  })().catch((error: unknown) => {
+    ready = undefined; // tried again by the next request
+    throw error;
+  });
+  // Started now, so the first upload does not wait for it; a failure is met (and retried) on use.
+  load().catch(() => undefined);
   const Bucket = config.bucket;
   return {
     kind: 's3',

@@ -19,11 +19,20 @@ export function webAuthnSettings(publicUrl: string): WebAuthnSettings {
 }
 
 /**
- * The WebAuthn library and the X.509/ASN.1 parsers under it are some 150 modules (~0.3 s of every
- * start-up): loaded on the first passkey request, as most instances see few.
+ * The WebAuthn library and the X.509/ASN.1 parsers under it are some 150 modules (~0.3 s of a
+ * start-up): imported on demand, so the CLI and the tests' in-process apps never load it, and a
+ * server loads it once it is listening (preloadPasskeys), not in the first passkey request.
  */
 let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
-const webauthn = () => library ??= import('@simplewebauthn/server');
+const webauthn = () => library ??= import('@simplewebauthn/server').catch((error: unknown) => {
+  library = undefined; // tried again by the next request
+  throw error;
+});
+
+/** Loads the WebAuthn library now; a failure is met again (and retried) by the first passkey request. */
+export function preloadPasskeys(): void {
+  webauthn().catch(() => undefined);
+}
 
 const RP_NAME = 'Vellum';
 const CHALLENGE_MS = 5 * 60_000;

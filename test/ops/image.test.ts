@@ -189,6 +189,10 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     });
     assert.equal(signup.status, 201, await signup.clone().text());
     assert.equal(((await signup.json()) as { username: string }).username, username);
+    // Imported on demand (passkeys.service.ts): a package the prune dropped would show only here.
+    const passkey = await fetch(`${base}/api/auth/passkey/options`, { method: 'POST' });
+    assert.equal(passkey.status, 200, await passkey.clone().text());
+    assert.equal(typeof ((await passkey.json()) as { challenge: unknown }).challenge, 'string');
 
     server.child.kill('SIGTERM');
     assert.deepEqual(await exitWithin(server, 20_000), { code: 0, signal: null }, server.output());
