@@ -1,7 +1,7 @@
 // Attachments benchmark: `npx tsx bench/attachments.ts [--db sqlite|postgres] [--storage database|s3]`
 // (also `npm run bench -- --only attachments`, which runs the database backend). See BENCHMARKS.md, "Attachments".
 //
-// The service runs as its own process (src/main.ts, as the tests' server processes), so its CPU and
+// The service runs as its own process (src/main.ts under tsx), so its CPU and
 // resident memory are read from /proc apart from this load generator, which shares the machine's
 // cores with it. It measures, for a 10 MiB file: upload and download throughput (MB/s of wall time)
 // and the server's CPU per operation; GET /api/notes/{id} latency quiet, then while another client

@@ -4,6 +4,10 @@ import { buildSync } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+const PREFIX = 'vellum-test-';
+/** Older than this, a copy was left by a test process that did not exit normally (a signal). */
+const STALE_MS = 6 * 60 * 60_000;
+
 let out: string | undefined;
 
 /**
@@ -11,7 +15,7 @@ let out: string | undefined;
  * runs the build. The source is transpiled once per test process by esbuild (file by
  * file, as tsx does it, so worker threads still find their modules beside their callers). Through
  * tsx's loader each spawned process cost ~1.5 s more CPU (a CLI run 2.3 s instead of 0.9 s), and the
- * CLI and server tests spawn well over a hundred.
+ * CLI and server tests spawn dozens.
  */
 export function entryArgs(name: 'main' | 'cli'): string[] {
   out ??= transpile();
@@ -22,10 +26,13 @@ function transpile(): string {
   // Inside node_modules so that the output's bare imports resolve to the project's packages.
   const cache = path.join(ROOT, 'node_modules', '.cache');
   fs.mkdirSync(cache, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(cache, 'vellum-test-'));
+  removeStale(cache);
+  const dir = fs.mkdtempSync(path.join(cache, PREFIX));
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   // Below node_modules no package.json of ours applies: say the files are ES modules.
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
+  // The web client is found beside src/ (web.routes.ts), as from the checkout and from the build.
+  fs.symlinkSync(path.join(ROOT, 'dist'), path.join(dir, 'dist'), 'dir');
   const sources = (fs.readdirSync(path.join(ROOT, 'src'), { recursive: true }) as string[])
     .filter((file) => file.endsWith('.ts'))
     .map((file) => path.join(ROOT, 'src', file));
@@ -41,4 +48,16 @@ function transpile(): string {
     logLevel: 'error',
   });
   return dir;
+}
+
+function removeStale(cache: string): void {
+  for (const name of fs.readdirSync(cache)) {
+    if (!name.startsWith(PREFIX)) continue;
+    const dir = path.join(cache, name);
+    try {
+      if (Date.now() - fs.statSync(dir).mtimeMs > STALE_MS) fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Removed by another test process meanwhile.
+    }
+  }
 }
