@@ -6,12 +6,15 @@ import { collectGarbage } from '../../src/attachments/attachments.service.js';
 import { parseHistoryRetention } from '../../src/config.js';
 import { pruneHistory } from '../../src/notes/retention.js';
 import { createStorage } from '../../src/attachments/create-storage.js';
+import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, login, signup, uniqueName, type Session, type TestContext } from '../helpers/harness.js';
 import { MISSING_ID, notesClient, okJson } from '../notes/support.js';
 import { download, PNG, startS3, upload, uploadRaw } from './support.js';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Date moves only on tick(): two writes in one millisecond would list in random order. */
+const clock = frozenDate();
 
 /** The same suite on each backend: bytes in the database, and in a real S3-compatible server. */
 function suite(ctx: TestContext, env: () => Record<string, string>) {
@@ -89,6 +92,7 @@ function suite(ctx: TestContext, env: () => Record<string, string>) {
     const owner = await newUser();
     const bytes = randomBytes(5000);
     const a = await upload(app(), owner, bytes, { filename: 'a.bin' });
+    clock.tick(); // listed newest first: b after a, not in the same millisecond
     const b = await upload(app(), owner, bytes, { filename: 'b.bin' });
     assert.notEqual(a.id, b.id);
     assert.equal(a.sha256, b.sha256);

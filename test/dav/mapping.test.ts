@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { collectGarbage } from '../../src/attachments/attachments.service.js';
 import { createStorage } from '../../src/attachments/create-storage.js';
+import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, problemOf, type Session } from '../helpers/harness.js';
 
 /** WebDAV as the contract maps it (CONTRACT.md, "WebDAV"), driven through HTTP on both databases. */
@@ -12,6 +13,9 @@ const BASIC_CHALLENGE = 'Basic realm="Vellum", charset="UTF-8"';
 interface DavUser extends Session {
   basic: { authorization: string };
 }
+
+// Listings go oldest first (clashing names numbered in that order): each create gets its own millisecond.
+const clock = frozenDate();
 
 forEachDatabase('WebDAV mapping', (ctx) => {
   const app = () => ctx.app;
@@ -33,11 +37,13 @@ forEachDatabase('WebDAV mapping', (ctx) => {
   async function note(user: Session, body: object): Promise<{ id: string; version: number }> {
     const res = await api(user, 'POST', '/api/notes', body);
     assert.equal(res.statusCode, 201, res.body);
+    clock.tick();
     return res.json();
   }
   async function folder(user: Session, name: string, parentId: string | null = null): Promise<string> {
     const res = await api(user, 'POST', '/api/folders', { name, parent_id: parentId });
     assert.equal(res.statusCode, 201, res.body);
+    clock.tick();
     return res.json().id;
   }
   /** The hrefs of a Depth: 1 PROPFIND, and the multistatus itself. */

@@ -234,6 +234,13 @@ forEachDatabase('live changes', (ctx) => {
         const url = await listen(other);
         const user = await newSession(ctx.app, 'live2');
         const stream = await Stream.open(url, user.accessToken);
+        // The other instance's LISTEN starts with it, unawaited: an event it passes on proves it is up.
+        for (let i = 0; ; i++) {
+          await ctx.app.liveEvents.publish({ type: 'note.updated', data: { id: `probe${i}` }, users: [user.userId] });
+          const heard = await stream.next('note.updated', `probe${i}`, 250).then(() => true, () => false);
+          if (heard) break;
+          assert.ok(i < 40, 'the other instance never heard the channel');
+        }
         const started = Date.now();
         const id = (await call(user, 'POST', '/api/notes', { title: 'From A' })).json().id as string;
         await stream.next('note.created', id, 1000);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { strFromU8, unzipSync } from 'fflate';
+import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { expectProblem, okJson, type Note } from '../notes/support.js';
 import { organiseClient } from './support.js';
@@ -11,6 +12,9 @@ interface Exported {
   notes: Array<{ title: string; folder: string | null; pinned: boolean; archived: boolean }>;
 }
 
+// The export lists folders and notes oldest first: each create gets its own millisecond.
+const clock = frozenDate();
+
 /** Export version 2 and import of folders, pins, the archive and tags. */
 forEachDatabase('export and import of a folder tree', (ctx) => {
   const api = organiseClient(() => ctx.app);
@@ -19,13 +23,14 @@ forEachDatabase('export and import of a folder tree', (ctx) => {
     ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...s.auth, 'content-type': 'application/json' }, payload: JSON.stringify(document) });
 
   async function tree(s: Session) {
-    const work = await api.folder(s, 'Work');
-    const plans = await api.folder(s, 'Plans', work.id);
-    await api.folder(s, 'Empty', work.id);
-    await api.folder(s, 'Home');
-    const a = await api.note(s, 'alpha #project/vellum', 'Alpha', plans.id);
-    const b = await api.note(s, 'beta #home', 'Beta', work.id);
-    await api.note(s, 'top #home', 'Top');
+    const created = <T>(value: T) => { clock.tick(); return value; };
+    const work = created(await api.folder(s, 'Work'));
+    const plans = created(await api.folder(s, 'Plans', work.id));
+    created(await api.folder(s, 'Empty', work.id));
+    created(await api.folder(s, 'Home'));
+    const a = created(await api.note(s, 'alpha #project/vellum', 'Alpha', plans.id));
+    const b = created(await api.note(s, 'beta #home', 'Beta', work.id));
+    created(await api.note(s, 'top #home', 'Top'));
     await api.fileOk(s, a.id, { pinned: true });
     await api.fileOk(s, b.id, { archived: true });
   }
