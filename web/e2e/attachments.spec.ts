@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, signUp } from './fixtures';
+import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
 
 /** 1×1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -20,6 +20,7 @@ async function paste(page: Page, files: Array<{ name: string; type: string; base
 test('paste an image: uploaded, linked at the cursor, shown in the preview and after a reload without a token in any URL', async ({ page }) => {
   await signUp(page);
   await createNote(page, 'With a picture', 'Before the picture.\n');
+  await expectContent(page, 'Before the picture.\n'); // CodeMirror, which the paste below is for
   await contentBox(page).press('Control+End');
   await paste(page, [{ name: 'dot.png', type: 'image/png', base64: PNG }]);
   await expect(contentBox(page)).toContainText(/!\[dot\.png\]\(\/api\/attachments\/[0-9a-f-]{36}\)/);

@@ -1,5 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, signUp } from './fixtures';
+import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
@@ -19,6 +19,7 @@ async function createLink(page: Page, pin: boolean, existing: number): Promise<s
 test('share a note by link: a fresh browser without an account reads it with its image; a pinned link says it is older; revoke ends it', async ({ page, browser }) => {
   await signUp(page);
   await createNote(page, 'Trip plan', 'Day one: the harbour.\n');
+  await expectContent(page, 'Day one: the harbour.\n'); // CodeMirror, which the paste below is for
   await contentBox(page).press('Control+End');
   await contentBox(page).evaluate((element, base64) => {
     const data = new DataTransfer();

@@ -264,6 +264,8 @@ test('a version saved elsewhere shows up at once, or is offered over unsaved tex
 test('a long note\'s preview follows the typing once it pauses, keeping the last rendering meanwhile', async ({ page }) => {
   await signUp(page);
   await createNote(page, 'Long', 'x');
+  // A synthetic paste is CodeMirror's to take (the plain box it replaces ignores one): wait for it.
+  await expectContent(page, 'x');
   const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} with **bold** words to fill the note up.`).join('\n\n');
   await contentBox(page).evaluate((el, text) => {
     const data = new DataTransfer();
