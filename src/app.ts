@@ -9,7 +9,7 @@ import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
-import { loginFailures, loginLockout } from './sessions/login-throttle.js';
+import { loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -134,9 +134,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const tokens = createTokenService(config.jwtSecret);
   const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
+  const limits = counters === undefined ? undefined : await addressLimits(app, config.rateLimits, counters.rate);
   registerRoutePolicy(app, {
-    ...(counters === undefined ? {} : {
-      limits: await addressLimits(app, config.rateLimits, counters.rate),
+    ...(counters === undefined || limits === undefined ? {} : {
+      limits: limits.layer,
       lockout: loginLockout(counters.login, config.rateLimits.loginFailures),
     }),
     shedding: hashShedding(passwordHasher),
@@ -144,7 +145,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
       looksLike: looksLikePersonalToken,
       authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }, counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures)),
+    }, limits?.credentialFailure),
     note: noteAccess(app, database.db),
     noStore,
   });

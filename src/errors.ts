@@ -38,6 +38,8 @@ const make = (status: number, code: string, detail: string) => () => new AppErro
 export const Errors = {
   invalidBody: make(400, 'invalid_request_body', 'Invalid request body'),
   validation: (detail: string) => new AppError(400, 'validation_failed', detail),
+  /** Checked before any parsing (shared/json-depth.ts): parsing is what such a body costs. */
+  nestedTooDeep: (limit: number) => new AppError(400, 'body_too_deep', `Invalid request body: nested deeper than ${limit} levels`),
   invalidUserId: make(400, 'invalid_user_id', 'Invalid user ID'),
   resourceIdMissing: make(400, 'resource_id_missing', 'Resource ID missing'),
   invalidNoteId: make(400, 'invalid_note_id', 'Invalid note ID'),

@@ -24,6 +24,8 @@ const ALLOW = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY
 const XML_MAX_BYTES = 1024 * 1024;
 /** Each change is a row written in one transaction: bounded, so one request cannot hold the write lock for long. */
 const MAX_PROPERTY_CHANGES = 200;
+/** Each name is looked up for every resource of a Depth: 1 answer: bounded like the changes. */
+const MAX_PROPERTY_NAMES = 200;
 
 const notFound = () => new AppError(404, 'dav_not_found', 'Nothing is at this path');
 const noParent = () => new AppError(409, 'dav_conflict', 'The folder this path is in does not exist');
@@ -256,7 +258,11 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     if (body !== undefined) {
       if (!is(body, DAV, 'propfind')) throw badRequest('The body must be a DAV:propfind element');
       const prop = child(body, DAV, 'prop');
-      if (prop !== undefined) asked = { kind: 'prop', names: elements(prop).map((p) => ({ ns: p.ns, name: p.name })) };
+      if (prop !== undefined) {
+        const names = elements(prop);
+        if (names.length > MAX_PROPERTY_NAMES) throw badRequest(`A PROPFIND may ask for at most ${MAX_PROPERTY_NAMES} properties`);
+        asked = { kind: 'prop', names: names.map((p) => ({ ns: p.ns, name: p.name })) };
+      }
       else if (child(body, DAV, 'propname') !== undefined) asked = { kind: 'propname' };
       else if (child(body, DAV, 'allprop') === undefined) throw badRequest('DAV:propfind must hold DAV:prop, DAV:propname or DAV:allprop');
     }

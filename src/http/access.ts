@@ -6,7 +6,6 @@ import type { Claims, TokenService } from '../sessions/tokens.js';
 export { requireUserId } from '../sessions/tokens.js';
 import { isUuid } from '../shared/ids.js';
 import { normalizeUsername } from '../accounts/username.js';
-import type { LoginFailures } from '../sessions/login-throttle.js';
 import type { PolicyLayer } from './route-policy.js';
 
 declare module 'fastify' {
@@ -53,13 +52,16 @@ export function parseBasic(header: string | undefined): { username: string; pass
   return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** Counts a failed credential against its address's login budget; throws 429 past it (rate-limit.ts). */
+export type CredentialFailure = (request: FastifyRequest) => Promise<void>;
+
 /**
  * The `access` layer (route-policy.ts): enforces each route's `policy.auth` (policy.ts) with a hook
  * before the route's own. access needs a valid access token, admin one of an account that is an
  * administrator now.
  */
 export function accessControl(
-  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, failures?: LoginFailures,
+  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, credentialFailure?: CredentialFailure,
 ): PolicyLayer {
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
@@ -80,12 +82,27 @@ export function accessControl(
   }
   /**
    * WebDAV: Basic with the username and a personal token of scope `dav` (never the account
-   * password), counted against the login lockout when it fails; or a bearer token. OPTIONS goes
-   * without, as clients probe the server before they authenticate.
+   * password), or a bearer token; OPTIONS goes without, as clients probe the server before they
+   * authenticate, and so does the first request of many clients, which a 401 answers.
+   *
+   * A credential that fails counts against the address's login budget (429 past it), so one
+   * address guesses no faster here than at /auth/login. It does not count against the account's
+   * lockout, and a lockout does not stop a token: a personal token has 190+ random bits and the
+   * password is never checked here, so there is nothing here for the lockout to protect, and
+   * counting here let anyone lock anyone's web login with five requests (issue #37, finding 8).
    */
   async function authenticateDav(request: FastifyRequest): Promise<void> {
     if (request.method === 'OPTIONS') return;
     const header = request.headers.authorization;
+    if (header === undefined) throw davUnauthorized();
+    try {
+      await checkDavCredentials(request, header);
+    } catch (error) {
+      if (error instanceof AppError && error.status === 401) await credentialFailure?.(request);
+      throw error;
+    }
+  }
+  async function checkDavCredentials(request: FastifyRequest, header: string): Promise<void> {
     const basic = parseBasic(header);
     if (basic === undefined) {
       const token = parseBearer(header);
@@ -95,17 +112,9 @@ export function accessControl(
       return;
     }
     const username = normalizeUsername(basic.username);
-    const lockedMs = await failures?.lockedFor(username).catch((error: unknown) => {
-      request.log.error({ err: error }, 'login throttle store failed; attempt let through');
-      return 0;
-    }) ?? 0;
-    if (lockedMs > 0) throw Errors.tooManyRequests(Math.ceil(lockedMs / 1000));
     const userId = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
     const account = userId === undefined ? undefined : await findAccount(userId);
-    if (userId === undefined || account?.username !== username) {
-      await failures?.recordFailure(username).catch((error: unknown) => request.log.error({ err: error }, 'login throttle store failed; failure not counted'));
-      throw davUnauthorized();
-    }
+    if (userId === undefined || account?.username !== username) throw davUnauthorized();
     const now = Math.floor(Date.now() / 1000);
     request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
   }

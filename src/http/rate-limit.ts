@@ -8,12 +8,22 @@ import type { ThrottleStore } from './throttle-store.js';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
+export interface AddressLimits {
+  /** The `limits` layer of route-policy.ts. */
+  layer: PolicyLayer;
+  /**
+   * Counts a credential that failed on a route that takes one with every request (WebDAV, see
+   * access.ts) against its address's `password` budget, the one logins spend; throws 429 past it.
+   */
+  credentialFailure(request: FastifyRequest): Promise<void>;
+}
+
 /**
  * The `limits` layer (route-policy.ts): per client address, a global ceiling plus the tighter limit
  * a route's policy names (password, signup, refresh, breach check), or none for probes (unlimited). Counts go to
  * `store` (throttle-counters.ts: Redis behind a breaker), or to the plugin's own memory.
  */
-export async function addressLimits(app: FastifyInstance, limits: Config['rateLimits'], store: ThrottleStore | undefined): Promise<PolicyLayer> {
+export async function addressLimits(app: FastifyInstance, limits: Config['rateLimits'], store: ThrottleStore | undefined): Promise<AddressLimits> {
   await app.register(fastifyRateLimit, {
     global: false,
     ...(store === undefined ? {} : { store: pluginStore(store) }),
@@ -57,10 +67,11 @@ export async function addressLimits(app: FastifyInstance, limits: Config['rateLi
   app.addHook('onRequest', async (request) => {
     if (request.is404 || request.method === 'OPTIONS') await global(request);
   });
-  return ({ limit }, route) => {
+  const layer: PolicyLayer = ({ limit }, route) => {
     if (limit === 'unlimited' || route.method === 'OPTIONS') return undefined;
     return { onRequest: limit === undefined ? [global] : [global, tighter[limit]] };
   };
+  return { layer, credentialFailure: tighter.password };
 }
 
 /** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */

@@ -5,6 +5,7 @@ import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import { newId } from '../shared/ids.js';
+import { withinJsonDepth } from '../shared/json-depth.js';
 import { openSession, type SessionServices } from '../sessions/sessions.service.js';
 import * as store from './mfa.repository.js';
 
@@ -53,7 +54,9 @@ const toPasskey = (row: store.PasskeyRow): Passkey => ({
 /** The challenge inside the browser's answer, to find the one we handed out; null when unreadable. */
 function challengeOf(credential: { response: { clientDataJSON: string } }): string | null {
   try {
-    const data: unknown = JSON.parse(Buffer.from(credential.response.clientDataJSON, 'base64url').toString('utf8'));
+    const bytes = Buffer.from(credential.response.clientDataJSON, 'base64url');
+    if (!withinJsonDepth(bytes)) return null; // the rule of every JSON body (shared/json-depth.ts)
+    const data: unknown = JSON.parse(bytes.toString('utf8'));
     const challenge = (data as { challenge?: unknown } | null)?.challenge;
     return typeof challenge === 'string' && challenge.length <= 512 ? challenge : null;
   } catch {

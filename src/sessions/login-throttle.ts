@@ -82,9 +82,10 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
 }
 
 /**
- * The same per-account counts for credentials that come with every request rather than through a
- * login (WebDAV's Basic): only failures are counted, and a locked account is refused before its
- * credentials are checked. Shares the login's keys, so both kinds of guess add up.
+ * The same per-account counts for a password checked outside the login route: only failures are
+ * counted, and a locked account is refused before its credentials are checked. Shares the login's
+ * keys, so both kinds of guess add up. (WebDAV no longer uses it: it never takes the password, see
+ * authenticateDav in http/access.ts.)
  */
 export interface LoginFailures {
   /** Milliseconds the account stays locked (0: not locked). */

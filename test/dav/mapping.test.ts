@@ -221,16 +221,4 @@ forEachDatabase('WebDAV mapping', (ctx) => {
     statusOf(await dav(owner, 'PUT', '/dav/Private.md', { if: '(<broken' }, 'x'), 400);
     statusOf(await dav(owner, 'COPY', '/dav/Private.md'), 400);
   });
-
-  test('Basic failures count against the login lockout', async () => {
-    await ctx.rebuild({ RATE_LIMIT: 'on', RATE_LIMIT_LOGIN_FAILURES: '3', RATE_LIMIT_GLOBAL_PER_MINUTE: '10000', RATE_LIMIT_LOGIN_PER_MINUTE: '1000' });
-    const user = await newUser();
-    for (let i = 0; i < 3; i++) statusOf(await app().inject({ method: 'PROPFIND', url: '/dav/', headers: { depth: '0', ...basic(user.username, 'wrong') } }), 401);
-    const locked = await dav(user, 'PROPFIND', '/dav/', { depth: '0' });
-    statusOf(locked, 429);
-    assert.ok(Number(locked.headers['retry-after']) > 0);
-    const login = await app().inject({ method: 'POST', url: '/api/auth/login', payload: { username: user.username, password: GOOD_PASSWORD } });
-    statusOf(login, 429);
-    await ctx.rebuild();
-  });
 });
