@@ -134,6 +134,8 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const tokens = createTokenService(config.jwtSecret);
   const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
+  // One count per account for every kind of guess: logins, WebDAV's Basic, passwords asked again.
+  const failures = counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures);
   registerRoutePolicy(app, {
     ...(counters === undefined ? {} : {
       limits: await addressLimits(app, config.rateLimits, counters.rate),
@@ -144,7 +146,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
       looksLike: looksLikePersonalToken,
       authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }, counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures)),
+    }, failures),
     note: noteAccess(app, database.db),
     noStore,
   });
@@ -158,6 +160,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     policy: policyFromConfig(config, app.log),
     reuseGraceSeconds: config.refreshReuseGraceSeconds,
     box: createSecretBox(config.mfaSecret),
+    loginFailures: failures,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };
