@@ -69,5 +69,5 @@ export const AUTH_BODY_LIMIT = 16 * 1024;
  * then 401 reauthentication_required, which tells the client to ask for it).
  */
 export async function absentBodyAsEmpty(request: { body: unknown }): Promise<void> {
-  if (request.body === undefined || request.body === null) request.body = {};
+  if (request.body === undefined) request.body = {};
 }

@@ -93,15 +93,16 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       description: 'For navigator.credentials.create (or @simplewebauthn/browser\'s startRegistration). The challenge works once, for 5 minutes. '
         + 'Adding a passkey needs the password again, here or with the answer (POST /passkeys). Given here, it is checked now '
         + '(401 `reauthentication_required` when wrong; wrong ones count against the login failure limit, 429 once locked) and the answer needs none.',
-      body: sessionSchemas.ReauthenticationBody,
+      // Optional: without it, the answer needs the password instead.
+      body: Type.Optional(sessionSchemas.ReauthenticationBody),
       response: { 200: schemas.WebAuthnOptions },
     },
     preValidation: absentBodyAsEmpty,
   }, async (request) => {
     const userId = requireUserId(request.claims!);
-    const { password, code } = request.body;
-    const given = password !== undefined || code !== undefined;
-    if (given) await reauthenticate(services, userId, request.body, clientInfo(request), 'mfa_enrol');
+    const proof = request.body ?? {};
+    const given = proof.password !== undefined || proof.code !== undefined;
+    if (given) await reauthenticate(services, userId, proof, clientInfo(request), 'mfa_enrol');
     return passkeys.registrationOptions(services, web, userId, given);
   });
 
