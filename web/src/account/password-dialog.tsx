@@ -8,6 +8,12 @@ export function isReauthenticationRequired(error: unknown): boolean {
     && (error.body as { code?: unknown } | null)?.code === 'reauthentication_required';
 }
 
+/** What a form with its own password field says when the server refused the password asked again. */
+export function passwordErrorMessage(error: unknown, typed: string): string {
+  if (!isReauthenticationRequired(error)) return errorMessage(error);
+  return typed === '' ? 'Enter your current password.' : 'That password is wrong. Try again.';
+}
+
 export interface PasswordRequest<T> {
   /** What is about to happen, as the dialog's title: "End the session on Phone?" */
   title: string;

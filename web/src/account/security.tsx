@@ -4,7 +4,7 @@ import { api, errorMessage, session, unwrap } from '../api/client';
 import { QrCode } from './qr-code';
 import { formatTime } from '../app/format';
 import { passkeyMessage } from '../auth/auth';
-import { usePasswordDialog } from './password-dialog';
+import { passwordErrorMessage, usePasswordDialog } from './password-dialog';
 
 type Message = { ok: boolean; text: string } | null;
 type Mfa = { totp: boolean; passkeys: number };
@@ -97,7 +97,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
     try {
       await work();
     } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
+      setMessage({ ok: false, text: passwordErrorMessage(e, password) });
     }
   };
   const start = (event: Event) => {
