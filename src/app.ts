@@ -9,7 +9,7 @@ import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
-import { loginLockout } from './sessions/login-throttle.js';
+import { loginFailures, loginLockout } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -135,6 +135,8 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
   const limits = counters === undefined ? undefined : await addressLimits(app, config.rateLimits, counters.rate);
+  // One count per account for logins and passwords asked again (WebDAV's tokens count per address only).
+  const failures = counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures);
   registerRoutePolicy(app, {
     ...(counters === undefined || limits === undefined ? {} : {
       limits: limits.layer,
@@ -159,6 +161,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     policy: policyFromConfig(config, app.log),
     reuseGraceSeconds: config.refreshReuseGraceSeconds,
     box: createSecretBox(config.mfaSecret),
+    loginFailures: failures,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
   };

@@ -4,6 +4,8 @@ import type { AccountServices } from '../accounts/accounts.service.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { AUTH_BODY_LIMIT } from '../http/schemas.js';
+import { reauthenticate, type ReauthenticationServices } from '../sessions/reauthentication.service.js';
+import { REAUTHENTICATION_NOTE } from '../sessions/sessions.schemas.js';
 import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './tokens.schemas.js';
@@ -12,19 +14,21 @@ import * as tokens from './tokens.service.js';
 const tags = ['auth'];
 
 /** Personal access tokens, for scripts and other apps; under /api/auth (so a token cannot manage tokens). */
-export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountServices }> = async (app, { services }) => {
+export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountServices & ReauthenticationServices }> = async (app, { services }) => {
   app.post('/tokens', {
     bodyLimit: AUTH_BODY_LIMIT,
     config: { policy: { auth: 'access', limit: 'password', hashesPassword: true, noStore: true }, failureDetail: 'Failed to create the token', docs: { errors: [404] } },
     schema: {
       tags, operationId: 'createAccessToken', summary: 'Create a personal access token',
-      description: 'Needs the password again (401). The token is in this answer only; only its SHA-256 is kept. '
+      description: `${REAUTHENTICATION_NOTE} The token is in this answer only; only its SHA-256 is kept. `
         + 'Use it as `Authorization: Bearer vlm_…` on notes, folders, tags, search, trash, export/import and attachments '
         + '(notes:read for GET, notes:write for the rest), or as the password of HTTP Basic on /dav/ (dav). Never on /api/auth/*.',
       body: schemas.CreateTokenBody, response: { 201: schemas.CreatedToken },
     },
   }, async (request, reply) => {
-    const created = await tokens.createToken(services, requireUserId(request.claims!), request.body, clientInfo(request));
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, request.body, clientInfo(request), 'token_create');
+    const created = await tokens.createToken(services, userId, request.body, clientInfo(request));
     return reply.code(201).send(created);
   });
 

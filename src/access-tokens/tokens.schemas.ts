@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
+import { ReauthenticationFields } from '../sessions/sessions.schemas.js';
 import { SCOPES } from './tokens.service.js';
 
 const Scope = Type.Enum([...SCOPES]);
@@ -8,7 +9,7 @@ export const CreateTokenBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: 'what the token is for, 1 to 100 characters' }),
   scopes: Type.Array(Scope, { minItems: 1, maxItems: 3, description: 'notes:read (reads), notes:write (everything else), dav (WebDAV)' }),
   expires_in_days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'none: it does not expire' })),
-  password: Type.String({ description: 'the account password, asked again' }),
+  ...ReauthenticationFields,
 });
 
 const fields = {

@@ -1,4 +1,4 @@
-import { confirmPassword, type AccountStore } from '../accounts/accounts.service.js';
+import type { AccountStore } from '../accounts/accounts.service.js';
 import { audit } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
 import { nowIso } from '../db/values.js';
@@ -29,11 +29,13 @@ const toToken = (row: store.AccessTokenRow): AccessToken => ({
   created_at: row.created_at, expires_at: row.expires_at, last_used_at: row.last_used_at,
 });
 
-/** A new token, shown once: the password is asked again, as for every change of credentials. */
+/**
+ * A new token, shown once, for a caller who gave the password again (the route asks,
+ * sessions/reauthentication.service.ts), as for every change of credentials.
+ */
 export async function createToken(
-  s: AccountStore, userId: string, input: { name: string; scopes: Scope[]; expires_in_days?: number | undefined; password: string }, client: ClientInfo,
+  s: AccountStore, userId: string, input: { name: string; scopes: Scope[]; expires_in_days?: number | undefined }, client: ClientInfo,
 ): Promise<AccessToken & { token: string }> {
-  await confirmPassword(s, userId, input.password, { kind: 'token_create', client, detail: 'wrong password' });
   const token = newPersonalToken();
   const now = new Date();
   const row = {

@@ -151,13 +151,19 @@ export interface PasskeysTable {
   last_used_at: Timestamp | null;
 }
 
-/** A challenge handed out and not yet used; `user_id` null for a passwordless login's. */
+/**
+ * A challenge handed out and not yet used; `user_id` null for a passwordless login's. A
+ * 'register_reauthenticated' challenge was asked for with the password again, so the passkey
+ * that answers it can be added without it (a text column: no migration for the new value).
+ */
 export interface WebauthnChallengesTable {
   challenge: string;
   user_id: string | null;
-  purpose: 'register' | 'login';
+  purpose: ChallengePurpose;
   expires_at: Timestamp;
 }
+
+export type ChallengePurpose = 'register' | 'register_reauthenticated' | 'login';
 
 /** Each distinct content of a user once; `sha256` is 'pending:<storage_key>' while its upload runs. */
 export interface AttachmentBlobsTable {

@@ -62,3 +62,12 @@ export const isTrue = (value: string | undefined): boolean => value !== undefine
 
 /** Account and login bodies: the largest legitimate one is two 256-character passwords, JSON-escaped. */
 export const AUTH_BODY_LIMIT = 16 * 1024;
+
+/**
+ * preValidation of a route whose body is all optional: Fastify validates an absent body as null,
+ * which would be 400, where no body means no fields (a change asked for without its password is
+ * then 401 reauthentication_required, which tells the client to ask for it).
+ */
+export async function absentBodyAsEmpty(request: { body: unknown }): Promise<void> {
+  if (request.body === undefined) request.body = {};
+}

@@ -1,5 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
-import type { Db, PasskeysTable } from '../db/schema.js';
+import type { ChallengePurpose, Db, PasskeysTable } from '../db/schema.js';
 
 /** Storage of second factors. Columns are named, never `*` (see db/compiled.ts on prepared statements). */
 
@@ -94,16 +94,30 @@ export async function deletePasskeys(db: Db, userId: string): Promise<number> {
   return Number(result.numDeletedRows);
 }
 
-export async function storeChallenge(db: Db, row: { challenge: string; user_id: string | null; purpose: 'register' | 'login'; expires_at: string }): Promise<void> {
+export async function storeChallenge(db: Db, row: { challenge: string; user_id: string | null; purpose: ChallengePurpose; expires_at: string }): Promise<void> {
   await db.insertInto('webauthn_challenges').values(row).execute();
 }
 
-/** Takes the challenge out if it is live and was issued for this purpose and user: a challenge works once. */
-export async function consumeChallenge(db: Db, challenge: string, purpose: 'register' | 'login', userId: string | null, now: string): Promise<boolean> {
-  let query = db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).where('purpose', '=', purpose).where('expires_at', '>', now);
+/**
+ * Takes the challenge out if it is live and was issued for one of these purposes and this user: a
+ * challenge works once.
+ */
+export async function consumeChallenge(
+  db: Db, challenge: string, purpose: ChallengePurpose | readonly ChallengePurpose[], userId: string | null, now: string,
+): Promise<boolean> {
+  const purposes = typeof purpose === 'string' ? [purpose] : [...purpose];
+  let query = db.deleteFrom('webauthn_challenges').where('challenge', '=', challenge).where('purpose', 'in', purposes).where('expires_at', '>', now);
   query = userId === null ? query.where('user_id', 'is', null) : query.where('user_id', '=', userId);
   const result = await query.executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
+}
+
+/** Whether a live challenge was issued for this purpose and user, without taking it out. */
+export async function hasChallenge(db: Db, challenge: string, purpose: ChallengePurpose, userId: string, now: string): Promise<boolean> {
+  const row = await db.selectFrom('webauthn_challenges').select('challenge')
+    .where('challenge', '=', challenge).where('purpose', '=', purpose).where('user_id', '=', userId).where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function deleteExpiredChallenges(db: Db, now: string): Promise<number> {

@@ -5,10 +5,11 @@ import type { AccountServices } from '../accounts/accounts.service.js';
 import type { Config } from '../config.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
+import { absentBodyAsEmpty, AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
 import { setAuthCookies } from '../sessions/cookies.js';
 import * as sessionSchemas from '../sessions/sessions.schemas.js';
 import type { SessionServices } from '../sessions/sessions.service.js';
+import { reauthenticate } from '../sessions/reauthentication.service.js';
 import { requireUserId, subjectOf } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './mfa.schemas.js';
@@ -36,11 +37,12 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     config: { policy: WITH_PASSWORD, failureDetail: 'Failed to start two-step sign-in', docs: { errors: [404, 409] } },
     schema: {
       tags, operationId: 'startTotp', summary: 'Start setting up an authenticator app',
-      description: 'Needs the password (401). Answers a new secret; it counts only once POST /2fa/totp/confirm got a right code. '
-        + 'Starting again replaces an unconfirmed secret; 409 while one is confirmed.',
-      body: schemas.PasswordBody, response: { 200: schemas.TotpSetup },
+      description: 'Answers a new secret; it counts only once POST /2fa/totp/confirm got a right code. '
+        + `Starting again replaces an unconfirmed secret; 409 while one is confirmed. ${sessionSchemas.REAUTHENTICATION_NOTE}`,
+      body: sessionSchemas.ReauthenticationBody, response: { 200: schemas.TotpSetup },
     },
-  }, async (request) => mfa.startTotp(services, requireUserId(request.claims!), request.body.password, clientInfo(request)));
+    preValidation: absentBodyAsEmpty,
+  }, async (request) => mfa.startTotp(services, await reauthenticate(services, requireUserId(request.claims!), request.body, clientInfo(request), 'mfa_enrol')));
 
   app.post('/2fa/totp/confirm', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -57,11 +59,14 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     config: { policy: WITH_PASSWORD, failureDetail: 'Failed to turn off two-step sign-in', docs: { noContent: true, errors: [404, 409] } },
     schema: {
       tags, operationId: 'removeTotp', summary: 'Turn the authenticator app off',
-      description: 'Needs the password and a current code (a TOTP or recovery code); removes the recovery codes too.',
+      description: 'Needs a current code (a TOTP or recovery code: 401 invalid_mfa_code) and the password again; removes the recovery codes too. '
+        + sessionSchemas.REAUTHENTICATION_NOTE,
       body: schemas.PasswordAndCodeBody,
     },
   }, async (request, reply) => {
-    await mfa.removeTotp(services, requireUserId(request.claims!), request.body.password, request.body.code, clientInfo(request));
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, { password: request.body.password }, clientInfo(request), 'mfa_remove');
+    await mfa.removeTotp(services, userId, request.body.code, clientInfo(request));
     return reply.code(204).send();
   });
 
@@ -70,32 +75,55 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     config: { policy: WITH_PASSWORD, failureDetail: 'Failed to replace the recovery codes', docs: { errors: [404, 409] } },
     schema: {
       tags, operationId: 'replaceRecoveryCodes', summary: 'Replace the recovery codes',
-      description: 'Needs the password and a current code. The old codes stop working; the 10 new ones are shown only here.',
+      description: 'Needs a current code (401 invalid_mfa_code) and the password again. The old codes stop working; the 10 new ones are shown only here. '
+        + sessionSchemas.REAUTHENTICATION_NOTE,
       body: schemas.PasswordAndCodeBody, response: { 200: schemas.RecoveryCodes },
     },
-  }, async (request) => mfa.regenerateRecoveryCodes(services, requireUserId(request.claims!), request.body.password, request.body.code, clientInfo(request)));
+  }, async (request) => {
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, { password: request.body.password }, clientInfo(request), 'recovery_codes');
+    return mfa.regenerateRecoveryCodes(services, userId, request.body.code, clientInfo(request));
+  });
 
   app.post('/passkeys/options', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to start adding a passkey', docs: { errors: [404] } },
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to start adding a passkey', docs: { errors: [404] } },
     schema: {
       tags, operationId: 'passkeyCreationOptions', summary: 'Options for adding a passkey',
-      description: 'For navigator.credentials.create (or @simplewebauthn/browser\'s startRegistration). The challenge works once, for 5 minutes.',
+      description: 'For navigator.credentials.create (or @simplewebauthn/browser\'s startRegistration). The challenge works once, for 5 minutes. '
+        + 'Adding a passkey needs the password again, here or with the answer (POST /passkeys). Given here, it is checked now '
+        + '(401 `reauthentication_required` when wrong; wrong ones count against the login failure limit, 429 once locked) and the answer needs none.',
+      // Optional: without it, the answer needs the password instead.
+      body: Type.Optional(sessionSchemas.ReauthenticationBody),
       response: { 200: schemas.WebAuthnOptions },
     },
-  }, async (request) => passkeys.registrationOptions(services, web, requireUserId(request.claims!)));
+    preValidation: absentBodyAsEmpty,
+  }, async (request) => {
+    const userId = requireUserId(request.claims!);
+    const proof = request.body ?? {};
+    const given = proof.password !== undefined || proof.code !== undefined;
+    if (given) await reauthenticate(services, userId, proof, clientInfo(request), 'mfa_enrol');
+    return passkeys.registrationOptions(services, web, userId, given);
+  });
 
   app.post('/passkeys', {
     bodyLimit: AUTH_BODY_LIMIT,
-    config: { policy: GUESSABLE, failureDetail: 'Failed to add the passkey', docs: { errors: [409] } },
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to add the passkey', docs: { errors: [409] } },
     schema: {
       tags, operationId: 'addPasskey', summary: 'Add a passkey',
       description: 'The browser\'s answer to the creation options, with a name. 400 when it does not answer a live challenge of this account '
-        + '(each works once, for 5 minutes) or does not verify (user verification is required); 409 when that passkey is registered already.',
+        + '(each works once, for 5 minutes) or does not verify (user verification is required); 409 when that passkey is registered already. '
+        + 'Needs the password again, here or with the options: 401 `reauthentication_required` when neither had it or this one is wrong '
+        + '(wrong ones count against the login failure limit, 429 once locked; a challenge refused for want of the password can be answered again with it).',
       body: schemas.RegisterPasskeyBody, response: { 201: schemas.PasskeySchema },
     },
   }, async (request, reply) => {
-    const { name, credential } = request.body;
-    const passkey = await passkeys.registerPasskey(services, web, requireUserId(request.claims!), name.trim(), credential as RegistrationResponseJSON, clientInfo(request));
+    const { name, credential, password } = request.body;
+    const userId = requireUserId(request.claims!);
+    if (password !== undefined) await reauthenticate(services, userId, { password }, clientInfo(request), 'mfa_enrol');
+    const passkey = await passkeys.registerPasskey(
+      services, web, userId, name.trim(), credential as RegistrationResponseJSON, clientInfo(request), password !== undefined,
+    );
     return reply.code(201).send(passkey);
   });
 
@@ -105,10 +133,17 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
   }, async (request) => passkeys.listPasskeys(services, requireUserId(request.claims!)));
 
   app.delete('/passkeys/:id', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to remove the passkey', docs: { noContent: true, errors: [404] } },
-    schema: { tags, operationId: 'deletePasskey', summary: 'Remove a passkey', params: schemas.PasskeyParams },
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to remove the passkey', docs: { noContent: true, errors: [404] } },
+    schema: {
+      tags, operationId: 'deletePasskey', summary: 'Remove a passkey', description: sessionSchemas.REAUTHENTICATION_NOTE,
+      params: schemas.PasskeyParams, body: sessionSchemas.ReauthenticationBody,
+    },
+    preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    await passkeys.deletePasskey(services, requireUserId(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, request.body, clientInfo(request), 'mfa_remove');
+    await passkeys.deletePasskey(services, userId, normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 

@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
+import { ReauthenticationFields } from '../sessions/sessions.schemas.js';
 
-export const PasswordBody = Type.Object({ password: Type.String() });
 /** A TOTP code (6 digits) or a recovery code (24 letters and digits, dashes and spaces allowed). */
 export const Code = Type.String({ maxLength: 64, description: 'a 6-digit code from the authenticator app, or a recovery code' });
 export const CodeBody = Type.Object({ code: Code });
-export const PasswordAndCodeBody = Type.Object({ password: Type.String(), code: Code });
+/** The password asked again (ReauthenticationFields) and a current code of the factor. */
+export const PasswordAndCodeBody = Type.Object({ password: ReauthenticationFields.password, code: Code });
 
 export const TotpSetup = Type.Object({
   secret: Type.String({ description: 'base32, for typing into an authenticator app' }),
@@ -33,7 +34,14 @@ export const RegistrationCredential = credential({ attestationObject: Base64Url 
 export const AuthenticationCredential = credential({ authenticatorData: Base64Url, signature: Base64Url });
 
 export const PasskeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: '1 to 100 characters, not only spaces' });
-export const RegisterPasskeyBody = Type.Object({ name: PasskeyName, credential: RegistrationCredential });
+export const RegisterPasskeyBody = Type.Object({
+  name: PasskeyName,
+  credential: RegistrationCredential,
+  password: Type.Optional(Type.String({
+    description: 'the account password, asked again, unless it came with the options of this challenge: '
+      + 'without it on either step the answer is 401 "reauthentication_required"',
+  })),
+});
 export const PasskeyLoginBody = Type.Object({ credential: AuthenticationCredential });
 
 export const PasskeySchema = Type.Object({

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { confirmPassword } from '../accounts/accounts.service.js';
 import * as users from '../accounts/user.repository.js';
 import { audit } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
@@ -33,11 +32,13 @@ export async function mfaStatus(db: Db, userId: string): Promise<MfaStatus> {
   return { totp: totp?.confirmed_at != null, passkeys };
 }
 
-/** Step 1 of enrolment: the password again, then a new secret that counts only once confirmed. */
-export async function startTotp(s: MfaServices, userId: string, password: string, client: ClientInfo) {
-  const user = await confirmPassword(s, userId, password, { kind: 'mfa_enrol', client, detail: 'wrong password' });
+/**
+ * Step 1 of enrolment, for a user who gave the password again (sessions/reauthentication.service.ts):
+ * a new secret that counts only once confirmed.
+ */
+export async function startTotp(s: MfaServices, user: { id: string; username: string }) {
   const secret = newTotpSecret();
-  if (!(await store.startTotp(s.db, userId, s.box.seal(userId, secret), nowIso()))) throw Errors.totpEnabled();
+  if (!(await store.startTotp(s.db, user.id, s.box.seal(user.id, secret), nowIso()))) throw Errors.totpEnabled();
   return { secret, otpauth_url: otpauthUrl(secret, user.username) };
 }
 
@@ -60,11 +61,11 @@ export async function confirmTotp(s: MfaServices, userId: string, code: string, 
   return { recovery_codes: codes.plain };
 }
 
-/** Removal and new recovery codes both ask for the password and a current code (TOTP or recovery). */
-async function confirmPasswordAndCode(
-  s: MfaServices, userId: string, password: string, code: string, client: ClientInfo, kind: 'mfa_remove' | 'recovery_codes',
-): Promise<void> {
-  await confirmPassword(s, userId, password, { kind, client, detail: 'wrong password' });
+/**
+ * Removal and new recovery codes both ask for a current code (TOTP or recovery), after the
+ * password (which the route asks for again first, sessions/reauthentication.service.ts).
+ */
+async function confirmCode(s: MfaServices, userId: string, code: string, client: ClientInfo, kind: 'mfa_remove' | 'recovery_codes'): Promise<void> {
   const factor = await store.findTotp(s.db, userId);
   if (factor?.confirmed_at == null) throw Errors.totpNotEnabled();
   if ((await checkCode(s, userId, factor.secret, code)) === null) {
@@ -73,8 +74,8 @@ async function confirmPasswordAndCode(
   }
 }
 
-export async function removeTotp(s: MfaServices, userId: string, password: string, code: string, client: ClientInfo): Promise<void> {
-  await confirmPasswordAndCode(s, userId, password, code, client, 'mfa_remove');
+export async function removeTotp(s: MfaServices, userId: string, code: string, client: ClientInfo): Promise<void> {
+  await confirmCode(s, userId, code, client, 'mfa_remove');
   await s.db.transaction().execute(async (trx) => {
     await store.deleteTotp(trx, userId);
     await store.deleteRecoveryCodes(trx, userId);
@@ -82,8 +83,8 @@ export async function removeTotp(s: MfaServices, userId: string, password: strin
   await audit(s, { kind: 'mfa_remove', outcome: 'success', userId, client, detail: 'authenticator app and recovery codes' });
 }
 
-export async function regenerateRecoveryCodes(s: MfaServices, userId: string, password: string, code: string, client: ClientInfo) {
-  await confirmPasswordAndCode(s, userId, password, code, client, 'recovery_codes');
+export async function regenerateRecoveryCodes(s: MfaServices, userId: string, code: string, client: ClientInfo) {
+  await confirmCode(s, userId, code, client, 'recovery_codes');
   const codes = freshRecoveryCodes(userId);
   await store.replaceRecoveryCodes(s.db, codes.rows, userId);
   await audit(s, { kind: 'recovery_codes', outcome: 'success', userId, client, detail: `${RECOVERY_CODE_COUNT} new recovery codes; the old ones no longer work` });

@@ -70,8 +70,12 @@ export async function listPasskeys(s: SessionServices, userId: string): Promise<
   return (await store.listPasskeys(s.db, userId)).map(toPasskey);
 }
 
-/** Creation options for a new passkey of the caller; a discoverable credential with user verification. */
-export async function registrationOptions(s: SessionServices, web: WebAuthnSettings, userId: string) {
+/**
+ * Creation options for a new passkey of the caller; a discoverable credential with user
+ * verification. `reauthenticated`: the caller gave the password again with this request, so the
+ * answer to this challenge needs no password of its own.
+ */
+export async function registrationOptions(s: SessionServices, web: WebAuthnSettings, userId: string, reauthenticated: boolean) {
   const user = await users.findUserById(s.db, userId);
   if (user === undefined) throw Errors.userNotFound();
   const existing = await store.listPasskeys(s.db, userId);
@@ -86,7 +90,8 @@ export async function registrationOptions(s: SessionServices, web: WebAuthnSetti
     excludeCredentials: existing.map((row) => ({ id: row.credential_id, ...transportsOf(row) })),
     authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
   });
-  await store.storeChallenge(s.db, { challenge: options.challenge, user_id: userId, purpose: 'register', expires_at: expiry() });
+  const purpose = reauthenticated ? 'register_reauthenticated' : 'register';
+  await store.storeChallenge(s.db, { challenge: options.challenge, user_id: userId, purpose, expires_at: expiry() });
   return options;
 }
 
@@ -94,11 +99,25 @@ function transportsOf(row: store.PasskeyRow): { transports?: AuthenticatorTransp
   return row.transports === null || row.transports === '' ? {} : { transports: row.transports.split(',') as AuthenticatorTransport[] };
 }
 
+/**
+ * Adds the passkey that answers a live registration challenge of the caller. `reauthenticated`:
+ * the password came with this request; without it, only a challenge whose options came with the
+ * password will do (a stolen access token alone never adds a passkey). A challenge without the
+ * password is left in place for another try with it.
+ */
 export async function registerPasskey(
   s: SessionServices, web: WebAuthnSettings, userId: string, name: string, credential: RegistrationResponseJSON, client: ClientInfo,
+  reauthenticated: boolean,
 ): Promise<Passkey> {
   const challenge = challengeOf(credential);
-  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'register', userId, nowIso()))) throw Errors.passkeyChallenge();
+  const purposes = reauthenticated ? ['register', 'register_reauthenticated'] as const : ['register_reauthenticated'] as const;
+  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, purposes, userId, nowIso()))) {
+    if (!reauthenticated && challenge !== null && await store.hasChallenge(s.db, challenge, 'register', userId, nowIso())) {
+      await audit(s, { kind: 'mfa_enrol', outcome: 'failure', userId, client, detail: 'passkey: password missing' });
+      throw Errors.reauthenticationRequired();
+    }
+    throw Errors.passkeyChallenge();
+  }
   const { verifyRegistrationResponse } = await webauthn();
   let verified;
   try {

@@ -34,25 +34,9 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
     const username = (request.body as { username?: unknown } | undefined)?.username;
     if (typeof username !== 'string') return; // the schema already refused it
     const key = accountKey(username);
-    const lockKey = `lock:${key}`;
     let refusal: number | undefined;
     try {
-      const locked = await store.remaining(lockKey);
-      if (locked > 0) {
-        refusal = locked;
-      } else {
-        const failures = await store.increment(`fail:${key}`, FAILURE_WINDOW_MS);
-        if (failures >= maxFailures) {
-          const lockMs = Math.min(FIRST_LOCKOUT_MS * 2 ** (failures - maxFailures), MAX_LOCKOUT_MS);
-          if (await store.claim(lockKey, lockMs)) {
-            // Keep the count through the lockout, so the next failure after it locks longer.
-            await store.expire(`fail:${key}`, lockMs + FAILURE_WINDOW_MS);
-          } else {
-            // A parallel attempt took the lock first.
-            refusal = Math.max(await store.remaining(lockKey), 1000);
-          }
-        }
-      }
+      refusal = await countAttempt(store, key, maxFailures);
     } catch (error) {
       // Fail open, as the per-address limits do: a Redis outage must not stop every login.
       request.log.error({ err: error }, 'login throttle store failed; attempt let through');
@@ -66,7 +50,7 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
     const key = attempts.get(request);
     if (key === undefined || reply.statusCode !== 200) return;
     try {
-      await store.delete(`fail:${key}`, `lock:${key}`);
+      await clearAccount(store, key);
     } catch (error) {
       request.log.error({ err: error }, 'login throttle store failed; failure count not cleared');
     }
@@ -82,27 +66,47 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
 }
 
 /**
- * The same per-account counts for a password checked outside the login route: only failures are
- * counted, and a locked account is refused before its credentials are checked. Shares the login's
- * keys, so both kinds of guess add up. (WebDAV no longer uses it: it never takes the password, see
- * authenticateDav in http/access.ts.)
+ * Counts one attempt on the account before its secret is checked: the milliseconds left when the
+ * account is locked (refused without a check), else undefined. The attempt that reaches
+ * `maxFailures` takes the lock and is still checked.
+ */
+async function countAttempt(store: ThrottleStore, key: string, maxFailures: number): Promise<number | undefined> {
+  const lockKey = `lock:${key}`;
+  const locked = await store.remaining(lockKey);
+  if (locked > 0) return locked;
+  const failures = await store.increment(`fail:${key}`, FAILURE_WINDOW_MS);
+  if (failures < maxFailures) return undefined;
+  const lockMs = Math.min(FIRST_LOCKOUT_MS * 2 ** (failures - maxFailures), MAX_LOCKOUT_MS);
+  if (await store.claim(lockKey, lockMs)) {
+    // Keep the count through the lockout, so the next failure after it locks longer.
+    await store.expire(`fail:${key}`, lockMs + FAILURE_WINDOW_MS);
+    return undefined;
+  }
+  // A parallel attempt took the lock first.
+  return Math.max(await store.remaining(lockKey), 1000);
+}
+
+const clearAccount = (store: ThrottleStore, key: string) => store.delete(`fail:${key}`, `lock:${key}`);
+
+/**
+ * The same per-account counts for a password checked outside the login route (asked again before a
+ * sensitive change): shares the login's keys, so both kinds of guess add up. (WebDAV does not use
+ * it: it never takes the password, see authenticateDav in http/access.ts.)
  */
 export interface LoginFailures {
-  /** Milliseconds the account stays locked (0: not locked). */
-  lockedFor(username: string): Promise<number>;
-  recordFailure(username: string): Promise<void>;
+  /**
+   * For a password asked again (sessions/reauthentication.service.ts): counted before the check,
+   * exactly as a login attempt is; the milliseconds to wait when the account is locked.
+   */
+  countAttempt(username: string): Promise<number | undefined>;
+  /** The right password after countAttempt: the count starts again, as after a login. */
+  clear(username: string): Promise<void>;
 }
 
 export function loginFailures(store: ThrottleStore, maxFailures: number): LoginFailures {
   return {
-    lockedFor: (username) => store.remaining(`lock:${accountKey(username)}`),
-    async recordFailure(username) {
-      const key = accountKey(username);
-      const failures = await store.increment(`fail:${key}`, FAILURE_WINDOW_MS);
-      if (failures < maxFailures) return;
-      const lockMs = Math.min(FIRST_LOCKOUT_MS * 2 ** (failures - maxFailures), MAX_LOCKOUT_MS);
-      if (await store.claim(`lock:${key}`, lockMs)) await store.expire(`fail:${key}`, lockMs + FAILURE_WINDOW_MS);
-    },
+    countAttempt: (username) => countAttempt(store, accountKey(username), maxFailures),
+    clear: (username) => clearAccount(store, accountKey(username)),
   };
 }
 

@@ -5,12 +5,13 @@ import { Errors } from '../errors.js';
 import { requireUserId } from './tokens.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
+import { absentBodyAsEmpty, AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
 import { assertTrustedOrigin } from './origin-check.js';
 import * as schemas from './sessions.schemas.js';
 import * as sessions from './sessions.service.js';
+import { reauthenticate } from './reauthentication.service.js';
 
 export interface SessionRoutesOptions {
   config: Config;
@@ -19,6 +20,8 @@ export interface SessionRoutesOptions {
 
 
 const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
+/** The password asked again (a hash per call): the password limit, as for a password change. */
+const WITH_PASSWORD: RoutePolicy = { ...SIGNED_IN, limit: 'password', hashesPassword: true };
 const COOKIE: RoutePolicy = { auth: 'cookie', noStore: true };
 const tags = ['auth'];
 
@@ -126,32 +129,42 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   }, async (request) => sessions.listSessions(services, requireUserId(request.claims!), request.claims!.jti));
 
   app.post('/sessions/end-others', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to generate tokens', docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to generate tokens', docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
     schema: {
       tags,
       operationId: 'endOtherSessions',
       summary: 'Sign out everywhere else',
       description: 'Ends every session of the caller, as a password change does, and starts a new one here: a new access token '
-        + 'and refresh cookie. Offered after a second factor is added or removed.',
+        + `and refresh cookie. Offered after a second factor is added or removed. ${schemas.REAUTHENTICATION_NOTE}`,
+      body: schemas.ReauthenticationBody,
       response: { 200: schemas.AccessTokenResponse },
     },
+    preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    const issued = await sessions.restartSessions(services, requireUserId(request.claims!), clientInfo(request));
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, request.body, clientInfo(request), 'logout');
+    const issued = await sessions.restartSessions(services, userId, clientInfo(request));
     sendTokens(reply, issued);
     return { access_token: issued.accessToken };
   });
 
   app.delete('/sessions/:sessionID', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to revoke session' },
+    bodyLimit: AUTH_BODY_LIMIT,
+    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to revoke session' },
     schema: {
       tags,
       operationId: 'revokeSession',
       summary: 'End one session',
-      description: 'Revokes one session (every refresh token of it)',
+      description: `Revokes one session (every refresh token of it). ${schemas.REAUTHENTICATION_NOTE}`,
       params: schemas.SessionParams,
+      body: schemas.ReauthenticationBody,
     },
+    preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    await sessions.revokeSession(services, requireUserId(request.claims!), normalizeId(request.params.sessionID), clientInfo(request));
+    const userId = requireUserId(request.claims!);
+    await reauthenticate(services, userId, request.body, clientInfo(request), 'session_revoke');
+    await sessions.revokeSession(services, userId, normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -42,3 +42,23 @@ export const SessionSchema = Type.Object(
 );
 
 export const SessionParams = Type.Object({ sessionID: Uuid });
+
+/**
+ * What a sensitive change carries to show it comes from the account holder (CONTRACT.md part 3,
+ * sessions/reauthentication.service.ts); spread into the change's body.
+ */
+export const ReauthenticationFields = {
+  password: Type.Optional(Type.String({
+    examples: ['correct horse battery staple'],
+    description: 'the account password, asked again: missing or wrong is 401 with code "reauthentication_required", '
+      + 'and a wrong one counts against the login failure limit (429 once the account is locked)',
+  })),
+  code: Type.Optional(Type.String({
+    maxLength: 64,
+    description: 'only for an account without a password: a current code from the authenticator app, or a recovery code, in its place',
+  })),
+};
+export const ReauthenticationBody = Type.Object(ReauthenticationFields);
+/** Said in the description of every route that asks for the password again. */
+export const REAUTHENTICATION_NOTE = 'Needs the password again (`password`): 401 `reauthentication_required` when it is missing or wrong; '
+  + 'wrong ones count against the login failure limit, and a locked account gets 429.';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { isValidPersonalToken } from '../../src/access-tokens/personal-token.js';
-import { bearer, newAdminSession } from '../helpers/auth.js';
+import { assertReauthenticationRequired, bearer, newAdminSession } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
 
@@ -25,8 +25,13 @@ forEachDatabase('personal access tokens', (ctx) => {
 
   test('created with the password again, shown once, only its SHA-256 kept', async () => {
     const user = await newUser();
-    const wrong = await create(user, { name: 'x', scopes: ['notes:read'], password: 'not-the-password-at-all' });
-    assert.equal(wrong.statusCode, 401);
+    assertReauthenticationRequired(await create(user, { name: 'x', scopes: ['notes:read'], password: 'not-the-password-at-all' }), 'wrong password');
+    assertReauthenticationRequired(await app().inject({
+      method: 'POST', url: '/api/auth/tokens', headers: user.auth, payload: { name: 'x', scopes: ['notes:read'] },
+    }), 'no password');
+    // The rest of the body is checked first, as before: a bad one is 400 whatever the password.
+    assert.equal((await create(user, { name: 'x', scopes: [], password: 'not-the-password-at-all' })).statusCode, 400);
+    assert.deepEqual((await app().inject({ method: 'GET', url: '/api/auth/tokens', headers: user.auth })).json(), []);
     const res = await create(user, { name: '  Backup script  ', scopes: ['notes:write', 'notes:read', 'notes:read'], expires_in_days: 30 });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['cache-control'], 'no-store');

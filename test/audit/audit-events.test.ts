@@ -71,9 +71,9 @@ forEachDatabase('GET /auth/admin/events: the audit trail', (ctx) => {
     assert.equal(changed.statusCode, 200);
     const session2 = decodeJwt(cookieValue(changed, REFRESH)!).payload.jti as string;
 
-    assert.equal((await inject('DELETE', `/api/auth/sessions/${session2}`, { token: access })).statusCode, 204);
+    assert.equal((await inject('DELETE', `/api/auth/sessions/${session2}`, { token: access, payload: { password: NEW_PASSWORD } })).statusCode, 204);
     const unknown = '00000000-0000-4000-8000-000000000000';
-    assertProblem(await inject('DELETE', `/api/auth/sessions/${unknown}`, { token: access }), 404, 'Session not found');
+    assertProblem(await inject('DELETE', `/api/auth/sessions/${unknown}`, { token: access, payload: { password: NEW_PASSWORD } }), 404, 'Session not found');
     assert.equal((await inject('POST', '/api/auth/logout', { token: access })).statusCode, 204);
     // The rotated token comes back (theft), then a token that was merely revoked (by the password change).
     assertProblem(await refreshSession(ctx.app, token0), 401, 'Invalid refresh token');

@@ -146,3 +146,14 @@ export async function newAdminSession(ctx: TestContext): Promise<Session> {
   await ctx.database.db.updateTable('users').set({ is_admin: true }).where('id', '=', id).execute();
   return login(ctx.app, username);
 }
+
+/** 401 reauthentication_required (CONTRACT.md part 3): the password asked again was missing or wrong; nothing issued. */
+export function assertReauthenticationRequired(res: LightMyRequestResponse, what = ''): void {
+  assert.equal(res.statusCode, 401, `${what} ${res.body}`);
+  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
+  assert.deepEqual({ code: res.json().code, detail: res.json().detail }, {
+    code: 'reauthentication_required', detail: 'Confirm it is you: this needs your password again',
+  }, what);
+  assert.equal(res.headers['www-authenticate'], 'Bearer');
+  assert.equal(res.headers['set-cookie'], undefined, `${what}: no cookie`);
+}

@@ -118,7 +118,7 @@ export class World {
 
   /** A new passkey of the session's account, from a software authenticator; its id. */
   private async newPasskey(session: Session, authenticator = new SoftAuthenticator(this.ctx.config.publicUrl)): Promise<string> {
-    const options = (await this.call(session, 'POST', '/api/auth/passkeys/options')).json() as { challenge: string };
+    const options = (await this.call(session, 'POST', '/api/auth/passkeys/options', { password: session.password })).json() as { challenge: string };
     const res = await this.call(session, 'POST', '/api/auth/passkeys', { name: 'Key', credential: authenticator.register(options) });
     return (res.json() as { id: string }).id;
   }
@@ -317,9 +317,22 @@ export class World {
         break;
       }
       case 'POST /api/auth/passkeys': {
+        // The password on the options or on the answer, by turns: either makes the enrolment.
         const session = await this.main(role);
-        const options = (await this.call(session, 'POST', '/api/auth/passkeys/options')).json() as { challenge: string };
-        setBody({ credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options) });
+        const early = proposal.pick % 2 === 0;
+        const options = (await this.call(session, 'POST', '/api/auth/passkeys/options', early ? { password: session.password } : {})).json() as { challenge: string };
+        setBody({ credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options), ...(early ? {} : { password: session.password }) });
+        break;
+      }
+      case 'POST /api/auth/passkeys/options':
+      case 'DELETE /api/auth/sessions/{sessionID}':
+        setBody({ password: (await this.main(role)).password });
+        break;
+      // A fresh account: ending every other session of the main one would cut the world's own.
+      case 'POST /api/auth/sessions/end-others': {
+        const account = await this.freshAccount(role);
+        prepared.credentials = { headers: account.auth };
+        setBody({ password: account.password });
         break;
       }
       case 'POST /api/auth/tokens':
@@ -337,6 +350,7 @@ export class World {
       }
       case 'DELETE /api/auth/passkeys/{id}':
         request.pathParams.id = await this.newPasskey(await this.main(role));
+        setBody({ password: (await this.main(role)).password });
         break;
       case 'POST /api/auth/passkey/login': {
         let authenticator = this.passkeys.get(role);

@@ -45,7 +45,8 @@ forEachDatabase('per-route policy', (ctx) => {
         if (STREAMS.has(`${op.method} ${op.path}`)) continue;
         const asUser = await ctx.app.inject({ method: op.method, url: op.url, headers: user.auth });
         assert.equal(asUser.statusCode === 403, op.admin, `${key} as a user: ${asUser.statusCode} ${asUser.body}`);
-        assert.notEqual(asUser.statusCode, 401, key);
+        // A route that asks for the password again answers 401 reauthentication_required: the token got through.
+        if (asUser.statusCode === 401) assert.equal(asUser.json().code, 'reauthentication_required', `${key} as a user: ${asUser.body}`);
         if (op.admin) {
           const asAdmin = await ctx.app.inject({ method: op.method, url: op.url, headers: admin.auth });
           assert.ok(![401, 403].includes(asAdmin.statusCode), `${key} as an administrator: ${asAdmin.statusCode}`);

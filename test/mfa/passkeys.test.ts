@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { newAdminSession, REFRESH, setCookies } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
-import { forEachDatabase, login, signup, uniqueName, type Session } from '../helpers/harness.js';
+import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { del, enrolledUser, post } from './support.js';
 
@@ -13,7 +13,7 @@ forEachDatabase('second factor: passkeys', (ctx) => {
   const app = () => ctx.app;
 
   async function addPasskey(session: Session, name = 'Laptop', authenticator = new SoftAuthenticator(PUBLIC_URL)) {
-    const options = await post(app(), '/api/auth/passkeys/options', session.accessToken);
+    const options = await post(app(), '/api/auth/passkeys/options', session.accessToken, { password: GOOD_PASSWORD });
     assert.equal(options.statusCode, 200, options.body);
     const res = await post(app(), '/api/auth/passkeys', session.accessToken, { name, credential: authenticator.register(options.json()) });
     return { res, authenticator };
@@ -70,12 +70,12 @@ forEachDatabase('second factor: passkeys', (ctx) => {
     assert.equal(used[0].last_used_at, null);
     assert.match(used[1].last_used_at, /^\d{4}-/);
 
-    assert.equal((await del(app(), `/api/auth/passkeys/${body.id}`, user.accessToken)).statusCode, 204);
-    assert.equal((await del(app(), `/api/auth/passkeys/${body.id}`, user.accessToken)).json().detail, 'Passkey not found');
+    assert.equal((await del(app(), `/api/auth/passkeys/${body.id}`, user.accessToken, { password: GOOD_PASSWORD })).statusCode, 204);
+    assert.equal((await del(app(), `/api/auth/passkeys/${body.id}`, user.accessToken, { password: GOOD_PASSWORD })).json().detail, 'Passkey not found');
     assert.equal((await passkeyLogin(first.authenticator)).statusCode, 401, 'a removed passkey no longer signs in');
     // Someone else's passkey cannot be removed by id.
     const stranger = await newUser();
-    assert.equal((await del(app(), `/api/auth/passkeys/${used[1].id}`, stranger.accessToken)).statusCode, 404);
+    assert.equal((await del(app(), `/api/auth/passkeys/${used[1].id}`, stranger.accessToken, { password: GOOD_PASSWORD })).statusCode, 404);
   });
 
   test('a passkey login needs no further factor, even with an authenticator app set up', async () => {
@@ -86,7 +86,7 @@ forEachDatabase('second factor: passkeys', (ctx) => {
 
   test('refused: no user verification, another origin, a reused or expired challenge, a counter going back', async () => {
     const user = await newUser();
-    const options = (await post(app(), '/api/auth/passkeys/options', user.accessToken)).json();
+    const options = (await post(app(), '/api/auth/passkeys/options', user.accessToken, { password: GOOD_PASSWORD })).json();
     const unverified = new SoftAuthenticator(PUBLIC_URL);
     const refused = await post(app(), '/api/auth/passkeys', user.accessToken, { name: 'No UV', credential: unverified.register(options, { userVerified: false }) });
     assert.equal(refused.statusCode, 400);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { bearer, newAdminSession, REFRESH, refreshSession, setCookies } from '../helpers/auth.js';
+import { assertReauthenticationRequired, bearer, newAdminSession, REFRESH, refreshSession, setCookies } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName } from '../helpers/harness.js';
 import { assertThrottled, THROTTLE_ON } from '../security/support.js';
@@ -21,7 +21,9 @@ forEachDatabase('second factor: TOTP', (ctx) => {
 
     const wrongPassword = await post(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: 'not-the-password-at-all' });
     assert.equal(wrongPassword.statusCode, 401);
-    assert.equal(wrongPassword.json().detail, 'Invalid credentials');
+    assert.equal(wrongPassword.json().code, 'reauthentication_required');
+    assert.equal((await post(ctx.app, '/api/auth/2fa/totp', session.accessToken, {})).json().code, 'reauthentication_required');
+    assert.equal((await post(ctx.app, '/api/auth/2fa/totp', session.accessToken)).json().code, 'reauthentication_required', 'no body at all');
     const start = await post(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: GOOD_PASSWORD });
     assert.equal(start.statusCode, 200, start.body);
     assert.equal(start.headers['cache-control'], 'no-store');
@@ -62,7 +64,8 @@ forEachDatabase('second factor: TOTP', (ctx) => {
 
     // Turning off needs the password and a current code.
     clock.tick(STEP_MS);
-    assert.equal((await del(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: 'wrong-password-entirely', code: totpCode(secret) })).statusCode, 401);
+    assert.equal((await del(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: 'wrong-password-entirely', code: totpCode(secret) })).json().code, 'reauthentication_required');
+    assert.equal((await del(ctx.app, '/api/auth/2fa/totp', session.accessToken, { code: totpCode(secret) })).json().code, 'reauthentication_required');
     assertWrongCode(await del(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: GOOD_PASSWORD, code: '000000' === totpCode(secret) ? '111111' : '000000' }));
     const off = await del(ctx.app, '/api/auth/2fa/totp', session.accessToken, { password: GOOD_PASSWORD, code: totpCode(secret) });
     assert.equal(off.statusCode, 204, off.body);
@@ -113,6 +116,11 @@ forEachDatabase('second factor: TOTP', (ctx) => {
     assertWrongCode(await loginWith(ctx.app, user.username, 'aaaa-aaaa-aaaa-aaaa-aaaa-aaaa'));
 
     clock.tick(STEP_MS);
+    // New codes need the password again: a code alone (an access token and a phone) is not enough, and the code is not spent.
+    for (const password of [undefined, 'wrong-password-entirely']) {
+      const refused = await post(ctx.app, '/api/auth/2fa/recovery-codes', user.accessToken, { code: totpCode(user.secret), ...(password === undefined ? {} : { password }) });
+      assertReauthenticationRequired(refused, `password ${password}`);
+    }
     const fresh = await post(ctx.app, '/api/auth/2fa/recovery-codes', user.accessToken, { password: GOOD_PASSWORD, code: totpCode(user.secret) });
     assert.equal(fresh.statusCode, 200, fresh.body);
     const codes: string[] = fresh.json().recovery_codes;
@@ -185,7 +193,7 @@ forEachDatabase('second factor: TOTP', (ctx) => {
     clock.tick(STEP_MS);
     const other = await loginWith(ctx.app, user.username, totpCode(user.secret));
     const otherRefresh = setCookies(other).get(REFRESH)!.value;
-    const res = await post(ctx.app, '/api/auth/sessions/end-others', user.accessToken);
+    const res = await post(ctx.app, '/api/auth/sessions/end-others', user.accessToken, { password: GOOD_PASSWORD });
     assert.equal(res.statusCode, 200, res.body);
     const refresh = setCookies(res).get(REFRESH)!.value;
     assert.equal((await refreshSession(ctx.app, otherRefresh)).statusCode, 401);

@@ -23,7 +23,8 @@ const RUNS = Number(process.env.CONFORMANCE_RUNS ?? 16);
 const HASHING = new Set(['POST /api/auth/signup', 'POST /api/auth/login', 'PUT /api/auth/owner', 'DELETE /api/auth/owner',
   'DELETE /api/auth/sessions/{sessionID}', 'DELETE /api/auth/admin/{id}',
   'POST /api/auth/2fa/totp', 'POST /api/auth/2fa/totp/confirm', 'DELETE /api/auth/2fa/totp', 'POST /api/auth/2fa/recovery-codes',
-  'POST /api/auth/tokens']);
+  'POST /api/auth/tokens', 'POST /api/auth/sessions/end-others', 'POST /api/auth/passkeys/options', 'POST /api/auth/passkeys',
+  'DELETE /api/auth/passkeys/{id}']);
 
 /**
  * 400s that a request the schema accepts may still get, because the document states the rule in

@@ -164,7 +164,7 @@ forEachDatabase('revocation races', (ctx) => {
     const gate = pause.arm('refresh:locked');
     const pending = postRefresh(raced, s.refreshToken, csrf);
     await gate.reached;
-    const revoke = ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${sessionId}`, headers: bearer(other.accessToken) });
+    const revoke = ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${sessionId}`, headers: bearer(other.accessToken), payload: { password: GOOD_PASSWORD } });
     const queued = await queuedBehindLock(ctx, revoke);
     gate.release();
     const [refreshed, revoked] = await Promise.all([pending, revoke]);

@@ -36,7 +36,7 @@ async function loginAs(ctx: TestContext, username: string, userAgent: string): P
 forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
   const list = (accessToken: string) => ctx.app.inject({ method: 'GET', url: '/api/auth/sessions', headers: bearer(accessToken) });
   const revoke = (accessToken: string, id: string) =>
-    ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${id}`, headers: bearer(accessToken) });
+    ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${id}`, headers: bearer(accessToken), payload: { password: GOOD_PASSWORD } });
   const sessionsOf = async (accessToken: string) => {
     const res = await list(accessToken);
     assert.equal(res.statusCode, 200, res.body);

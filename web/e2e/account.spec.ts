@@ -21,6 +21,10 @@ test('sessions: one device ends another; a password change signs the others out;
   await expect(sessions.first().getByRole('button')).toHaveCount(0);
   await expect(phoneRow).not.toContainText('This device');
   await phoneRow.getByRole('button', { name: 'End session' }).click();
+  // Ending it asks for the password again (issue #37).
+  const confirm = a.getByRole('dialog', { name: 'End the session on Vellum test phone?' });
+  await confirm.getByLabel('Password').fill(GOOD_PASSWORD);
+  await confirm.getByRole('button', { name: 'End session' }).click();
   await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText('Session ended: Vellum test phone is signed out within 15 minutes at most.');
   await expect(sessions).toHaveCount(1);
   // Devices by name, not by their user-agent strings.

@@ -111,7 +111,8 @@ test('the session ends while typing: the login screen says so, and logging in ag
   const username = await signUp(page);
   const id = await createNote(page, 'Journal', 'kept line\n');
   const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
-  expect((await request.post('/api/auth/sessions/end-others', { headers: { authorization: `Bearer ${token}` } })).status()).toBe(200);
+  const endOthers = await request.post('/api/auth/sessions/end-others', { headers: { authorization: `Bearer ${token}` }, data: { password: GOOD_PASSWORD } });
+  expect(endOthers.status()).toBe(200);
   await page.route(`**/api/notes/${id}/versions`, (route) => route.request().method() === 'POST'
     ? route.fulfill({ status: 401, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Token expired' }) })
     : route.fallback());

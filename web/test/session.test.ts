@@ -130,4 +130,18 @@ describe('Session', () => {
     assert.equal(signedOut, 0);
     assert.equal(session.signedIn, true);
   });
+
+  it('a 401 "reauthentication_required" (the password asked again, missing or wrong) is the answer too', async () => {
+    const problem = { status: 401, detail: 'Confirm it is you: this needs your password again', code: 'reauthentication_required' };
+    const server = fakeServer({ 'POST /api/auth/sessions/end-others': () => json(problem, 401) });
+    let signedOut = 0;
+    const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
+    session.setAccessToken('valid');
+    const response = await session.fetch(new Request('http://app/api/auth/sessions/end-others', { method: 'POST', body: '{"password":"typo"}' }));
+    assert.equal(response.status, 401);
+    assert.deepEqual(await response.json(), problem);
+    assert.deepEqual(server.calls, ['POST /api/auth/sessions/end-others Bearer valid']);
+    assert.equal(signedOut, 0);
+    assert.equal(session.signedIn, true);
+  });
 });

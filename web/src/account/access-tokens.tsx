@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, errorMessage, unwrap } from '../api/client';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
+import { passwordErrorMessage } from './password-dialog';
 
 type Scope = 'notes:read' | 'notes:write' | 'dav';
 type TokenRow = { id: string; name: string; scopes: Scope[]; created_at: string; expires_at: string | null; last_used_at: string | null };
@@ -36,7 +37,7 @@ export function AccessTokens() {
       setPassword('');
       await load();
     } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
+      setMessage({ ok: false, text: passwordErrorMessage(e, password) });
     }
   };
   const revoke = async (row: TokenRow) => {

@@ -6,6 +6,7 @@ import { formatTime } from '../app/format';
 import { Passkeys, TwoStep } from './security';
 import { autosave, openForReading } from '../app/device-settings';
 import { deviceName } from './device-name';
+import { usePasswordDialog } from './password-dialog';
 import { Attachments } from '../files/files';
 import { AccessTokens } from './access-tokens';
 
@@ -97,9 +98,16 @@ function Sessions() {
   }, []);
   const load = sessions.reload;
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const { dialog, ask } = usePasswordDialog();
   const revoke = async (row: SessionRow) => {
     try {
-      unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: row.id } } }));
+      const asked = await ask({
+        title: `End the session on ${deviceName(row.user_agent)}?`,
+        text: `Signed in since ${formatTime(row.created_at)}; it is signed out within 15 minutes at most.`,
+        confirm: 'End session',
+        run: async (password) => unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: row.id } }, body: { password } })),
+      });
+      if (!asked.done) return;
       setMessage({ ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` });
     } catch (e) {
       setMessage({ ok: false, text: `Could not end the session: ${errorMessage(e)}` });
@@ -128,6 +136,7 @@ function Sessions() {
           ))}
         </ul>
       )}</Loaded>
+      {dialog}
     </section>
   );
 }

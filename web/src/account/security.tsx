@@ -4,6 +4,7 @@ import { api, errorMessage, session, unwrap } from '../api/client';
 import { QrCode } from './qr-code';
 import { formatTime } from '../app/format';
 import { passkeyMessage } from '../auth/auth';
+import { passwordErrorMessage, usePasswordDialog } from './password-dialog';
 
 type Message = { ok: boolean; text: string } | null;
 type Mfa = { totp: boolean; passkeys: number };
@@ -19,10 +20,17 @@ function Flash({ message }: { message: Message }) {
  */
 function EndOtherSessions() {
   const [done, setDone] = useState<Message>(null);
+  const { dialog, ask } = usePasswordDialog();
   const end = async () => {
     try {
-      const result = unwrap(await api.POST('/api/auth/sessions/end-others'));
-      session.setAccessToken(result.access_token);
+      const asked = await ask({
+        title: 'Sign out everywhere else?',
+        text: 'Every other device where you are signed in is signed out; this one stays signed in.',
+        confirm: 'Sign out everywhere else',
+        run: async (password) => unwrap(await api.POST('/api/auth/sessions/end-others', { body: { password } })),
+      });
+      if (!asked.done) return;
+      session.setAccessToken(asked.value.access_token);
       setDone({ ok: true, text: 'Every other device is signed out.' });
     } catch (e) {
       setDone({ ok: false, text: errorMessage(e) });
@@ -34,6 +42,7 @@ function EndOtherSessions() {
       <p>Your other devices stay signed in.</p>
       <button type="button" class="secondary" onClick={end}>Sign out everywhere else</button>
       <Flash message={done} />
+      {dialog}
     </div>
   );
 }
@@ -88,7 +97,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
     try {
       await work();
     } catch (e) {
-      setMessage({ ok: false, text: errorMessage(e) });
+      setMessage({ ok: false, text: passwordErrorMessage(e, password) });
     }
   };
   const start = (event: Event) => {
@@ -190,6 +199,7 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
   const [adding, setAdding] = useState(false);
   const [message, setMessage] = useState<Message>(null);
   const [changed, setChanged] = useState(false);
+  const { dialog, ask } = usePasswordDialog();
   const load = async () => {
     try {
       setRows(unwrap(await api.GET('/api/auth/passkeys')));
@@ -203,7 +213,15 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
     event.preventDefault();
     setMessage(null);
     try {
-      const options = unwrap(await api.POST('/api/auth/passkeys/options'));
+      // The password first (a stolen session must not add a way in): the challenge it gets needs no other.
+      const asked = await ask({
+        title: 'Add a passkey?',
+        text: 'Your device asks for your fingerprint, face or PIN next.',
+        confirm: 'Continue',
+        run: async (password) => unwrap(await api.POST('/api/auth/passkeys/options', { body: { password } })),
+      });
+      if (!asked.done) return;
+      const options = asked.value;
       const credential = await startRegistration({ optionsJSON: options as unknown as Parameters<typeof startRegistration>[0]['optionsJSON'] });
       const added = unwrap(await api.POST('/api/auth/passkeys', { body: { name: name.trim() || 'Passkey', credential: credential as never } }));
       setMessage({ ok: true, text: `Passkey “${added.name}” added. You can sign in with it instead of your password.` });
@@ -217,9 +235,15 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
     }
   };
   const remove = async (row: PasskeyRow) => {
-    if (!window.confirm(`Remove the passkey “${row.name}”? It will no longer sign you in.`)) return;
+    setMessage(null);
     try {
-      unwrap(await api.DELETE('/api/auth/passkeys/{id}', { params: { path: { id: row.id } } }));
+      const asked = await ask({
+        title: `Remove the passkey “${row.name}”?`,
+        text: 'It will no longer sign you in.',
+        confirm: 'Remove passkey',
+        run: async (password) => unwrap(await api.DELETE('/api/auth/passkeys/{id}', { params: { path: { id: row.id } }, body: { password } })),
+      });
+      if (!asked.done) return;
       setMessage({ ok: true, text: `Passkey “${row.name}” removed.` });
       setChanged(true);
       onChange();
@@ -254,6 +278,7 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
       ) : <button type="button" onClick={() => setAdding(true)}>Add passkey</button>}
       <Flash message={message} />
       {changed && <EndOtherSessions />}
+      {dialog}
     </section>
   );
 }

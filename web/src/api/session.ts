@@ -115,14 +115,15 @@ export class Session {
 
 /**
  * A 401 "Invalid credentials" from a route that checks the password again (change password, delete
- * account), or a wrong one-time code, is the answer to a typo, not an expired token: refreshing would not help, and treating
- * it as a lost session would sign the user out.
+ * account), "reauthentication_required" from a sensitive change whose password was missing or
+ * wrong, or a wrong one-time code, is the answer to a typo, not an expired token: refreshing would
+ * not help, and treating it as a lost session would sign the user out.
  */
 async function isWrongPassword(response: Response): Promise<boolean> {
   try {
     const body: unknown = await response.clone().json();
     const code = typeof body === 'object' && body !== null ? (body as { code?: unknown }).code : undefined;
-    return code === 'invalid_credentials' || code === 'invalid_mfa_code';
+    return code === 'invalid_credentials' || code === 'invalid_mfa_code' || code === 'reauthentication_required';
   } catch {
     return false;
   }
