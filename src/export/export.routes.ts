@@ -37,6 +37,8 @@ export interface ExportRoutesOptions {
   db: Db;
   importMaxBytes: number;
   attachments: AttachmentServices;
+  /** Tests only: pauses at named steps (`import:slot`). */
+  checkpoint?: (step: string) => Promise<void>;
 }
 
 const ExportedVersion = Type.Object({
@@ -112,8 +114,8 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 /** Everything the caller wrote: nothing may keep a copy. */
 const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 
-export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes, attachments }) => {
-  const importer = createImportRunner(importMaxBytes);
+export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes, attachments, checkpoint }) => {
+  const importer = createImportRunner(importMaxBytes, checkpoint);
   app.addHook('onClose', () => importer.close());
   // POST /import reads its own body (up to 64 MiB), so that it is neither gathered into one buffer
   // nor parsed on the event loop: this plugin's JSON "parser" hands the handler the stream.
@@ -188,21 +190,24 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       return reply.code(201).send(await importer.run(Readable.from([document]), document.length, (parsed) => importNotes(db, ownerId, parsed, existing)));
     }
     if (type === 'application/zip') {
-      const bytes = await readBody(body, length, importMaxBytes);
-      const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
-        ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
-        : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
-      try {
-        const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
-          const imported = await importNotes(db, ownerId, document, existing);
-          await archive.finish(document);
-          return imported;
-        });
-        return reply.code(201).send(result);
-      } catch (error) {
-        await archive.abandon();
-        throw error;
-      }
+      // In the queue from the first byte: what a zip costs is not its size, and waiting requests hold no body.
+      const result = await importer.queued(async (run) => {
+        const bytes = await readBody(body, length, importMaxBytes);
+        const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
+          ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
+          : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
+        try {
+          return await run(Readable.from([archive.document]), archive.document.length, async (document) => {
+            const imported = await importNotes(db, ownerId, document, existing);
+            await archive.finish(document);
+            return imported;
+          });
+        } catch (error) {
+          await archive.abandon();
+          throw error;
+        }
+      });
+      return reply.code(201).send(result);
     }
     const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document, existing));
     return reply.code(201).send(result);
