@@ -5,7 +5,7 @@ import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';
 import { folderNameProblem } from '../folders/folder-name.js';
-import { createFolder, deleteFolder, updateFolder } from '../folders/folders.service.js';
+import { createFolder, deleteFolder, requireRoomForCopy, updateFolder } from '../folders/folders.service.js';
 import { createNote, deleteNote, fileNote, getNote, writeVersion } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../notes/version-rules.js';
 import { newId } from '../shared/ids.js';
@@ -222,12 +222,21 @@ async function copyOne(s: DavServices, ownerId: string, source: Entry, parent: C
 export async function copy(
   s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
 ): Promise<void> {
+  // A folder's whole tree is checked against the folder limits first, so that a copy too deep or too
+  // large is refused before any of it is made (each folder is checked again as it is created).
+  if (deep && source.kind === 'folder') await requireRoomForCopy(s.db, ownerId, source.id, folderIdOf(parent));
+  await copyTree(s, ownerId, source, sourcePath, parent, name, existing, deep);
+}
+
+async function copyTree(
+  s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
+): Promise<void> {
   if (existing !== undefined) await remove(s, ownerId, existing);
   const id = await copyOne(s, ownerId, source, parent, name);
   await repo.copyProperties(s.db, ownerId, source.id, id);
   if (!deep || (source.kind !== 'folder' && source.kind !== 'root')) return;
   const target: Collection = { kind: 'folder', id, name, created_at: '', updated_at: '' };
   for (const child of await listChildren(s.db, ownerId, folderIdOf(source))) {
-    await copy(s, ownerId, child, [...sourcePath, child.name], target, child.name, undefined, true);
+    await copyTree(s, ownerId, child, [...sourcePath, child.name], target, child.name, undefined, true);
   }
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/schema.js';
 import { findChildByKey } from '../folders/folders.repository.js';
 import { folderNameKey } from '../folders/folder-name.js';
+import { FOLDER_MAX_DEPTH } from '../folders/folder-limits.js';
 import { nameKey, type Segments } from './dav-path.js';
 import * as repo from './dav.repository.js';
 
@@ -88,6 +89,9 @@ export function rootEntry(ownerId: string): Collection {
 export async function locate(db: Db, ownerId: string, segments: Segments): Promise<Located> {
   const root = rootEntry(ownerId);
   if (segments.length === 0) return { segments, parent: undefined, entry: root };
+  // Past the deepest folder there can be (and a file in it) nothing exists, and each name would
+  // cost a query: a 5,000-name path took 2 s. Trees made deeper before the limit end here too.
+  if (segments.length > FOLDER_MAX_DEPTH + 1) return { segments, parent: undefined, entry: undefined };
   let parent: Collection = root;
   for (const name of segments.slice(0, -1)) {
     const folder = await findChildByKey(db, ownerId, folderIdOf(parent), folderNameKey(name));
