@@ -11,28 +11,32 @@ export class FolderTree {
   private readonly children = new Map<string | null, FolderRecord[]>();
   private readonly cache = new Map<string, string>();
 
-  constructor(folders: readonly FolderRecord[]) {
+  /** Adds folders (export reads them a page at a time, taking turns between pages). */
+  add(folders: readonly FolderRecord[]): void {
     for (const folder of folders) {
       this.byId.set(folder.id, folder);
       let siblings = this.children.get(folder.parent_id);
       if (siblings === undefined) this.children.set(folder.parent_id, (siblings = []));
       siblings.push(folder);
     }
-    // Siblings by name, in code units: the order a sort of the paths gave for names like most.
-    for (const siblings of this.children.values()) siblings.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  get size(): number {
-    return this.byId.size;
+  /** A folder's subfolders by name, in code units (the order a sort of the paths gave for most names); sorted as the walk reaches them. */
+  private childrenOf(id: string | null): FolderRecord[] {
+    const list = this.children.get(id);
+    if (list === undefined) return [];
+    if (list.length > 1) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return list;
   }
 
   /**
    * Every folder reachable from the top, parents before their children, siblings by name. `names`
-   * is the folder's path as names from the top: one array, changed as the walk goes on (copy it to keep it).
+   * is the folder's path as names from the top: one array, changed as the walk goes on (copy it to
+   * keep it); `leaf`: it has no subfolder.
    */
-  *walk(): Generator<{ folder: FolderRecord; names: readonly string[] }> {
+  *walk(): Generator<{ folder: FolderRecord; names: readonly string[]; leaf: boolean }> {
     const names: string[] = [];
-    const stack: Array<{ list: FolderRecord[]; next: number }> = [{ list: this.children.get(null) ?? [], next: 0 }];
+    const stack: Array<{ list: FolderRecord[]; next: number }> = [{ list: this.childrenOf(null), next: 0 }];
     while (stack.length > 0) {
       const top = stack.at(-1)!;
       if (top.next === top.list.length) {
@@ -41,9 +45,10 @@ export class FolderTree {
         continue;
       }
       const folder = top.list[top.next++]!;
+      const children = this.childrenOf(folder.id);
       names.push(folder.name);
-      yield { folder, names };
-      stack.push({ list: this.children.get(folder.id) ?? [], next: 0 });
+      yield { folder, names, leaf: children.length === 0 };
+      stack.push({ list: children, next: 0 });
     }
   }
 

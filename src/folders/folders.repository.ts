@@ -16,6 +16,13 @@ export function listFolders(db: Db, ownerId: string): Promise<FolderRecord[]> {
   return db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId).orderBy('name_key').orderBy('id').execute();
 }
 
+/** A page of the owner's folders by id, after `afterId`: for export, which reads them all without holding the event loop. */
+export function foldersPage(db: Db, ownerId: string, afterId: string | undefined, limit: number): Promise<FolderRecord[]> {
+  let query = db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId);
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  return query.orderBy('id').limit(limit).execute();
+}
+
 /** Notes directly in each folder, trash excluded (archived included): one index-only range scan. */
 export async function noteCounts(db: Db, ownerId: string): Promise<Map<string, number>> {
   const rows = await db

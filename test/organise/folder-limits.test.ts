@@ -122,11 +122,9 @@ forEachDatabase('folder limits', (ctx) => {
 
     const zip = await app().inject({ method: 'GET', url: '/api/export?format=markdown', headers: s.auth });
     assert.equal(zip.statusCode, 200);
+    // A directory entry per level down to 32, then only the empty bottom one (deeper levels are implied by its path).
     const entries = zipDirectory(zip.rawPayload).map((entry) => entry.name);
-    assert.equal(entries.length, 5_001);
-    assert.equal(entries[0], '1/');
-    assert.equal(entries[4_999], `${path(5_000)}/`);
-    assert.equal(entries[5_000], `${path(5_000)}/Deep.md`);
+    assert.deepEqual(entries, [...Array.from({ length: 32 }, (_, i) => `${path(i + 1)}/`), `${path(5_000)}/`, `${path(5_000)}/Deep.md`]);
 
     expectTooDeep(await api.createFolder(s, { name: 'more', parent_id: ids.at(-1) }));
     // Moving part of it up makes it shallower: allowed, though still deeper than 32; back down is not.
