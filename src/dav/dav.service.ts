@@ -148,11 +148,11 @@ export async function remove(s: DavServices, ownerId: string, entry: Entry): Pro
     await attachments.discardIfUnused(s.attachments, ownerId, entry.attachment_id);
     return;
   }
-  const inside = await walk(s.db, ownerId, entry, []);
+  const inside = await walk(s.db, ownerId, entry);
   await deleteFolder(s.db, ownerId, entry.id, s.trashDays);
-  const gone = inside.filter((i) => i.entry.kind !== 'note');
-  await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.entry.id)]);
-  for (const { entry: file } of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
+  const gone = inside.filter((i) => i.kind !== 'note');
+  await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.id)]);
+  for (const file of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
 }
 
 /**

@@ -103,13 +103,18 @@ export async function locate(db: Db, ownerId: string, segments: Segments): Promi
   return { segments, parent, entry: children.find((c) => nameKey(c.name) === last) };
 }
 
-/** Every entry below a collection, depth first, with its path: for COPY, DELETE and lock checks of a tree. */
-export async function walk(db: Db, ownerId: string, collection: Collection, segments: Segments): Promise<Array<{ entry: Entry; segments: Segments }>> {
-  const out: Array<{ entry: Entry; segments: Segments }> = [];
-  for (const entry of await listChildren(db, ownerId, folderIdOf(collection))) {
-    const path = [...segments, entry.name];
-    out.push({ entry, segments: path });
-    if (entry.kind === 'folder') out.push(...await walk(db, ownerId, entry, path));
+/**
+ * Every entry below a collection (for DELETE, which removes their properties and files). A loop,
+ * not a recursion, and no paths: a tree made deeper than the limit before it existed may be thousands of levels deep.
+ */
+export async function walk(db: Db, ownerId: string, collection: Collection): Promise<Entry[]> {
+  const out: Entry[] = [];
+  const pending: Collection[] = [collection];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const entry of await listChildren(db, ownerId, folderIdOf(next))) {
+      out.push(entry);
+      if (entry.kind === 'folder') pending.push(entry);
+    }
   }
   return out;
 }

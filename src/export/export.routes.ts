@@ -169,7 +169,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         + '/api/export?format=markdown writes (application/zip without vellum-export.json: each file a note of one version, its front '
         + 'matter\'s title, created_at and updated_at kept, else its name and time; its directory its folder; files under attachments/ '
         + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). A zip may hold at most '
-        + `${IMPORT_MAX_FILES} files and ${IMPORT_MAX_ZIP_ENTRIES} entries (400 before anything is stored). `
+        + `${IMPORT_MAX_FILES} files and ${IMPORT_MAX_ZIP_ENTRIES} entries, no two entries may share bytes, and what it declares may not `
+        + 'add up past the limits (each file ATTACHMENT_MAX_BYTES, the files together and the text together IMPORT_MAX_BYTES): '
+        + '400 from its directory, before anything is inflated or stored. Zip imports wait their turn one at a time (more than two waiting: 503). '
         + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
       querystring: ImportQuery,
       body: ImportDocument,
