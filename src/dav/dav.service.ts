@@ -5,7 +5,7 @@ import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';
 import { folderNameProblem } from '../folders/folder-name.js';
-import { createFolder, deleteFolder, requireRoomForCopy, updateFolder } from '../folders/folders.service.js';
+import { createFolder, deleteFolder, requireRoomForCopy, requireRoomForMove, updateFolder } from '../folders/folders.service.js';
 import { createNote, deleteNote, fileNote, getNote, writeVersion } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../notes/version-rules.js';
 import { newId } from '../shared/ids.js';
@@ -172,6 +172,8 @@ export async function move(
     await remove(s, ownerId, source);
     return;
   }
+  // Refused for depth before the destination's resource is replaced (updateFolder checks again under the lock).
+  if (source.kind === 'folder') await requireRoomForMove(s.db, ownerId, source.id, folderIdOf(parent));
   if (existing !== undefined && existing.id !== source.id) await remove(s, ownerId, existing);
   const folderId = folderIdOf(parent);
   if (source.kind === 'folder') {

@@ -54,6 +54,15 @@ export async function requireRoomForCopy(db: Db, ownerId: string, folderId: stri
   });
 }
 
+/** Whether moving `folderId` under `parentId` keeps within the depth limit (WebDAV asks before it replaces what is at the destination). */
+export async function requireRoomForMove(db: Db, ownerId: string, folderId: string, parentId: string | null): Promise<void> {
+  if (parentId === null) return;
+  await db.transaction().execute(async (trx) => {
+    const folder = await requireFolder(trx, ownerId, folderId);
+    if (folder.parent_id !== parentId) await requireDepthAfterMove(trx, folder, parentId);
+  });
+}
+
 export async function createFolder(
   db: Db, ownerId: string, input: { name: string; parent_id?: string | null }, checkpoint?: (step: string) => Promise<void>,
 ): Promise<Folder> {

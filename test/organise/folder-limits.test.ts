@@ -58,10 +58,12 @@ forEachDatabase('folder limits', (ctx) => {
     await insertChain(db(), s.userId, ['a1', 'a2']);
     expectTooDeep(await dav(s, 'MKCOL', davPath([...e, 'x'])));
     assert.equal((await dav(s, 'MKCOL', davPath([...e.slice(0, 31), 'x']))).statusCode, 201);
-    const deepDestination = `http://localhost${davPath([...e.slice(0, 31), 'a1'])}`;
+    // Onto the existing x (Overwrite: T by default): refused before x is replaced.
+    const deepDestination = `http://localhost${davPath([...e.slice(0, 31), 'x'])}`;
     expectTooDeep(await dav(s, 'MOVE', davPath(['a1']), { destination: deepDestination }));
     expectTooDeep(await dav(s, 'COPY', davPath(['a1']), { destination: deepDestination, depth: 'infinity' }));
     assert.equal(await count(s), 32 + 2 + 1);
+    assert.equal((await dav(s, 'PROPFIND', davPath([...e.slice(0, 31), 'x']), { depth: '0' })).statusCode, 207);
     // A path with more names than folders can nest is answered at once, without a query per name.
     assert.equal((await dav(s, 'PROPFIND', davPath(names(5_000, 'x')), { depth: '0' })).statusCode, 404);
   });
