@@ -63,7 +63,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -194,7 +194,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     db: database.db, storage: createStorage(config, database.db), log: app.log,
     maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
   };
-  await app.register(exportRoutes, { prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices });
+  await app.register(exportRoutes, {
+    prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices, ...(checkpoint === undefined ? {} : { checkpoint }),
+  });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays, live });
   await app.register(foldersRoutes, {
     prefix: '/api/folders', db: database.db, trashDays: config.trashDays, live, ...(checkpoint === undefined ? {} : { checkpoint }),

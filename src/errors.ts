@@ -1,3 +1,5 @@
+import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folders/folder-limits.js';
+
 /**
  * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
  * them (and every other error) into application/problem+json.
@@ -80,6 +82,8 @@ export const Errors = {
   rangeNotSatisfiable: (size: number) => new AppError(416, 'range_not_satisfiable', 'The requested range is outside the file', {}, { 'content-range': `bytes */${size}` }),
   folderNameTaken: make(409, 'folder_name_taken', 'A folder with this name already exists here'),
   folderCycle: make(409, 'folder_cycle', 'A folder cannot be moved into itself or below itself'),
+  folderTooDeep: make(409, 'folder_too_deep', `Folders nest at most ${FOLDER_MAX_DEPTH} levels deep`),
+  folderLimit: make(409, 'folder_limit', `An account holds at most ${FOLDERS_MAX.toLocaleString('en')} folders`),
   importExisting: (count: number) => new AppError(409, 'import_existing',
     `${count === 1 ? '1 note' : `${count} notes`} of this import ${count === 1 ? 'is' : 'are'} already here (imported before); nothing was imported: import again with existing=skip or existing=copy`,
     { existing: count }),

@@ -5,7 +5,7 @@ import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError } from '../errors.js';
 import { folderNameProblem } from '../folders/folder-name.js';
-import { createFolder, deleteFolder, updateFolder } from '../folders/folders.service.js';
+import { createFolder, deleteFolder, requireRoomForCopy, requireRoomForMove, updateFolder } from '../folders/folders.service.js';
 import { createNote, deleteNote, fileNote, getNote, writeVersion } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../notes/version-rules.js';
 import { newId } from '../shared/ids.js';
@@ -148,11 +148,11 @@ export async function remove(s: DavServices, ownerId: string, entry: Entry): Pro
     await attachments.discardIfUnused(s.attachments, ownerId, entry.attachment_id);
     return;
   }
-  const inside = await walk(s.db, ownerId, entry, []);
+  const inside = await walk(s.db, ownerId, entry);
   await deleteFolder(s.db, ownerId, entry.id, s.trashDays);
-  const gone = inside.filter((i) => i.entry.kind !== 'note');
-  await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.entry.id)]);
-  for (const { entry: file } of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
+  const gone = inside.filter((i) => i.kind !== 'note');
+  await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.id)]);
+  for (const file of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
 }
 
 /**
@@ -172,6 +172,8 @@ export async function move(
     await remove(s, ownerId, source);
     return;
   }
+  // Refused for depth before the destination's resource is replaced (updateFolder checks again under the lock).
+  if (source.kind === 'folder') await requireRoomForMove(s.db, ownerId, source.id, folderIdOf(parent));
   if (existing !== undefined && existing.id !== source.id) await remove(s, ownerId, existing);
   const folderId = folderIdOf(parent);
   if (source.kind === 'folder') {
@@ -222,12 +224,21 @@ async function copyOne(s: DavServices, ownerId: string, source: Entry, parent: C
 export async function copy(
   s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
 ): Promise<void> {
+  // A folder's whole tree is checked against the folder limits first, so that a copy too deep or too
+  // large is refused before any of it is made (each folder is checked again as it is created).
+  if (deep && source.kind === 'folder') await requireRoomForCopy(s.db, ownerId, source.id, folderIdOf(parent));
+  await copyTree(s, ownerId, source, sourcePath, parent, name, existing, deep);
+}
+
+async function copyTree(
+  s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
+): Promise<void> {
   if (existing !== undefined) await remove(s, ownerId, existing);
   const id = await copyOne(s, ownerId, source, parent, name);
   await repo.copyProperties(s.db, ownerId, source.id, id);
   if (!deep || (source.kind !== 'folder' && source.kind !== 'root')) return;
   const target: Collection = { kind: 'folder', id, name, created_at: '', updated_at: '' };
   for (const child of await listChildren(s.db, ownerId, folderIdOf(source))) {
-    await copy(s, ownerId, child, [...sourcePath, child.name], target, child.name, undefined, true);
+    await copyTree(s, ownerId, child, [...sourcePath, child.name], target, child.name, undefined, true);
   }
 }

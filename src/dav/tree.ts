@@ -1,6 +1,7 @@
 import type { Db } from '../db/schema.js';
 import { findChildByKey } from '../folders/folders.repository.js';
 import { folderNameKey } from '../folders/folder-name.js';
+import { FOLDER_MAX_DEPTH } from '../folders/folder-limits.js';
 import { nameKey, type Segments } from './dav-path.js';
 import * as repo from './dav.repository.js';
 
@@ -88,6 +89,9 @@ export function rootEntry(ownerId: string): Collection {
 export async function locate(db: Db, ownerId: string, segments: Segments): Promise<Located> {
   const root = rootEntry(ownerId);
   if (segments.length === 0) return { segments, parent: undefined, entry: root };
+  // Past the deepest folder there can be (and a file in it) nothing exists, and each name would
+  // cost a query: a 5,000-name path took 2 s. Trees made deeper before the limit end here too.
+  if (segments.length > FOLDER_MAX_DEPTH + 1) return { segments, parent: undefined, entry: undefined };
   let parent: Collection = root;
   for (const name of segments.slice(0, -1)) {
     const folder = await findChildByKey(db, ownerId, folderIdOf(parent), folderNameKey(name));
@@ -99,13 +103,18 @@ export async function locate(db: Db, ownerId: string, segments: Segments): Promi
   return { segments, parent, entry: children.find((c) => nameKey(c.name) === last) };
 }
 
-/** Every entry below a collection, depth first, with its path: for COPY, DELETE and lock checks of a tree. */
-export async function walk(db: Db, ownerId: string, collection: Collection, segments: Segments): Promise<Array<{ entry: Entry; segments: Segments }>> {
-  const out: Array<{ entry: Entry; segments: Segments }> = [];
-  for (const entry of await listChildren(db, ownerId, folderIdOf(collection))) {
-    const path = [...segments, entry.name];
-    out.push({ entry, segments: path });
-    if (entry.kind === 'folder') out.push(...await walk(db, ownerId, entry, path));
+/**
+ * Every entry below a collection (for DELETE, which removes their properties and files). A loop,
+ * not a recursion, and no paths: a tree made deeper than the limit before it existed may be thousands of levels deep.
+ */
+export async function walk(db: Db, ownerId: string, collection: Collection): Promise<Entry[]> {
+  const out: Entry[] = [];
+  const pending: Collection[] = [collection];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const entry of await listChildren(db, ownerId, folderIdOf(next))) {
+      out.push(entry);
+      if (entry.kind === 'folder') pending.push(entry);
+    }
   }
   return out;
 }

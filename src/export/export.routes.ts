@@ -37,6 +37,8 @@ export interface ExportRoutesOptions {
   db: Db;
   importMaxBytes: number;
   attachments: AttachmentServices;
+  /** Tests only: pauses at named steps (`import:slot`). */
+  checkpoint?: (step: string) => Promise<void>;
 }
 
 const ExportedVersion = Type.Object({
@@ -112,8 +114,8 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 /** Everything the caller wrote: nothing may keep a copy. */
 const EXPORT: RoutePolicy = { auth: 'access', noStore: true };
 
-export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes, attachments }) => {
-  const importer = createImportRunner(importMaxBytes);
+export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = async (app, { db, importMaxBytes, attachments, checkpoint }) => {
+  const importer = createImportRunner(importMaxBytes, checkpoint);
   app.addHook('onClose', () => importer.close());
   // POST /import reads its own body (up to 64 MiB), so that it is neither gathered into one buffer
   // nor parsed on the event loop: this plugin's JSON "parser" hands the handler the stream.
@@ -167,7 +169,9 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
         + '/api/export?format=markdown writes (application/zip without vellum-export.json: each file a note of one version, its front '
         + 'matter\'s title, created_at and updated_at kept, else its name and time; its directory its folder; files under attachments/ '
         + 'stored anew and the relative links to them rewritten), or one Markdown file (text/markdown). A zip may hold at most '
-        + `${IMPORT_MAX_FILES} files and ${IMPORT_MAX_ZIP_ENTRIES} entries (400 before anything is stored). `
+        + `${IMPORT_MAX_FILES} files and ${IMPORT_MAX_ZIP_ENTRIES} entries, no two entries may share bytes, and what it declares may not `
+        + 'add up past the limits (each file ATTACHMENT_MAX_BYTES, the files together and the text together IMPORT_MAX_BYTES): '
+        + '400 from its directory, before anything is inflated or stored. Zip imports wait their turn one at a time (more than two waiting: 503). '
         + `Up to IMPORT_MAX_BYTES (64 MiB by default; more is 413). A document that breaks a rule is 400 naming the first problem by its path, and nothing is imported. ${IMPORT_RULES}`,
       querystring: ImportQuery,
       body: ImportDocument,
@@ -188,21 +192,24 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
       return reply.code(201).send(await importer.run(Readable.from([document]), document.length, (parsed) => importNotes(db, ownerId, parsed, existing)));
     }
     if (type === 'application/zip') {
-      const bytes = await readBody(body, length, importMaxBytes);
-      const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
-        ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
-        : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
-      try {
-        const result = await importer.run(Readable.from([archive.document]), archive.document.length, async (document) => {
-          const imported = await importNotes(db, ownerId, document, existing);
-          await archive.finish(document);
-          return imported;
-        });
-        return reply.code(201).send(result);
-      } catch (error) {
-        await archive.abandon();
-        throw error;
-      }
+      // In the queue from the first byte: what a zip costs is not its size, and waiting requests hold no body.
+      const result = await importer.queued(async (run) => {
+        const bytes = await readBody(body, length, importMaxBytes);
+        const archive: ArchiveParts = await zipHolds(bytes, ARCHIVE_DOCUMENT)
+          ? await readArchive(attachments, ownerId, bytes, importMaxBytes)
+          : await readMarkdownZip(attachments, ownerId, bytes, importMaxBytes);
+        try {
+          return await run(Readable.from([archive.document]), archive.document.length, async (document) => {
+            const imported = await importNotes(db, ownerId, document, existing);
+            await archive.finish(document);
+            return imported;
+          });
+        } catch (error) {
+          await archive.abandon();
+          throw error;
+        }
+      });
+      return reply.code(201).send(result);
     }
     const result = await importer.run(body, length, (document) => importNotes(db, ownerId, document, existing));
     return reply.code(201).send(result);

@@ -5,7 +5,7 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-format.js';
 import * as repo from './export.repository.js';
-import { folderPaths } from '../folders/folders.service.js';
+import { folderTree } from '../folders/folders.service.js';
 
 export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION };
 
@@ -68,19 +68,26 @@ async function* noteVersions(db: Db, noteId: string): AsyncGenerator<repo.Versio
 export function exportDocument(db: Db, owner: { id: string; username: string }, now: Date): Readable {
   const { id: ownerId, username } = owner;
   async function* pieces(): AsyncGenerator<string> {
-    // Every folder's path (parents sort before their children), so empty folders come back too.
-    const paths = await folderPaths(db, ownerId);
+    // Every folder's path, parents before their children, so empty folders come back too. One at a
+    // time with turns between: an old tree thousands of levels deep has paths of as many names.
+    const tree = await folderTree(db, ownerId);
     const files = (await allAttachments(db, ownerId)).map(({ id, filename, content_type, size, sha256, created_at }) => ({ id, filename, content_type, size, sha256, created_at }));
     yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},`
-      + `"username":${JSON.stringify(username)},"folders":${JSON.stringify([...paths.values()].sort())},`
-      + `"attachments":${JSON.stringify(files)},"notes":[`;
-    let firstNote = true;
+      + `"username":${JSON.stringify(username)},"folders":[`;
     const takeTurn = turnTaker();
+    let firstFolder = true;
+    for (const { names } of tree.walk()) {
+      await takeTurn();
+      yield (firstFolder ? '' : ',') + JSON.stringify(names.join('/'));
+      firstFolder = false;
+    }
+    yield `],"attachments":${JSON.stringify(files)},"notes":[`;
+    let firstNote = true;
     for await (const note of ownerNotes(db, ownerId)) {
       await takeTurn();
       yield `${firstNote ? '\n' : ',\n'}{"id":${JSON.stringify(note.id)},"title":${JSON.stringify(note.title)},`
         + `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},`
-        + `"folder":${JSON.stringify(note.folder_id === null ? null : paths.get(note.folder_id) ?? null)},`
+        + `"folder":${JSON.stringify(note.folder_id === null ? null : tree.pathOf(note.folder_id) ?? null)},`
         + `"pinned":${note.pinned},"archived":${note.archived},"versions":[`;
       firstNote = false;
       let firstVersion = true;

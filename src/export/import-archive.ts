@@ -7,6 +7,7 @@ import { Errors } from '../errors.js';
 import { ARCHIVE_DOCUMENT, ARCHIVE_FILES } from './archive-zip.js';
 import type { ImportDocument } from './import-runner.js';
 import { IMPORT_MAX_NOTES } from './import-scan.js';
+import { checkZipDirectory, type ZipBudget } from './zip-directory.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -47,20 +48,17 @@ export function openZip(bytes: Buffer): Promise<yauzl.ZipFile> {
 }
 
 /**
- * Refuses a zip holding more than IMPORT_MAX_FILES files (entries `isFile` says are uploads) before
- * any is uploaded: a pass over the zip's directory alone, nothing inflated.
+ * Refuses, before anything is inflated or uploaded, a zip whose directory breaks a rule of
+ * checkZipDirectory: overlapping entries, more than IMPORT_MAX_FILES files, declared sizes past the
+ * importer's limits (the files together at most `maxBytes`, IMPORT_MAX_BYTES, as the zip itself).
  */
-export async function checkFileCount(bytes: Buffer, isFile: (name: string) => boolean): Promise<void> {
+export async function checkDirectory(bytes: Buffer, budget: Omit<ZipBudget, 'maxFileCount'>): Promise<void> {
   const zip = await openZip(bytes);
-  let files = 0;
   try {
-    await eachEntry(zip, async (entry) => {
-      if (isFile(entry.fileName)) files += 1;
-    });
+    await checkZipDirectory(zip, (visit) => eachEntry(zip, visit), { ...budget, maxFileCount: IMPORT_MAX_FILES });
   } finally {
     zip.close();
   }
-  if (files > IMPORT_MAX_FILES) throw invalid(`it holds ${files} files; at most ${IMPORT_MAX_FILES} are imported at once`);
 }
 
 export function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
@@ -120,7 +118,10 @@ export async function eachEntry(zip: yauzl.ZipFile, visit: (entry: yauzl.Entry) 
 const isArchiveFile = (name: string) => name.startsWith(ARCHIVE_FILES) && UUID.test(name.slice(ARCHIVE_FILES.length));
 
 export async function readArchive(s: AttachmentServices, ownerId: string, bytes: Buffer, maxDocumentBytes: number): Promise<ArchiveParts> {
-  await checkFileCount(bytes, isArchiveFile);
+  await checkDirectory(bytes, {
+    kindOf: (name) => (name === ARCHIVE_DOCUMENT ? 'text' : isArchiveFile(name) ? 'file' : 'skip'),
+    maxTextEntry: maxDocumentBytes, maxText: maxDocumentBytes, maxFileEntry: s.maxBytes, maxFiles: maxDocumentBytes,
+  });
   const zip = await openZip(bytes);
   const renamed = new Map<string, string>();
   let document: Buffer | undefined;

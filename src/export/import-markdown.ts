@@ -3,7 +3,7 @@ import * as attachmentsRepo from '../attachments/attachments.repository.js';
 import { upload, type AttachmentServices } from '../attachments/attachments.service.js';
 import { Errors } from '../errors.js';
 import { EXPORT_FORMAT } from './export-format.js';
-import { checkFileCount, collect, eachEntry, entryStream, inflated, openZip, type ArchiveParts } from './import-archive.js';
+import { checkDirectory, collect, eachEntry, entryStream, inflated, openZip, type ArchiveParts } from './import-archive.js';
 import type { ImportDocument } from './import.schema.js';
 import { ATTACHMENTS_DIRECTORY } from './markdown-zip.js';
 
@@ -105,7 +105,10 @@ export async function zipHolds(bytes: Buffer, name: string): Promise<boolean> {
  * a JSON document): a small zip can hold gigabytes of well-compressed text, all of it kept here.
  */
 export async function readMarkdownZip(s: AttachmentServices, ownerId: string, bytes: Buffer, maxTextBytes: number): Promise<ArchiveParts> {
-  await checkFileCount(bytes, (name) => FILE_ENTRY.test(name));
+  await checkDirectory(bytes, {
+    kindOf: (name) => (FILE_ENTRY.test(name) ? 'file' : !name.endsWith('/') && NOTE_FILE.test(name) ? 'text' : 'skip'),
+    maxTextEntry: Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes), maxText: maxTextBytes, maxFileEntry: s.maxBytes, maxFiles: maxTextBytes,
+  });
   const zip = await openZip(bytes);
   const folders = new Set<string>();
   const notes: Array<{ note: ImportNote }> = [];

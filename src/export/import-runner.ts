@@ -32,6 +32,12 @@ export interface ImportRunner {
    * checked document to `write`. `length` is the Content-Length, when given.
    */
   run<T>(body: Readable, length: number | undefined, write: (document: ImportDocument) => Promise<T>): Promise<T>;
+  /**
+   * Runs `task` in the queue's slot, whatever its size: a zip's cost is not its size (it is
+   * inflated, hashed and stored), so every zip import waits its turn here, and past MAX_WAITING is
+   * 503 like a large document. `run` inside it reads a document without queueing again.
+   */
+  queued<T>(task: (run: ImportRunner['run']) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -133,8 +139,11 @@ function handOver(worker: Worker): (chunk: Buffer | undefined) => void {
   };
 }
 
-/** `maxBytes`: the largest body (IMPORT_MAX_BYTES); more is 413. */
-export function createImportRunner(maxBytes: number): ImportRunner {
+/**
+ * `maxBytes`: the largest body (IMPORT_MAX_BYTES); more is 413. `checkpoint` (tests only) pauses
+ * at `import:slot` once a queued task holds the slot.
+ */
+export function createImportRunner(maxBytes: number, checkpoint?: (step: string) => Promise<void>): ImportRunner {
   const heapMb = workerHeapMb(maxBytes);
   const workers = new Set<Worker>();
   let running = 0;
@@ -154,54 +163,65 @@ export function createImportRunner(maxBytes: number): ImportRunner {
     else running -= 1;
   };
 
-  return {
-    async run(body, length, write) {
-      if (length !== undefined && length > maxBytes) throw tooLarge();
-      const reader = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-      const first = await head(reader, maxBytes);
-      if (first.ended) {
-        const checked = readImport(Buffer.concat(first.chunks));
-        return write(documentOf(checked.notes, checked.folders, checked.attachments));
+  const read = async <T>(body: Readable, length: number | undefined, write: (document: ImportDocument) => Promise<T>, holding: boolean): Promise<T> => {
+    if (length !== undefined && length > maxBytes) throw tooLarge();
+    const reader = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const first = await head(reader, maxBytes);
+    if (first.ended) {
+      const checked = readImport(Buffer.concat(first.chunks));
+      return write(documentOf(checked.notes, checked.folders, checked.attachments));
+    }
+    if (!holding) await acquire();
+    let worker: Worker | undefined;
+    try {
+      worker = spawnWorker(length, heapMb);
+      workers.add(worker);
+      const next = messagesOf(worker);
+      // Each chunk is copied to the worker (tens of kilobytes at a time), which assembles the document.
+      const send = handOver(worker);
+      for (const chunk of first.chunks) send(chunk);
+      let bytes = first.bytes;
+      for (let chunk = await reader.next(); chunk.done !== true; chunk = await reader.next()) {
+        bytes += chunk.value.length;
+        if (bytes > maxBytes) throw tooLarge();
+        send(chunk.value);
       }
-      await acquire();
-      let worker: Worker | undefined;
-      try {
-        worker = spawnWorker(length, heapMb);
-        workers.add(worker);
-        const next = messagesOf(worker);
-        // Each chunk is copied to the worker (tens of kilobytes at a time), which assembles the document.
-        const send = handOver(worker);
-        for (const chunk of first.chunks) send(chunk);
-        let bytes = first.bytes;
-        for (let chunk = await reader.next(); chunk.done !== true; chunk = await reader.next()) {
-          bytes += chunk.value.length;
-          if (bytes > maxBytes) throw tooLarge();
-          send(chunk.value);
-        }
-        send(undefined);
-        worker.postMessage('end');
-        const ready = await next();
-        if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);
-        if (ready.type !== 'ready') throw new Error(`import worker: unexpected ${ready.type}`);
-        const w = worker;
-        // One batch is always on its way while the one before is written: the worker runs at a lower
-        // priority, and waiting for it after every batch made a busy machine's imports several times slower.
-        const batches = async function* () {
+      send(undefined);
+      worker.postMessage('end');
+      const ready = await next();
+      if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);
+      if (ready.type !== 'ready') throw new Error(`import worker: unexpected ${ready.type}`);
+      const w = worker;
+      // One batch is always on its way while the one before is written: the worker runs at a lower
+      // priority, and waiting for it after every batch made a busy machine's imports several times slower.
+      const batches = async function* () {
+        w.postMessage('next');
+        for (;;) {
+          const message = await next();
+          if (message.type === 'done') return;
+          if (message.type !== 'batch') throw new Error(`import worker: unexpected ${message.type}`);
           w.postMessage('next');
-          for (;;) {
-            const message = await next();
-            if (message.type === 'done') return;
-            if (message.type !== 'batch') throw new Error(`import worker: unexpected ${message.type}`);
-            w.postMessage('next');
-            yield message.items;
-          }
-        };
-        return await write({ ...ready.summary, batches: batches() });
-      } finally {
-        if (worker !== undefined) {
-          workers.delete(worker);
-          await worker.terminate();
+          yield message.items;
         }
+      };
+      return await write({ ...ready.summary, batches: batches() });
+    } finally {
+      if (worker !== undefined) {
+        workers.delete(worker);
+        await worker.terminate();
+      }
+      if (!holding) release();
+    }
+  };
+
+  return {
+    run: (body, length, write) => read(body, length, write, false),
+    async queued(task) {
+      await acquire();
+      try {
+        await checkpoint?.('import:slot');
+        return await task((body, length, write) => read(body, length, write, true));
+      } finally {
         release();
       }
     },

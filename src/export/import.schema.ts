@@ -58,7 +58,8 @@ export const IMPORT_RULES = 'Within a note, version numbers increase and times d
   + 'note\'s created_at), restored_from names an earlier number, and each content is at most 1 MiB of UTF-8. The document holds '
   + 'at most 1,000,000 versions in all, is nested at most 10 levels deep and holds at most 10,000 values in members the format '
   + 'does not define (those are ignored). Note ids, exported_at and username are not kept. Folders are matched by path '
-  + 'ignoring case, reusing the importer\'s own and creating the rest.';
+  + 'ignoring case, reusing the importer\'s own and creating the rest; a path names at most 32 folders, and an import that '
+  + 'would take the account past 10,000 folders is 409 folder_limit.';
 
 /** A folder as export writes it: its names from the top, joined by `/` (names cannot hold one). */
 const FolderPath = explain(Type.String({

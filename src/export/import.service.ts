@@ -6,7 +6,7 @@ import { AppError, Errors } from '../errors.js';
 import * as notes from '../notes/notes.repository.js';
 import { indexVersion } from '../search/search.index.js';
 import { newId } from '../shared/ids.js';
-import { resolveFolderPath } from '../folders/folders.service.js';
+import { importFolders } from '../folders/folders.service.js';
 import { decodeTags } from '../tags/extract.js';
 import { insertNoteTags } from '../tags/tags.repository.js';
 import { hasVersionMetadata } from './export.repository.js';
@@ -38,15 +38,10 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
       let note = { id: '', lastVersionId: '', left: 0, skip: false };
       // Notes this import made: a twin among them is another note of the document, not a repeat.
       const made = new Set<string>();
-      // Folders by path, created once (or found among the importer's own, ignoring case).
-      const folderIds = new Map<string, string>();
-      const byKey = new Map<string, string>();
-      const folderOf = async (path: string) => {
-        let id = folderIds.get(path);
-        if (id === undefined) folderIds.set(path, (id = await resolveFolderPath(trx, ownerId, path, byKey)));
-        return id;
-      };
-      for (const path of document.folders) await folderOf(path);
+      // Folders by path, created once (or found among the importer's own, ignoring case), all before
+      // any note: the document's list holds every note's folder too (validateImport).
+      const folderIds = await importFolders(trx, ownerId, document.folders);
+      const folderOf = async (path: string) => folderIds.get(path) ?? (await importFolders(trx, ownerId, [path])).get(path)!;
       for await (const batch of document.batches) {
         for (const item of batch) {
           if ('head' in item) {

@@ -4,6 +4,7 @@ import { firstFailure } from '../shared/validation/schema-rules.js';
 import { createAjv } from '../shared/validation/validator.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
 import { ImportDocument } from './import.schema.js';
+import { FOLDER_MAX_DEPTH } from '../folders/folder-limits.js';
 
 export { IMPORT_TIME_MAX, IMPORT_TIME_MIN } from './import.schema.js';
 
@@ -36,6 +37,14 @@ export interface CheckedImport {
 
 const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid import document: ${detail}`);
 
+/** Folders nest at most FOLDER_MAX_DEPTH deep (folder-limits.ts): a deeper path is refused before anything is written. */
+function checkDepth(path: string, at: string): void {
+  let names = 1;
+  for (let i = path.indexOf('/'); i !== -1; i = path.indexOf('/', i + 1)) {
+    if (++names > FOLDER_MAX_DEPTH) throw invalid(`${at} must be at most ${FOLDER_MAX_DEPTH} folders deep`);
+  }
+}
+
 /** Compiled once per thread (the worker's, or the event loop's for small documents), on first use. */
 let validate: ValidateFunction | undefined;
 
@@ -54,9 +63,13 @@ export function validateImport(document: unknown): CheckedImport {
   const valid = document as ImportDocument;
   // Paths as the schema checked them (FOLDER_PATH_PATTERN); the document's own list first.
   const folders = new Set<string>(valid.folders ?? []);
+  (valid.folders ?? []).forEach((path, i) => checkDepth(path, `folders[${i}]`));
   const notes = valid.notes.map((note, n) => {
     const folder = note.folder ?? null;
-    if (folder !== null) folders.add(folder);
+    if (folder !== null) {
+      checkDepth(folder, `notes[${n}].folder`);
+      folders.add(folder);
+    }
     const createdAt = new Date(note.created_at).toISOString();
     let previous: ImportVersion | undefined;
     const versions = note.versions.map((version, k): ImportVersion => {

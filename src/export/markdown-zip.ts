@@ -1,6 +1,7 @@
 import { allAttachments } from '../attachments/attachments.repository.js';
 import type { AttachmentStorage } from '../attachments/storage.js';
-import { folderPaths } from '../folders/folders.service.js';
+import { folderTree } from '../folders/folders.service.js';
+import { FOLDER_MAX_DEPTH } from '../folders/folder-limits.js';
 import { PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { Db } from '../db/schema.js';
@@ -34,15 +35,21 @@ async function addEntries(
   db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void, storage: AttachmentStorage,
 ): Promise<void> {
   // Folders become directories as they are: their names are valid directory names on every system
-  // and unique among siblings ignoring case (src/folders/folder-name.ts). Each directory names its
-  // files on its own, never as one of its subfolders.
-  const paths = await folderPaths(db, ownerId);
+  // and unique among siblings ignoring case (src/folders/folder-name.ts). Each directory (by folder
+  // id; '' is the top) names its files on its own, never as one of its subfolders. Paths are built
+  // as they are written, with turns between: an old tree may be thousands of levels deep.
+  const takeTurn = turnTaker();
+  const tree = await folderTree(db, ownerId);
   const directories = new Map<string, FileNames>([['', new FileNames()]]);
-  for (const path of [...paths.values()].sort()) {
-    directories.set(path, new FileNames());
-    const slash = path.lastIndexOf('/');
-    directories.get(slash === -1 ? '' : path.slice(0, slash))?.reserve(path.slice(slash + 1));
-    zip.addEmptyDirectory(`${path}/`);
+  for (const { folder, names, leaf } of tree.walk()) {
+    await takeTurn();
+    if (output.destroyed) return;
+    directories.set(folder.id, new FileNames());
+    directories.get(folder.parent_id ?? '')?.reserve(folder.name);
+    // Past the depth limit (only trees made before it) a folder with subfolders gets no entry of its
+    // own: its subfolders' paths imply it, and an entry for every level made the zip grow with the
+    // square of the depth (4 chains 5,000 deep: 200 MB). A folder with only notes still gets one.
+    if (leaf || names.length <= FOLDER_MAX_DEPTH) zip.addEmptyDirectory(`${names.join('/')}/`);
   }
   // Files under attachments/, each as {id}-{its name}; notes link to them by relative paths.
   const files = new Map<string, string>();
@@ -53,11 +60,12 @@ async function addEntries(
   }
   // The archive moves from entry to entry on stream events, which need not leave room for other
   // requests between them: each entry's read waits its turn like the JSON export's notes.
-  const takeTurn = turnTaker();
   for await (const note of ownerNotes(db, ownerId)) {
     if (output.destroyed) return; // the client went away or the archive failed: read no further
-    const directory = note.folder_id === null ? '' : paths.get(note.folder_id) ?? '';
-    const name = directories.get(directory)!.take(note.title);
+    // A folder made after the tree was read: the note goes to the top level.
+    const key = note.folder_id !== null && directories.has(note.folder_id) ? note.folder_id : '';
+    const directory = key === '' ? '' : tree.pathOf(key)!;
+    const name = directories.get(key)!.take(note.title);
     zip.addReadStreamLazy(directory === '' ? name : `${directory}/${name}`, { mtime: zipTime(note.updated_at) }, (done) => {
       takeTurn().then(() => noteFile(db, ownerId, note, (content) => relativeLinks(content, files, directory))).then(
         (bytes) => done(null, Readable.from([bytes])),

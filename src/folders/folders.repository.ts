@@ -16,6 +16,13 @@ export function listFolders(db: Db, ownerId: string): Promise<FolderRecord[]> {
   return db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId).orderBy('name_key').orderBy('id').execute();
 }
 
+/** A page of the owner's folders by id, after `afterId`: for export, which reads them all without holding the event loop. */
+export function foldersPage(db: Db, ownerId: string, afterId: string | undefined, limit: number): Promise<FolderRecord[]> {
+  let query = db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId);
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  return query.orderBy('id').limit(limit).execute();
+}
+
 /** Notes directly in each folder, trash excluded (archived included): one index-only range scan. */
 export async function noteCounts(db: Db, ownerId: string): Promise<Map<string, number>> {
   const rows = await db
@@ -89,4 +96,35 @@ export function findChildByKey(db: Db, ownerId: string, parentId: string | null,
   let query = db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId).where('name_key', '=', nameKey);
   query = parentId === null ? query.where('parent_id', 'is', null) : query.where('parent_id', '=', parentId);
   return query.executeTakeFirst();
+}
+
+/** How many folders the owner has. */
+export async function countFolders(db: Db, ownerId: string): Promise<number> {
+  const row = await db.selectFrom('folders').select(sql<number>`count(*)`.as('count')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * The level a folder is at (a top-level folder is 1): one step per ancestor. The cap only guards
+ * against a cycle, which the move check prevents; trees deeper than today's limit may exist.
+ */
+export async function depthOf(db: Db, folderId: string): Promise<number> {
+  const { rows } = await sql<{ depth: number | null }>`
+    with recursive up (id, parent_id, depth) as (
+      select id, parent_id, 1 from folders where id = ${folderId}
+      union all
+      select f.id, f.parent_id, up.depth + 1 from folders f join up on f.id = up.parent_id where up.depth < 100000)
+    select max(depth) as depth from up`.execute(db);
+  return Number(rows[0]?.depth ?? 0);
+}
+
+/** The levels of a folder's subtree (a folder with no subfolder: 1) and how many folders it holds, itself included. */
+export async function subtreeShape(db: Db, folderId: string): Promise<{ height: number; count: number }> {
+  const { rows } = await sql<{ height: number | null; count: number }>`
+    with recursive down (id, depth) as (
+      select id, 1 from folders where id = ${folderId}
+      union all
+      select f.id, down.depth + 1 from folders f join down on f.parent_id = down.id where down.depth < 100000)
+    select max(depth) as height, count(*) as count from down`.execute(db);
+  return { height: Number(rows[0]?.height ?? 0), count: Number(rows[0]?.count ?? 0) };
 }

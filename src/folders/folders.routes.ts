@@ -13,7 +13,7 @@ export interface FoldersRoutesOptions {
   db: Db;
   /** TRASH_DAYS: deleting a folder trashes its notes, or deletes them at once when 0. */
   trashDays: number;
-  /** Tests only: pauses at named steps (`folders:move-checked`). */
+  /** Tests only: pauses at named steps (`folders:move-checked`, `folders:create-checked`). */
   checkpoint?: (step: string) => Promise<void>;
   live: LiveEvents;
 }
@@ -39,7 +39,8 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
     schema: {
       tags, operationId: 'createFolder', summary: 'Create a folder',
       description: 'At the top level, or inside `parent_id` (404 `Folder not found` when that is not one of the caller\'s folders). '
-        + 'A sibling with the same name ignoring case is 409.',
+        + 'A sibling with the same name ignoring case is 409, as is a folder more than 32 levels deep (`folder_too_deep`) '
+        + 'or past 10,000 folders in the account (`folder_limit`).',
       body: schemas.CreateFolderBody,
       response: { 201: schemas.FolderSchema },
     },
@@ -47,7 +48,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
     const { name, parent_id } = request.body;
     const folder = await folders.createFolder(db, requireUserId(request.claims!), {
       name, ...(parent_id != null && { parent_id: normalizeId(parent_id) }),
-    });
+    }, checkpoint);
     return reply.code(201).header('location', `/api/folders/${folder.id}`).send(folder);
   });
 
@@ -55,7 +56,8 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
     config: { policy: SIGNED_IN, invalidBody, docs: { errors: [404, 409] } },
     schema: {
       tags, operationId: 'updateFolder', summary: 'Rename or move a folder',
-      description: 'Moving a folder into itself or below itself is 409, as is a sibling with the same name ignoring case. '
+      description: 'Moving a folder into itself or below itself is 409, as is a sibling with the same name ignoring case, '
+        + 'and a move that takes a folder below it past 32 levels deep (`folder_too_deep`). '
         + 'A `parent_id` that is not one of the caller\'s folders is 404.',
       params: schemas.FolderParams,
       body: schemas.UpdateFolderBody,
