@@ -148,6 +148,7 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
   const target = await users.findUserById(s.db, userId);
   if (target === undefined) return false;
   if (target.is_admin && !(await users.anotherAdminExists(s.db, userId))) throw Errors.lastAdministrator();
+  await s.checkpoint?.('delete:checked');
   try {
     await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
   } catch (error) {
