@@ -284,7 +284,7 @@ export async function restartSessions(s: SessionServices, userId: string, client
   return issued;
 }
 
-/** Signs the session out everywhere it is used; its access tokens live on until they expire. */
+/** Signs the session out everywhere it is used; its access tokens are refused on /api/auth from now on, elsewhere when they expire. */
 export async function revokeSession(s: SessionServices, userId: string, sessionId: string, client: ClientInfo): Promise<void> {
   // The user row's lock first, as refreshes take it: one in flight for this session commits its new
   // token before this revokes the session, or finds its token revoked.
