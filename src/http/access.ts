@@ -114,15 +114,14 @@ export function accessControl(
     }) ?? 0;
     if (lockedMs > 0) throw Errors.tooManyRequests(Math.ceil(lockedMs / 1000));
     const found = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
-    const userId = found?.userId;
-    const account = userId === undefined ? undefined : await findAccount(userId);
-    if (userId === undefined || account?.username !== username) {
+    const account = found === undefined ? undefined : await findAccount(found.userId);
+    if (found === undefined || account?.username !== username) {
       await failures?.recordFailure(username).catch((error: unknown) => request.log.error({ err: error }, 'login throttle store failed; failure not counted'));
       throw davUnauthorized();
     }
     const now = Math.floor(Date.now() / 1000);
-    request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
-    request.personalToken = { id: found!.id, expiresAt: found!.expiresAt };
+    request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.personalToken = { id: found.id, expiresAt: found.expiresAt };
   }
   app.decorateRequest('claims', null);
   app.decorateRequest('personalToken', null);
