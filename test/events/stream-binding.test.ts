@@ -138,6 +138,33 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
     }
   });
 
+  const redisUrl = process.env.TEST_REDIS_URL;
+  if (redisUrl !== undefined && ctx.kind === 'sqlite') {
+    test('with REDIS_URL, a personal token deleted on one instance ends its stream on the other', async () => {
+      const config = { ...ctx.config, redisUrl, redisKeyPrefix: `test-binding-${Date.now()}:` };
+      const [a, b] = [await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } }), await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } })];
+      try {
+        const url = await listen(b);
+        const user = await newSession(a, 'sbredis');
+        const res = await call(a, user.accessToken, 'POST', '/api/auth/tokens', { name: 'script', scopes: ['notes:read'], password: GOOD_PASSWORD });
+        const pat = res.json() as { id: string; token: string };
+        const stream = await open(pat.token, url);
+        // B's SUBSCRIBE starts with it, unawaited: an event it passes on proves it is up.
+        for (let i = 0; ; i++) {
+          await a.liveEvents.publish({ type: 'note.updated', data: { id: `probe${i}` }, users: [user.userId] });
+          if (await stream.next('note.updated', `probe${i}`, 250).then(() => true, () => false)) break;
+          assert.ok(i < 40, 'the other instance never heard the channel');
+        }
+        assert.equal((await call(a, user.accessToken, 'DELETE', `/api/auth/tokens/${pat.id}`)).statusCode, 204);
+        await stream.until(() => stream.ended, BUDGET_MS);
+        assert.equal(b.liveEvents.count(user.userId), 0);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  }
+
   if (ctx.kind === 'postgres') {
     test('two instances on one PostgreSQL: a logout on one ends the stream on the other', async () => {
       const other = await buildTestApp(ctx.config, ctx.database, { liveTesting: { recheckMs: 600_000 } });
