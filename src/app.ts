@@ -21,6 +21,7 @@ import type { MfaServices } from './mfa/mfa.service.js';
 import { createPasswordHasher, type PasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
 import { createTokenService } from './sessions/tokens.js';
+import { sessionIsLive } from './sessions/session-binding.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
@@ -147,13 +148,19 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
       looksLike: looksLikePersonalToken,
       authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }, limits?.credentialFailure),
+    }, (claims) => sessionIsLive(database.db, claims), limits?.credentialFailure),
     note: noteAccess(app, database.db),
     noStore,
   });
 
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
+  // Live changes: streams on this instance, told of changes on every instance through the bus.
+  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, { ...LIVE_DEFAULTS, ...liveTesting });
+  app.decorate('liveEvents', live);
+  // Streams never end by themselves: ended first, or closing would wait for them.
+  app.addHook('preClose', async () => live.endAll());
+  app.addHook('onClose', async () => live.close());
   const services: AccountServices & SessionServices & MfaServices = {
     db: database.db,
     tokens,
@@ -164,6 +171,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     loginFailures: failures,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
+    credentialsRevoked: (userId) => live.credentialsRevoked(userId),
   };
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: counters?.redisBreaker, token: config.metricsToken });
   await app.register(healthRoutes, { database, draining: closing });
@@ -177,12 +185,6 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(accessTokenRoutes, { services });
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
-  // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, { ...LIVE_DEFAULTS, ...liveTesting });
-  app.decorate('liveEvents', live);
-  // Streams never end by themselves: ended first, or closing would wait for them.
-  app.addHook('preClose', async () => live.endAll());
-  app.addHook('onClose', async () => live.close());
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live });
   await app.register(memberRoutes, { prefix: '/api', db: database.db, live });

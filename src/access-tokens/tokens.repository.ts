@@ -26,3 +26,9 @@ export async function touchToken(db: Db, id: string, now: string, since: string)
   await db.updateTable('access_tokens').set({ last_used_at: now }).where('id', '=', id)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)])).execute();
 }
+
+/** The tokens of these ids that exist and are unexpired (their id and user). */
+export function findLiveTokens(db: Db, ids: string[], now: string): Promise<Array<{ id: string; user_id: string }>> {
+  return db.selectFrom('access_tokens').select(['id', 'user_id']).where('id', 'in', ids)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).execute();
+}

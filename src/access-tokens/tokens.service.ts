@@ -54,8 +54,9 @@ export async function listTokens(db: Db, userId: string): Promise<AccessToken[]>
   return (await store.listTokens(db, userId)).map(toToken);
 }
 
-export async function revokeToken(s: Pick<AccountStore, 'db' | 'log'>, userId: string, id: string, client: ClientInfo): Promise<void> {
+export async function revokeToken(s: Pick<AccountStore, 'db' | 'log' | 'credentialsRevoked'>, userId: string, id: string, client: ClientInfo): Promise<void> {
   if (!(await store.deleteToken(s.db, userId, id))) throw Errors.tokenNotFound();
+  s.credentialsRevoked?.(userId);
   await audit(s, { kind: 'token_revoke', outcome: 'success', userId, client, detail: `token ${id}` });
 }
 
@@ -63,7 +64,7 @@ export async function revokeToken(s: Pick<AccountStore, 'db' | 'log'>, userId: s
  * The access layer's check of a `Bearer vlm_…`: the checksum first (no look-up for a malformed
  * token), then the stored hash, expiry and scope. Returns the user id, or undefined for any refusal.
  */
-export async function authenticateToken(db: Db, token: string, scope: Scope): Promise<string | undefined> {
+export async function authenticateToken(db: Db, token: string, scope: Scope): Promise<{ userId: string; id: string; expiresAt: string | null } | undefined> {
   if (!isValidPersonalToken(token)) return undefined;
   const row = await store.findTokenByHash(db, hashPersonalToken(token));
   if (row === undefined) return undefined;
@@ -71,5 +72,13 @@ export async function authenticateToken(db: Db, token: string, scope: Scope): Pr
   if (row.expires_at !== null && row.expires_at <= now.toISOString()) return undefined;
   if (!row.scopes.split(',').includes(scope)) return undefined;
   await store.touchToken(db, row.id, now.toISOString(), new Date(now.getTime() - TOUCH_EVERY_MS).toISOString());
-  return row.user_id;
+  return { userId: row.user_id, id: row.id, expiresAt: row.expires_at };
+}
+
+/** Of these tokens (id and user), the ids that still exist and have not expired: one statement, for live streams. */
+export async function liveTokenIds(db: Db, tokens: ReadonlyArray<{ userId: string; id: string }>, now: string): Promise<Set<string>> {
+  if (tokens.length === 0) return new Set();
+  const rows = await store.findLiveTokens(db, [...new Set(tokens.map((t) => t.id))], now);
+  const owner = new Map(rows.map((r) => [r.id, r.user_id]));
+  return new Set(tokens.filter((t) => owner.get(t.id) === t.userId).map((t) => t.id));
 }

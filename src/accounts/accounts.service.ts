@@ -25,6 +25,11 @@ export interface AccountServices {
   log: FastifyBaseLogger;
   /** Tests only: called at named steps ('delete:locked') to run a competing request there. */
   checkpoint?: (step: string) => Promise<void>;
+  /**
+   * Called after the commit of anything that ends sessions of the user or deletes one of their
+   * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
+   */
+  credentialsRevoked?: (userId: string) => void;
 }
 
 /** What the functions that issue no tokens need (the CLI and the bootstrap have no signer). */
@@ -109,6 +114,7 @@ export async function changePassword(
     await users.updatePasswordHash(trx, row.id, passwordHash, now);
     return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
   });
+  s.credentialsRevoked?.(row.id);
   await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
@@ -142,6 +148,7 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
   const target = await users.findUserById(s.db, userId);
   if (target === undefined) return false;
   if (target.is_admin && !(await users.anotherAdminExists(s.db, userId))) throw Errors.lastAdministrator();
+  await s.checkpoint?.('delete:checked');
   try {
     await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
   } catch (error) {
@@ -156,6 +163,8 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
     await users.deleteUser(trx, userId);
     return 'deleted';
   });
+  // Even when the deletion did not happen, the sessions were ended above.
+  s.credentialsRevoked?.(userId);
   if (outcome === 'last-admin') throw Errors.lastAdministrator();
   return outcome === 'deleted';
 }

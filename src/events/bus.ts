@@ -16,15 +16,28 @@ export interface LiveEvent {
   alsoTell?: string[];
 }
 
+/**
+ * Not an event for clients: "the credentials of this user changed" (a session ended, a personal
+ * token was deleted), published after the change commits. Every instance re-checks that user's
+ * streams at once and ends those that lost their ground (events/live.ts).
+ */
+export interface RecheckSignal {
+  recheck: string;
+}
+
+export type BusMessage = LiveEvent | RecheckSignal;
+
+export const isRecheck = (message: BusMessage): message is RecheckSignal => 'recheck' in message;
+
 export const EVENT_TYPES = ['note.created', 'note.updated', 'note.filed', 'note.trashed', 'note.restored', 'note.deleted', 'share.changed'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** How events travel between instances; every instance hears every event, its own included. */
 export interface EventBus {
   readonly kind: Channel['kind'];
-  publish(event: LiveEvent): Promise<void>;
-  /** Called for every event published on any instance; returns the unsubscribe. */
-  subscribe(listener: (event: LiveEvent) => void): () => void;
+  publish(message: BusMessage): Promise<void>;
+  /** Called for every message published on any instance; returns the unsubscribe. */
+  subscribe(listener: (message: BusMessage) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -49,9 +62,12 @@ export async function createBus(config: Config, log: FastifyBaseLogger): Promise
 }
 
 /** What goes over the wire; anything else heard on the channel is dropped. */
-function decodeEvent(text: string): LiveEvent | undefined {
+function decodeEvent(text: string): BusMessage | undefined {
   try {
-    const value = JSON.parse(text) as LiveEvent;
+    const value = JSON.parse(text) as LiveEvent & Partial<RecheckSignal>;
+    if (value !== null && typeof value === 'object' && 'recheck' in value) {
+      return typeof value.recheck === 'string' && Object.keys(value).length === 1 ? { recheck: value.recheck } : undefined;
+    }
     const list = (users: unknown) => users === undefined || (Array.isArray(users) && users.every((u) => typeof u === 'string'));
     if (!(EVENT_TYPES as readonly string[]).includes(value.type) || typeof value.data?.id !== 'string' || !list(value.users) || !list(value.alsoTell)) return undefined;
     return value;

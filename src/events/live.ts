@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http';
 import { findUserById } from '../accounts/user.repository.js';
 import type { Db } from '../db/schema.js';
 import { audience } from '../members/members.repository.js';
-import type { EventBus, EventType, LiveEvent } from './bus.js';
+import { isRecheck, type BusMessage, type EventBus, type EventType, type LiveEvent } from './bus.js';
+import { validCredentials, type StreamCredential } from './stream-credentials.js';
 
 export interface LiveOptions {
   /** A comment line at least this often keeps proxies from closing an idle stream. */
@@ -12,13 +13,20 @@ export interface LiveOptions {
   maxBufferedBytes: number;
   /** Open streams per user; one more is 429. */
   perUser: number;
+  /**
+   * How often every stream's credential is checked again, whatever the bus said: the fallback that
+   * keeps "a stream ends within 5 s of its session ending" when a signal is lost (Redis away, the
+   * `vellum` CLI, which has no bus). One batched read per 500 streams of the instance per period.
+   */
+  recheckMs: number;
 }
 
-export const LIVE_DEFAULTS: LiveOptions = { heartbeatMs: 25_000, maxBufferedBytes: 256 * 1024, perUser: 20 };
+export const LIVE_DEFAULTS: LiveOptions = { heartbeatMs: 25_000, maxBufferedBytes: 256 * 1024, perUser: 20, recheckMs: 4_000 };
 
 interface Stream {
   userId: string;
   raw: ServerResponse;
+  credential: StreamCredential;
   end(): void;
 }
 
@@ -30,9 +38,51 @@ interface Stream {
 export class LiveEvents {
   private readonly streams = new Map<string, Set<Stream>>();
   private readonly unsubscribe: () => void;
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly db: Db, private readonly bus: EventBus, private readonly log: FastifyBaseLogger, readonly options: LiveOptions) {
-    this.unsubscribe = bus.subscribe((event) => this.deliver(event));
+    this.unsubscribe = bus.subscribe((message) => this.deliver(message));
+    this.sweeper = setInterval(() => void this.sweep(), options.recheckMs).unref();
+  }
+
+  /** Whether a stream may open with this credential (an access token whose session ended may not). */
+  async isValid(credential: StreamCredential): Promise<boolean> {
+    return (await validCredentials(this.db, [credential])).has(credential);
+  }
+
+  /**
+   * After the commit of anything that ends a session of the user or deletes one of their personal
+   * tokens: every instance re-checks the user's streams now (else the sweep finds them within
+   * recheckMs). Returns at once; a failure is logged, and the sweep remains.
+   */
+  credentialsRevoked(userId: string): void {
+    if (this.bus.kind === 'local' && !this.streams.has(userId)) return;
+    this.bus.publish({ recheck: userId })
+      .catch((error: unknown) => this.log.warn({ err: error, userId }, 'live events: a re-check was not published'));
+  }
+
+  /** Ends the streams whose credential is no longer valid, of one user or of everyone. */
+  private async endRevoked(streams: Stream[]): Promise<void> {
+    if (streams.length === 0) return;
+    const valid = await validCredentials(this.db, streams.map((s) => s.credential));
+    for (const stream of streams) {
+      if (valid.has(stream.credential)) continue;
+      this.log.info({ userId: stream.userId, credential: stream.credential.kind }, 'live events: a stream whose credential was revoked was ended');
+      stream.end();
+    }
+  }
+
+  private sweeping = false;
+  private async sweep(): Promise<void> {
+    if (this.sweeping || this.streams.size === 0) return;
+    this.sweeping = true;
+    try {
+      await this.endRevoked([...this.streams.values()].flatMap((set) => [...set]));
+    } catch (error) {
+      this.log.warn({ err: error }, 'live events: the periodic re-check of streams failed');
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   /** The users a change of the note concerns, read before a change that removes what says so (a delete, a member leaving). */
@@ -83,13 +133,17 @@ export class LiveEvents {
     return n;
   }
 
-  /** Keeps the stream until it ends; `end` closes it from here (shutdown, token expiry, a slow reader). */
-  add(userId: string, raw: ServerResponse): Stream {
+  /**
+   * Keeps the stream until it ends; `end` closes it from here (shutdown, token expiry, a slow
+   * reader, its credential revoked): a clean end of the response, which the client reads as the
+   * end of the stream.
+   */
+  add(userId: string, raw: ServerResponse, credential: StreamCredential): Stream {
     const set = this.streams.get(userId) ?? new Set<Stream>();
     this.streams.set(userId, set);
     const heartbeat = setInterval(() => this.write(stream, ': keep-alive\n\n'), this.options.heartbeatMs);
     const stream: Stream = {
-      userId, raw,
+      userId, raw, credential,
       end: () => {
         clearInterval(heartbeat);
         set.delete(stream);
@@ -107,6 +161,7 @@ export class LiveEvents {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
     this.endAll();
     this.unsubscribe();
     await this.bus.close();
@@ -117,11 +172,21 @@ export class LiveEvents {
     return this.bus.publish(event);
   }
 
-  /** Events are handed out one after another, so a stream sees them in the order they were heard. */
+  /**
+   * Events are handed out one after another, so a stream sees them in the order they were heard; a
+   * re-check takes its turn among them, so nothing heard after it reaches a stream it ends.
+   */
   private delivering: Promise<void> = Promise.resolve();
 
-  private deliver(event: LiveEvent): void {
+  private deliver(message: BusMessage): void {
     if (this.streams.size === 0) return;
+    if (isRecheck(message)) {
+      if (!this.streams.has(message.recheck)) return;
+      this.delivering = this.delivering.then(() => this.endRevoked([...this.streams.get(message.recheck) ?? []]))
+        .catch((error: unknown) => this.log.warn({ err: error, userId: message.recheck }, 'live events: a re-check failed'));
+      return;
+    }
+    const event = message;
     this.delivering = this.delivering.then(async () => {
       const users = event.users ?? (this.streams.size === 0 ? [] : await audience(this.db, event.data.id));
       const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
@@ -132,6 +197,7 @@ export class LiveEvents {
   }
 
   private write(stream: Stream, text: string): void {
+    if (stream.raw.writableEnded) return;
     // Bytes the socket has not taken: a reader that stopped reading would make them grow for ever.
     if (stream.raw.writableLength > this.options.maxBufferedBytes) {
       this.log.info({ userId: stream.userId }, 'live events: a stream that does not keep up was cut off');

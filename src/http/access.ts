@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Verified access-token claims, set by the access hook. */
     claims: Claims | null;
+    /** The personal access token the caller came with, if any (a live stream ends when it goes). */
+    personalToken: PersonalToken | null;
   }
   interface FastifyContextConfig {
     /** The 401 detail when this route gets no valid claims (logout says "Not authenticated"). */
@@ -30,12 +32,21 @@ export function parseBearer(header: string | undefined): string | undefined {
 
 export type PersonalScope = 'notes:read' | 'notes:write' | 'dav';
 
+/** A personal access token that authenticated a request: its id, and when it expires (null: never). */
+export interface PersonalToken {
+  id: string;
+  expiresAt: string | null;
+}
+
 /** Personal access tokens, as the access layer needs them (access-tokens/tokens.service.ts). */
 export interface PersonalTokens {
   looksLike(token: string): boolean;
-  /** The user id, if the token is valid, live and has the scope. */
-  authenticate(token: string, scope: PersonalScope): Promise<string | undefined>;
+  /** The user and the token, if the token is valid, live and has the scope. */
+  authenticate(token: string, scope: PersonalScope): Promise<(PersonalToken & { userId: string }) | undefined>;
 }
+
+/** Whether the session an access token was issued with is still alive (sessions/session-binding.ts). */
+export type SessionCheck = (claims: Claims) => Promise<boolean>;
 
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean; username: string } | undefined>;
@@ -61,7 +72,8 @@ export type CredentialFailure = (request: FastifyRequest) => Promise<void>;
  * administrator now.
  */
 export function accessControl(
-  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, credentialFailure?: CredentialFailure,
+  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, sessionIsLive: SessionCheck,
+  credentialFailure?: CredentialFailure,
 ): PolicyLayer {
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
@@ -75,10 +87,11 @@ export function accessControl(
    * becomes the caller, with claims of an access token that grants no administration.
    */
   async function authenticatePersonal(request: FastifyRequest, token: string, scope: PersonalScope, unauthenticated: () => AppError): Promise<void> {
-    const userId = await personal.authenticate(token, scope);
-    if (userId === undefined) throw unauthenticated();
+    const found = await personal.authenticate(token, scope);
+    if (found === undefined) throw unauthenticated();
     const now = Math.floor(Date.now() / 1000);
-    request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.personalToken = { id: found.id, expiresAt: found.expiresAt };
   }
   /**
    * WebDAV: Basic with the username and a personal token of scope `dav` (never the account
@@ -112,19 +125,28 @@ export function accessControl(
       return;
     }
     const username = normalizeUsername(basic.username);
-    const userId = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
-    const account = userId === undefined ? undefined : await findAccount(userId);
-    if (userId === undefined || account?.username !== username) throw davUnauthorized();
+    const found = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
+    const account = found === undefined ? undefined : await findAccount(found.userId);
+    if (found === undefined || account?.username !== username) throw davUnauthorized();
     const now = Math.floor(Date.now() / 1000);
-    request.claims = { sub: userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.personalToken = { id: found.id, expiresAt: found.expiresAt };
   }
   app.decorateRequest('claims', null);
+  app.decorateRequest('personalToken', null);
   return ({ auth }, route) => {
     if (auth === 'dav') return { onRequest: [authenticateDav] };
     if (auth !== 'access' && auth !== 'admin') return undefined;
     const unauthenticated = route.config?.unauthenticated ?? Errors.unauthorized;
     // Reads need notes:read, everything else notes:write; account and session routes take none.
     const takesPersonal = auth === 'access' && !route.url.startsWith('/api/auth');
+    // Every account and session route, this one included, refuses an access token whose session has
+    // ended (CONTRACT.md part 3: "on every /auth/* route at once"): by the prefix, as above, so
+    // a route added there later cannot forget it. A read of the database per call: these are rare.
+    const boundToSession = route.url.startsWith('/api/auth');
+    const requireLiveSession = async (claims: Claims) => {
+      if (boundToSession && !(await sessionIsLive(claims))) throw unauthenticated();
+    };
     const methods = [route.method].flat();
     const scope: PersonalScope = methods.every((m) => m === 'GET' || m === 'HEAD') ? 'notes:read' : 'notes:write';
     const hook: onRequestAsyncHookHandler = auth === 'access'
@@ -134,12 +156,13 @@ export function accessControl(
           if (!takesPersonal) throw unauthenticated();
           return authenticatePersonal(request, token, scope, unauthenticated);
         }
-        authenticate(request, unauthenticated);
+        await requireLiveSession(authenticate(request, unauthenticated));
       }
       // The claim alone is not enough: an access token outlives a deletion or a demotion by up to
       // its lifetime, so every admin call reads the account as it is now.
       : async (request) => {
         const claims = authenticate(request, unauthenticated);
+        await requireLiveSession(claims);
         if (!claims.admin) throw Errors.forbidden();
         const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
         if (account === undefined) throw Errors.unauthorized();

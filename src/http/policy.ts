@@ -9,7 +9,8 @@ import type { RouteOptions } from 'fastify';
  */
 export interface RoutePolicy {
   /**
-   * public: anyone. access: a valid access token. admin: an access token of an account that is an
+   * public: anyone. access: a valid access token (under /api/auth, also of a session still alive,
+   * read on every call: sessions/session-binding.ts). admin: that, of an account that is an
    * administrator now (re-read on every call). cookie: the refresh cookie, parsed for the route,
    * which checks it (and CSRF) itself. dav: WebDAV's credentials (access.ts), HTTP Basic with a
    * personal access token as the password, or a bearer token; OPTIONS goes without.

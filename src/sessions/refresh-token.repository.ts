@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { compiled } from '../db/compiled.js';
 import type { Db, RefreshTokensTable } from '../db/schema.js';
 
-/** A token as the session code reads it (access_jti is read only by familyOfAccessToken). */
+/** A token as the session code reads it (access_jti is read only by the look-ups by access token below). */
 export type RefreshTokenRow = Omit<Selectable<RefreshTokensTable>, 'access_jti'>;
 
 export interface NewRefreshToken {
@@ -132,6 +132,41 @@ export async function familyOfAccessToken(db: Db, userId: string, accessJti: str
   const row = await db.selectFrom('refresh_tokens').select('family_id')
     .where('user_id', '=', userId).where('access_jti', '=', accessJti).limit(1).executeTakeFirst();
   return row?.family_id;
+}
+
+/**
+ * Whether the access token `accessJti` of `userId` belongs to a session that is still alive: the
+ * refresh token issued with it is stored, and its family still has an active, unexpired token. A
+ * rotation revokes that token but continues the family, so an access token from before a refresh
+ * stays good while its session lives; logout, a password change, a session revoke, reuse detection
+ * and deletion leave the family with no active token (or no rows), and the token is refused.
+ */
+const accessTokenIsLiveQuery = compiled((db, p: { userId: string; accessJti: string; now: string }) =>
+  db.selectFrom('refresh_tokens as t').select('t.family_id')
+    .where('t.access_jti', '=', p.accessJti) // refresh_tokens_access_jti
+    .where('t.user_id', '=', p.userId)
+    .where((eb) => eb.exists(eb.selectFrom('refresh_tokens as f').select('f.id')
+      .whereRef('f.family_id', '=', 't.family_id') // refresh_tokens_family_id
+      .where('f.revoked', '=', false)
+      .where('f.expires_at', '>', p.now)))
+    .limit(1));
+
+export async function accessTokenIsLive(db: Db, userId: string, accessJti: string, now: string): Promise<boolean> {
+  return (await accessTokenIsLiveQuery.takeFirst(db, { userId, accessJti, now })) !== undefined;
+}
+
+/** Of these access tokens (jti and user), the jtis whose session is alive, as accessTokenIsLive; one statement. */
+export async function liveAccessTokens(db: Db, tokens: ReadonlyArray<{ userId: string; jti: string }>, now: string): Promise<Set<string>> {
+  if (tokens.length === 0) return new Set();
+  const rows = await db.selectFrom('refresh_tokens as t').select(['t.access_jti', 't.user_id'])
+    .where('t.access_jti', 'in', [...new Set(tokens.map((t) => t.jti))])
+    .where((eb) => eb.exists(eb.selectFrom('refresh_tokens as f').select('f.id')
+      .whereRef('f.family_id', '=', 't.family_id')
+      .where('f.revoked', '=', false)
+      .where('f.expires_at', '>', now)))
+    .execute();
+  const owner = new Map(rows.map((r) => [r.access_jti, r.user_id]));
+  return new Set(tokens.filter((t) => owner.get(t.jti) === t.userId).map((t) => t.jti));
 }
 
 export function listActiveTokens(db: Db, userId: string, now: string): Promise<ActiveTokenRow[]> {

@@ -66,7 +66,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       tags,
       operationId: 'logout',
       summary: 'Log out everywhere',
-      description: 'Revokes every refresh token of the caller and clears both cookies. Access tokens stay valid until they expire.',
+      description: 'Revokes every refresh token of the caller and clears both cookies. Its access tokens are refused on /api/auth at once; '
+        + 'elsewhere they stay valid until they expire.',
     },
   }, async (request, reply) => {
     await sessions.logout(services, requireUserId(request.claims!), clientInfo(request));

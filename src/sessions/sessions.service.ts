@@ -34,6 +34,11 @@ export interface SessionServices {
    * there to run a logout or a password change in between. Absent in production.
    */
   checkpoint?: (step: string) => Promise<void>;
+  /**
+   * Called after the commit of anything that ends sessions of the user or deletes one of their
+   * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
+   */
+  credentialsRevoked?: (userId: string) => void;
 }
 
 /** Thrown inside a login's transaction when the user's sessions were ended after the password check. */
@@ -149,6 +154,7 @@ export async function endAllSessions(trx: Trx, userId: string): Promise<void> {
 
 export async function logout(s: SessionServices, userId: string, client: ClientInfo): Promise<void> {
   await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
+  s.credentialsRevoked?.(userId);
   await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: 'all sessions revoked' });
 }
 
@@ -222,6 +228,7 @@ async function detectReuse(s: SessionServices, tokenHash: string, now: string, s
     return;
   }
   const revokedCount = await refreshTokens.revokeFamily(s.db, row.family_id, now);
+  s.credentialsRevoked?.(row.user_id);
   s.log.warn({ userId: row.user_id, familyId: row.family_id, revokedCount }, 'refresh token reuse detected; session revoked');
   await audit(s, {
     kind: 'refresh_reuse', outcome: 'failure', userId: row.user_id, client,
@@ -275,11 +282,12 @@ export async function restartSessions(s: SessionServices, userId: string, client
     await endAllSessions(trx, userId);
     return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
   });
+  s.credentialsRevoked?.(userId);
   await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: `every other session revoked; new session ${issued.sessionId}` });
   return issued;
 }
 
-/** Signs the session out everywhere it is used; its access tokens live on until they expire. */
+/** Signs the session out everywhere it is used; its access tokens are refused on /api/auth from now on, elsewhere when they expire. */
 export async function revokeSession(s: SessionServices, userId: string, sessionId: string, client: ClientInfo): Promise<void> {
   // The user row's lock first, as refreshes take it: one in flight for this session commits its new
   // token before this revokes the session, or finds its token revoked.
@@ -287,6 +295,7 @@ export async function revokeSession(s: SessionServices, userId: string, sessionI
     await users.lockSessions(trx, userId);
     return refreshTokens.revokeSessionTokens(trx, userId, sessionId, nowIso());
   });
+  if (revoked > 0) s.credentialsRevoked?.(userId);
   await audit(s, {
     kind: 'session_revoke',
     outcome: revoked > 0 ? 'success' : 'failure',

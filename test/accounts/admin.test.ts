@@ -95,7 +95,7 @@ forEachDatabase('admin routes', (ctx) => {
     const res = await remove(a.userId);
     assert.equal(res.statusCode, 204);
     assert.equal(res.body, '');
-    assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: a.auth }), 404, 'User not found');
+    assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: a.auth }), 401, 'Unauthorized');
     for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
     const relogin = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
     assertProblem(relogin, 401, 'Invalid credentials');
@@ -108,7 +108,7 @@ forEachDatabase('admin routes', (ctx) => {
     admin ??= await newAdminSession(ctx);
     const s = await newSession(ctx.app);
     assert.equal((await remove(s.userId.toUpperCase())).statusCode, 204);
-    assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: s.auth }), 404, 'User not found');
+    assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: s.auth }), 401, 'Unauthorized');
   });
 
   test('DELETE /auth/admin/{id}: unknown id 404, malformed id 400 Resource ID missing', async () => {

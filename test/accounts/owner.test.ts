@@ -28,7 +28,7 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
     assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me' }), 401, 'Unauthorized');
   });
 
-  test('logout: 204, revokes every session of the user only; access tokens live on', async () => {
+  test('logout: 204, revokes every session of the user only; access tokens live on outside /api/auth', async () => {
     const { username } = await signup(ctx.app);
     const [a, b] = [await login(ctx.app, username), await login(ctx.app, username)];
     const stranger = await newSession(ctx.app);
@@ -37,7 +37,9 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
     assert.equal(res.body, '');
     for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
     assert.equal((await refreshSession(ctx.app, stranger.refreshToken)).statusCode, 200);
-    assert.equal((await me(a.accessToken)).statusCode, 200, 'spec §4.1 rule 7');
+    // Spec §4.1 rule 7 keeps them valid; CONTRACT.md part 3 refuses them on /api/auth, where sessions are managed.
+    assert.equal((await ctx.app.inject({ url: '/api/notes', headers: a.auth })).statusCode, 200, 'spec §4.1 rule 7');
+    assertProblem(await me(a.accessToken), 401, 'Unauthorized');
     assert.equal((await login(ctx.app, username)).username, username, 'a new login works');
   });
 
@@ -109,11 +111,12 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       const res = await del(url, a.accessToken, { password: GOOD_PASSWORD });
       assert.equal(res.statusCode, 204, res.body);
       assert.equal(res.body, '');
-      assertProblem(await me(a.accessToken), 404, 'User not found');
+      // The account's sessions ended with it: its tokens are refused on /api/auth (CONTRACT.md part 3).
+      assertProblem(await me(a.accessToken), 401, 'Unauthorized');
       for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
       const relogin = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
       assertProblem(relogin, 401, 'Invalid credentials');
-      assertProblem(await del(url, b.accessToken, { password: GOOD_PASSWORD }), 404, 'User not found');
+      assertProblem(await del(url, b.accessToken, { password: GOOD_PASSWORD }), 401, 'Unauthorized');
     });
   }
 });

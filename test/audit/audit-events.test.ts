@@ -71,14 +71,22 @@ forEachDatabase('GET /auth/admin/events: the audit trail', (ctx) => {
     assert.equal(changed.statusCode, 200);
     const session2 = decodeJwt(cookieValue(changed, REFRESH)!).payload.jti as string;
 
-    assert.equal((await inject('DELETE', `/api/auth/sessions/${session2}`, { token: access, payload: { password: NEW_PASSWORD } })).statusCode, 204);
+    // Each step that ends the caller's session ends its access token on /api/auth: the next logs in.
+    const signIn = async () => {
+      const res = await inject('POST', '/api/auth/login', { payload: { username, password: NEW_PASSWORD } });
+      assert.equal(res.statusCode, 200, res.body);
+      return { access: res.json().access_token as string, session: decodeJwt(cookieValue(res, REFRESH)!).payload.jti as string };
+    };
+    assert.equal((await inject('DELETE', `/api/auth/sessions/${session2}`, { token: changed.json().access_token as string, payload: { password: NEW_PASSWORD } })).statusCode, 204);
+    const third = await signIn();
     const unknown = '00000000-0000-4000-8000-000000000000';
-    assertProblem(await inject('DELETE', `/api/auth/sessions/${unknown}`, { token: access, payload: { password: NEW_PASSWORD } }), 404, 'Session not found');
-    assert.equal((await inject('POST', '/api/auth/logout', { token: access })).statusCode, 204);
+    assertProblem(await inject('DELETE', `/api/auth/sessions/${unknown}`, { token: third.access, payload: { password: NEW_PASSWORD } }), 404, 'Session not found');
+    assert.equal((await inject('POST', '/api/auth/logout', { token: third.access })).statusCode, 204);
     // The rotated token comes back (theft), then a token that was merely revoked (by the password change).
     assertProblem(await refreshSession(ctx.app, token0), 401, 'Invalid refresh token');
     assertProblem(await refreshSession(ctx.app, token1), 401, 'Invalid refresh token');
-    const remove = (password: string) => inject('DELETE', '/api/auth/owner', { token: access, payload: { password } });
+    const fourth = await signIn();
+    const remove = (password: string) => inject('DELETE', '/api/auth/owner', { token: fourth.access, payload: { password } });
     assertProblem(await remove(GOOD_PASSWORD), 401, 'Invalid credentials');
     assert.equal((await remove(NEW_PASSWORD)).statusCode, 204);
 
@@ -90,6 +98,7 @@ forEachDatabase('GET /auth/admin/events: the audit trail', (ctx) => {
     assert.deepEqual(stripped(await events(`?user_id=${userId}`)), [
       { ...base, username, kind: 'account_delete', outcome: 'success', detail: null },
       { ...base, username, kind: 'account_delete', outcome: 'failure', detail: 'wrong password' },
+      { ...base, username, kind: 'login', outcome: 'success', detail: `session ${fourth.session}` },
       { ...base, ...local, username: null, kind: 'refresh', outcome: 'failure', detail: 'revoked token' },
       {
         ...base, ...local, username: null, kind: 'refresh_reuse', outcome: 'failure',
@@ -97,6 +106,7 @@ forEachDatabase('GET /auth/admin/events: the audit trail', (ctx) => {
       },
       { ...base, username: null, kind: 'logout', outcome: 'success', detail: 'all sessions revoked' },
       { ...base, username: null, kind: 'session_revoke', outcome: 'failure', detail: `session ${unknown} not found` },
+      { ...base, username, kind: 'login', outcome: 'success', detail: `session ${third.session}` },
       { ...base, username: null, kind: 'session_revoke', outcome: 'success', detail: `session ${session2}` },
       { ...base, username, kind: 'password_change', outcome: 'success', detail: `other sessions revoked; new session ${session2}` },
       { ...base, username, kind: 'password_change', outcome: 'failure', detail: 'new password rejected' },

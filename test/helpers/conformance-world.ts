@@ -68,8 +68,15 @@ export class World {
   }
 
   /** The role's own account: every operation without a reason for another one runs as it. */
-  main(role: Role): Promise<Session> {
-    return this.account(`main-${role}`, role);
+  async main(role: Role): Promise<Session> {
+    const key = `main-${role}`;
+    const session = await this.account(key, role);
+    // Logout and "sign out everywhere else" end its session, and its access token with it on
+    // /api/auth (CONTRACT.md part 3): the operations after them get a new one.
+    if ((await this.ctx.app.inject({ url: '/api/auth/me', headers: session.auth })).statusCode !== 401) return session;
+    const renewed = await login(this.ctx.app, session.username, session.password);
+    this.accounts.set(key, renewed);
+    return renewed;
   }
 
   private async call(session: Session, method: string, url: string, payload?: object, headers: Record<string, string> = {}) {

@@ -7,7 +7,7 @@ import { registerRoutePolicy } from '../../src/http/route-policy.js';
 import { noStore } from '../../src/http/security-headers.js';
 import { createTokenService } from '../../src/sessions/tokens.js';
 import { newAdminSession } from '../helpers/auth.js';
-import { forEachDatabase, JWT_SECRET, newSession } from '../helpers/harness.js';
+import { forEachDatabase, JWT_SECRET, login, newSession } from '../helpers/harness.js';
 
 interface Operation {
   security?: Array<Record<string, string[]>>;
@@ -31,7 +31,7 @@ forEachDatabase('per-route policy', (ctx) => {
   test('each route enforces the access its document shows: bearer routes 401 without a token, admin routes 403 for a user', async () => {
     const operations = await documentedOperations(ctx.app);
     assert.ok(operations.length >= 25, `only ${operations.length} operations`);
-    const user = await newSession(ctx.app, 'policy');
+    let user = await newSession(ctx.app, 'policy');
     const admin = await newAdminSession(ctx);
     const seen = new Set<string>();
     for (const op of operations) {
@@ -47,6 +47,9 @@ forEachDatabase('per-route policy', (ctx) => {
         assert.equal(asUser.statusCode === 403, op.admin, `${key} as a user: ${asUser.statusCode} ${asUser.body}`);
         // A route that asks for the password again answers 401 reauthentication_required: the token got through.
         if (asUser.statusCode === 401) assert.equal(asUser.json().code, 'reauthentication_required', `${key} as a user: ${asUser.body}`);
+        // Logout and "sign out everywhere else" end the user's session, and with it this access
+        // token on every /api/auth route (CONTRACT.md part 3): the next operations get a new one.
+        if ((await ctx.app.inject({ url: '/api/auth/me', headers: user.auth })).statusCode === 401) user = await login(ctx.app, user.username);
         if (op.admin) {
           const asAdmin = await ctx.app.inject({ method: op.method, url: op.url, headers: admin.auth });
           assert.ok(![401, 403].includes(asAdmin.statusCode), `${key} as an administrator: ${asAdmin.statusCode}`);
@@ -79,14 +82,14 @@ const NO_PERSONAL_TOKENS = { looksLike: () => false, authenticate: async () => u
 
 test('a documented route that declares no policy stops start-up', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS) });
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS, async () => true) });
   assert.throws(() => app.get('/api/forgotten', async () => ({ open: true })), /route GET \/api\/forgotten declares no config\.policy/);
   await app.close();
 });
 
 test('a hidden route may leave its policy out: it is public', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS), noStore });
+  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS, async () => true), noStore });
   app.get('/internal', { schema: { hide: true } }, async () => ({ ok: true }));
   const res = await app.inject({ url: '/internal' });
   assert.equal(res.statusCode, 200);

@@ -109,12 +109,13 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     });
     assert.equal(changed.statusCode, 200, changed.body);
     const newSessionId = decodeJwt(cookieValue(changed, REFRESH)!).payload.jti;
-    assert.deepEqual((await sessionsOf(a.accessToken)).map((s) => [s.id, s.user_agent]), [[newSessionId, 'c']]);
-    const out = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(a.accessToken) });
+    // The change ended a's session, and a's access token with it (test/sessions/session-binding.test.ts).
+    const renewed = changed.json().access_token as string;
+    assert.deepEqual((await sessionsOf(renewed)).map((s) => [s.id, s.user_agent]), [[newSessionId, 'c']]);
+    const out = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(renewed) });
     assert.equal(out.statusCode, 204);
-    const empty = await list(a.accessToken);
-    assert.equal(empty.statusCode, 200);
-    assert.equal(empty.body, '[]');
+    assertProblem(await list(renewed), 401, 'Unauthorized');
+    assertProblem(await refreshSession(ctx.app, cookieValue(changed, REFRESH)!), 401, 'Invalid refresh token');
   });
 
   test('DELETE revokes that session only: 204, no body; its refresh token is dead, the others live', async () => {
@@ -133,8 +134,8 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.deepEqual((await sessionsOf(keep.accessToken)).map((s) => s.id), [keep.sessionId]);
     assertProblem(await refreshSession(ctx.app, current), 401, 'Invalid refresh token');
     assert.equal((await refreshSession(ctx.app, keep.refreshToken)).statusCode, 200);
-    // Access tokens already issued stay valid until they expire, as after a logout.
-    assert.equal((await list(drop.accessToken)).statusCode, 200);
+    // Its access tokens end with it on /api/auth; keep's, issued before keep's refresh, live on.
+    assertProblem(await list(drop.accessToken), 401, 'Unauthorized');
     // Gone now: a second DELETE finds nothing.
     assertProblem(await revoke(keep.accessToken, drop.sessionId), 404, 'Session not found');
   });
@@ -143,7 +144,9 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     const { username } = await signup(ctx.app);
     const s = await loginAs(ctx, username, 'x');
     assert.equal((await revoke(s.accessToken, s.sessionId.toUpperCase())).statusCode, 204);
-    assert.deepEqual(await sessionsOf(s.accessToken), []);
+    // The caller ended its own session: its access token is refused from now on.
+    assertProblem(await list(s.accessToken), 401, 'Unauthorized');
+    assert.deepEqual(await sessionsOf((await loginAs(ctx, username, 'y')).accessToken).then((l) => l.map((x) => x.user_agent)), ['y']);
   });
 
   test('another user\'s session or an unknown id: 404 Session not found, and nothing is revoked', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { assertProblem, bearer, claims, forgeToken, nowSeconds, unsignedToken } from '../helpers/auth.js';
+import { assertProblem, bearer, claims, decodeJwt, forgeToken, nowSeconds, unsignedToken } from '../helpers/auth.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
 
 forEachDatabase('bearer tokens', (ctx) => {
@@ -31,7 +31,8 @@ forEachDatabase('bearer tokens', (ctx) => {
 
   test('only HS256 with the configured secret: none, HS384, HS512, a wrong key and tampering are 401', async () => {
     const s = await newSession(ctx.app);
-    const payload = claims(s.userId);
+    // The session's own jti: an access token is good on /api/auth only while its session lives.
+    const payload = claims(s.userId, 'access', { jti: decodeJwt(s.accessToken).payload.jti });
     // The control: the same claims, signed properly, are accepted.
     assert.equal((await me(`Bearer ${forgeToken(payload)}`)).statusCode, 200);
     const [head, body, signature] = s.accessToken.split('.');
@@ -94,20 +95,22 @@ forEachDatabase('bearer tokens', (ctx) => {
     for (const route of routes) assertProblem(await ctx.app.inject({ ...route, headers: bearer(token) }), 400, 'Invalid user ID');
   });
 
-  test('a sub naming no user: 404 User not found', async () => {
+  test('a sub naming no user has no session: 401 on /api/auth (CONTRACT.md part 3); 404 User not found where tokens are stateless', async () => {
     const token = forgeToken(claims(randomUUID()));
-    assertProblem(await me(`Bearer ${token}`), 404, 'User not found');
+    assertProblem(await me(`Bearer ${token}`), 401, 'Unauthorized');
     const put = await ctx.app.inject({
       method: 'PUT', url: '/api/auth/owner', headers: bearer(token), payload: { old_password: 'x', new_password: 'y' },
     });
-    assertProblem(put, 404, 'User not found');
+    assertProblem(put, 401, 'Unauthorized');
     const del = await ctx.app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: bearer(token), payload: { password: 'x' } });
-    assertProblem(del, 404, 'User not found');
+    assertProblem(del, 401, 'Unauthorized');
+    const create = await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: bearer(token), payload: {} });
+    assertProblem(create, 404, 'User not found');
   });
 
   test('an upper-case sub still names its user', async () => {
     const s = await newSession(ctx.app);
-    const res = await me(`Bearer ${forgeToken(claims(s.userId.toUpperCase()))}`);
+    const res = await me(`Bearer ${forgeToken(claims(s.userId.toUpperCase(), 'access', { jti: decodeJwt(s.accessToken).payload.jti }))}`);
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().id, s.userId);
   });
