@@ -162,6 +162,18 @@ export class SaveModel {
     return op.beyond ? count + 1 : (op.version % count) + 1;
   }
 
+  /**
+   * The notes current search finds for a word that only one fragment or title holds (so a
+   * case-insensitive substring is a whole word): outside the trash, not archived.
+   */
+  found(word: string): string[] {
+    return this.notes.flatMap((n, i) => {
+      const current = n.versions.at(-1)!;
+      const text = `${current.title} ${current.content}`.toLowerCase();
+      return !n.gone && !n.trashed && !n.archived && text.includes(word) ? [`N${i}`] : [];
+    });
+  }
+
   /** The version the ETag of note `i` names. */
   version(i: number): number {
     return this.notes[i]!.versions.length;
