@@ -5,7 +5,8 @@ import { test } from 'node:test';
 
 /**
  * The layering rules of issue #20, read off the source: they hold for every file, including the
- * ones the next feature adds. Static on purpose: a rule about imports is checked on imports.
+ * ones the next feature adds. Static on purpose: a rule about imports is checked on imports, and
+ * one about writers on every writer — TypeScript, and the functions and triggers of migrations.
  */
 
 const SRC = path.resolve('src');
@@ -28,11 +29,14 @@ test('services, repositories, workers and shared code never import from src/http
   assert.deepEqual(offenders, []);
 });
 
-test('each table is written from one feature folder, and only from its storage files', () => {
+const appFiles = files.filter((file) => !file.name.startsWith('db/migrations/'));
+
+/** Which feature folders write each table from TypeScript, and which files do so outside storage. */
+function typescriptWriters() {
   const write = /\b(?:insertInto|updateTable|deleteFrom)\('([a-z_]+)'|\b(?:insert into|delete from|update)\s+"?([a-z_]+)"?\s/gi;
   const writers = new Map<string, Set<string>>();
   const outsideStorage: string[] = [];
-  for (const f of files.filter((file) => !file.name.startsWith('db/migrations/'))) {
+  for (const f of appFiles) {
     for (const match of f.text.matchAll(write)) {
       const table = (match[1] ?? match[2])!.toLowerCase();
       if (!writers.has(table)) writers.set(table, new Set());
@@ -40,6 +44,11 @@ test('each table is written from one feature folder, and only from its storage f
       if (!/\.(repository|index)\.ts$/.test(f.name)) outsideStorage.push(`${f.name} writes ${table}`);
     }
   }
+  return { writers, outsideStorage };
+}
+
+test('each table is written from one feature folder, and only from its storage files', () => {
+  const { writers, outsideStorage } = typescriptWriters();
   assert.ok(writers.has('notes') && writers.has('users'), 'the scan finds the writes');
   const shared = [...writers].filter(([, owners]) => owners.size > 1).map(([table, owners]) => `${table}: ${[...owners].join(', ')}`);
   assert.deepEqual(shared, []);
@@ -65,4 +74,139 @@ test('dialect tests live in src/db, except the listed files (which may only shri
   const dialect = /\bisPostgres\(|\.kind\s*[!=]==\s*'(?:postgres|sqlite)'/;
   const found = files.filter((f) => !f.name.startsWith('db/') && dialect.test(f.text)).map((f) => f.name).sort();
   assert.deepEqual(found, Object.keys(DIALECT_EXCEPTIONS).sort());
+});
+
+/**
+ * SQL that writes tables from inside the database: functions and triggers created by migrations.
+ * Read from each migration's `up` in date order (a later `drop` removes what an earlier one
+ * created; `down` is not read), so the list is what a fresh database has.
+ */
+interface SqlWriter { kind: 'function' | 'trigger'; name: string; on?: string; executes?: string; writes: string[] }
+
+function sqlWriters(): Map<string, SqlWriter> {
+  const live = new Map<string, SqlWriter>();
+  const migrations = files.filter((f) => f.name.startsWith('db/migrations/')).sort((a, b) => a.name.localeCompare(b.name));
+  const statement = /\bcreate\s+(?:or\s+replace\s+)?(function|trigger)\s+(\w+)|\bdrop\s+(function|trigger)\s+(?:if\s+exists\s+)?(\w+)/gi;
+  for (const f of migrations) {
+    const up = f.text.slice(0, f.text.search(/export\s+async\s+function\s+down\b/) >>> 0);
+    for (const match of up.matchAll(statement)) {
+      if (match[3] !== undefined) {
+        live.delete(`${match[3].toLowerCase()} ${match[4]!.toLowerCase()}`);
+        continue;
+      }
+      const kind = match[1]!.toLowerCase() as SqlWriter['kind'];
+      const name = match[2]!.toLowerCase();
+      const rest = up.slice(match.index + match[0].length);
+      let on: string | undefined;
+      let executes: string | undefined;
+      let body: string;
+      if (kind === 'function') {
+        // The body between the dollar quotes.
+        const start = rest.indexOf('$$');
+        body = rest.slice(start + 2, rest.indexOf('$$', start + 2));
+      } else {
+        // `… on <table> [for each row] [when …] begin … end`, to the end of the template literal.
+        const text = rest.slice(0, rest.indexOf('`'));
+        on = /\bon\s+"?(\w+)/i.exec(text)?.[1]?.toLowerCase();
+        // PostgreSQL's triggers run a function instead of a body of their own.
+        executes = /\bexecute\s+(?:function|procedure)\s+(\w+)/i.exec(text)?.[1]?.toLowerCase();
+        body = text.slice(text.search(/\bbegin\b/i) >>> 0);
+      }
+      const writes = new Set<string>();
+      // `for update` locks and `do update` resolves a conflict: neither names a table.
+      for (const w of body.matchAll(/(?<!\b(?:for|do)\s+)\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_]+)/gi)) {
+        writes.add(w[1]!.toLowerCase());
+      }
+      live.set(`${kind} ${name}`, { kind, name, ...(on !== undefined && { on }), ...(executes !== undefined && { executes }), writes: [...writes].sort() });
+    }
+  }
+  return live;
+}
+
+/** Tables only triggers write (no TypeScript names them), and the feature they belong to. */
+const TRIGGER_ONLY_TABLES: Record<string, string> = {
+  search_version_keys: 'search', // SQLite: an index entry's key, written by the trigger on the search_entries view
+  search_current: 'search', // SQLite: which index entries are current
+};
+
+/**
+ * SQL writes that cross a feature's tables, each with what keeps it right. The list may only
+ * shrink: a new function or trigger writing another feature's table fails, and so does an entry
+ * that no longer happens.
+ *
+ * The save on PostgreSQL is one function call (notes/save.postgres.ts), which writes the tags'
+ * rows, the attachment references and the search entry that notes.service.ts writes through
+ * tags/, attachments/ and search/ on SQLite; old instances call it during a rolling upgrade, so
+ * it stays. test/notes/save-equivalence.test.ts replays random operation sequences on both
+ * databases and compares every table a save writes with a model and with each other.
+ */
+const SAVE_FUNCTION = 'the save in one PostgreSQL round trip; held to the TypeScript save by test/notes/save-equivalence.test.ts';
+const CROSS_FEATURE_SQL_WRITES: Record<string, string> = {
+  'function vellum_create_note_1 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from notes) writes search_history (search)': SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from notes) writes search_history (search)': SAVE_FUNCTION,
+  // SQLite keeps current search in step with every writer of notes (saves, filing, trash, import)
+  // without their knowing; save-equivalence.test.ts compares search_current with the model.
+  'trigger search_current_moved (on notes) writes search_current (search)': 'current search follows the note\'s version, trash and archive',
+};
+
+test('functions and triggers in migrations write only their own feature\'s tables, except the listed ones', () => {
+  const { writers } = typescriptWriters();
+  const ownerOf = (table: string): string | undefined => {
+    const owners = writers.get(table);
+    return owners?.size === 1 ? [...owners][0] : TRIGGER_ONLY_TABLES[table];
+  };
+  const live = [...sqlWriters().values()];
+  assert.ok(live.some((w) => w.name === 'vellum_save_version_1' && w.writes.includes('note_tags')), 'the scan reads function bodies');
+  assert.ok(live.some((w) => w.name === 'search_entries_insert' && w.on === 'search_entries'), 'the scan reads triggers');
+  assert.ok(!live.some((w) => w.name === 'search_note_keys_delete'), 'a dropped trigger is gone');
+  const crossing: string[] = [];
+  const unowned: string[] = [];
+  for (const w of live) {
+    // A trigger writes for whoever writes its table; a function for the features that call it (or
+    // whose tables' triggers run it). One that nothing here calls still writes for the instances of
+    // an older release during a rolling upgrade: it is reported until listed.
+    const callers = w.kind === 'trigger'
+      ? [ownerOf(w.on!) ?? `?${w.on}`]
+      : [...new Set([
+        ...appFiles.filter((f) => new RegExp(`\\b${w.name}\\s*\\(`).test(f.text)).map((f) => feature(f.name)),
+        ...live.filter((t) => t.executes === w.name).map((t) => ownerOf(t.on!) ?? `?${t.on}`),
+      ])];
+    if (callers.length === 0) callers.push('no caller');
+    for (const table of w.writes) {
+      const owner = ownerOf(table);
+      if (owner === undefined) unowned.push(`${w.kind} ${w.name} writes ${table}, which no feature owns`);
+      for (const caller of callers) {
+        const via = w.kind === 'trigger' ? `on ${w.on}` : `called from ${caller}`;
+        if (owner !== undefined && owner !== caller) crossing.push(`${w.kind} ${w.name} (${via}) writes ${table} (${owner})`);
+      }
+    }
+  }
+  assert.deepEqual(unowned, []);
+  assert.deepEqual(crossing.sort(), Object.keys(CROSS_FEATURE_SQL_WRITES).sort());
+});
+
+/**
+ * Writes made two ways (`writeWith`: statements on SQLite, one function call on PostgreSQL), each
+ * with the test that holds its two forms to one another. The list may only shrink.
+ */
+const TWO_FORM_WRITES: Record<string, string> = {
+  'notes/notes.service.ts createNote': 'test/notes/save-equivalence.test.ts',
+  'notes/notes.service.ts writeVersion': 'test/notes/save-equivalence.test.ts',
+};
+
+test('every write made two ways (writeWith) is listed with the test that compares its forms', () => {
+  const found: string[] = [];
+  for (const f of appFiles.filter((file) => file.name !== 'db/group-commit.ts')) {
+    for (const call of f.text.matchAll(/\bwriteWith\s*\(/g)) {
+      const before = f.text.slice(0, call.index);
+      const enclosing = [...before.matchAll(/\bfunction\s+(\w+)/g)].at(-1)?.[1] ?? '?';
+      found.push(`${f.name} ${enclosing}`);
+    }
+  }
+  assert.deepEqual(found.sort(), Object.keys(TWO_FORM_WRITES).sort());
+  for (const guard of new Set(Object.values(TWO_FORM_WRITES))) assert.ok(fs.existsSync(guard), `${guard} exists`);
 });
