@@ -16,6 +16,9 @@ export interface AttachmentRoutesOptions {
 
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 const tags = ['attachments'];
+/** What the parser does with parts besides the file, said in the document (an object schema cannot say it). */
+const UPLOAD_PARTS_RULE = 'Only the file part named "file" is read, one file per request: another file part before it is refused (400), '
+  + 'and other parts are not read.';
 
 /** Files: upload, download, list, usage, delete; under /api/attachments. */
 export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions> = async (app, { services }) => {
@@ -28,7 +31,9 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       tags, operationId: 'uploadAttachment', summary: 'Upload a file',
       description: 'multipart/form-data with one file part named "file", streamed to storage. Over ATTACHMENT_MAX_BYTES (25 MiB by default) '
         + 'or over the space left of STORAGE_QUOTA_BYTES: 413 with a readable body, also while the file is still arriving. '
-        + 'Identical bytes are stored once and counted once. Link it in a note as ![alt](/api/attachments/{id}).',
+        + 'Identical bytes are stored once and counted once. Link it in a note as ![alt](/api/attachments/{id}). '
+        + 'A request without a multipart/form-data body (no body at all, or another content type) is 415. '
+        + UPLOAD_PARTS_RULE,
       consumes: ['multipart/form-data'],
       body: schemas.UploadBody,
       response: { 201: schemas.AttachmentSchema },

@@ -28,4 +28,4 @@ export const Usage = Type.Object({
 
 export const UploadBody = Type.Object({
   file: Type.String({ format: 'binary', description: 'the file; its part\'s filename and Content-Type are kept' }),
-}, { description: 'multipart/form-data with one file part named "file"' });
+}, { description: 'multipart/form-data with one file part named "file"; another file part before it is refused (400), later parts are not read' });

@@ -30,7 +30,7 @@ export const badXml = (reason: string) => new AppError(400, 'invalid_xml', `The 
  *
  * The first problem ends the parse: the handlers throw out of saxes' write(), so nothing past it
  * is read. Letting saxes go on cost the square of the depth (it resolves each element's namespace
- * by walking every open element), 22 s for 24,000 levels (issue #37), and one error per byte of a
+ * by walking every open element), 22 s for 24,000 levels (docs/api.md, "Limits"), and one error per byte of a
  * malformed body; stopped at XML_MAX_DEPTH, a 1 MiB body costs what a shallow one does.
  */
 export function parseXml(text: string): XmlElement {

@@ -17,7 +17,7 @@ const VERSIONS_PAGE = 50;
  * Every live note of the owner, oldest first, a page at a time. Between pages it waits for the
  * event loop's next turn: awaiting a query alone does not yield to other requests (on SQLite the
  * query runs synchronously and its promise is already settled), so a large account would otherwise
- * hold the process until its export is done (issue #19).
+ * hold the process until its export is done.
  */
 export async function* ownerNotes(db: Db, ownerId: string): AsyncGenerator<repo.NoteHead> {
   let after: repo.NoteHead | undefined;

@@ -42,8 +42,8 @@ export interface ImportRunner {
 }
 
 /**
- * The worker's heap limit: a document's parsed notes take about 2-3 times its size (measured, see
- * the report on issue #19), with room for the code itself. Past it the worker stops, not the process.
+ * The worker's heap limit: a document's parsed notes take about 2-3 times its size (measured),
+ * with room for the code itself. Past it the worker stops, not the process.
  */
 export function workerHeapMb(maxBytes: number): number {
   return 256 + 4 * Math.ceil(maxBytes / (1024 * 1024));

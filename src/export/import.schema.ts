@@ -19,8 +19,8 @@ import { FOLDER_PATH_PATTERN, FOLDER_PATH_RULE } from '../folders/folder-name.js
  * the year has four digits, so not past 9999), RFC 3339 in the API and export (four-digit years),
  * the Markdown export's front matter and zip entries (whose times are clamped to what zip holds).
  * Before 1970 nothing in Vellum's world was written, and negative Unix times are where other tools
- * that read an export (archivers, file systems, sync clients) break; the first crash of issue #19
- * came from one.
+ * that read an export (archivers, file systems, sync clients) break; the first import crash we
+ * saw came from one.
  */
 export const IMPORT_TIME_MIN = '1970-01-01T00:00:00.000Z';
 export const IMPORT_TIME_MAX = '9999-12-31T23:59:59.999Z';

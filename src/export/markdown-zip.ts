@@ -14,7 +14,7 @@ import { ownerNotes, turnTaker } from './export.service.js';
  * note's content is read from the database when the archive reaches it (as fast as the client
  * reads), so memory holds one note's content at a time.
  *
- * No failure may leave this function's reach as a throw in a callback (issue #19: a RangeError from
+ * No failure may leave this function's reach as a throw in a callback (it happened: a RangeError from
  * yazl killed the process). yazl throws synchronously only for inputs it cannot encode (an entry
  * time before 1970, a name over 65,535 bytes), which zipTime and FileNames rule out; every failure
  * it reports arrives as an 'error' event on the ZipFile, and every failure of ours (a query, a

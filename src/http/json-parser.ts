@@ -13,7 +13,7 @@ export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   // Fastify also accepts text/plain by default, which turned a non-JSON body into a 400 instead of
-  // CONTRACT.md's 415; it is also a type a cross-site form can send without a CORS preflight.
+  // the 415 of docs/api.md, "Statuses"; it is also a type a cross-site form can send without a CORS preflight.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // Decoding would silently turn invalid bytes into U+FFFD and store text the client never sent.

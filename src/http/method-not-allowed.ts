@@ -39,7 +39,7 @@ function compare(a: number[], b: number[]): number {
 }
 
 /**
- * CONTRACT.md: a method that a path does not have is 405 with `Allow`, not 404; CORS preflights
+ * docs/api.md, "Conventions": a method that a path does not have is 405 with `Allow`, not 404; CORS preflights
  * list the same methods. The router only says "no match", so every route's path shape is kept and
  * the methods are those of the shape the path matches best: `/api/auth/admin/all` is the static
  * route's (GET, HEAD), not also `DELETE /api/auth/admin/:id`'s, as find-my-way itself prefers a

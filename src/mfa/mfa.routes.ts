@@ -107,14 +107,15 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
   });
 
   app.post('/passkeys', {
-    bodyLimit: AUTH_BODY_LIMIT,
+    bodyLimit: schemas.PASSKEY_BODY_LIMIT,
     config: { policy: WITH_PASSWORD, failureDetail: 'Failed to add the passkey', docs: { errors: [409] } },
     schema: {
       tags, operationId: 'addPasskey', summary: 'Add a passkey',
       description: 'The browser\'s answer to the creation options, with a name. 400 when it does not answer a live challenge of this account '
         + '(each works once, for 5 minutes) or does not verify (user verification is required); 409 when that passkey is registered already. '
         + 'Needs the password again, here or with the options: 401 `reauthentication_required` when neither had it or this one is wrong '
-        + '(wrong ones count against the login failure limit, 429 once locked; a challenge refused for want of the password can be answered again with it).',
+        + '(wrong ones count against the login failure limit, 429 once locked; a challenge refused for want of the password can be answered again with it). '
+        + 'The body is at most 64 KiB (413 beyond), which holds every field at its documented maximum.',
       body: schemas.RegisterPasskeyBody, response: { 201: schemas.PasskeySchema },
     },
   }, async (request, reply) => {
@@ -157,7 +158,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
   }, async () => passkeys.loginOptions(services, web));
 
   app.post('/passkey/login', {
-    bodyLimit: AUTH_BODY_LIMIT,
+    bodyLimit: schemas.PASSKEY_BODY_LIMIT,
     config: {
       policy: { auth: 'public', limit: 'password', noStore: true },
       failureDetail: 'Failed to generate tokens',
@@ -165,7 +166,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
     schema: {
       tags, operationId: 'passkeyLogin', summary: 'Sign in with a passkey',
-      description: 'Answers exactly as POST /api/auth/login does; no further factor is asked. Every refusal is 401 Invalid credentials.',
+      description: 'Answers exactly as POST /api/auth/login does; no further factor is asked. Every refusal is 401 Invalid credentials. '
+        + 'The body is at most 64 KiB (413 beyond), which holds every field at its documented maximum.',
       body: schemas.PasskeyLoginBody,
       querystring: sessionSchemas.LoginQuery,
       response: { 200: sessionSchemas.LoginResponse },

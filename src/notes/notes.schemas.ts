@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { explain } from '../shared/validation/schema-rules.js';
 import { UUID_PATTERN } from '../shared/ids.js';
-import { TAG_CHARACTER, TAG_MAX_LENGTH } from '../tags/extract.js';
+import { TAG_MAX_LENGTH } from '../tags/extract.js';
 import { BooleanString, Limit, NullableUuid, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 
@@ -148,8 +148,14 @@ export const DiffSchema = Type.Object({
 export const FolderFilter = explain(Type.String({
   pattern: `(${UUID_PATTERN})|^root$`, description: 'only notes directly in this folder (its id), or `root` for the top level; a folder that is not the caller\'s is 404',
 }), 'must be a folder id or root');
+/**
+ * The tag rule as a pattern every engine reads alike: the property escapes stand alone in an
+ * alternation (engines that translate `\p{…}` for Python's `re` misread them inside `[…]` and
+ * dropped the rule), and the length is said again in code points, which needs no regex at all.
+ */
+const TAG_FILTER_PATTERN = `^#?(?:\\p{L}|\\p{M}|\\p{N}|[_/-]){1,${TAG_MAX_LENGTH}}$`;
 export const TagFilter = explain(Type.String({
-  pattern: `^#?${TAG_CHARACTER}{1,${TAG_MAX_LENGTH}}$`,
+  minLength: 1, maxLength: TAG_MAX_LENGTH + 1, pattern: TAG_FILTER_PATTERN,
   description: 'only notes with this tag or a tag below it (`a` finds `#a/b`): 1 to 64 letters, digits, _, - or /, '
     + 'optionally after a #; case is ignored',
 }), 'must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #');
@@ -167,12 +173,19 @@ export const NotesQuery = Query({
 
 const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET /api/notes/{noteID}, like "3"), or * for any; '
   + 'a stale one gives 412; weak tags never match';
-/** RFC 9110 If-Match: `*` or a comma-separated list of entity tags. */
-export const IF_MATCH_PATTERN = '^\\s*(\\*|(W/)?"[^"]*"(\\s*,\\s*(W/)?"[^"]*")*)\\s*$';
+/**
+ * RFC 9110 If-Match: `*` or a comma-separated list of entity tags, in the grammar's own characters
+ * (OWS is space and tab; etagc is visible ASCII but `"`, and obs-text), so the document admits no
+ * value a header cannot carry (`\\s` and `[^"]` did: line breaks, control characters).
+ */
+const ETAG = '(W/)?"[\\x21\\x23-\\x7E\\x80-\\xFF]*"';
+export const IF_MATCH_PATTERN = `^[ \\t]*(\\*|${ETAG}([ \\t]*,[ \\t]*${ETAG})*)[ \\t]*$`;
+/** Far more tags than a client sends; a bound the document states instead of the header size limit's 431. */
+export const IF_MATCH_MAX_LENGTH = 1024;
 
 export const IfMatchHeaders = Type.Object({
   'if-match': Type.Optional(explain(
-    Type.String({ pattern: IF_MATCH_PATTERN, description: IF_MATCH_DESCRIPTION, examples: ['"3"'] }),
+    Type.String({ maxLength: IF_MATCH_MAX_LENGTH, pattern: IF_MATCH_PATTERN, description: IF_MATCH_DESCRIPTION, examples: ['"3"'] }),
     'must be an entity tag from GET /api/notes/{id}, like "3"',
   )),
 });

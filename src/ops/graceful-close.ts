@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
  *    new traffic here, but the listener stays open for SHUTDOWN_DRAIN_SECONDS. Requests already in
  *    flight, and those that arrive meanwhile (sent before the balancer noticed, or still in the
  *    accept queue), are served. Closing the listener at once reset every connection still waiting
- *    to be accepted (issue #26: 98–120 of a burst of 140).
+ *    to be accepted (measured: 98–120 of a burst of 140).
  * 2. Close: app.close() stops accepting connections, closes the idle keep-alive ones and those that
  *    never sent a request, and waits for the rest.
  *

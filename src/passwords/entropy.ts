@@ -1,5 +1,5 @@
 /**
- * Password entropy as go-password-validator computes it (CONTRACT.md "Entropy"), so a password
+ * Password entropy as go-password-validator computes it (docs/api.md, "Entropy"), so a password
  * gets the same verdict here as in that ecosystem: bits = L × log2(B).
  */
 

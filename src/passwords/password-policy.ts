@@ -22,7 +22,7 @@ export function passwordLength(password: string): number {
   return n;
 }
 
-/** Length, then the breach check, then entropy (CONTRACT.md "Password"); each failure is a 400. */
+/** Length, then the breach check, then entropy (docs/api.md, "Input rules"); each failure is a 400. */
 export async function validatePassword(policy: PasswordPolicy, password: string): Promise<void> {
   const length = passwordLength(password);
   if (length < policy.minLength) {

@@ -1,6 +1,6 @@
 /**
  * Where Markdown syntax sits in a stretch of text, so that a snippet can leave it out and read as
- * plain text (CONTRACT.md: "snippet is plain text"): heading, quote, list and task markers at the
+ * plain text (docs/api.md, "Search": the snippet is plain text): heading, quote, list and task markers at the
  * start of a line; the brackets and target of links and images (their text stays); code,
  * emphasis and strike-through marks at the edge of a word. A `_` or `*` inside a word
  * (`snake_case`, `2*3`) or standing alone (`a * b`) is text, as is `#tag`.

@@ -25,7 +25,7 @@ export interface SearchQuery {
 }
 
 /**
- * Work limits (issue #19): an engine's cost grows with every clause and with every word of a
+ * Work limits (docs/api.md, "Search"): an engine's cost grows with every clause and with every word of a
  * phrase (each is one more walk of a posting list: `"x x … x"` of 120 words took 9.8 s in FTS5 over
  * 20 notes of 1 MB). Repeats are dropped by the parser, which changes no result. Past these, a
  * query is refused (400) rather than cut: searching a shorter phrase or fewer words would find

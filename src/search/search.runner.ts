@@ -7,7 +7,7 @@ import type { Hit, SearchPage, SearchScope } from './search.repository.js';
 import type { SearchResult } from './search.service.js';
 
 /**
- * Search off the event loop (issue #19: one query over large notes held every request for 13 s).
+ * Search off the event loop (measured before: one query over large notes held every request for 13 s).
  * On SQLite a worker runs the whole search on a read-only connection of its own to the same file
  * (WAL: it reads while the app writes, and each search starts a read transaction, so it sees every
  * write that has answered); on PostgreSQL the ranking query runs in the database and a worker reads

@@ -11,7 +11,7 @@ import { leadSnippet, makeSnippet, PAGE_SCAN_CHARS, type Snippet } from './snipp
 export const QUERY_MAX_CHARACTERS = 256;
 
 /**
- * The time one search may take in the database (issue #19): past it the search answers 400
+ * The time one search may take in the database (docs/api.md, "Search"): past it the search answers 400
  * `query_too_expensive` (on SQLite the worker's budget function ends the statement, on PostgreSQL
  * `statement_timeout`). Waiting in the queue does not count. Real searches take milliseconds.
  */

@@ -6,7 +6,7 @@ export const SNIPPET_LENGTH = 200;
 /** Characters of context shown before the first highlighted word when the text is cut. */
 const LEAD = 50;
 /**
- * Bounds on the work of one snippet (issue #19: 100–160 ms per 1 MiB result before). The scan
+ * Bounds on the work of one snippet (measured before them: 100–160 ms per 1 MiB result before). The scan
  * stops at the first place that shows every wanted clause; these bound the rest: a note where the
  * words are rare, absent (found for its title), or repeated thousands of times.
  */

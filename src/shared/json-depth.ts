@@ -2,7 +2,7 @@
  * How deep a JSON document nests, found in one pass over its bytes before anything parses it.
  *
  * JSON.parse (and Fastify's secure-json-parse, which calls it) spends about 0.15 µs a level and
- * more on the garbage: 6.5 MiB of `[[[…]]]` held the event loop 1-7 s (issue #37, finding 6), all
+ * more on the garbage: 6.5 MiB of `[[[…]]]` held the event loop 1-7 s (docs/api.md, "Limits"), all
  * of it inside JSON.parse itself (measured: Ajv, the error path and secure-json-parse's own scan
  * cost nothing). This scan is one compare or two per byte: 4-11 ms for 7 MiB of any shape, as
  * much as JSON.parse of a 7 MiB note and far less than it for anything made of small values, and

@@ -1,5 +1,5 @@
 /**
- * Tags from a note's Markdown (CONTRACT.md, "Folders, tags, pins, archive"): a `#` at the start of
+ * Tags from a note's Markdown (docs/api.md, "Folders, tags, pins, archive"): a `#` at the start of
  * the text or after whitespace, then 1 to 64 letters, digits (not only digits), `_`, `-` or `/`,
  * outside code spans and fenced code blocks, lower-cased.
  *
@@ -16,7 +16,7 @@ export const TAG_MAX_LENGTH = 64;
 /** Distinct tags kept per note, in order of appearance: a note cannot make one save write 100,000 rows. */
 export const TAGS_PER_NOTE_MAX = 1000;
 
-/** One character of a tag, as a pattern (also the `tag` filter's, in the routes' schemas). */
+/** One character of a tag, as a pattern (the `tag` filter of the routes' schemas says the same as an alternation). */
 export const TAG_CHARACTER = '[\\p{L}\\p{M}\\p{N}_\\-/]';
 const TAG = new RegExp(`(?<=^|\\s)#(${TAG_CHARACTER}+)`, 'gu');
 const ONLY_DIGITS = /^\p{N}+$/u;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
 import { documentPathFor, pointer, type Conformance, type Operation, type Parameter } from './openapi-check.js';
-import { invalidValue, typesAllowed, validValue, type Schema, type SchemaContext } from './schema-arbitrary.js';
+import { deref, invalidValue, typesAllowed, validValue, type Schema, type SchemaContext } from './schema-arbitrary.js';
 
 /**
  * Requests generated from one operation of the OpenAPI document: proposals that follow it and
@@ -164,6 +164,21 @@ export class OperationRequests {
     return fc.tuple(this.valid(), fc.oneof(...mutations)).map(([proposal, mutate]) => mutate(proposal));
   }
 
+  /**
+   * A proposal whose JSON body has every declared string at its maxLength (and every optional
+   * property present): the document says a body like it is acceptable, so the route's body limit
+   * must hold it. Sent as built (real: false), so that the test does not swap in a real body.
+   * Undefined when the body has no such strings or a value cannot be built.
+   */
+  largest(): Proposal | undefined {
+    const body = this.op.requestBody;
+    if (body?.content['application/json'] === undefined) return undefined;
+    const value = largestValue(body.content['application/json'].schema, this.json, 0);
+    if (value === undefined || !JSON.stringify(value).includes(FILL)) return undefined;
+    return { path: Object.fromEntries(this.params.filter((p) => p.in === 'path').map((p) => [p.name, { real: true }])),
+      query: [], headers: {}, body: { contentType: 'application/json', value }, credentials: true, real: false, pick: 0 };
+  }
+
   /** What the request breaks of the document (empty when it follows it). */
   violations(request: ApiRequest): string[] {
     const found: string[] = [];
@@ -254,4 +269,102 @@ function formData(value: unknown): { contentType: string; payload: string } {
     : [];
   const payload = `${parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('')}--${boundary}--\r\n`;
   return { contentType: `multipart/form-data; boundary=${boundary}`, payload };
+}
+
+const FILL_CHARACTERS = ['A', 'a', '0', 'x'];
+/** The mark of a string built at its maxLength (every fill character above is one). */
+const FILL = 'AAAA';
+
+/**
+ * The largest value a schema declares: strings at maxLength (a character the pattern takes,
+ * repeated), every property, arrays at their minimum (one item when none). Undefined when the
+ * schema gives no way to build it here; the caller classifies the result with Ajv anyway.
+ */
+function largestValue(input: Schema, ctx: SchemaContext, depth: number): unknown {
+  if (depth > 12) return undefined;
+  const schema = deref(input, ctx);
+  const branches = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+  if (branches !== undefined) {
+    for (const branch of branches) {
+      const value = largestValue({ ...schema, anyOf: undefined, oneOf: undefined, ...branch }, ctx, depth + 1);
+      if (value !== undefined && value !== null) return value;
+    }
+    return undefined;
+  }
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const types = typesAllowed(schema, ctx) ?? [];
+  if (types.includes('object')) {
+    const out: Record<string, unknown> = {};
+    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
+      const value = largestValue(property, ctx, depth + 1);
+      if (value === undefined) return undefined;
+      out[name] = value;
+    }
+    return out;
+  }
+  if (types.includes('array')) {
+    const count = Math.max(1, Number(schema.minItems ?? 0));
+    const item = largestValue((schema.items ?? {}) as Schema, ctx, depth + 1);
+    return item === undefined ? undefined : Array.from({ length: Math.min(count, 3) }, () => item);
+  }
+  if (types.includes('string')) {
+    if (schema.format !== undefined) return undefined;
+    const max = typeof schema.maxLength === 'number' ? schema.maxLength : undefined;
+    const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+    const length = max ?? Math.max(1, Number(schema.minLength ?? 1));
+    const fill = FILL_CHARACTERS.map((c) => c.repeat(length)).find((candidate) => pattern === undefined || pattern.test(candidate));
+    return fill;
+  }
+  if (types.includes('integer') || types.includes('number')) return typeof schema.minimum === 'number' ? schema.minimum : 1;
+  if (types.includes('boolean')) return true;
+  if (types.includes('null')) return null;
+  return undefined;
+}
+
+/** Whether a regular expression puts a Unicode property escape (\p{…}, \P{…}) inside a character class. */
+function propertyEscapeInClass(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      if (inClass && (source[i + 1] === 'p' || source[i + 1] === 'P') && source[i + 2] === '{') return true;
+      i++;
+    } else if (c === '[') inClass = true;
+    else if (c === ']') inClass = false;
+  }
+  return false;
+}
+
+/** What a header field value cannot carry (RFC 9110 §5.5): control characters but tab, DEL, anything past one byte. */
+const NOT_IN_A_HEADER = ['\0', '\x01', '\n', '\r', '\v', '\f', '\x1f', '\x7f', '\u0100', '\u2028'];
+
+/**
+ * Where a parameter's pattern reads differently in the tools that read the document than in the
+ * server: a property escape inside `[…]` (fuzzers that translate `\p{…}` for Python's `re` drop
+ * the rule: "accepts any string"), and a header pattern that admits what no header can carry
+ * (then a value the document allows never reaches the server as written).
+ */
+export function parameterPatternProblems(param: Parameter): string[] {
+  const pattern = param.schema?.pattern;
+  if (typeof pattern !== 'string') return [];
+  const found: string[] = [];
+  const where = `${param.in} parameter ${param.name}`;
+  if (propertyEscapeInClass(pattern)) found.push(`${where}: its pattern puts a Unicode property escape inside [...]: ${pattern}`);
+  if (param.in === 'header') {
+    const re = new RegExp(pattern, 'u');
+    // The parameter's own example (where the document puts it) and its schema's.
+    const examples = [(param as { example?: unknown }).example, ...((param.schema.examples ?? []) as unknown[])]
+      .filter((e): e is string => typeof e === 'string');
+    for (const example of examples) {
+      for (let at = 0; at <= example.length; at++) {
+        const bad = NOT_IN_A_HEADER.find((c) => re.test(example.slice(0, at) + c + example.slice(at)));
+        if (bad !== undefined) {
+          found.push(`${where}: its pattern takes ${JSON.stringify(example.slice(0, at) + bad + example.slice(at))}, which no header can carry`);
+          break;
+        }
+      }
+    }
+  }
+  return found;
 }

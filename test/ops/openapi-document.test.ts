@@ -84,8 +84,21 @@ describe('the OpenAPI document', () => {
 
   test('If-Match is documented as entity tags', () => {
     const pattern = new RegExp(String(param(doc.paths['/api/notes/{noteID}/versions']!.post!, 'if-match')!.schema.pattern));
-    for (const ok of ['"3"', '*', 'W/"3"', '"1", "2"', ' "7" ']) assert.ok(pattern.test(ok), ok);
-    for (const bad of ['3', '"3', 'abc', '"1" "2"']) assert.ok(!pattern.test(bad), bad);
+    for (const ok of ['"3"', '*', 'W/"3"', '"1", "2"', ' "7" ', '\t"3"', '"\xe9"']) assert.ok(pattern.test(ok), ok);
+    // RFC 9110's characters only: nothing a header cannot carry (line breaks, control characters, more than a byte).
+    for (const bad of ['3', '"3', 'abc', '"1" "2"', '"\x01"', '\n"3"', '\v"3"', '"\u0100"', '"\x7f"']) assert.ok(!pattern.test(bad), JSON.stringify(bad));
+  });
+
+  test('the tag filter states its length, and its pattern needs no property escape inside [...]', () => {
+    for (const route of ['/api/notes', '/api/notes/search']) {
+      const schema = param(doc.paths[route]!.get!, 'tag')!.schema;
+      assert.equal(schema.minLength, 1, route);
+      assert.equal(schema.maxLength, 65, route);
+      const pattern = new RegExp(String(schema.pattern), 'u');
+      for (const ok of ['a', '#Work', 'projekt/übersicht', 'x'.repeat(64), `#${'é'.repeat(64)}`]) assert.ok(pattern.test(ok), ok);
+      for (const bad of ['', '#', 'a b', 'x'.repeat(65), 'a#b']) assert.ok(!pattern.test(bad), bad);
+      assert.doesNotMatch(String(schema.pattern), /\[[^\]]*\\[pP]\{/);
+    }
   });
 
   test('POST /api/notes: the body is optional and a deleted account\'s 404 is declared', () => {
