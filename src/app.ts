@@ -9,7 +9,7 @@ import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
-import { loginFailures, loginLockout } from './sessions/login-throttle.js';
+import { loginLockout, sessionFailures } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -136,8 +136,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const passwordHasher = hasher ?? createPasswordHasher({ cost: config.argon2Cost });
   const counters = config.rateLimit ? await throttleCounters(app, config, throttleTesting) : undefined;
   const limits = counters === undefined ? undefined : await addressLimits(app, config.rateLimits, counters.rate);
-  // One count per account for logins and passwords asked again (WebDAV's tokens count per address only).
-  const failures = counters === undefined ? undefined : loginFailures(counters.login, config.rateLimits.loginFailures);
+  // One count per account for logins; one per session for a password asked of a signed-in caller,
+  // so failed logins cannot lock the owner out of ending a thief's sessions (WebDAV's tokens count per address only).
+  const failures = counters === undefined ? undefined : sessionFailures(counters.login, config.rateLimits.loginFailures);
   registerRoutePolicy(app, {
     ...(counters === undefined || limits === undefined ? {} : {
       limits: limits.layer,
@@ -168,7 +169,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     policy: policyFromConfig(config, app.log),
     reuseGraceSeconds: config.refreshReuseGraceSeconds,
     box: createSecretBox(config.mfaSecret),
-    loginFailures: failures,
+    sessionFailures: failures,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
     credentialsRevoked: (userId) => live.credentialsRevoked(userId),

@@ -96,7 +96,7 @@ export interface RateLimits {
   readonly refreshPerMinute: number;
   /** Breach checks of a password being typed (each may ask the range API) per minute per address. */
   readonly breachChecksPerMinute: number;
-  /** Failed logins per account within 15 minutes before the account is locked out. */
+  /** Failed logins per account, or passwords asked again per session, within 15 minutes before it is locked out. */
   readonly loginFailures: number;
 }
 

@@ -27,7 +27,7 @@ export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountSer
     },
   }, async (request, reply) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, request.body, clientInfo(request), 'token_create');
+    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'token_create');
     const created = await tokens.createToken(services, userId, request.body, clientInfo(request));
     return reply.code(201).send(created);
   });

@@ -99,7 +99,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags,
         operationId: 'changePassword',
         summary: 'Change the caller\'s password',
-        description: 'Checks the old password first (401), then new_password with every rule of signup\'s password: '
+        description: 'Checks the old password first (401; wrong ones count against this session\'s failure limit, 429 once it is locked), '
+          + 'then new_password with every rule of signup\'s password: '
           + `${config.passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (code points), not in a breached-password list, enough entropy `
           + '(a 400 each, with its own message; not in the body schema, because the 401 comes first). '
           + 'Ends every other session and issues a new pair.',
@@ -108,7 +109,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       },
     }, async (request, reply) => {
       const { old_password, new_password } = request.body;
-      const { issued, user } = await accounts.changePassword(services, requireUserId(request.claims!), old_password, new_password, clientInfo(request));
+      const { issued, user } = await accounts.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
       setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
       return { access_token: issued.accessToken, user };
     });
@@ -124,12 +125,13 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags,
         operationId: 'deleteOwnAccount',
         summary: 'Delete the caller\'s account',
-        description: 'Needs the password. Deletes the account with every note, ends its sessions and clears the cookies. '
+        description: 'Needs the password (401 when wrong; wrong ones count against this session\'s failure limit, 429 once it is locked). '
+          + 'Deletes the account with every note, ends its sessions and clears the cookies. '
           + 'The last administrator cannot delete itself (409).',
         body: schemas.DeleteOwnerBody,
       },
     }, async (request, reply) => {
-      await accounts.deleteOwnAccount(services, requireUserId(request.claims!), request.body.password, clientInfo(request));
+      await accounts.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
       clearAuthCookies(reply, config);
       return reply.code(204).send();
     });

@@ -7,7 +7,9 @@ import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
 import { endAllSessions, issueTokenPair } from '../sessions/sessions.service.js';
-import type { TokenService } from '../sessions/tokens.js';
+import type { SessionFailures } from '../sessions/login-throttle.js';
+import { checkInSession, type Caller } from '../sessions/session-lockout.js';
+import { requireUserId, type TokenService } from '../sessions/tokens.js';
 import { isUuid, newId } from '../shared/ids.js';
 import { toUser, type User } from './user.js';
 import * as users from './user.repository.js';
@@ -30,6 +32,8 @@ export interface AccountServices {
    * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
    */
   credentialsRevoked?: (userId: string) => void;
+  /** Failure counts per session, for the password the owner routes ask (absent with RATE_LIMIT=off). */
+  sessionFailures?: SessionFailures | undefined;
 }
 
 /** What the functions that issue no tokens need (the CLI and the bootstrap have no signer). */
@@ -97,9 +101,9 @@ export async function getUser(s: AccountServices, userId: string): Promise<User>
 
 /** Spec §4.1 rule 3: old password first (401), then the new one's validation (400). */
 export async function changePassword(
-  s: AccountServices, userId: string, oldPassword: string, newPassword: string, client: ClientInfo,
+  s: AccountServices, caller: Caller, oldPassword: string, newPassword: string, client: ClientInfo,
 ) {
-  const row = await confirmPassword(s, userId, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
+  const row = await confirmPassword(s, caller, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
   const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
   try {
     await validatePassword(s.policy, newPassword);
@@ -119,20 +123,26 @@ export async function changePassword(
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
 
-export async function deleteOwnAccount(s: AccountServices, userId: string, password: string, client: ClientInfo): Promise<void> {
-  const row = await confirmPassword(s, userId, password, { kind: 'account_delete', client, detail: 'wrong password' });
+export async function deleteOwnAccount(s: AccountServices, caller: Caller, password: string, client: ClientInfo): Promise<void> {
+  const row = await confirmPassword(s, caller, password, { kind: 'account_delete', client, detail: 'wrong password' });
   await removeUser(s, row.id);
   await audit(s, { kind: 'account_delete', userId: row.id, username: row.username, client, outcome: 'success' });
 }
 
-/** Loads the caller (404 when gone) and checks their current password (401, audited). */
+/**
+ * Loads the caller (404 when gone) and checks their current password (401, audited), as one
+ * attempt of the caller's session (sessions/session-lockout.ts: 429 while it is locked), never
+ * of the account's login lockout.
+ */
 export async function confirmPassword(
-  s: AccountStore, userId: string, password: string,
+  s: AccountStore, caller: Caller, password: string,
   failure: { kind: AuditEvent['kind']; client: ClientInfo; detail: string },
 ): Promise<users.UserRow> {
-  const row = await users.findUserById(s.db, userId);
+  const row = await users.findUserById(s.db, requireUserId(caller));
   if (row === undefined) throw Errors.userNotFound();
-  if (passwordLength(password) > PASSWORD_MAX_LENGTH || !(await s.hasher.verify(row.password_hash, password))) {
+  const right = await checkInSession(s, caller, async () =>
+    passwordLength(password) <= PASSWORD_MAX_LENGTH && await s.hasher.verify(row.password_hash, password));
+  if (!right) {
     await audit(s, { kind: failure.kind, userId: row.id, username: row.username, client: failure.client, outcome: 'failure', detail: failure.detail });
     throw Errors.invalidCredentials();
   }

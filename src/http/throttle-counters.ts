@@ -10,7 +10,7 @@ import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, 
 export interface ThrottleCounters {
   /** Per-address counts (rate-limit.ts); undefined: @fastify/rate-limit's own in-memory LRU. */
   rate?: ThrottleStore;
-  /** Per-account login failures and lockouts (sessions/login-throttle.ts). */
+  /** Per-account login failures and per-session re-authentication failures, with their lockouts (sessions/login-throttle.ts). */
   login: ThrottleStore;
   /** The Redis breaker's state, for the metrics, when counts are in Redis. */
   redisBreaker?: () => BreakerState;

@@ -42,7 +42,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       body: sessionSchemas.ReauthenticationBody, response: { 200: schemas.TotpSetup },
     },
     preValidation: absentBodyAsEmpty,
-  }, async (request) => mfa.startTotp(services, await reauthenticate(services, requireUserId(request.claims!), request.body, clientInfo(request), 'mfa_enrol')));
+  }, async (request) => mfa.startTotp(services, await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'mfa_enrol')));
 
   app.post('/2fa/totp/confirm', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -65,7 +65,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
   }, async (request, reply) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, { password: request.body.password }, clientInfo(request), 'mfa_remove');
+    await reauthenticate(services, request.claims!, { password: request.body.password }, clientInfo(request), 'mfa_remove');
     await mfa.removeTotp(services, userId, request.body.code, clientInfo(request));
     return reply.code(204).send();
   });
@@ -81,7 +81,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
   }, async (request) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, { password: request.body.password }, clientInfo(request), 'recovery_codes');
+    await reauthenticate(services, request.claims!, { password: request.body.password }, clientInfo(request), 'recovery_codes');
     return mfa.regenerateRecoveryCodes(services, userId, request.body.code, clientInfo(request));
   });
 
@@ -92,7 +92,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       tags, operationId: 'passkeyCreationOptions', summary: 'Options for adding a passkey',
       description: 'For navigator.credentials.create (or @simplewebauthn/browser\'s startRegistration). The challenge works once, for 5 minutes. '
         + 'Adding a passkey needs the password again, here or with the answer (POST /passkeys). Given here, it is checked now '
-        + '(401 `reauthentication_required` when wrong; wrong ones count against the login failure limit, 429 once locked) and the answer needs none.',
+        + '(401 `reauthentication_required` when wrong; wrong ones count against this session\'s failure limit, 429 once it is locked) and the answer needs none.',
       // Optional: without it, the answer needs the password instead.
       body: Type.Optional(sessionSchemas.ReauthenticationBody),
       response: { 200: schemas.WebAuthnOptions },
@@ -102,7 +102,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     const userId = requireUserId(request.claims!);
     const proof = request.body ?? {};
     const given = proof.password !== undefined || proof.code !== undefined;
-    if (given) await reauthenticate(services, userId, proof, clientInfo(request), 'mfa_enrol');
+    if (given) await reauthenticate(services, request.claims!, proof, clientInfo(request), 'mfa_enrol');
     return passkeys.registrationOptions(services, web, userId, given);
   });
 
@@ -114,14 +114,14 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       description: 'The browser\'s answer to the creation options, with a name. 400 when it does not answer a live challenge of this account '
         + '(each works once, for 5 minutes) or does not verify (user verification is required); 409 when that passkey is registered already. '
         + 'Needs the password again, here or with the options: 401 `reauthentication_required` when neither had it or this one is wrong '
-        + '(wrong ones count against the login failure limit, 429 once locked; a challenge refused for want of the password can be answered again with it). '
+        + '(wrong ones count against this session\'s failure limit, 429 once it is locked; a challenge refused for want of the password can be answered again with it). '
         + 'The body is at most 64 KiB (413 beyond), which holds every field at its documented maximum.',
       body: schemas.RegisterPasskeyBody, response: { 201: schemas.PasskeySchema },
     },
   }, async (request, reply) => {
     const { name, credential, password } = request.body;
     const userId = requireUserId(request.claims!);
-    if (password !== undefined) await reauthenticate(services, userId, { password }, clientInfo(request), 'mfa_enrol');
+    if (password !== undefined) await reauthenticate(services, request.claims!, { password }, clientInfo(request), 'mfa_enrol');
     const passkey = await passkeys.registerPasskey(
       services, web, userId, name.trim(), credential as RegistrationResponseJSON, clientInfo(request), password !== undefined,
     );
@@ -143,7 +143,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, request.body, clientInfo(request), 'mfa_remove');
+    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'mfa_remove');
     await passkeys.deletePasskey(services, userId, normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });

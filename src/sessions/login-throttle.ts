@@ -50,7 +50,7 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
     const key = attempts.get(request);
     if (key === undefined || reply.statusCode !== 200) return;
     try {
-      await clearAccount(store, key);
+      await clearCount(store, key);
     } catch (error) {
       request.log.error({ err: error }, 'login throttle store failed; failure count not cleared');
     }
@@ -66,9 +66,9 @@ export function loginLockout(store: ThrottleStore, maxFailures: number): PolicyL
 }
 
 /**
- * Counts one attempt on the account before its secret is checked: the milliseconds left when the
- * account is locked (refused without a check), else undefined. The attempt that reaches
- * `maxFailures` takes the lock and is still checked.
+ * Counts one attempt under key (an account or a session) before its secret is checked: the
+ * milliseconds left when it is locked (refused without a check), else undefined. The attempt that
+ * reaches `maxFailures` takes the lock and is still checked.
  */
 async function countAttempt(store: ThrottleStore, key: string, maxFailures: number): Promise<number | undefined> {
   const lockKey = `lock:${key}`;
@@ -86,27 +86,28 @@ async function countAttempt(store: ThrottleStore, key: string, maxFailures: numb
   return Math.max(await store.remaining(lockKey), 1000);
 }
 
-const clearAccount = (store: ThrottleStore, key: string) => store.delete(`fail:${key}`, `lock:${key}`);
+const clearCount = (store: ThrottleStore, key: string) => store.delete(`fail:${key}`, `lock:${key}`);
 
 /**
- * The same per-account counts for a password checked outside the login route (asked again before a
- * sensitive change): shares the login's keys, so both kinds of guess add up. (WebDAV does not use
- * it: it never takes the password, see authenticateDav in http/access.ts.)
+ * Failure counts of one session (refresh-token family), for a password or one-time code checked
+ * for a caller already signed in (sessions/session-lockout.ts): the same thresholds and doubling
+ * lockout as the login's, on keys of their own, so they neither read nor feed an account's login
+ * lockout. Failed logins by strangers cannot stop the signed-in owner, and a thief's guesses
+ * through a stolen access token lock only the stolen session.
  */
-export interface LoginFailures {
-  /**
-   * For a password asked again (sessions/reauthentication.service.ts): counted before the check,
-   * exactly as a login attempt is; the milliseconds to wait when the account is locked.
-   */
-  countAttempt(username: string): Promise<number | undefined>;
-  /** The right password after countAttempt: the count starts again, as after a login. */
-  clear(username: string): Promise<void>;
+export interface SessionFailures {
+  /** Counted before the check, exactly as a login attempt is; the milliseconds to wait when the session is locked. */
+  countAttempt(sessionId: string): Promise<number | undefined>;
+  /** The right secret after countAttempt: the count starts again. */
+  clear(sessionId: string): Promise<void>;
 }
 
-export function loginFailures(store: ThrottleStore, maxFailures: number): LoginFailures {
+export function sessionFailures(store: ThrottleStore, maxFailures: number): SessionFailures {
+  // An account key is a base64url hash, never 'session:'-prefixed: the two kinds of count cannot meet.
+  const sessionKey = (sessionId: string) => `session:${sessionId}`;
   return {
-    countAttempt: (username) => countAttempt(store, accountKey(username), maxFailures),
-    clear: (username) => clearAccount(store, accountKey(username)),
+    countAttempt: (sessionId) => countAttempt(store, sessionKey(sessionId), maxFailures),
+    clear: (sessionId) => clearCount(store, sessionKey(sessionId)),
   };
 }
 

@@ -144,7 +144,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, request.body, clientInfo(request), 'logout');
+    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'logout');
     const issued = await sessions.restartSessions(services, userId, clientInfo(request));
     sendTokens(reply, issued);
     return { access_token: issued.accessToken };
@@ -164,7 +164,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
     const userId = requireUserId(request.claims!);
-    await reauthenticate(services, userId, request.body, clientInfo(request), 'session_revoke');
+    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'session_revoke');
     await sessions.revokeSession(services, userId, normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();
   });

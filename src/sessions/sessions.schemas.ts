@@ -51,7 +51,7 @@ export const ReauthenticationFields = {
   password: Type.Optional(Type.String({
     examples: ['correct horse battery staple'],
     description: 'the account password, asked again: missing or wrong is 401 with code "reauthentication_required", '
-      + 'and a wrong one counts against the login failure limit (429 once the account is locked)',
+      + 'and a wrong one counts against this session\'s failure limit (429 once the session is locked; failed logins do not lock it)',
   })),
   code: Type.Optional(Type.String({
     maxLength: 64,
@@ -61,4 +61,4 @@ export const ReauthenticationFields = {
 export const ReauthenticationBody = Type.Object(ReauthenticationFields);
 /** Said in the description of every route that asks for the password again. */
 export const REAUTHENTICATION_NOTE = 'Needs the password again (`password`): 401 `reauthentication_required` when it is missing or wrong; '
-  + 'wrong ones count against the login failure limit, and a locked account gets 429.';
+  + 'wrong ones count against this session\'s failure limit (the login\'s thresholds, not its per-account lockout), and a locked session gets 429.';

@@ -13,7 +13,7 @@ import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-polic
 import { isUuid, newId } from '../shared/ids.js';
 import { checkLoginCode } from '../mfa/mfa.service.js';
 import type { SecretBox } from '../mfa/secret-box.js';
-import type { LoginFailures } from './login-throttle.js';
+import type { SessionFailures } from './login-throttle.js';
 import * as refreshTokens from './refresh-token.repository.js';
 import { requireUserId, type TokenService } from './tokens.js';
 
@@ -27,8 +27,8 @@ export interface SessionServices {
   reuseGraceSeconds: number;
   /** Opens the TOTP secrets, for the second step of a login. */
   box: SecretBox;
-  /** The per-account login failure counts, which a password asked again adds to (absent with RATE_LIMIT=off). */
-  loginFailures?: LoginFailures | undefined;
+  /** Failure counts per session, for a password asked again (session-lockout.ts; absent with RATE_LIMIT=off). */
+  sessionFailures?: SessionFailures | undefined;
   /**
    * Called at named steps of issuing tokens ('login:verified', 'refresh:locked'); tests pause
    * there to run a logout or a password change in between. Absent in production.

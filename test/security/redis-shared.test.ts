@@ -3,7 +3,7 @@ import net from 'node:net';
 import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { forEachDatabase, GOOD_PASSWORD, signup, uniqueName } from '../helpers/harness.js';
+import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName } from '../helpers/harness.js';
 import {
   anotherInstance, assertRedisAnswers, assertThrottled, dropKeys, loginAttempt, SKIP_REDIS, TEST_REDIS_URL, THROTTLE_ON, uniquePrefix,
 } from './support.js';
@@ -44,6 +44,17 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     assert.equal((await loginAttempt(a, username, WRONG)).statusCode, 401);
     assertThrottled(await loginAttempt(b, username, GOOD_PASSWORD), 60);
     assertThrottled(await loginAttempt(a, username, GOOD_PASSWORD), 60);
+  });
+
+  test('a session locked by wrong passwords on one instance is locked on the other', { skip: SKIP_REDIS }, async () => {
+    const plain = await ctx.rebuild();
+    const session = await login(plain, (await signup(plain)).username);
+    const [a, b] = await twoInstances({ RATE_LIMIT_LOGIN_FAILURES: '3' });
+    const change = (on: FastifyInstance, password: string) => on.inject({
+      method: 'PUT', url: '/api/auth/owner', headers: session.auth, payload: { old_password: password, new_password: 'amber-Falcon-meadow-77-softly-x' },
+    });
+    for (const on of [a, b, a]) assert.equal((await change(on, WRONG)).statusCode, 401);
+    assertThrottled(await change(b, GOOD_PASSWORD), 60);
   });
 
   test('a success on one instance clears failures counted on the other', { skip: SKIP_REDIS }, async () => {
