@@ -20,8 +20,13 @@ import { child, DAV, elements, emptyElement, escapeXml, is, parseXml, serialize,
 const DAV_METHODS = ['PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK'] as const;
 const METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', ...DAV_METHODS];
 const ALLOW = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
-/** XML bodies (PROPFIND, PROPPATCH, LOCK) are small; dead properties are not a file store. */
-const XML_MAX_BYTES = 1024 * 1024;
+/**
+ * XML bodies (PROPFIND, PROPPATCH, LOCK) are small; dead properties are not a file store (litmus'
+ * largest is under 1 KB). 256 KiB: saxes reads some shapes a character at a time (one CDATA
+ * section of `]`, a processing instruction of `?`, CR LF text), and at 1 MiB those held the event
+ * loop 130-530 ms (review of #37); at 256 KiB, a tenth of that.
+ */
+const XML_MAX_BYTES = 256 * 1024;
 /** Each change is a row written in one transaction: bounded, so one request cannot hold the write lock for long. */
 const MAX_PROPERTY_CHANGES = 200;
 /** Each name is looked up for every resource of a Depth: 1 answer: bounded like the changes. */

@@ -15,7 +15,7 @@ export const DAV = 'DAV:';
 export const XML_MAX_DEPTH = 64;
 /**
  * Bounds on what one body may hold, far past what a WebDAV client sends (a PROPPATCH changes at
- * most 200 properties), so that parsing any body within its 1 MiB limit stays well under 100 ms:
+ * most 200 properties), so that parsing any body within its limit stays well under 100 ms:
  * unbounded, 1 MiB of `<a/>`, `<!---->`, attributes or `&#65;` took saxes 90-330 ms.
  */
 const MAX_MARKUP = 10_000;
@@ -31,7 +31,7 @@ export const badXml = (reason: string) => new AppError(400, 'invalid_xml', `The 
  * The first problem ends the parse: the handlers throw out of saxes' write(), so nothing past it
  * is read. Letting saxes go on cost the square of the depth (it resolves each element's namespace
  * by walking every open element), 22 s for 24,000 levels (docs/api.md, "Limits"), and one error per byte of a
- * malformed body; stopped at XML_MAX_DEPTH, a 1 MiB body costs what a shallow one does.
+ * malformed body; stopped at XML_MAX_DEPTH, a body at the limit costs what a shallow one does.
  */
 export function parseXml(text: string): XmlElement {
   checkReferences(text);

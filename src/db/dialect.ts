@@ -18,6 +18,18 @@ export async function selectForUpdate<O>(trx: Kysely<any>, select: SelectQueryBu
 }
 
 /**
+ * Holds the lock named `name` until the transaction ends, locking no row. PostgreSQL: a
+ * transaction-scoped advisory lock on a 64-bit hash of the name (a collision only makes two
+ * unrelated holders queue). A row lock would not do where the row is one that foreign keys point at:
+ * FOR UPDATE conflicts with the FOR KEY SHARE every referencing insert takes. SQLite: `takeWriteLock`
+ * (a write that changes nothing) takes the database's write lock, which serialises everything anyway.
+ */
+export async function transactionLock(trx: Kysely<any>, name: string, takeWriteLock: () => Promise<unknown>): Promise<void> {
+  if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+  else await takeWriteLock();
+}
+
+/**
  * After deleting many rows of `table`: PostgreSQL marks their space reusable and refreshes the
  * visibility map (index-only scans) now rather than when autovacuum gets to it; SQLite frees it at once.
  */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { selectForUpdate } from '../db/dialect.js';
+import { transactionLock } from '../db/dialect.js';
 import type { Db, Trx } from '../db/schema.js';
 
 export interface FolderRecord {
@@ -52,13 +52,16 @@ export async function updateFolder(
 
 /**
  * Holds the owner's folder tree still until the transaction ends, so that two moves cannot each
- * pass the cycle check against the tree before the other (A into B while B goes into A).
- * PostgreSQL locks the owner's row; SQLite takes its database write lock at once.
+ * pass the cycle check against the tree before the other (A into B while B goes into A), and two
+ * creates (or an import) cannot both count room for one more. PostgreSQL: an advisory lock named for
+ * the owner, not their users row, which every login and note insert of theirs needs (FOR KEY SHARE,
+ * by the foreign key): an import holding it froze those for its whole transaction. SQLite takes its
+ * database write lock at once.
  */
 export async function lockTree(trx: Trx, ownerId: string): Promise<void> {
-  await selectForUpdate(
+  await transactionLock(
     trx,
-    trx.selectFrom('users').select('id').where('id', '=', ownerId),
+    `folders:${ownerId}`,
     () => trx.updateTable('folders').set((eb) => ({ name: eb.ref('name') })).where('id', '=', ownerId).execute(),
   );
 }

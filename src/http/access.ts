@@ -63,7 +63,7 @@ export function parseBasic(header: string | undefined): { username: string; pass
   return colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** Counts a failed credential against its address's login budget; throws 429 past it (rate-limit.ts). */
+/** Counts a failed credential against its address's WebDAV budget; throws 429 past it (rate-limit.ts). */
 export type CredentialFailure = (request: FastifyRequest) => Promise<void>;
 
 /**
@@ -98,11 +98,13 @@ export function accessControl(
    * password), or a bearer token; OPTIONS goes without, as clients probe the server before they
    * authenticate, and so does the first request of many clients, which a 401 answers.
    *
-   * A credential that fails counts against the address's login budget (429 past it), so one
-   * address guesses no faster here than at /auth/login. It does not count against the account's
-   * lockout, and a lockout does not stop a token: a personal token has 190+ random bits and the
-   * password is never checked here, so there is nothing here for the lockout to protect, and
-   * counting here let anyone lock anyone's web login with five requests (issue #37, finding 8).
+   * A credential that fails counts against a per-address budget of its own, as large as the login
+   * budget (429 past it), so one address guesses no faster here than at /auth/login, and a stale
+   * token in a sync client never locks its network out of web login. It does not count against
+   * the account's lockout, and a lockout does not stop a token: a personal token has 190+ random
+   * bits and the password is never checked here, so there is nothing here for the lockout to
+   * protect, and counting here let anyone lock anyone's web login with five requests (issue #37,
+   * finding 8).
    */
   async function authenticateDav(request: FastifyRequest): Promise<void> {
     if (request.method === 'OPTIONS') return;

@@ -13,7 +13,9 @@ export interface AddressLimits {
   layer: PolicyLayer;
   /**
    * Counts a credential that failed on a route that takes one with every request (WebDAV, see
-   * access.ts) against its address's `password` budget, the one logins spend; throws 429 past it.
+   * access.ts) against its address's own `dav-credentials` budget, as large as the login budget
+   * but apart from it; throws 429 past it. Shared, a sync client polling with a revoked token spent
+   * the login budget of everyone behind its address (review of #37).
    */
   credentialFailure(request: FastifyRequest): Promise<void>;
 }
@@ -71,7 +73,7 @@ export async function addressLimits(app: FastifyInstance, limits: Config['rateLi
     if (limit === 'unlimited' || route.method === 'OPTIONS') return undefined;
     return { onRequest: limit === undefined ? [global] : [global, tighter[limit]] };
   };
-  return { layer, credentialFailure: tighter.password };
+  return { layer, credentialFailure: limiter('dav-credentials', limits.loginPerMinute, MINUTE) };
 }
 
 /** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { unzipSync } from 'fflate';
+import { strToU8, unzipSync, zipSync } from 'fflate';
 import { forEachDatabase, login, signup, uniqueName } from '../helpers/harness.js';
 import { notesClient, okJson } from '../notes/support.js';
 import { download, PNG, upload } from './support.js';
@@ -63,6 +63,44 @@ forEachDatabase('attachments in export and import', (ctx) => {
     assert.match(refused.json().detail, /^Invalid archive: /);
     assert.deepEqual((await app().inject({ method: 'GET', url: '/api/attachments', headers: carol.auth })).json(), []);
     assert.deepEqual((await app().inject({ method: 'GET', url: '/api/notes', headers: carol.auth })).json(), []);
+  });
+
+  // Review of #37: the ids were rewritten by one alternation of every file's id, run over the whole
+  // document on the event loop. Now each UUID-shaped run is looked up; this pins what it rewrites.
+  test('archive import rewrites each file id in any case, wherever it starts, and keeps unknown UUIDs', async () => {
+    const alice = await newUser();
+    const first = await upload(app(), alice, PNG, { filename: 'a.png', type: 'image/png' });
+    const second = await upload(app(), alice, PNG, { filename: 'b.png', type: 'image/png' });
+    await notes.createOk(alice, { title: 'Links', content: 'placeholder' });
+    const entries = unzipSync(new Uint8Array((await app().inject({ method: 'GET', url: '/api/export?format=archive', headers: alice.auth })).rawPayload));
+    const unknown = randomUUID();
+    // A UUID-shaped run that is no file's id, with `second`'s id starting 32 characters into it.
+    const run = `11111111-2222-3333-4444-55556666${second.id}`;
+    const content = (padding: number) => `${first.id.toUpperCase()} ${unknown} ${run} ${'x'.repeat(padding)}${second.id}.`;
+    const documentWith = (padding: number) => {
+      const document = JSON.parse(Buffer.from(entries['vellum-export.json']!).toString('utf8')) as { notes: Array<{ content: string; versions: Array<{ content: string }> }> };
+      for (const note of document.notes) {
+        note.content = content(padding);
+        for (const version of note.versions) version.content = content(padding);
+      }
+      return JSON.stringify(document);
+    };
+    // Padded so that the last id starts 10 bytes before the rewrite's 256 KiB slice ends and runs across it.
+    const unpadded = documentWith(0);
+    const padding = 256 * 1024 - 10 - unpadded.indexOf(`${second.id}.`);
+    const padded = documentWith(padding);
+    assert.equal(padded.indexOf(`${second.id}.`), 256 * 1024 - 10);
+    const archive = Buffer.from(zipSync({ ...entries, 'vellum-export.json': strToU8(padded) }));
+
+    const bob = await newUser();
+    const imported = await app().inject({ method: 'POST', url: '/api/import', headers: { ...bob.auth, 'content-type': 'application/zip' }, payload: archive });
+    assert.equal(imported.statusCode, 201, imported.body);
+    const files = okJson<Array<{ id: string; filename: string }>>(await app().inject({ method: 'GET', url: '/api/attachments', headers: bob.auth }));
+    const byName = Object.fromEntries(files.map((f) => [f.filename, f.id]));
+    const [row] = okJson<Array<{ id: string }>>(await app().inject({ method: 'GET', url: '/api/notes', headers: bob.auth }));
+    const note = okJson<{ content: string }>(await app().inject({ method: 'GET', url: `/api/notes/${row!.id}`, headers: bob.auth }));
+    const b = byName['b.png']!;
+    assert.equal(note.content, `${byName['a.png']} ${unknown} 11111111-2222-3333-4444-55556666${b} ${'x'.repeat(padding)}${b}.`);
   });
 
   test('the Markdown zip carries the files, linked by relative paths from each note\'s folder', async () => {

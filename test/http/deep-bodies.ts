@@ -46,7 +46,7 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 /** The body limits of the service (JSON: auth and default, notes, import; XML: WebDAV), largest first. */
 const JSON_LIMITS = [64 * MiB, 7 * MiB, 16 * KiB];
-const XML_LIMITS = [1 * MiB];
+const XML_LIMITS = [256 * KiB];
 /** Left for the headers' and framing's sake: "near the limit", not over it. */
 const MARGIN = 256;
 

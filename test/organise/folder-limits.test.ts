@@ -109,6 +109,28 @@ forEachDatabase('folder limits', (ctx) => {
     assert.equal(await count(s), 10_000);
   });
 
+  // Review of #37: the tree lock must not be a lock on the user's row, which every foreign-key check
+  // to users (a refresh token at login, a note's insert) also takes (FOR KEY SHARE): an import that
+  // made folders held the owner's logins and saves for its whole transaction. SQLite has one writer
+  // by design; there the held transaction queues every write, which is what this checks on PostgreSQL only.
+  if (ctx.kind === 'postgres') test('while a folder create holds the tree, the same user logs in and saves a note', { timeout: 30_000 }, async () => {
+    const s = await newSession(app());
+    const held = raced.pause.arm('folders:create-checked');
+    const creating = api.createFolder(s, { name: 'held' });
+    await held.reached;
+    try {
+      const login = app().inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username, password: s.password } });
+      assert.equal(await queuedBehindLock(ctx, login), false, 'login waited on the folder tree lock');
+      assert.equal((await login).statusCode, 200);
+      const save = app().inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } });
+      assert.equal(await queuedBehindLock(ctx, save), false, 'a note create waited on the folder tree lock');
+      assert.equal((await save).statusCode, 201);
+    } finally {
+      held.release();
+    }
+    assert.equal((await creating).statusCode, 201);
+  });
+
   test('a tree made 5,000 deep before the limit: exports whole (JSON and Markdown), moves up, cannot grow', async () => {
     const s = await newSession(app());
     const chain = names(5_000, '');
