@@ -25,7 +25,7 @@ export function signupBody(passwordMinLength: number) {
     + '(so A-Z are accepted, and the Kelvin sign U+212A, which lower-cases to "k")';
   const password = `${passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (Unicode code points; never trimmed). Then it must not appear in a `
     + 'breached-password list (the Have I Been Pwned range API, or a bundled list of common passwords when that is unreachable) '
-    + 'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as CONTRACT.md describes). '
+    + 'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as docs/api.md, "Entropy", describes). '
     + 'Each failed rule is a 400 with its own message.';
   const usernameRule = USERNAME_RULE_PHRASE;
   return Type.Object({
@@ -51,7 +51,7 @@ export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() })
 export const PasswordRulesSchema = Type.Object({
   min_length: Type.Integer({ minimum: 1, description: 'PASSWORD_MIN_LENGTH: fewest characters (Unicode code points)' }),
   max_length: Type.Integer({ minimum: 1, description: 'most characters' }),
-  min_entropy_bits: Type.Number({ minimum: 0, description: 'PASSWORD_MIN_ENTROPY: the estimate CONTRACT.md describes must reach this' }),
+  min_entropy_bits: Type.Number({ minimum: 0, description: 'PASSWORD_MIN_ENTROPY: the estimate docs/api.md ("Entropy") describes must reach this' }),
   breach_check: Type.Union([Type.Literal('range-api'), Type.Literal('offline-list')], {
     description: 'how a breached password is recognised: the Have I Been Pwned range API (with the bundled list when it cannot be reached), or the bundled list of common passwords alone',
   }),

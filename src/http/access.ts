@@ -143,7 +143,7 @@ export function accessControl(
     // Reads need notes:read, everything else notes:write; account and session routes take none.
     const takesPersonal = auth === 'access' && !route.url.startsWith('/api/auth');
     // Every account and session route, this one included, refuses an access token whose session has
-    // ended (CONTRACT.md part 3: "on every /auth/* route at once"): by the prefix, as above, so
+    // ended (docs/api.md, "Token binding": "on every /auth/* route at once"): by the prefix, as above, so
     // a route added there later cannot forget it. A read of the database per call: these are rare.
     const boundToSession = route.url.startsWith('/api/auth');
     const requireLiveSession = async (claims: Claims) => {

@@ -25,7 +25,7 @@ export interface ReauthenticationServices extends SessionLockoutServices {
 }
 
 /**
- * Single sign-on will create accounts without a password (CONTRACT.md part 3); none exist yet.
+ * Single sign-on will create accounts without a password (docs/api.md, "Not yet built"); none exist yet.
  * Such an account has an empty hash, which no password verifies.
  */
 const hasPassword = (row: users.UserRow): boolean => typeof row.password_hash === 'string' && row.password_hash !== '';

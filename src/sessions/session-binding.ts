@@ -5,7 +5,7 @@ import { accessTokenIsLive } from './refresh-token.repository.js';
 import type { Claims } from './tokens.js';
 
 /**
- * Access tokens are bound to their session (CONTRACT.md part 3): where a route asks (every
+ * Access tokens are bound to their session (docs/api.md, "Token binding"): where a route asks (every
  * /api/auth route that takes one, access.ts; an event stream as it opens and while it lasts,
  * events/), a token whose session has ended is refused, although it verifies. One indexed read,
  * always from the database, so an instance never trusts a session another instance has ended.

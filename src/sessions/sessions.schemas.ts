@@ -44,7 +44,7 @@ export const SessionSchema = Type.Object(
 export const SessionParams = Type.Object({ sessionID: Uuid });
 
 /**
- * What a sensitive change carries to show it comes from the account holder (CONTRACT.md part 3,
+ * What a sensitive change carries to show it comes from the account holder (docs/api.md, "Re-authentication",
  * sessions/reauthentication.service.ts); spread into the change's body.
  */
 export const ReauthenticationFields = {
