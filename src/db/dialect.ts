@@ -21,7 +21,7 @@ export async function selectForUpdate<O>(trx: Kysely<any>, select: SelectQueryBu
  * Holds the lock named `name` until the transaction ends, locking no row. PostgreSQL: a
  * transaction-scoped advisory lock on a 64-bit hash of the name (a collision only makes two
  * unrelated holders queue). A row lock would not do where the row is one that foreign keys point at:
- * FOR UPDATE conflicts with the FOR KEY SHARE every referencing insert takes. SQLite: `takeWriteLock`
+ * FOR UPDATE, which conflicts with the FOR KEY SHARE every referencing insert takes. SQLite: `takeWriteLock`
  * (a write that changes nothing) takes the database's write lock, which serialises everything anyway.
  */
 export async function transactionLock(trx: Kysely<any>, name: string, takeWriteLock: () => Promise<unknown>): Promise<void> {
