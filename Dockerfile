@@ -13,7 +13,10 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY web ./web
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+# The AWS SDK (~22 MB) is an optional dependency, kept only for an image that stores attachments in
+# S3: docker build --build-arg WITH_S3=yes . (without it, ATTACHMENT_STORAGE=s3 stops at start-up).
+ARG WITH_S3=no
+RUN npm run build && npm prune --omit=dev $([ "$WITH_S3" = yes ] || echo --omit=optional)
 
 # Runtime stage: no compiler, no dev dependencies, not root.
 FROM node:20-bookworm-slim

@@ -13,10 +13,13 @@ import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 import { drainAndClose } from './ops/graceful-close.js';
 import { preloadPasskeys } from './mfa/passkeys.service.js';
+import { requireS3Sdk } from './attachments/s3-storage.js';
 
-function readConfig(): Config {
+async function readConfig(): Promise<Config> {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    if (config.attachmentStorage.kind === 's3') await requireS3Sdk();
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`vellum: configuration error: ${error.message}\n`);
@@ -27,7 +30,7 @@ function readConfig(): Config {
 }
 
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = await readConfig();
   const log = pino(loggerOptions(config), serverLogDestination());
   if (config.secretsGenerated) {
     log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart');

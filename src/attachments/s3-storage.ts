@@ -1,9 +1,23 @@
 import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { AttachmentStorageConfig } from '../config.js';
+import { ConfigError, type AttachmentStorageConfig } from '../config.js';
 import type { AttachmentStorage } from './storage.js';
 
 type S3Config = Extract<AttachmentStorageConfig, { kind: 's3' }>;
+
+/** The SDK's packages: optional dependencies, so an install without S3 (the image's default) leaves them out. */
+const SDK_PACKAGES = ['@aws-sdk/client-s3', '@aws-sdk/lib-storage'];
+
+/** At start-up, for ATTACHMENT_STORAGE=s3: a missing SDK is a configuration error, not a failed first upload. */
+export async function requireS3Sdk(): Promise<void> {
+  try {
+    await Promise.all(SDK_PACKAGES.map((name) => import(name)));
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new ConfigError(`ATTACHMENT_STORAGE=s3 needs the AWS SDK (${SDK_PACKAGES.join(', ')}), which this install left out: `
+      + 'install with optional dependencies (npm ci, without --omit=optional), or build the image with --build-arg WITH_S3=yes');
+  }
+}
 
 /**
  * Any S3-compatible store through the AWS SDK v3. Uploads stream as multipart uploads of 5 MiB

@@ -63,13 +63,16 @@ function copyArgs(args: string): [string[], string, string | undefined] {
   return [parts, dest, fromStage];
 }
 
-/** What `npm prune --omit=dev` leaves: every top-level package the lockfile does not mark dev. */
-function prunedNodeModules(lockfile: string, realModules: string, target: string): string[] {
-  const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+/**
+ * What `npm prune --omit=dev [--omit=optional]` leaves: every top-level package the lockfile does not
+ * mark dev (or, with `omitOptional`, optional).
+ */
+function prunedNodeModules(lockfile: string, realModules: string, target: string, omitOptional: boolean): string[] {
+  const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean }> };
   const kept: string[] = [];
   for (const [key, entry] of Object.entries(lock.packages)) {
     const match = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
-    if (match === null || entry.dev === true) continue;
+    if (match === null || entry.dev === true || (omitOptional && entry.optional === true)) continue;
     const name = match[1]!;
     const real = path.join(realModules, name);
     if (!fs.existsSync(real)) continue; // an optional package for another platform
@@ -97,9 +100,14 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     const runDir = path.join(dir, 'run');
     const realModules = fs.realpathSync(path.join(ROOT, 'node_modules'));
     let pruned = false;
+    const buildArgs: Record<string, string> = {};
 
     for (const { op, args } of build.steps) {
-      if (op === 'WORKDIR') {
+      if (op === 'ARG') {
+        const [, name, value] = /^(\w+)=(\S*)$/.exec(args) ?? [];
+        assert.ok(name !== undefined, `ARG with a default: ${args}`);
+        buildArgs[name] = value!;
+      } else if (op === 'WORKDIR') {
         assert.equal(args, '/app');
         fs.mkdirSync(buildDir, { recursive: true });
       } else if (op === 'COPY') {
@@ -121,10 +129,18 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
           } else if (command === 'npm run build') {
             const run = spawnSync('npm', ['run', 'build'], { cwd: buildDir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir } });
             assert.equal(run.status, 0, `npm run build failed:\n${run.stdout}\n${run.stderr}`);
-          } else if (command === 'npm prune --omit=dev') {
+          } else if (/^npm prune --omit=dev\b/.test(command)) {
+            // The shell expands the command with the build arguments' defaults, as `docker build` would.
+            const expanded = spawnSync('sh', ['-c', `echo ${command}`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...buildArgs } });
+            const flags = expanded.stdout.trim().split(/\s+/).slice(2);
+            assert.ok(flags.every((flag) => flag === '--omit=dev' || flag === '--omit=optional'), expanded.stdout);
             fs.rmSync(path.join(buildDir, 'node_modules'), { recursive: true });
-            const kept = prunedNodeModules(path.join(buildDir, 'package-lock.json'), realModules, path.join(buildDir, 'node_modules'));
+            const kept = prunedNodeModules(path.join(buildDir, 'package-lock.json'), realModules, path.join(buildDir, 'node_modules'), flags.includes('--omit=optional'));
             assert.ok(kept.includes('fastify') && !kept.includes('typescript'), kept.join(', '));
+            // Web-only packages stay out of the image, and the AWS SDK unless asked for (WITH_S3=yes).
+            for (const webOnly of ['highlight.js', 'marked-highlight', 'marked', 'dompurify', '@aws-sdk/client-s3', '@aws-sdk/lib-storage']) {
+              assert.ok(!kept.includes(webOnly), `${webOnly} is in the image`);
+            }
             pruned = true;
           } else {
             assert.fail(`the Dockerfile's build stage runs "${command}", which this test does not replay yet`);
@@ -196,5 +212,17 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
 
     server.child.kill('SIGTERM');
     assert.deepEqual(await exitWithin(server, 20_000), { code: 0, signal: null }, server.output());
+
+    // Without the optional SDK, asking for S3 storage stops at start-up and says how to get it.
+    const s3 = startProcess(process.execPath, ['--preserve-symlinks', ...cmd!.slice(1)], {
+      cwd: runDir,
+      env: {
+        ...env, HOME: dir, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${path.join(data, 'vellum.db')}`,
+        JWT_SECRET: randomBytes(32).toString('base64url'), CSRF_SECRET: randomBytes(32).toString('base64url'),
+        PWNED_PASSWORDS_URL: 'off', ATTACHMENT_STORAGE: 's3', S3_BUCKET: 'attachments',
+      },
+    });
+    assert.deepEqual(await exitWithin(s3, 20_000), { code: 2, signal: null }, s3.output());
+    assert.match(s3.output(), /configuration error: ATTACHMENT_STORAGE=s3 needs the AWS SDK \(@aws-sdk\/client-s3, @aws-sdk\/lib-storage\), which this install left out/);
   });
 });
