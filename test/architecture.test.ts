@@ -210,3 +210,15 @@ test('every write made two ways (writeWith) is listed with the test that compare
   assert.deepEqual(found.sort(), Object.keys(TWO_FORM_WRITES).sort());
   for (const guard of new Set(Object.values(TWO_FORM_WRITES))) assert.ok(fs.existsSync(guard), `${guard} exists`);
 });
+
+/**
+ * Issue #38: every error the service answers with is named in one catalogue (src/errors.ts), with
+ * its status, code and words; everywhere else throws `Errors.<name>(…)`. An error made on the spot
+ * (or a subclass of AppError) is reported with its file and line.
+ */
+test('errors are made only in the catalogue, src/errors.ts', () => {
+  const made = /\bnew\s+AppError\b|\bextends\s+AppError\b/g;
+  const found = appFiles.flatMap((f) => [...f.text.matchAll(made)].map((m) => `${f.name}:${f.text.slice(0, m.index).split('\n').length}`));
+  assert.ok(found.some((at) => at.startsWith('errors.ts:')), 'the scan finds the catalogue');
+  assert.deepEqual(found.filter((at) => !at.startsWith('errors.ts:')), []);
+});

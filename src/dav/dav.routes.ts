@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import * as attachments from '../attachments/attachments.service.js';
 import { sendAttachment } from '../attachments/serve.js';
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import { getNote } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
@@ -10,16 +10,14 @@ import { newId } from '../shared/ids.js';
 import type { LiveEvents } from '../events/live.js';
 import { hrefOf, lockPathOf, pathOfUrl, segmentsOf, type Segments } from './dav-path.js';
 import * as repo from './dav.repository.js';
-import { ALLOW_COLLECTION, copy, etagOf, mkcol, move, notesTooLarge, put, remove, type DavServices } from './dav.service.js';
+import { ALLOW, DAV_METHODS, METHODS } from './dav-methods.js';
+import { copy, etagOf, mkcol, move, notesTooLarge, put, remove, type DavServices } from './dav.service.js';
 import { parseIf, sameEtag, submittedTokens, type IfList } from './if-header.js';
 import { activeLock, below, covering, parseTimeout, requireTokens, TOKEN_PREFIX, type LockRow } from './locks.js';
 import { contentTypeOf, isLive, propfindResponses, type PropfindRequest } from './properties.js';
 import { isCollection, listChildren, locate, folderIdOf, type Entry, type Located } from './tree.js';
 import { child, DAV, elements, emptyElement, escapeXml, is, parseXml, serialize, XML_DECLARATION, type XmlElement } from './xml.js';
 
-const DAV_METHODS = ['PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK'] as const;
-const METHODS = ['OPTIONS', 'GET', 'HEAD', 'PUT', 'DELETE', ...DAV_METHODS];
-const ALLOW = 'OPTIONS, GET, HEAD, PUT, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK';
 /**
  * XML bodies (PROPFIND, PROPPATCH, LOCK) are small; dead properties are not a file store (litmus'
  * largest is under 1 KB). 256 KiB: saxes reads some shapes a character at a time (one CDATA
@@ -32,14 +30,14 @@ const MAX_PROPERTY_CHANGES = 200;
 /** Each name is looked up for every resource of a Depth: 1 answer: bounded like the changes. */
 const MAX_PROPERTY_NAMES = 200;
 
-const notFound = () => new AppError(404, 'dav_not_found', 'Nothing is at this path');
-const noParent = () => new AppError(409, 'dav_conflict', 'The folder this path is in does not exist');
-const preconditionFailed = () => new AppError(412, 'precondition_failed', 'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold');
-const badRequest = (detail: string) => new AppError(400, 'invalid_dav_request', detail);
-const forbidden = (detail: string) => new AppError(403, 'dav_forbidden', detail);
+const notFound = Errors.davNotFound;
+const noParent = Errors.davNoParent;
+const preconditionFailed = Errors.davPreconditionFailed;
+const badRequest = Errors.invalidDavRequest;
+const forbidden = Errors.davForbidden;
 
 /** Reads a whole body up to `limit` bytes. */
-async function readBody(body: unknown, limit: number, tooLarge: () => AppError): Promise<Buffer> {
+async function readBody(body: unknown, limit: number, tooLarge: () => Error): Promise<Buffer> {
   if (body === undefined || body === null) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -57,7 +55,7 @@ async function* bodyStream(body: unknown): AsyncGenerator<Buffer> {
 }
 
 async function readXml(request: FastifyRequest): Promise<XmlElement | undefined> {
-  const bytes = await readBody(request.body, XML_MAX_BYTES, () => new AppError(413, 'body_too_large', 'Request body is too large'));
+  const bytes = await readBody(request.body, XML_MAX_BYTES, Errors.bodyTooLarge);
   if (bytes.length === 0) return undefined;
   return parseXml(bytes.toString('utf8'));
 }
@@ -204,9 +202,9 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
   }
 
   async function mkcolHandler(request: FastifyRequest, reply: FastifyReply, ownerId: string, located: Located) {
-    const body = await readBody(request.body, XML_MAX_BYTES, () => new AppError(415, 'unsupported_media_type', 'MKCOL takes no body'));
-    if (body.length > 0) throw new AppError(415, 'unsupported_media_type', 'MKCOL takes no body');
-    if (located.entry !== undefined) throw new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow: ALLOW_COLLECTION });
+    const body = await readBody(request.body, XML_MAX_BYTES, Errors.mkcolBody);
+    if (body.length > 0) throw Errors.mkcolBody();
+    if (located.entry !== undefined) throw Errors.davPathTaken();
     if (located.parent === undefined) throw noParent();
     await checkWrite(request, ownerId, located, [{ segments: located.segments, tree: false }]);
     await mkcol(services, ownerId, located.parent, located.segments.at(-1)!);
@@ -256,7 +254,7 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     if (entry === undefined) throw notFound();
     const depth = header(request, 'depth')?.trim().toLowerCase();
     if (depth !== '0' && depth !== '1') {
-      throw new AppError(403, 'propfind_finite_depth', 'PROPFIND needs Depth: 0 or 1 (infinity is refused)');
+      throw Errors.propfindFiniteDepth();
     }
     const body = await readXml(request);
     let asked: PropfindRequest = { kind: 'allprop' };
@@ -334,7 +332,7 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     if (depth !== '0' && depth !== 'infinity') throw badRequest('A lock\'s Depth is 0 or infinity');
     const infinite = depth === 'infinity' && located.entry !== undefined && isCollection(located.entry);
     const conflicting = [...covering(locks, path), ...(infinite ? below(locks, path) : [])];
-    if (conflicting.some((l) => exclusive || l.exclusive)) throw new AppError(423, 'locked', 'The resource is already locked');
+    if (conflicting.some((l) => exclusive || l.exclusive)) throw Errors.davAlreadyLocked();
     if (lists !== undefined && !(await ifHolds(lists, ownerId, located, locks))) throw preconditionFailed();
     let created = false;
     if (located.entry === undefined) {
@@ -358,7 +356,7 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     if (token === undefined) throw badRequest('UNLOCK needs a Lock-Token header: <token>');
     const locks = await repo.liveLocks(db, ownerId, new Date().toISOString());
     const held = covering(locks, lockPathOf(located.segments)).find((l) => l.token === token);
-    if (held === undefined) throw new AppError(409, 'lock_token_mismatch', 'No lock with this token applies to this path');
+    if (held === undefined) throw Errors.lockTokenMismatch();
     await repo.deleteLock(db, ownerId, token);
     return reply.code(204).send();
   }

@@ -3,7 +3,7 @@ import * as attachments from '../attachments/attachments.service.js';
 import type { AttachmentServices } from '../attachments/attachments.service.js';
 import type { Db } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { folderNameProblem } from '../folders/folder-name.js';
 import { createFolder, deleteFolder, requireRoomForCopy, requireRoomForMove, updateFolder } from '../folders/folders.service.js';
 import { createNote, deleteNote, fileNote, getNote, writeVersion } from '../notes/notes.service.js';
@@ -19,10 +19,9 @@ export interface DavServices {
   trashDays: number;
 }
 
-export const conflict = (detail: string) => new AppError(409, 'dav_conflict', detail);
-const forbidden = (detail: string) => new AppError(403, 'dav_forbidden', detail);
-const notUtf8 = () => new AppError(415, 'not_utf8', 'A .md file is a note and must be UTF-8 text');
-export const notesTooLarge = () => new AppError(413, 'content_too_large', `A .md file is a note and must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB)`);
+const conflict = Errors.davConflict;
+const forbidden = Errors.davForbidden;
+export const notesTooLarge = Errors.davNoteTooLarge;
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -32,13 +31,13 @@ export function noteText(bytes: Buffer): string {
   try {
     return decoder.decode(bytes);
   } catch {
-    throw notUtf8();
+    throw Errors.davNotUtf8();
   }
 }
 
 function titleFor(name: string): string {
   const title = titleOfName(name);
-  if ([...title].length > TITLE_MAX_CHARACTERS) throw new AppError(400, 'invalid_dav_name', `A note's name must be at most ${TITLE_MAX_CHARACTERS} characters before .md`);
+  if ([...title].length > TITLE_MAX_CHARACTERS) throw Errors.davNoteNameTooLong();
   return title;
 }
 
@@ -48,7 +47,7 @@ function checkFolderName(name: string): void {
 }
 
 function checkFileName(name: string): void {
-  if (name.length > 255) throw new AppError(400, 'invalid_dav_name', 'A file name must be at most 255 characters');
+  if (name.length > 255) throw Errors.davFileNameTooLong();
 }
 
 /**
@@ -100,7 +99,7 @@ export async function put(
   readAll: () => Promise<Buffer>, expectedVersion: number | undefined,
 ): Promise<'created' | 'updated'> {
   if (existing !== undefined && (existing.kind === 'folder' || existing.kind === 'root')) {
-    throw new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow: ALLOW_COLLECTION });
+    throw Errors.davPutCollection();
   }
   if (existing?.kind === 'note') {
     const content = noteText(await readAll());
@@ -130,8 +129,6 @@ export async function put(
   await placeFile(s, ownerId, parent, name, attachment.id);
   return 'created';
 }
-
-export const ALLOW_COLLECTION = 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, COPY, MOVE, LOCK, UNLOCK';
 
 export async function mkcol(s: DavServices, ownerId: string, parent: Collection, name: string): Promise<void> {
   checkFolderName(name);
