@@ -128,7 +128,9 @@ export const Errors = {
   davNotFound: make(404, 'dav_not_found', 'Nothing is at this path'),
   davNoParent: make(409, 'dav_conflict', 'The folder this path is in does not exist'),
   davConflict: (detail: string) => new AppError(409, 'dav_conflict', detail),
-  davPreconditionFailed: make(412, 'precondition_failed', 'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold'),
+  /** `headers`: a read's 412 still names the resource's Last-Modified. */
+  davPreconditionFailed: (headers: Record<string, string> = {}) =>
+    new AppError(412, 'precondition_failed', 'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold', {}, headers),
   invalidDavRequest: (detail: string) => new AppError(400, 'invalid_dav_request', detail),
   invalidDavPath: (detail: string) => new AppError(400, 'invalid_dav_path', detail),
   davForbidden: (detail: string) => new AppError(403, 'dav_forbidden', detail),
