@@ -4,7 +4,7 @@ import { lockPathOf, type Segments } from './dav-path.js';
 import { checkMatch, checkWrite, dropLocksAt } from './dav-conditions.js';
 import type { DavNotice } from './dav-notify.js';
 import { XML_MAX_BYTES, type DavBody, type DavHeaders } from './dav-request.js';
-import { etagOf, mkcol, notesTooLarge, put, remove, type DavServices } from './dav.service.js';
+import { etagOf, mkcol, put, remove, type DavServices } from './dav.service.js';
 import { locate } from './tree.js';
 
 /** PUT: 201 for a new note or file, 204 for a new content; the ETag it has now. */
@@ -18,7 +18,7 @@ export async function davPut(
   await checkWrite(s.db, headers, ownerId, located, [{ segments, tree: false }]);
   const expected = headers.ifMatch !== undefined && located.entry?.kind === 'note' ? located.entry.version : undefined;
   const outcome = await put(
-    s, ownerId, parent, segments.at(-1)!, located.entry, body.stream(), () => body.bytes(CONTENT_MAX_BYTES, notesTooLarge), expected,
+    s, ownerId, parent, segments.at(-1)!, located.entry, body.stream(), () => body.bytes(CONTENT_MAX_BYTES, Errors.davNoteTooLarge), expected,
   );
   const now = (await locate(s.db, ownerId, segments)).entry;
   return { status: outcome === 'created' ? 201 : 204, etag: now === undefined ? undefined : etagOf(now), notice: { kind: 'put', outcome, now } };
