@@ -222,3 +222,18 @@ test('errors are made only in the catalogue, src/errors.ts', () => {
   assert.ok(found.some((at) => at.startsWith('errors.ts:')), 'the scan finds the catalogue');
   assert.deepEqual(found.filter((at) => !at.startsWith('errors.ts:')), []);
 });
+
+/**
+ * Routes read the request, call a service and write the answer (issue #38: WebDAV's routes were a
+ * second application). The listed files still call a repository themselves; the list may only shrink.
+ */
+const ROUTES_CALLING_REPOSITORIES: Record<string, string> = {
+  'tags/tags.routes.ts': 'GET /api/tags answers with countTags directly (no rule between the route and the query)',
+};
+
+test('route files import no repository, except the listed ones (which may only shrink)', () => {
+  const routes = appFiles.filter((f) => /\.routes\.ts$/.test(f.name));
+  assert.ok(routes.some((f) => f.name === 'dav/dav.routes.ts'), 'the scan finds the route files');
+  const found = routes.filter((f) => /from '[^']*\.repository\.js'/.test(f.text)).map((f) => f.name).sort();
+  assert.deepEqual(found, Object.keys(ROUTES_CALLING_REPOSITORIES).sort());
+});
