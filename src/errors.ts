@@ -1,4 +1,6 @@
+import { ALLOW_COLLECTION } from './dav/dav-methods.js';
 import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folders/folder-limits.js';
+import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './notes/version-rules.js';
 
 /**
  * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
@@ -103,4 +105,46 @@ export const Errors = {
     }, { 'retry-after': String(retryAfterSeconds) }),
   busy: (retryAfterSeconds: number) =>
     new AppError(503, 'busy', 'The server is busy; retry shortly', {}, { 'retry-after': String(retryAfterSeconds) }),
+  tooManyStreams: (perUser: number) =>
+    new AppError(429, 'too_many_streams', `At most ${perUser} event streams at once; close another first`, {}, { 'retry-after': '5' }),
+
+  // What Fastify refuses before a handler runs (http/error-handler.ts).
+  bodyTooLarge: make(413, 'body_too_large', 'Request body is too large'),
+  unsupportedMediaType: (detail: string) => new AppError(415, 'unsupported_media_type', detail),
+  requestRefused: (status: number) => new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`),
+
+  quotaExceeded: (used: string, quota: string) =>
+    new AppError(413, 'quota_exceeded', `Not enough storage left: ${used} of ${quota} used; delete attachments you no longer need`),
+  memberNotFound: make(404, 'member_not_found', 'Member not found'),
+  memberIsOwner: make(409, 'member_is_owner', 'You own this note: it is already yours'),
+  membersLimit: (max: number) => new AppError(409, 'members_limit', `A note can be shared with at most ${max} people`),
+  memberExists: (username: string) => new AppError(409, 'member_exists', `This note is already shared with ${username}`),
+  invalidImport: (reason: string) => new AppError(400, 'invalid_import', `Invalid import document: ${reason}`),
+  /** An error of this catalogue that a worker thread answered with: threads pass plain data, so it is made again here. */
+  relayed: (error: { status: number; code: string; detail: string }) => new AppError(error.status, error.code, error.detail),
+
+  // WebDAV (src/dav/): answered as problems like the rest; a 401 names Basic, a 405 what the collection allows.
+  davUnauthorized: () => new AppError(401, 'unauthorized', 'Unauthorized', {}, { 'www-authenticate': 'Basic realm="Vellum", charset="UTF-8"' }),
+  davNotFound: make(404, 'dav_not_found', 'Nothing is at this path'),
+  davNoParent: make(409, 'dav_conflict', 'The folder this path is in does not exist'),
+  davConflict: (detail: string) => new AppError(409, 'dav_conflict', detail),
+  /** `headers`: a read's 412 still names the resource's Last-Modified. */
+  davPreconditionFailed: (headers: Record<string, string> = {}) =>
+    new AppError(412, 'precondition_failed', 'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold', {}, headers),
+  invalidDavRequest: (detail: string) => new AppError(400, 'invalid_dav_request', detail),
+  invalidDavPath: (detail: string) => new AppError(400, 'invalid_dav_path', detail),
+  davForbidden: (detail: string) => new AppError(403, 'dav_forbidden', detail),
+  propfindFiniteDepth: make(403, 'propfind_finite_depth', 'PROPFIND needs Depth: 0 or 1 (infinity is refused)'),
+  invalidIfHeader: make(400, 'invalid_if_header', 'The If header is malformed (RFC 4918, section 10.4)'),
+  invalidXml: (reason: string) => new AppError(400, 'invalid_xml', `The request body is not valid WebDAV XML: ${reason}`),
+  davLocked: make(423, 'locked', 'The resource is locked; send the lock token in the If header'),
+  davAlreadyLocked: make(423, 'locked', 'The resource is already locked'),
+  lockTokenMismatch: make(409, 'lock_token_mismatch', 'No lock with this token applies to this path'),
+  mkcolBody: make(415, 'unsupported_media_type', 'MKCOL takes no body'),
+  davPathTaken: () => new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow: ALLOW_COLLECTION }),
+  davPutCollection: () => new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow: ALLOW_COLLECTION }),
+  davNotUtf8: make(415, 'not_utf8', 'A .md file is a note and must be UTF-8 text'),
+  davNoteTooLarge: make(413, 'content_too_large', `A .md file is a note and must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB)`),
+  davNoteNameTooLong: make(400, 'invalid_dav_name', `A note's name must be at most ${TITLE_MAX_CHARACTERS} characters before .md`),
+  davFileNameTooLong: make(400, 'invalid_dav_name', 'A file name must be at most 255 characters'),
 } as const;

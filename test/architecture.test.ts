@@ -210,3 +210,30 @@ test('every write made two ways (writeWith) is listed with the test that compare
   assert.deepEqual(found.sort(), Object.keys(TWO_FORM_WRITES).sort());
   for (const guard of new Set(Object.values(TWO_FORM_WRITES))) assert.ok(fs.existsSync(guard), `${guard} exists`);
 });
+
+/**
+ * Issue #38: every error the service answers with is named in one catalogue (src/errors.ts), with
+ * its status, code and words; everywhere else throws `Errors.<name>(…)`. An error made on the spot
+ * (or a subclass of AppError) is reported with its file and line.
+ */
+test('errors are made only in the catalogue, src/errors.ts', () => {
+  const made = /\bnew\s+AppError\b|\bextends\s+AppError\b/g;
+  const found = appFiles.flatMap((f) => [...f.text.matchAll(made)].map((m) => `${f.name}:${f.text.slice(0, m.index).split('\n').length}`));
+  assert.ok(found.some((at) => at.startsWith('errors.ts:')), 'the scan finds the catalogue');
+  assert.deepEqual(found.filter((at) => !at.startsWith('errors.ts:')), []);
+});
+
+/**
+ * Routes read the request, call a service and write the answer (issue #38: WebDAV's routes were a
+ * second application). The listed files still call a repository themselves; the list may only shrink.
+ */
+const ROUTES_CALLING_REPOSITORIES: Record<string, string> = {
+  'tags/tags.routes.ts': 'GET /api/tags answers with countTags directly (no rule between the route and the query)',
+};
+
+test('route files import no repository, except the listed ones (which may only shrink)', () => {
+  const routes = appFiles.filter((f) => /\.routes\.ts$/.test(f.name));
+  assert.ok(routes.some((f) => f.name === 'dav/dav.routes.ts'), 'the scan finds the route files');
+  const found = routes.filter((f) => /from '[^']*\.repository\.js'/.test(f.text)).map((f) => f.name).sort();
+  assert.deepEqual(found, Object.keys(ROUTES_CALLING_REPOSITORIES).sort());
+});

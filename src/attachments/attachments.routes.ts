@@ -43,7 +43,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
   }, async (request, reply) => {
     const ownerId = requireUserId(request.claims!);
     if (!request.isMultipart()) {
-      throw new AppError(415, 'unsupported_media_type', 'Send the file as multipart/form-data, in a part named "file"');
+      throw Errors.unsupportedMediaType('Send the file as multipart/form-data, in a part named "file"');
     }
     let file;
     try {

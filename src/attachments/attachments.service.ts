@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { newId } from '../shared/ids.js';
 import * as repo from './attachments.repository.js';
 import { lockSessions } from '../accounts/user.repository.js';
@@ -26,7 +26,7 @@ const describe = (bytes: number) => (bytes >= MiB ? `${+(bytes / MiB).toFixed(1)
 
 export const tooLarge = (maxBytes: number) => Errors.contentTooLarge(`The file is larger than the ${describe(maxBytes)} limit for one file`);
 export const overQuota = (used: number, quota: number) =>
-  new AppError(413, 'quota_exceeded', `Not enough storage left: ${describe(used)} of ${describe(quota)} used; delete attachments you no longer need`);
+  Errors.quotaExceeded(describe(used), describe(quota));
 
 /** A file name as the client gave it, made safe to show and to send back in Content-Disposition. */
 export function cleanFilename(name: string | undefined): string {

@@ -1,8 +1,8 @@
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 
 export const DAV_PREFIX = '/dav';
 
-const badPath = (detail: string) => new AppError(400, 'invalid_dav_path', detail);
+const badPath = Errors.invalidDavPath;
 
 /** A path below /dav/ as decoded names; [] is the top level. */
 export type Segments = string[];

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 
 /** One condition of an If list: a state (lock) token or an entity tag, possibly negated. */
 export interface Condition {
@@ -13,7 +13,7 @@ export interface IfList {
   conditions: Condition[];
 }
 
-const malformed = () => new AppError(400, 'invalid_if_header', 'The If header is malformed (RFC 4918, section 10.4)');
+const malformed = Errors.invalidIfHeader;
 
 /**
  * Parses an If header (RFC 4918 §10.4): untagged lists `(<token> ["etag"])` or tagged ones

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { hrefOf, type Segments } from './dav-path.js';
 import type { LockRow } from './dav.repository.js';
 import { escapeXml } from './xml.js';
@@ -10,7 +10,7 @@ export const TOKEN_PREFIX = 'urn:uuid:';
 export const MAX_TIMEOUT_SECONDS = 3600;
 export const DEFAULT_TIMEOUT_SECONDS = 600;
 
-export const locked = () => new AppError(423, 'locked', 'The resource is locked; send the lock token in the If header');
+export const locked = Errors.davLocked;
 
 const isBelow = (ancestor: string, path: string): boolean => (ancestor === '' ? path !== '' : path.startsWith(`${ancestor}/`));
 

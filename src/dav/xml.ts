@@ -1,5 +1,5 @@
 import { SaxesParser } from 'saxes';
-import { AppError } from '../errors.js';
+import { AppError, Errors } from '../errors.js';
 
 /** An element with its namespace resolved; text children as strings. */
 export interface XmlElement {
@@ -22,7 +22,7 @@ const MAX_MARKUP = 10_000;
 const MAX_ATTRIBUTES = 10_000;
 const MAX_REFERENCES = 10_000;
 
-export const badXml = (reason: string) => new AppError(400, 'invalid_xml', `The request body is not valid WebDAV XML: ${reason}`);
+export const badXml = Errors.invalidXml;
 
 /**
  * Parses a request body strictly (saxes: well-formed XML with namespaces, no DTD entities

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import type { LiveEvents } from './live.js';
 import type { StreamCredential } from './stream-credentials.js';
@@ -31,7 +31,7 @@ export const eventsRoutes: FastifyPluginAsync<{ live: LiveEvents; headers: Recor
       : { kind: 'personal', userId, tokenId: personal.id };
     if (personal === null && !(await live.isValid(credential))) throw Errors.unauthorized();
     if (live.count(userId) >= live.options.perUser) {
-      throw new AppError(429, 'too_many_streams', `At most ${live.options.perUser} event streams at once; close another first`, {}, { 'retry-after': '5' });
+      throw Errors.tooManyStreams(live.options.perUser);
     }
     const lifetime = personal === null
       ? claims.exp * 1000 - Date.now()

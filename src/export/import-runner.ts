@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../shared/worker.js';
 import { errorCodes } from 'fastify';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import { importBatches, readImport, summarise, type ImportItem, type ImportSummary } from './import.read.js';
 import type { ImportNote } from './import.validate.js';
 import type { ImportWorkerMessage } from './import.worker.js';
@@ -91,7 +91,7 @@ function messagesOf(worker: Worker): () => Promise<ImportWorkerMessage> {
   });
   worker.on('error', (error: Error & { code?: string }) => {
     fail(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? new AppError(400, 'invalid_import', 'Invalid import document: it needs more memory to read than an import may use')
+      ? Errors.invalidImport('it needs more memory to read than an import may use')
       : error);
   });
   worker.on('exit', (code) => fail(new Error(`import worker exited with code ${code}`)));
@@ -189,7 +189,7 @@ export function createImportRunner(maxBytes: number, checkpoint?: (step: string)
       send(undefined);
       worker.postMessage('end');
       const ready = await next();
-      if (ready.type === 'invalid') throw new AppError(ready.status, ready.code, ready.detail);
+      if (ready.type === 'invalid') throw Errors.relayed(ready);
       if (ready.type !== 'ready') throw new Error(`import worker: unexpected ${ready.type}`);
       const w = worker;
       // One batch is always on its way while the one before is written: the worker runs at a lower

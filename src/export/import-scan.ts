@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 
 /**
  * What one import document may hold. A real 64 MiB export stays well inside: a version takes at
@@ -13,7 +13,7 @@ export const IMPORT_MAX_DEPTH = 10;
 /** Values in members the format does not define (ignored on import), or inside a field that should be a scalar. */
 export const IMPORT_MAX_OTHER_VALUES = 10_000;
 
-const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid import document: ${detail}`);
+const invalid = Errors.invalidImport;
 
 /** What a value is in the vellum-export format; it decides what the values inside it count as. */
 type Role = 'document' | 'notes' | 'note' | 'versions' | 'version' | 'field' | 'other';

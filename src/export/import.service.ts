@@ -2,7 +2,7 @@ import { linkedAttachments, recordReferences } from '../attachments/references.j
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/values.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import * as notes from '../notes/notes.repository.js';
 import { indexVersion } from '../search/search.index.js';
 import { newId } from '../shared/ids.js';
@@ -28,7 +28,7 @@ export type ExistingNotes = 'copy' | 'skip' | 'ask';
 export async function importNotes(db: Db, ownerId: string, document: ImportDocument, existing: ExistingNotes = 'copy'): Promise<{ notes: number; versions: number; skipped?: number }> {
   const metadata = await hasVersionMetadata(db);
   if (document.labelled && !metadata) {
-    throw new AppError(400, 'invalid_import', 'Invalid import document: this server does not store version labels or restored_from yet');
+    throw Errors.invalidImport('this server does not store version labels or restored_from yet');
   }
   const counts = { notes: 0, versions: 0, skipped: 0 };
   try {

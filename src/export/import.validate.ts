@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { AppError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { firstFailure } from '../shared/validation/schema-rules.js';
 import { createAjv } from '../shared/validation/validator.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
@@ -35,7 +35,7 @@ export interface CheckedImport {
 }
 
 
-const invalid = (detail: string) => new AppError(400, 'invalid_import', `Invalid import document: ${detail}`);
+const invalid = Errors.invalidImport;
 
 /** Folders nest at most FOLDER_MAX_DEPTH deep (folder-limits.ts): a deeper path is refused before anything is written. */
 function checkDepth(path: string, at: string): void {

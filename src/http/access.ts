@@ -51,9 +51,6 @@ export type SessionCheck = (claims: Claims) => Promise<boolean>;
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (userId: string) => Promise<{ is_admin: boolean; username: string } | undefined>;
 
-/** WebDAV's 401 names the scheme its clients use. */
-export const davUnauthorized = () => new AppError(401, 'unauthorized', 'Unauthorized', {}, { 'www-authenticate': 'Basic realm="Vellum", charset="UTF-8"' });
-
 /** `Basic base64(username:password)` (RFC 7617), or undefined when the header is not that. */
 export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
   const match = /^basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i.exec(header ?? '');
@@ -109,7 +106,7 @@ export function accessControl(
   async function authenticateDav(request: FastifyRequest): Promise<void> {
     if (request.method === 'OPTIONS') return;
     const header = request.headers.authorization;
-    if (header === undefined) throw davUnauthorized();
+    if (header === undefined) throw Errors.davUnauthorized();
     try {
       await checkDavCredentials(request, header);
     } catch (error) {
@@ -121,15 +118,15 @@ export function accessControl(
     const basic = parseBasic(header);
     if (basic === undefined) {
       const token = parseBearer(header);
-      if (token === undefined) throw davUnauthorized();
-      if (personal.looksLike(token)) return authenticatePersonal(request, token, 'dav', davUnauthorized);
-      authenticate(request, davUnauthorized);
+      if (token === undefined) throw Errors.davUnauthorized();
+      if (personal.looksLike(token)) return authenticatePersonal(request, token, 'dav', Errors.davUnauthorized);
+      authenticate(request, Errors.davUnauthorized);
       return;
     }
     const username = normalizeUsername(basic.username);
     const found = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
     const account = found === undefined ? undefined : await findAccount(found.userId);
-    if (found === undefined || account?.username !== username) throw davUnauthorized();
+    if (found === undefined || account?.username !== username) throw Errors.davUnauthorized();
     const now = Math.floor(Date.now() / 1000);
     request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
     request.personalToken = { id: found.id, expiresAt: found.expiresAt };

@@ -74,9 +74,9 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError | un
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return Errors.invalidBody();
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError(413, 'body_too_large', 'Request body is too large');
+      return Errors.bodyTooLarge();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError(415, 'unsupported_media_type', 'Unsupported content type: send application/json');
+      return Errors.unsupportedMediaType('Unsupported content type: send application/json');
     case 'FST_CSRF_MISSING_SECRET':
     case 'FST_CSRF_INVALID_TOKEN':
       return Errors.invalidCsrf();
@@ -84,7 +84,7 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError | un
   // JSON.parse failures surface as SyntaxError with a 400 status from the body parser.
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    return new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`);
+    return Errors.requestRefused(status);
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { findUserByUsername } from '../accounts/user.repository.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
-import { AppError, Errors } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { decodeTags } from '../tags/extract.js';
 import { previewsOf } from '../notes/preview.js';
@@ -25,7 +25,7 @@ export interface Member {
   created_at: string;
 }
 
-const memberNotFound = () => new AppError(404, 'member_not_found', 'Member not found');
+const memberNotFound = Errors.memberNotFound;
 
 /**
  * Who owns each note this instance has seen: a note's owner never changes (there is no transfer,
@@ -77,13 +77,13 @@ export async function addMember(db: Db, ownerId: string, noteId: string, input: 
   const username = normalizeUsername(input.username);
   const user = isValidUsername(username) ? await findUserByUsername(db, username) : undefined;
   if (user === undefined) throw Errors.userNotFound();
-  if (user.id === ownerId) throw new AppError(409, 'member_is_owner', 'You own this note: it is already yours');
-  if (await repo.countMembers(db, noteId) >= MEMBERS_MAX) throw new AppError(409, 'members_limit', `A note can be shared with at most ${MEMBERS_MAX} people`);
+  if (user.id === ownerId) throw Errors.memberIsOwner();
+  if (await repo.countMembers(db, noteId) >= MEMBERS_MAX) throw Errors.membersLimit(MEMBERS_MAX);
   const member: Member = { user_id: user.id, username: user.username, role: input.role, created_at: nowIso() };
   try {
     await repo.insertMember(db, { note_id: noteId, user_id: user.id, role: input.role, created_at: member.created_at });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError(409, 'member_exists', `This note is already shared with ${user.username}`);
+    if (isUniqueViolation(error)) throw Errors.memberExists(user.username);
     if (isForeignKeyViolation(error)) throw Errors.noteNotFound(); // deleted meanwhile
     throw error;
   }
