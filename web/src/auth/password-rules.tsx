@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { passwordEntropy } from '../../../src/passwords/entropy';
+import { passwordEntropy } from './entropy';
 import { api, unwrap, type PasswordRulesRow } from '../api/client';
 
 /** The server's rules, asked once per page (GET /api/auth/password-rules: they come from its configuration). */
@@ -10,7 +10,7 @@ function serverRules(): Promise<PasswordRulesRow> {
   return asked;
 }
 
-/** The rules as the user types (the estimate is the server's own code, entropy.ts); the server stays the judge. */
+/** The rules as the user types (the estimate is the server's formula, entropy.ts); the server stays the judge. */
 export function passwordChecks(password: string, rules: PasswordRulesRow) {
   const length = [...password].length;
   const bits = password === '' ? 0 : passwordEntropy(password);
