@@ -1,7 +1,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Folder, type Note } from '../api/client';
+import { errorMessage } from '../api/client';
+import { createNote, deleteNote, getNote, memberRole as roleOn, saveVersion, type Folder, type Note } from './api';
 import { FilingBar } from './filing';
-import { DiffView, diffOf, type NoteDiff } from '../history/diff-view';
+import { DiffView } from '../history/diff-view';
+import { diffOf, type NoteDiff } from '../history/api';
 import { Markdown } from '../markdown/markdown';
 import { MarkdownEditor } from './markdown-editor';
 import { useAttacher } from './attach';
@@ -99,12 +101,8 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     }
     (async () => {
       try {
-        const loaded = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
-        let memberRole: 'viewer' | 'editor' | null = null;
-        if (loaded.owner_id !== me) {
-          const members = unwrap(await api.GET('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } } }));
-          memberRole = members.find((m) => m.user_id === me)?.role ?? 'viewer';
-        }
+        const loaded = await getNote(noteId);
+        const memberRole = loaded.owner_id === me ? null : await roleOn(noteId, me);
         // Text typed here and never saved (a reload, a crash, an ended session) comes back, against
         // the version it was typed on: saving it then goes through the conflict check.
         const draft = memberRole === 'viewer' ? undefined : await loadDraft(me, noteId);
@@ -133,9 +131,9 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   useEffect(() => {
     const look = async () => {
       if (document.visibilityState !== 'visible' || note === null || note.version === 0) return;
-      const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
+      const server = await getNote(noteId).catch(() => undefined);
       const now = latest.current.note;
-      if (server?.data !== undefined && now !== null && server.data.version > now.version) setNewer(server.data);
+      if (server !== undefined && now !== null && server.version > now.version) setNewer(server);
     };
     window.addEventListener('focus', look);
     document.addEventListener('visibilitychange', look);
@@ -167,15 +165,15 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     }
     if (change.type !== 'note.updated' || (change.data.version ?? 0) <= note.version) return;
     void (async () => {
-      const server = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }).catch(() => undefined);
+      const server = await getNote(noteId).catch(() => undefined);
       const now = latest.current;
-      if (server?.data === undefined || now.note === null || server.data.version <= now.note.version) return;
+      if (server === undefined || now.note === null || server.version <= now.note.version) return;
       const by = change.data.author_username ?? null;
       if (now.dirty) {
-        setNewer(server.data);
+        setNewer(server);
         setNewerBy(by);
       } else {
-        loadVersion(server.data, by);
+        loadVersion(server, by);
       }
     })();
   }, [noteId, note, dirty, replaced]);
@@ -268,7 +266,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     try {
       if (base.version === 0) {
         // The first save of a new note creates it (until then nothing was on the server).
-        const made = unwrap(await api.POST('/api/notes', { body: { ...text, folder_id: base.folder_id } }));
+        const made = await createNote({ ...text, folder_id: base.folder_id });
         created.current = made.id;
         // The same note on screen: the focus stays where the user is typing.
         focusedFor.current = made.id;
@@ -278,20 +276,15 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
         onCreated?.(made.id);
         return;
       }
-      const answer = await api.POST('/api/notes/{noteID}/versions', {
-        params: { path: { noteID: base.id }, header: { 'if-match': `"${base.version}"` } },
-        body: text,
-      });
-      if (answer.response.status === 412) {
-        const server = unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: base.id } } }));
+      const answer = await saveVersion(base.id, base.version, text);
+      if (answer === 'conflict') {
+        const server = await getNote(base.id);
         const diff = await diffOf(base.id, { from: base.version, to: server.version }).catch(() => null);
         setConflict({ server, diff, mine: text });
         setStatus('');
         return;
       }
-      const response = answer.response;
-      unwrap(answer);
-      const version = Number(/"(\d+)"/.exec(response.headers.get('etag') ?? '')?.[1] ?? base.version + 1);
+      const version = answer.saved;
       // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
       setNote({ ...base, ...text, version, updated_at: new Date().toISOString() });
       setConflict(null);
@@ -326,7 +319,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     // The trash keeps what was saved, not what is typed: deleting unsaved text asks first.
     if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?')) return;
     try {
-      unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+      await deleteNote(noteId);
       discarded.current = true;
       void clearDraft(me, noteId);
       setNavigationGuard(null);
