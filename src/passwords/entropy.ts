@@ -33,7 +33,7 @@ export function entropyBase(password: string): number {
 export function entropyLength(password: string): number {
   let chars = collapseRepeats([...password]);
   for (const sequence of ALL_SEQUENCES) chars = trimSequence(chars, [...sequence]);
-  return utf8.encode(chars.join('')).length; // TextEncoder, not Buffer: the web client runs this too
+  return utf8.encode(chars.join('')).length; // TextEncoder, not Buffer: web/src/auth/entropy.ts, the browser's copy, must agree
 }
 
 export function passwordEntropy(password: string): number {

@@ -1,11 +1,9 @@
 import { useState } from 'preact/hooks';
-import { api, errorMessage, unwrap } from '../api/client';
+import { errorMessage } from '../api/client';
+import { createAccessToken, listAccessTokens, revokeAccessToken, type AccessToken as TokenRow, type TokenScope as Scope } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 import { passwordErrorMessage } from './password-dialog';
-
-type Scope = 'notes:read' | 'notes:write' | 'dav';
-type TokenRow = { id: string; name: string; scopes: Scope[]; created_at: string; expires_at: string | null; last_used_at: string | null };
 
 const SCOPE_LABELS: Record<Scope, string> = {
   'notes:read': 'Read notes and files',
@@ -15,7 +13,7 @@ const SCOPE_LABELS: Record<Scope, string> = {
 
 /** Personal access tokens: for scripts and other apps; each shown once, revocable at once. */
 export function AccessTokens() {
-  const tokens = useResource(async (signal) => unwrap(await api.GET('/api/auth/tokens', { signal })) as TokenRow[], []);
+  const tokens = useResource((signal) => listAccessTokens(signal), []);
   const load = tokens.reload;
   const [open, setOpen] = useState(false);
   const [name, setName] = useState('');
@@ -30,7 +28,7 @@ export function AccessTokens() {
     setMessage(null);
     try {
       const body = { name: name.trim() || 'Token', scopes, password, ...(days === 'never' ? {} : { expires_in_days: Number(days) }) };
-      const result = unwrap(await api.POST('/api/auth/tokens', { body }));
+      const result = await createAccessToken(body);
       setCreated({ token: result.token, dav: result.scopes.includes('dav') });
       setOpen(false);
       setName('');
@@ -43,7 +41,7 @@ export function AccessTokens() {
   const revoke = async (row: TokenRow) => {
     if (!window.confirm(`Revoke “${row.name}”? Apps using it stop working at once.`)) return;
     try {
-      unwrap(await api.DELETE('/api/auth/tokens/{id}', { params: { path: { id: row.id } } }));
+      await revokeAccessToken(row.id);
       setMessage({ ok: true, text: `“${row.name}” revoked.` });
       await load();
     } catch (e) {

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, raw, session, unwrap, type SessionRow, type User } from '../api/client';
+import { errorMessage } from '../api/client';
+import { changePassword, deleteAccount, exportFile, importFile as sendImport, listSessions, endSession, secondFactors, type Mfa, type SessionRow, type User } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../auth/password-rules';
 import { formatTime } from '../app/format';
@@ -32,10 +33,10 @@ function Editing() {
 }
 
 export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
-  const [mfa, setMfa] = useState<{ totp: boolean; passkeys: number } | null>(null);
+  const [mfa, setMfa] = useState<Mfa | null>(null);
   const loadMfa = async () => {
     try {
-      setMfa(unwrap(await api.GET('/api/auth/me')).mfa);
+      setMfa(await secondFactors());
     } catch {
       setMfa(null);
     }
@@ -65,8 +66,7 @@ function ChangePassword() {
   const submit = async (event: Event) => {
     event.preventDefault();
     try {
-      const result = unwrap(await api.PUT('/api/auth/owner', { body: { old_password: old, new_password: next } }));
-      session.setAccessToken(result.access_token);
+      await changePassword(old, next);
       setOld('');
       setNext('');
       setMessage({ ok: true, text: 'Password changed. Your other sessions were signed out.' });
@@ -93,7 +93,7 @@ function ChangePassword() {
 function Sessions() {
   // This device first, then the others newest first.
   const sessions = useResource(async (signal) => {
-    const all = unwrap(await api.GET('/api/auth/sessions', { signal }));
+    const all = await listSessions(signal);
     return [...all.filter((row) => row.current), ...all.filter((row) => !row.current)];
   }, []);
   const load = sessions.reload;
@@ -105,7 +105,7 @@ function Sessions() {
         title: `End the session on ${deviceName(row.user_agent)}?`,
         text: `Signed in since ${formatTime(row.created_at)}; it is signed out within 15 minutes at most.`,
         confirm: 'End session',
-        run: async (password) => unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: row.id } }, body: { password } })),
+        run: (password) => endSession(row.id, password),
       });
       if (!asked.done) return;
       setMessage({ ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` });
@@ -141,11 +141,9 @@ function Sessions() {
   );
 }
 
-async function download(path: string, fallbackName: string): Promise<void> {
-  const response = await raw(path);
-  if (!response.ok) throw new Error(`Export failed (${response.status})`);
-  const name = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
-  const url = URL.createObjectURL(await response.blob());
+async function download(format: 'json' | 'markdown' | 'archive', fallbackName: string): Promise<void> {
+  const { name, blob } = await exportFile(format, fallbackName);
+  const url = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = url;
   link.download = name;
@@ -180,8 +178,8 @@ function ExportImport() {
       const name = file.name.toLowerCase();
       const type = name.endsWith('.zip') || file.type === 'application/zip' ? 'application/zip'
         : /\.(md|markdown)$/.test(name) || file.type === 'text/markdown' ? 'text/markdown' : 'application/json';
-      const response = await raw(`/api/import?existing=${how}`, { method: 'POST', headers: { 'content-type': type }, body: file });
-      const body = (await response.json().catch(() => ({}))) as { notes?: number; versions?: number; skipped?: number; detail?: string; code?: string; existing?: number };
+      const response = await sendImport(file, type, how);
+      const body = response.body;
       if (response.status === 409 && body.code === 'import_existing' && body.existing !== undefined) {
         setExisting(body.existing);
         return '';
@@ -199,9 +197,9 @@ function ExportImport() {
     <section aria-labelledby="data-heading">
       <h2 id="data-heading">Export and import</h2>
       <div class="actions">
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export', 'vellum-export.json'); return 'Export downloaded (JSON, with every version).'; })}>Export JSON</button>
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=markdown', 'vellum-notes.zip'); return 'Export downloaded (Markdown files in a zip).'; })}>Export Markdown</button>
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('/api/export?format=archive', 'vellum-archive.zip'); return 'Archive downloaded (every note, version and file; import it to restore).'; })}>Export archive</button>
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('json', 'vellum-export.json'); return 'Export downloaded (JSON, with every version).'; })}>Export JSON</button>
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('markdown', 'vellum-notes.zip'); return 'Export downloaded (Markdown files in a zip).'; })}>Export Markdown</button>
+        <button type="button" class="secondary" onClick={() => run(async () => { await download('archive', 'vellum-archive.zip'); return 'Archive downloaded (every note, version and file; import it to restore).'; })}>Export archive</button>
       </div>
       <form class="inline" onSubmit={importFile}>
         <label for="import-file">Import a Vellum export (JSON, archive or Markdown zip) or a Markdown file</label>
@@ -233,7 +231,7 @@ function DeleteAccount({ onDeleted }: { onDeleted: () => void }) {
     event.preventDefault();
     if (!window.confirm('Delete your account and every note in it, for good?')) return;
     try {
-      unwrap(await api.DELETE('/api/auth/owner', { body: { password } }));
+      await deleteAccount(password);
       onDeleted();
     } catch (e) {
       setError(errorMessage(e));

@@ -1,13 +1,13 @@
 import { browserSupportsWebAuthn, startRegistration } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, session, unwrap } from '../api/client';
+import { errorMessage } from '../api/client';
+import { addPasskey, confirmTotp, endOtherSessions, listPasskeys, newRecoveryCodes, passkeyRegistrationOptions, removePasskey, startTotp, turnOffTotp, type Mfa, type Passkey as PasskeyRow, type TotpSetup } from './api';
 import { QrCode } from './qr-code';
 import { formatTime } from '../app/format';
 import { passkeyMessage } from '../auth/auth';
 import { passwordErrorMessage, usePasswordDialog } from './password-dialog';
 
 type Message = { ok: boolean; text: string } | null;
-type Mfa = { totp: boolean; passkeys: number };
 
 function Flash({ message }: { message: Message }) {
   if (message === null) return null;
@@ -27,10 +27,9 @@ function EndOtherSessions() {
         title: 'Sign out everywhere else?',
         text: 'Every other device where you are signed in is signed out; this one stays signed in.',
         confirm: 'Sign out everywhere else',
-        run: async (password) => unwrap(await api.POST('/api/auth/sessions/end-others', { body: { password } })),
+        run: endOtherSessions,
       });
       if (!asked.done) return;
-      session.setAccessToken(asked.value.access_token);
       setDone({ ok: true, text: 'Every other device is signed out.' });
     } catch (e) {
       setDone({ ok: false, text: errorMessage(e) });
@@ -87,7 +86,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
   const [step, setStep] = useState<'idle' | 'password' | 'scan' | 'done' | 'manage'>('idle');
   const [password, setPassword] = useState('');
   const [code, setCode] = useState('');
-  const [setup, setSetup] = useState<{ secret: string; otpauth_url: string } | null>(null);
+  const [setup, setSetup] = useState<TotpSetup | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
   const [message, setMessage] = useState<Message>(null);
   const [changed, setChanged] = useState(false);
@@ -103,7 +102,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
   const start = (event: Event) => {
     event.preventDefault();
     void run(async () => {
-      setSetup(unwrap(await api.POST('/api/auth/2fa/totp', { body: { password } })));
+      setSetup(await startTotp(password));
       setPassword('');
       setStep('scan');
     });
@@ -111,7 +110,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
   const confirm = (event: Event) => {
     event.preventDefault();
     void run(async () => {
-      setCodes(unwrap(await api.POST('/api/auth/2fa/totp/confirm', { body: { code: code.trim() } })).recovery_codes);
+      setCodes(await confirmTotp(code.trim()));
       setCode('');
       setSetup(null);
       setStep('done');
@@ -120,7 +119,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
     });
   };
   const turnOff = () => void run(async () => {
-    unwrap(await api.DELETE('/api/auth/2fa/totp', { body: { password, code: code.trim() } }));
+    await turnOffTotp(password, code.trim());
     setPassword('');
     setCode('');
     setCodes(null);
@@ -130,7 +129,7 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
     onChange();
   });
   const newCodes = () => void run(async () => {
-    setCodes(unwrap(await api.POST('/api/auth/2fa/recovery-codes', { body: { password, code: code.trim() } })).recovery_codes);
+    setCodes(await newRecoveryCodes(password, code.trim()));
     setPassword('');
     setCode('');
     setStep('done');
@@ -191,8 +190,6 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
   );
 }
 
-type PasskeyRow = { id: string; name: string; created_at: string; last_used_at: string | null; backed_up: boolean };
-
 export function Passkeys({ onChange }: { onChange: () => void }) {
   const [rows, setRows] = useState<PasskeyRow[] | null>(null);
   const [name, setName] = useState('');
@@ -202,7 +199,7 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
   const { dialog, ask } = usePasswordDialog();
   const load = async () => {
     try {
-      setRows(unwrap(await api.GET('/api/auth/passkeys')));
+      setRows(await listPasskeys());
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
@@ -218,12 +215,12 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
         title: 'Add a passkey?',
         text: 'Your device asks for your fingerprint, face or PIN next.',
         confirm: 'Continue',
-        run: async (password) => unwrap(await api.POST('/api/auth/passkeys/options', { body: { password } })),
+        run: passkeyRegistrationOptions,
       });
       if (!asked.done) return;
       const options = asked.value;
       const credential = await startRegistration({ optionsJSON: options as unknown as Parameters<typeof startRegistration>[0]['optionsJSON'] });
-      const added = unwrap(await api.POST('/api/auth/passkeys', { body: { name: name.trim() || 'Passkey', credential: credential as never } }));
+      const added = await addPasskey(name.trim() || 'Passkey', credential);
       setMessage({ ok: true, text: `Passkey “${added.name}” added. You can sign in with it instead of your password.` });
       setName('');
       setAdding(false);
@@ -241,7 +238,7 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
         title: `Remove the passkey “${row.name}”?`,
         text: 'It will no longer sign you in.',
         confirm: 'Remove passkey',
-        run: async (password) => unwrap(await api.DELETE('/api/auth/passkeys/{id}', { params: { path: { id: row.id } }, body: { password } })),
+        run: (password) => removePasskey(row.id, password),
       });
       if (!asked.done) return;
       setMessage({ ok: true, text: `Passkey “${row.name}” removed.` });

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type AuthEvent, type User } from '../api/client';
+import { errorMessage } from '../api/client';
+import { deleteUser, listAuthEvents, listUsers, removeSecondFactors, type AuthEvent, type User } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
@@ -7,15 +8,14 @@ const PAGE = 50;
 
 export function AdminScreen({ me }: { me: User }) {
   const [page, setPage] = useState(0);
-  // The spec's admin list answers null for an empty page.
-  const users = useResource(async (signal) => unwrap(await api.GET('/api/auth/admin/all', { params: { query: { limit: PAGE, offset: page * PAGE } }, signal })) ?? [], [page]);
-  const events = useResource((signal) => api.GET('/api/auth/admin/events', { params: { query: { limit: 50 } }, signal }).then(unwrap), []);
+  const users = useResource((signal) => listUsers(PAGE, page * PAGE, signal), [page]);
+  const events = useResource((signal) => listAuthEvents(50, signal), []);
   const [error, setError] = useState('');
   const load = () => Promise.all([users.reload(), events.reload()]);
   const remove = async (user: User) => {
     if (!window.confirm(`Delete the account “${user.username}” and all its notes?`)) return;
     try {
-      unwrap(await api.DELETE('/api/auth/admin/{id}', { params: { path: { id: user.id } } }));
+      await deleteUser(user.id);
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -26,7 +26,7 @@ export function AdminScreen({ me }: { me: User }) {
     if (!window.confirm(`Remove every second factor of “${user.username}” (authenticator app, recovery codes, passkeys)? Their password alone will sign them in.`)) return;
     setNotice('');
     try {
-      unwrap(await api.DELETE('/api/auth/admin/{id}/mfa', { params: { path: { id: user.id } } }));
+      await removeSecondFactors(user.id);
       setNotice(`Second factors of “${user.username}” removed.`);
     } catch (e) {
       setError(errorMessage(e));

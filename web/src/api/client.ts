@@ -3,7 +3,8 @@ import type { components, paths } from './schema';
 import { Session } from './session';
 
 export type User = components['schemas']['User'];
-type Json<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
+/** The JSON body of a 200 answer to a path and method, from the generated schema. */
+export type Json<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
 export type Note = Json<'/api/notes/{noteID}', 'get'>;
 export type NoteRow = components['schemas']['NoteRow'];
 export type SearchResult = components['schemas']['SearchResult'];
@@ -15,10 +16,6 @@ export type AuthEvent = components['schemas']['AuthEvent'];
 export type AttachmentRow = components['schemas']['AttachmentRow'];
 export type PasswordRulesRow = Json<'/api/auth/password-rules', 'get'>;
 export type Attachment = Omit<AttachmentRow, 'references'>;
-/** History metadata (label, restored_from) arrives with the history routes; optional until then. */
-export interface VersionMeta { label?: string | null; restored_from?: number | null }
-export type VersionRow = components['schemas']['VersionRow'] & VersionMeta;
-export type Version = Json<'/api/notes/{noteID}/{versionID}', 'get'> & VersionMeta;
 
 /** An API failure carrying the server's problem+json `detail` (the message users see). */
 export class ApiError extends Error {

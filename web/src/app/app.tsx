@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, mayHaveSession, onSignedOut, session, unwrap, type User } from '../api/client';
+import { onSignedOut } from '../api/client';
+import { forgetSession, resumeSession, type User } from './api';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
 import { navigate, usePath } from './router';
@@ -29,15 +30,8 @@ function SignedInApp({ path }: { path: string }) {
     onSignedOut(() => setState((now) => (now.status === 'in' ? { status: 'out', ended: true } : now)));
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
-      if (mayHaveSession() && (await session.refresh())) {
-        try {
-          setState({ status: 'in', user: unwrap(await api.GET('/api/auth/me')) });
-          return;
-        } catch {
-          /* fall through to the login screen */
-        }
-      }
-      setState({ status: 'out' });
+      const user = await resumeSession();
+      setState(user === null ? { status: 'out' } : { status: 'in', user });
     })();
   }, []);
 
@@ -61,7 +55,7 @@ function SignedInApp({ path }: { path: string }) {
 
   const user = state.user;
   const signOut = () => {
-    session.setAccessToken(null);
+    forgetSession();
     setState({ status: 'out' });
     navigate('/login', { replace: true });
   };

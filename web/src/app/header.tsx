@@ -1,4 +1,4 @@
-import { api, type User } from '../api/client';
+import { logOut as endSession, type User } from './api';
 import { confirmLeave } from './router';
 
 export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
@@ -6,7 +6,7 @@ export function Header({ user, path, onSignedOut }: { user: User; path: string; 
     // Unsaved text: Cancel means stay, signed in, with the text.
     if (!confirmLeave()) return;
     // Even if the server cannot be reached, the tokens in memory are dropped.
-    await api.POST('/api/auth/logout').catch(() => undefined);
+    await endSession();
     onSignedOut();
   };
   const link = (href: string, label: string, active: boolean) => (

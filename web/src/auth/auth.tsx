@@ -1,6 +1,7 @@
 import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, errorMessage, session, unwrap, type User } from '../api/client';
+import { ApiError, errorMessage } from '../api/client';
+import { logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from './api';
 import { PasswordRules } from './password-rules';
 
 /** `ended`: the session ended by itself (signed out elsewhere, or the refresh cookie refused), not by Log out. */
@@ -23,11 +24,8 @@ export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' 
     setError('');
     setBusy(true);
     try {
-      if (signup) unwrap(await api.POST('/api/auth/signup', { body: { username, password } }));
-      const body = { username, password, ...(code === null ? {} : { code }) };
-      const result = unwrap(await api.POST('/api/auth/login', { body, params: { query: { includeUser: 'true' } } }));
-      session.setAccessToken(result.access_token);
-      onSignedIn(result.user!);
+      if (signup) await signUp(username, password);
+      onSignedIn(await logIn({ username, password, ...(code === null ? {} : { code }) }));
     } catch (e) {
       if (e instanceof ApiError && (e.body as { code?: string } | null)?.code === 'mfa_required') {
         setCode('');
@@ -43,13 +41,9 @@ export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' 
     setError('');
     setBusy(true);
     try {
-      const options = unwrap(await api.POST('/api/auth/passkey/options'));
+      const options = await passkeyLoginOptions();
       const credential = await startAuthentication({ optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'] });
-      const result = unwrap(await api.POST('/api/auth/passkey/login', {
-        body: { credential: credential as never }, params: { query: { includeUser: 'true' } },
-      }));
-      session.setAccessToken(result.access_token);
-      onSignedIn(result.user!);
+      onSignedIn(await logInWithPasskey(credential));
     } catch (e) {
       setError(passkeyMessage(e, 'sign in'));
     } finally {

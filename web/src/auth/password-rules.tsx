@@ -1,16 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
-import { passwordEntropy } from '../../../src/passwords/entropy';
-import { api, unwrap, type PasswordRulesRow } from '../api/client';
+import { passwordEntropy } from './entropy';
+import { checkPassword, passwordRules, type PasswordRulesRow } from './api';
 
 /** The server's rules, asked once per page (GET /api/auth/password-rules: they come from its configuration). */
 let asked: Promise<PasswordRulesRow> | undefined;
 function serverRules(): Promise<PasswordRulesRow> {
-  asked ??= (async () => unwrap(await api.GET('/api/auth/password-rules')))();
+  asked ??= passwordRules();
   asked.catch(() => { asked = undefined; }); // asked again next time
   return asked;
 }
 
-/** The rules as the user types (the estimate is the server's own code, entropy.ts); the server stays the judge. */
+/** The rules as the user types (the estimate is the server's formula, entropy.ts); the server stays the judge. */
 export function passwordChecks(password: string, rules: PasswordRulesRow) {
   const length = [...password].length;
   const bits = password === '' ? 0 : passwordEntropy(password);
@@ -37,7 +37,7 @@ export function PasswordRules({ password, id }: { password: string; id: string }
     const controller = new AbortController();
     const timer = setTimeout(async () => {
       try {
-        const answer = unwrap(await api.POST('/api/auth/password-rules/check', { body: { password }, signal: controller.signal }));
+        const answer = await checkPassword(password, controller.signal);
         setBreach({ password, breached: answer.breached });
       } catch {
         // Unanswered, the list says nothing; the server checks again when the form is sent.

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type AttachmentRow } from '../api/client';
+import { errorMessage } from '../api/client';
+import { attachmentUsage, deleteAttachment, listAttachments, type AttachmentRow } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
@@ -15,8 +16,8 @@ export function formatBytes(bytes: number): string {
 export function Attachments() {
   const files = useResource(async (signal) => {
     const [rows, usage] = await Promise.all([
-      api.GET('/api/attachments', { params: { query: { limit: 100 } }, signal }).then(unwrap),
-      api.GET('/api/attachments/usage', { signal }).then(unwrap),
+      listAttachments(100, signal),
+      attachmentUsage(signal),
     ]);
     return { rows, usage };
   }, []);
@@ -26,7 +27,7 @@ export function Attachments() {
   const remove = async (row: AttachmentRow) => {
     if (!window.confirm(`Delete “${row.filename}” for good?`)) return;
     try {
-      unwrap(await api.DELETE('/api/attachments/{attachmentID}', { params: { path: { attachmentID: row.id } } }));
+      await deleteAttachment(row.id);
       setMessage({ ok: true, text: `“${row.filename}” deleted.` });
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });

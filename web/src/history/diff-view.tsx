@@ -1,11 +1,5 @@
 import { diffWordsWithSpace } from 'diff';
-import { api, unwrap } from '../api/client';
-
-/** GET /api/notes/{id}/diff (CONTRACT.md "Diff"), as the API's schema describes it. */
-export async function diffOf(noteId: string, query: { from?: number; to?: number }) {
-  return unwrap(await api.GET('/api/notes/{noteID}/diff', { params: { path: { noteID: noteId }, query } }));
-}
-export type NoteDiff = Awaited<ReturnType<typeof diffOf>>;
+import type { NoteDiff } from './api';
 
 type Line = { op: '=' | '-' | '+'; text: string };
 

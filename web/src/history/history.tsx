@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Note, type Version, type VersionRow } from '../api/client';
-import { DiffView, diffOf, type NoteDiff } from './diff-view';
+import { errorMessage } from '../api/client';
+import { DiffView } from './diff-view';
+import { diffOf, getNote, getVersion, labelVersion, listVersions, restoreVersion, type Note, type NoteDiff, type Version, type VersionRow } from './api';
 import { Markdown } from '../markdown/markdown';
 import { navigate } from '../app/router';
 import { formatTime } from '../app/format';
@@ -22,10 +23,8 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
 
   const load = async () => {
     try {
-      setNote(unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } } })));
-      setRows(unwrap(await api.GET('/api/notes/{noteID}/versions', {
-        params: { path: { noteID: noteId }, query: { limit: PAGE + 1, offset: page * PAGE } },
-      })) as VersionRow[]);
+      setNote(await getNote(noteId));
+      setRows(await listVersions(noteId, PAGE + 1, page * PAGE));
       setFailed(false);
     } catch (e) {
       setError(errorMessage(e));
@@ -44,7 +43,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     setStatus('');
     setDiff(null);
     try {
-      const version = unwrap(await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: row.id } } })) as Version;
+      const version = await getVersion(noteId, row.id);
       setSelected(version);
       setLabel(version.label ?? '');
       setDiff(await diffOf(noteId, { to: version.version }).catch(() => null));
@@ -66,12 +65,8 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     if (!selected || !note) return;
     setError('');
     try {
-      const answer = await api.POST('/api/notes/{noteID}/restore', {
-        params: { path: { noteID: noteId }, header: { 'if-match': `"${note.version}"` } },
-        body: { version: selected.version },
-      });
-      if (answer.response.status === 412) throw new Error('The note changed meanwhile: reload the history and try again.');
-      const restored = unwrap(answer);
+      const restored = await restoreVersion(noteId, note.version, selected.version);
+      if (restored === null) throw new Error('The note changed meanwhile: reload the history and try again.');
       setStatus(`Version ${selected.version} restored as version ${restored.version}.`);
       setSelected(null);
       setDiff(null);
@@ -86,10 +81,7 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     event.preventDefault();
     if (!selected) return;
     try {
-      const updated: Version = unwrap(await api.PATCH('/api/notes/{noteID}/{versionID}', {
-        params: { path: { noteID: noteId, versionID: selected.id } },
-        body: { label: label.trim() === '' ? null : label.trim() },
-      }));
+      const updated = await labelVersion(noteId, selected.id, label.trim() === '' ? null : label.trim());
       setSelected(updated);
       setStatus(updated.label ? `Version ${updated.version} is named “${updated.label}”.` : `Version ${updated.version} has no name now.`);
       await load();

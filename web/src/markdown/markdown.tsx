@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { attachmentUrl } from '../files/upload';
+import { attachmentUrl } from '../files/api';
 import { loadRenderer } from './markdown-render';
 import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from './remote-images';
 

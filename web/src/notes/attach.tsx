@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import { markdownFor, uploadFile } from '../files/upload';
+import { markdownFor, uploadFile } from '../files/api';
 
 export interface Attacher {
   /** Uploads the files one after another, putting each one's link at the cursor once it is stored. */

@@ -21,8 +21,10 @@ export interface MarkdownEditorOptions {
   /** The editing surface's accessible name ("Content"). */
   label: string;
   selection?: { anchor: number; head: number } | undefined;
-  onChange: (text: string) => void;
-  onSave: (text: string) => void;
+  /** The text changed (read it with `text()` when needed: it is not copied out on every keystroke). */
+  onChange: () => void;
+  /** Ctrl/Cmd+S inside the editor. */
+  onSave: () => void;
   /** Files pasted or dropped into the text: the editor has put the cursor where they go. */
   onFiles?: (files: File[]) => void;
   /** The editor measured its lines anew (heights of lines it had only guessed, or a new viewport). */
@@ -32,6 +34,10 @@ export interface MarkdownEditorOptions {
 export interface MarkdownEditorHandle {
   /** Puts text at the cursor (replacing a selection), as typing would, and keeps the focus there. */
   insert(text: string): void;
+  /** The text as it is now. */
+  text(): string;
+  /** Whether the text is `text` (cheap when the lengths differ, as they mostly do). */
+  same(text: string): boolean;
   /** Replaces the text when the app changed it (took the server's version); no-op if equal. */
   setText(text: string): void;
   focus(): void;
@@ -102,7 +108,6 @@ const parseToEnd = ViewPlugin.fromClass(class {
 });
 
 export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEditorHandle {
-  let current = options.doc;
   const length = options.doc.length;
   const clamp = (n: number) => Math.max(0, Math.min(n, length));
   // CodeMirror injects its styles at run time. In a document it does so with a <style> element,
@@ -126,7 +131,7 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         theme,
         keymap.of([
           // preventDefault even when a save is already running: the browser's "Save page" must never open.
-          { key: 'Mod-s', preventDefault: true, run: (v) => { options.onSave(v.state.doc.toString()); return true; } },
+          { key: 'Mod-s', preventDefault: true, run: () => { options.onSave(); return true; } },
           ...historyKeymap,
           ...defaultKeymap,
         ]),
@@ -157,9 +162,7 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         }),
         EditorView.updateListener.of((update) => {
           if (update.heightChanged || update.viewportChanged || update.geometryChanged) options.onLayout?.();
-          if (!update.docChanged) return;
-          current = update.state.doc.toString();
-          options.onChange(current);
+          if (update.docChanged) options.onChange();
         }),
       ],
     }),
@@ -169,9 +172,10 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
       view.dispatch(view.state.replaceSelection(text), { scrollIntoView: true, userEvent: 'input' });
       view.focus();
     },
+    text: () => view.state.doc.toString(),
+    same: (text) => view.state.doc.length === text.length && view.state.doc.toString() === text,
     setText(text) {
-      if (text === current) return;
-      current = text;
+      if (view.state.doc.length === text.length && view.state.doc.toString() === text) return;
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
     },
     focus: () => view.focus(),

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Folder, type Note } from '../api/client';
+import { errorMessage } from '../api/client';
+import { fileNote, type Filing, type Folder, type Note } from './api';
 import { folderPaths } from './sidebar';
-
-type Filing = Pick<Note, 'folder_id' | 'pinned' | 'archived'>;
 
 /**
  * Where a note is filed: Pin/Unpin, Archive/Unarchive and Move to a folder. Filing is not an edit
@@ -17,7 +16,7 @@ export function FilingBar({ note, folders, onFiled }: { note: Note; folders: Fol
 
   const patch = async (body: Partial<Filing>, done: string) => {
     try {
-      const updated = unwrap(await api.PATCH('/api/notes/{noteID}', { params: { path: { noteID: note.id } }, body }));
+      const updated = await fileNote(note.id, body);
       onFiled({ folder_id: updated.folder_id, pinned: updated.pinned, archived: updated.archived });
       setError('');
       setStatus(done);

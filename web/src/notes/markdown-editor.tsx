@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { MarkdownEditorHandle } from './codemirror';
+import type { NoteText, TextSource } from './note-text';
 
 type CodeMirrorModule = typeof import('./codemirror');
 let loading: Promise<CodeMirrorModule> | null = null;
@@ -14,14 +15,14 @@ function loadCodeMirror(): Promise<CodeMirrorModule> {
 }
 
 interface Props {
-  value: string;
-  /** Bumped when the app replaces the text (not when it follows the user's typing). */
-  replaced: number;
+  /** The text, which this editor holds while it is on screen (it starts from it and answers for it). */
+  text: NoteText;
   /** The editing surface's accessible name; the caller shows the same words as its visible label. */
   label: string;
-  onChange: (text: string) => void;
-  /** Ctrl/Cmd+S inside the editor, with the editor's text at that moment. */
-  onSave: (text: string) => void;
+  /** The text changed: read it from `text` when needed. */
+  onChange: () => void;
+  /** Ctrl/Cmd+S inside the editor. */
+  onSave: () => void;
   /** Files pasted or dropped into the text (the cursor is where they go). */
   onFiles?: (files: File[]) => void;
   /** Filled with a way to put text at the cursor (an uploaded file's link). */
@@ -35,11 +36,13 @@ interface Props {
  * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
  * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
  */
-export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFiles, inserter, onTopLine }: Props) {
+export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserter, onTopLine }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MarkdownEditorHandle | null>(null);
   const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
+  /** The text it started from, for the plain box's first render and for CodeMirror if that box never rendered. */
+  const [initial] = useState(() => text.get());
   const latest = useRef({ onChange, onSave, onFiles });
   latest.current = { onChange, onSave, onFiles };
   if (inserter !== undefined) {
@@ -52,11 +55,32 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFil
       const box = fallback.current;
       if (box === null) return;
       box.setRangeText(text, box.selectionStart, box.selectionEnd, 'end');
-      latest.current.onChange(box.value);
+      latest.current.onChange();
       box.focus();
     };
   }
   const filesOf = (list: FileList | null | undefined) => [...(list ?? [])];
+
+  // The text is read from whichever holds it: CodeMirror once loaded, the plain box until then.
+  useEffect(() => {
+    const read = () => editor.current?.text() ?? fallback.current?.value ?? initial;
+    const source: TextSource = {
+      get: read,
+      same: (other) => (editor.current !== null ? editor.current.same(other) : read() === other),
+      set: (next) => {
+        if (editor.current !== null) editor.current.setText(next);
+        else if (fallback.current !== null && fallback.current.value !== next) {
+          fallback.current.value = next;
+          latest.current.onChange();
+        }
+      },
+    };
+    // Replaced between the first render and now (a draft restored): the box shows it too.
+    const held = text.get();
+    text.attach(source);
+    if (held !== read()) source.set(held);
+    return () => text.detach(source);
+  }, [text]);
 
   useEffect(() => {
     let live = true;
@@ -67,15 +91,14 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFil
         const focused = box !== null && document.activeElement === box;
         editor.current = createMarkdownEditor({
           host: host.current,
-          doc: box?.value ?? value,
+          doc: box?.value ?? initial,
           label,
           selection: box ? { anchor: box.selectionStart, head: box.selectionEnd } : undefined,
-          onChange: (text) => latest.current.onChange(text),
-          onSave: (text) => latest.current.onSave(text),
+          onChange: () => latest.current.onChange(),
+          onSave: () => latest.current.onSave(),
           onFiles: (files) => latest.current.onFiles?.(files),
           onLayout: () => relayout.current(),
         });
-        if (box && box.value !== value) latest.current.onChange(box.value);
         setState('ready');
         if (focused) editor.current.focus();
       },
@@ -131,19 +154,13 @@ export function MarkdownEditor({ value, replaced, label, onChange, onSave, onFil
     };
   }, [onTopLine === undefined]);
 
-  // Only a replacement made by the app (taking the other version) is pushed into CodeMirror;
-  // echoing back `value` on every render would race the user's typing with stale text.
-  useEffect(() => {
-    if (replaced > 0) editor.current?.setText(value);
-  }, [replaced]);
-
   return (
     <div class="markdown-editor">
       <div ref={host} />
       {state !== 'ready' && (
-        <textarea ref={fallback} class="plain-editor" aria-label={label} value={value} spellcheck
+        <textarea ref={fallback} class="plain-editor" aria-label={label} defaultValue={initial} spellcheck
           aria-describedby={state === 'failed' ? 'editor-failed' : undefined}
-          onInput={(e) => onChange(e.currentTarget.value)}
+          onInput={() => onChange()}
           onPaste={(e) => {
             const files = filesOf(e.clipboardData?.files);
             if (files.length > 0 && onFiles) { e.preventDefault(); onFiles(files); }

@@ -1,12 +1,12 @@
 import { defaultRangeExtractor } from '@tanstack/virtual-core';
 import { useEffect, useRef } from 'preact/hooks';
-import type { NoteRow } from '../api/client';
+import type { NoteRow, SharedNoteRow } from './api';
 import { NOTE_DRAG_TYPE } from './sidebar';
 import { useVirtualizer } from './virtual';
 import { formatTime } from '../app/format';
 
-/** A row of "Shared with me": whose note it is and what the caller may do with it. */
-export type SharedRow = NoteRow & { owner_username?: string; role?: 'viewer' | 'editor' };
+/** A row of the list: the caller's own note, or (in "Shared with me") whose it is and what they may do with it. */
+export type SharedRow = NoteRow | SharedNoteRow;
 
 /** Rows from the end of what is loaded at which the next page is asked for. */
 const AHEAD = 30;
@@ -74,7 +74,7 @@ function Row({ note, current, query }: { note: SharedRow; current: string | null
         </span>
         {note.preview !== '' && <span class="preview-line">{note.preview}</span>}
         <time dateTime={note.updated_at}>{formatTime(note.updated_at)}</time>
-        {note.owner_username !== undefined && <span class="meta">{note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}</span>}
+        {'owner_username' in note && <span class="meta">{note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}</span>}
       </a>
       {note.tags.length > 0 && (
         <ul class="chips" aria-label={`Tags of ${title}`}>

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Folder, type SearchResult, type TagCount } from '../api/client';
+import { errorMessage } from '../api/client';
+import { fileNote, listFolders, listNotes, listSharedNotes, listTags, searchNotes, type Folder, type SearchResult, type TagCount } from './api';
 import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from './sidebar';
 import { confirmLeave, navigate, useSearch } from '../app/router';
 import { asYouType } from './search-query';
@@ -42,10 +43,8 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
 
   /** A page of the scope's notes, from `offset`, and how many there are in all (not said for shared notes). */
   const page = useCallback(async (offset: number, signal: AbortSignal): Promise<{ rows: SharedRow[]; total: number | null }> => {
-    if (scope.kind === 'shared') return { rows: unwrap(await api.GET('/api/notes/shared', { params: { query: { limit: PAGE, offset } }, signal })), total: null };
-    const answer = await api.GET('/api/notes', { params: { query: { limit: PAGE, offset, ...scopeQuery(scope) } }, signal });
-    const total = answer.response.headers.get('x-total-count');
-    return { rows: unwrap(answer), total: total === null ? null : Number(total) };
+    if (scope.kind === 'shared') return { rows: await listSharedNotes(PAGE, offset, signal), total: null };
+    return listNotes({ limit: PAGE, offset, ...scopeQuery(scope) }, signal);
   }, [scopeKey]);
 
   // Each (re)load aborts the requests of the one before, and a page asked for meanwhile: an answer
@@ -64,8 +63,8 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
       const pages = Math.max(1, Math.ceil(rows / PAGE));
       const [answers, folderList, tagList] = await Promise.all([
         Promise.all(Array.from({ length: pages }, (_, i) => page(i * PAGE, signal))),
-        api.GET('/api/folders', { signal }).then(unwrap),
-        api.GET('/api/tags', { signal }).then(unwrap),
+        listFolders(signal),
+        listTags(signal),
       ]);
       // Pages fetched side by side can overlap when a note moved up meanwhile: each note once.
       const all = [...new Map(answers.flatMap((a) => a.rows).map((row) => [row.id, row])).values()];
@@ -117,7 +116,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   };
   const file = async (noteId: string, folderId: string | null) => {
     try {
-      unwrap(await api.PATCH('/api/notes/{noteID}', { params: { path: { noteID: noteId } }, body: { folder_id: folderId } }));
+      await fileNote(noteId, { folder_id: folderId });
       const where = folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
       setFlash(`Moved to ${where}.`);
       refresh();
@@ -137,10 +136,10 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
     const controller = new AbortController();
     const timer = setTimeout(async () => {
       try {
-        const found = unwrap(await api.GET('/api/notes/search', {
-          params: { query: { q: asYouType(query), history: throughHistory ? 'true' : 'false', limit: SEARCH_LIMIT, ...scopeQuery(scope) } },
-          signal: controller.signal,
-        }));
+        const found = await searchNotes(
+          { q: asYouType(query), history: throughHistory ? 'true' : 'false', limit: SEARCH_LIMIT, ...scopeQuery(scope) },
+          controller.signal,
+        );
         setResults(found);
         setError('');
       } catch (e) {

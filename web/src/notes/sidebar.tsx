@@ -1,6 +1,7 @@
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type Folder, type TagCount } from '../api/client';
+import { errorMessage } from '../api/client';
+import { changeFolder, createFolder, deleteFolder, type Folder, type TagCount } from './api';
 
 /** What the notes list shows: everything, the archive, one folder (or the top level), or one tag. */
 export type Scope =
@@ -116,24 +117,20 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
     if (form === null) return;
     if (form.kind === 'new') {
       void run(async () => {
-        const created = unwrap(await api.POST('/api/folders', {
-          body: { name, parent_id: selected?.id ?? null },
-        }));
+        const created = await createFolder(name, selected?.id ?? null);
         onScope({ kind: 'folder', id: created.id });
       });
     } else if (form.kind === 'rename') {
-      void run(async () => unwrap(await api.PATCH('/api/folders/{folderID}', { params: { path: { folderID: form.folder.id } }, body: { name } })));
+      void run(() => changeFolder(form.folder.id, { name }));
     } else {
-      void run(async () => unwrap(await api.PATCH('/api/folders/{folderID}', {
-        params: { path: { folderID: form.folder.id } }, body: { parent_id: parent === '' ? null : parent },
-      })));
+      void run(() => changeFolder(form.folder.id, { parent_id: parent === '' ? null : parent }));
     }
   };
   const remove = (folder: Folder) => {
     const ok = window.confirm(`Delete the folder “${folder.name}” and every folder in it? The notes inside go to the trash.`);
     if (!ok) return;
     void run(async () => {
-      unwrap(await api.DELETE('/api/folders/{folderID}', { params: { path: { folderID: folder.id } } }));
+      await deleteFolder(folder.id);
       onScope({ kind: 'all' });
     });
   };

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, errorMessage, unwrap } from '../api/client';
+import { errorMessage } from '../api/client';
+import { addMember, changeMemberRole, createShare, listMembers, listShares, removeMember, revokeShare, type Member, type ShareRow } from './api';
 import { formatTime } from '../app/format';
-
-type ShareRow = { id: string; token: string; url: string; version: number | null; expires_at: string | null; created_at: string; views: number };
 
 const EXPIRY: Array<[string, number | null]> = [['never', null], ['in 1 day', 1], ['in 7 days', 7], ['in 30 days', 30]];
 
@@ -17,7 +16,7 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const load = async () => {
     try {
-      setRows(unwrap(await api.GET('/api/notes/{noteID}/shares', { params: { path: { noteID: noteId } } })));
+      setRows(await listShares(noteId));
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
@@ -29,10 +28,9 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
     setMessage(null);
     const days = EXPIRY.find(([label]) => label === expiry)?.[1] ?? null;
     try {
-      const created = unwrap(await api.POST('/api/notes/{noteID}/shares', {
-        params: { path: { noteID: noteId } },
-        body: { version: pin ? version : null, expires_at: days === null ? null : new Date(Date.now() + days * 86_400_000).toISOString() },
-      }));
+      const created = await createShare(noteId, {
+        version: pin ? version : null, expires_at: days === null ? null : new Date(Date.now() + days * 86_400_000).toISOString(),
+      });
       await navigator.clipboard?.writeText(created.url).catch(() => undefined);
       // The list first, then the word that it is done: whoever reads the status finds the new link listed.
       await load();
@@ -51,7 +49,7 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
   };
   const revoke = async (row: ShareRow) => {
     try {
-      unwrap(await api.DELETE('/api/notes/{noteID}/shares/{shareID}', { params: { path: { noteID: noteId, shareID: row.id } } }));
+      await revokeShare(noteId, row.id);
       await load();
       setMessage({ ok: true, text: 'Link revoked: it no longer works.' });
     } catch (e) {
@@ -98,18 +96,15 @@ export function SharePanel({ noteId, version, onClose }: { noteId: string; versi
   );
 }
 
-type Member = { user_id: string; username: string; role: 'viewer' | 'editor'; created_at: string };
-
 /** People the note is shared with: add by username with a role, change the role, remove. */
 function People({ noteId }: { noteId: string }) {
   const [members, setMembers] = useState<Member[] | null>(null);
   const [username, setUsername] = useState('');
   const [role, setRole] = useState<Member['role']>('editor');
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
-  const path = { params: { path: { noteID: noteId } } };
   const load = async () => {
     try {
-      setMembers(unwrap(await api.GET('/api/notes/{noteID}/members', path)));
+      setMembers(await listMembers(noteId));
     } catch (e) {
       setMessage({ ok: false, text: errorMessage(e) });
     }
@@ -130,16 +125,16 @@ function People({ noteId }: { noteId: string }) {
     const name = username.trim();
     if (name === '') return;
     void act(async () => {
-      unwrap(await api.POST('/api/notes/{noteID}/members', { ...path, body: { username: name, role } }));
+      await addMember(noteId, name, role);
       setUsername('');
     }, `Shared with ${name}: they can ${role === 'editor' ? 'read and edit' : 'read'} it.`);
   };
   const change = (member: Member, next: Member['role']) => void act(
-    async () => unwrap(await api.PATCH('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: member.user_id } }, body: { role: next } })),
+    () => changeMemberRole(noteId, member.user_id, next),
     `${member.username} can now ${next === 'editor' ? 'read and edit' : 'read'} it.`,
   );
   const remove = (member: Member) => void act(
-    async () => unwrap(await api.DELETE('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: member.user_id } } })),
+    () => removeMember(noteId, member.user_id),
     `${member.username} no longer has this note.`,
   );
   return (

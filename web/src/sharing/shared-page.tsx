@@ -1,8 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Markdown } from '../markdown/markdown';
 import { formatTime } from '../app/format';
-
-type SharedNote = { title: string; content: string; version: number; updated_at: string; tags: string[]; pinned: boolean; outdated: boolean };
+import { readSharedNote, sharedAttachmentUrl, type SharedNote } from './api';
 
 /**
  * A note someone shared by link, read-only, for anyone: no sign-in, no access token anywhere. Its
@@ -11,7 +10,6 @@ type SharedNote = { title: string; content: string; version: number; updated_at:
 export function SharedPage({ token }: { token: string }) {
   const [note, setNote] = useState<SharedNote | null>(null);
   const [failure, setFailure] = useState('');
-  const base = `/api/shared/${encodeURIComponent(token)}`;
 
   useEffect(() => {
     // Whatever the server says, this page asks not to be indexed.
@@ -25,13 +23,11 @@ export function SharedPage({ token }: { token: string }) {
     document.head.append(referrer);
     (async () => {
       try {
-        const response = await fetch(base, { credentials: 'omit' });
-        if (response.status === 404) {
+        const body = await readSharedNote(token);
+        if (body === null) {
           setFailure('This link does not work: it may have been revoked or have expired, or the note was deleted.');
           return;
         }
-        if (!response.ok) throw new Error(String(response.status));
-        const body = (await response.json()) as SharedNote;
         setNote(body);
         document.title = `${body.title} · Vellum`;
       } catch {
@@ -48,10 +44,7 @@ export function SharedPage({ token }: { token: string }) {
   const loadAttachment = (id: string) => {
     let url = files.get(id);
     if (url === undefined) {
-      url = fetch(`${base}/attachments/${id}`, { credentials: 'omit' }).then(async (response) => {
-        if (!response.ok) throw new Error(String(response.status));
-        return URL.createObjectURL(await response.blob());
-      });
+      url = sharedAttachmentUrl(token, id);
       files.set(id, url);
     }
     return url;

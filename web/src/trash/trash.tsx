@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
-import { api, errorMessage, unwrap, type TrashEntry } from '../api/client';
+import { errorMessage } from '../api/client';
+import { listTrash, purgeFromTrash, restoreFromTrash, type TrashEntry } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
 export function TrashScreen() {
-  const trash = useResource((signal) => api.GET('/api/trash', { params: { query: { limit: 100 } }, signal }).then(unwrap), []);
+  const trash = useResource((signal) => listTrash(100, signal), []);
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
 
@@ -12,8 +13,7 @@ export function TrashScreen() {
     setError('');
     if (purge && !window.confirm(`Delete “${row.title || 'Untitled'}” and all its versions for good?`)) return;
     try {
-      const path = { params: { path: { noteID: row.id } } };
-      unwrap(purge ? await api.DELETE('/api/trash/{noteID}', path) : await api.POST('/api/trash/{noteID}/restore', path));
+      await (purge ? purgeFromTrash(row.id) : restoreFromTrash(row.id));
     } catch (e) {
       setError(`Could not ${purge ? 'delete' : 'restore'} the note: ${errorMessage(e)}`);
       return;

@@ -1,4 +1,20 @@
-import { raw, session, type Attachment } from '../api/client';
+import { api, raw, session, unwrap, type Attachment } from '../api/client';
+
+export type { Attachment, AttachmentRow } from '../api/client';
+
+/** The account's files, newest first, with how many notes use each. */
+export async function listAttachments(limit: number, signal?: AbortSignal) {
+  return unwrap(await api.GET('/api/attachments', { params: { query: { limit } }, signal }));
+}
+
+/** Space used against the quota. */
+export async function attachmentUsage(signal?: AbortSignal) {
+  return unwrap(await api.GET('/api/attachments/usage', { signal }));
+}
+
+export async function deleteAttachment(id: string): Promise<void> {
+  unwrap(await api.DELETE('/api/attachments/{attachmentID}', { params: { path: { attachmentID: id } } }));
+}
 
 /**
  * Uploads one file as multipart/form-data with progress (fetch reports none for uploads, so

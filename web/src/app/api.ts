@@ -1,0 +1,23 @@
+import { api, mayHaveSession, session, unwrap, type User } from '../api/client';
+
+export type { User } from '../api/client';
+
+/** A reload keeps the user signed in through the refresh cookie: who they are, or null. */
+export async function resumeSession(): Promise<User | null> {
+  if (!mayHaveSession() || !(await session.refresh())) return null;
+  try {
+    return unwrap(await api.GET('/api/auth/me'));
+  } catch {
+    return null;
+  }
+}
+
+/** Ends the session on the server, best effort: the caller drops the tokens here (forgetSession) either way. */
+export async function logOut(): Promise<void> {
+  await api.POST('/api/auth/logout').catch(() => undefined);
+}
+
+/** Drops the tokens held in memory. */
+export function forgetSession(): void {
+  session.setAccessToken(null);
+}

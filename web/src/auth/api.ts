@@ -1,0 +1,38 @@
+import { api, session, unwrap, type User } from '../api/client';
+
+export type { PasswordRulesRow, User } from '../api/client';
+
+
+export async function signUp(username: string, password: string): Promise<void> {
+  unwrap(await api.POST('/api/auth/signup', { body: { username, password } }));
+}
+
+/** Signs in with a password (and a second-factor code when the account has one); the session holds the token. */
+export async function logIn(body: { username: string; password: string; code?: string }): Promise<User> {
+  const result = unwrap(await api.POST('/api/auth/login', { body, params: { query: { includeUser: 'true' } } }));
+  session.setAccessToken(result.access_token);
+  return result.user!;
+}
+
+/** The challenge a passkey sign-in answers. */
+export async function passkeyLoginOptions() {
+  return unwrap(await api.POST('/api/auth/passkey/options'));
+}
+
+/** Signs in with the passkey's answer to the challenge; the session holds the token. */
+export async function logInWithPasskey(credential: unknown): Promise<User> {
+  const result = unwrap(await api.POST('/api/auth/passkey/login', {
+    body: { credential: credential as never }, params: { query: { includeUser: 'true' } },
+  }));
+  session.setAccessToken(result.access_token);
+  return result.user!;
+}
+
+export async function passwordRules() {
+  return unwrap(await api.GET('/api/auth/password-rules'));
+}
+
+/** Whether the password is in the breach list the server checks against. */
+export async function checkPassword(password: string, signal?: AbortSignal): Promise<{ breached: boolean }> {
+  return unwrap(await api.POST('/api/auth/password-rules/check', { body: { password }, signal }));
+}

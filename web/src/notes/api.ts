@@ -1,0 +1,86 @@
+import { api, unwrap, type Folder, type Note } from '../api/client';
+import type { components, paths } from '../api/schema';
+
+export type { Folder, Note, NoteRow, SearchResult, TagCount } from '../api/client';
+/** A row of "Shared with me": whose note it is and what the caller may do with it. */
+export type SharedNoteRow = components['schemas']['SharedNoteRow'];
+export type NoteListQuery = NonNullable<paths['/api/notes']['get']['parameters']['query']>;
+export type SearchQuery = NonNullable<paths['/api/notes/search']['get']['parameters']['query']>;
+/** Where a note is filed: what PATCH /api/notes/{id} changes without making a version. */
+export type Filing = Pick<Note, 'folder_id' | 'pinned' | 'archived'>;
+
+export async function getNote(noteId: string, signal?: AbortSignal): Promise<Note> {
+  return unwrap(await api.GET('/api/notes/{noteID}', { params: { path: { noteID: noteId } }, signal }));
+}
+
+/** The caller's role on someone else's note (a member not listed reads it: viewer). */
+export async function memberRole(noteId: string, userId: string): Promise<'viewer' | 'editor'> {
+  const members = unwrap(await api.GET('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } } }));
+  return members.find((m) => m.user_id === userId)?.role ?? 'viewer';
+}
+
+/** The first save of a new note creates it. */
+export async function createNote(body: { title: string; content: string; folder_id: string | null }): Promise<Note> {
+  return unwrap(await api.POST('/api/notes', { body }));
+}
+
+/**
+ * A new version, conditional on the version the text was written on (If-Match): the version it
+ * was saved as, or `conflict` when the note moved on meanwhile (412: nothing was overwritten).
+ */
+export async function saveVersion(noteId: string, baseVersion: number, text: { title: string; content: string }): Promise<{ saved: number } | 'conflict'> {
+  const answer = await api.POST('/api/notes/{noteID}/versions', {
+    params: { path: { noteID: noteId }, header: { 'if-match': `"${baseVersion}"` } },
+    body: text,
+  });
+  if (answer.response.status === 412) return 'conflict';
+  const etag = answer.response.headers.get('etag');
+  unwrap(answer);
+  return { saved: Number(/"(\d+)"/.exec(etag ?? '')?.[1] ?? baseVersion + 1) };
+}
+
+/** Moves the note to the trash. */
+export async function deleteNote(noteId: string): Promise<void> {
+  unwrap(await api.DELETE('/api/notes/{noteID}', { params: { path: { noteID: noteId } } }));
+}
+
+export async function fileNote(noteId: string, filing: Partial<Filing>): Promise<Note> {
+  return unwrap(await api.PATCH('/api/notes/{noteID}', { params: { path: { noteID: noteId } }, body: filing }));
+}
+
+/** A page of the caller's notes and how many match in all (X-Total-Count), when the server says. */
+export async function listNotes(query: NoteListQuery, signal?: AbortSignal) {
+  const answer = await api.GET('/api/notes', { params: { query }, signal });
+  const total = answer.response.headers.get('x-total-count');
+  return { rows: unwrap(answer), total: total === null ? null : Number(total) };
+}
+
+export async function listSharedNotes(limit: number, offset: number, signal?: AbortSignal): Promise<SharedNoteRow[]> {
+  return unwrap(await api.GET('/api/notes/shared', { params: { query: { limit, offset } }, signal }));
+}
+
+export async function searchNotes(query: SearchQuery, signal?: AbortSignal) {
+  return unwrap(await api.GET('/api/notes/search', { params: { query }, signal }));
+}
+
+export async function listFolders(signal?: AbortSignal): Promise<Folder[]> {
+  return unwrap(await api.GET('/api/folders', { signal }));
+}
+
+export async function listTags(signal?: AbortSignal) {
+  return unwrap(await api.GET('/api/tags', { signal }));
+}
+
+export async function createFolder(name: string, parentId: string | null) {
+  return unwrap(await api.POST('/api/folders', { body: { name, parent_id: parentId } }));
+}
+
+/** Renames a folder or moves it under another (`parent_id` null: the top level). */
+export async function changeFolder(folderId: string, body: { name: string } | { parent_id: string | null }): Promise<void> {
+  unwrap(await api.PATCH('/api/folders/{folderID}', { params: { path: { folderID: folderId } }, body }));
+}
+
+/** Deletes the folder and every folder in it; the notes inside go to the trash. */
+export async function deleteFolder(folderId: string): Promise<void> {
+  unwrap(await api.DELETE('/api/folders/{folderID}', { params: { path: { folderID: folderId } } }));
+}

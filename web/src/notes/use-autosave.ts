@@ -1,0 +1,37 @@
+import { useEffect, useRef } from 'preact/hooks';
+import { AUTOSAVE_IDLE_MS, autosave } from '../app/device-settings';
+
+/**
+ * Saved by itself once the typing pauses (unless turned off on this device), when `armed`; the
+ * timer starts again with every change of `typing` (the title and the count of edits) and of
+ * `note` (which re-arms it after a save, for what was typed while that save ran).
+ */
+export function useAutosave(save: () => void, armed: boolean, typing: unknown[], note: unknown): void {
+  const latest = useRef(save);
+  latest.current = save;
+  useEffect(() => {
+    if (!armed || !autosave.on()) return;
+    const timer = setTimeout(() => latest.current(), AUTOSAVE_IDLE_MS);
+    return () => clearTimeout(timer);
+  }, [...typing, armed, note]);
+}
+
+/**
+ * Ctrl/Cmd+S outside the text (the title, a button); inside it the editor's own keymap saves and
+ * marks the event handled, so it is not saved twice.
+ */
+export function useSaveShortcut(save: () => void): void {
+  const latest = useRef(save);
+  latest.current = save;
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.defaultPrevented) return;
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 's') {
+        event.preventDefault();
+        latest.current();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+}
