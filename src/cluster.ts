@@ -1,6 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino } from 'pino';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { withDevelopmentSecrets } from './ops/development-secrets.js';
+import { readyLine } from './ops/ready-line.js';
 import { loggerOptions } from './logger.js';
 
 /**
@@ -65,6 +67,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
   let log: pino.Logger;
   let workerEnv: Env = {};
   let drainMs = 0;
+  let config: Config;
   try {
     workers = readWorkers(env);
     if (workers === 1) {
@@ -72,7 +75,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
       return;
     }
     // Validate everything once here, rather than have every worker fail the same way.
-    const config = loadConfig(env);
+    config = loadConfig(withDevelopmentSecrets(env).env);
     drainMs = config.shutdownDrainMs;
     if (config.database.kind === 'sqlite' && config.database.filename === ':memory:') {
       throw new ConfigError('WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process');
@@ -167,6 +170,7 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
     await fork(); // alone first: migrations and the admin bootstrap run exactly once
     await Promise.all(Array.from({ length: workers - 1 }, fork));
     log.info({ workers, workerPids: [...listeningSince.keys()].map((w) => w.process.pid) }, 'all workers listening');
+    process.stderr.write(readyLine(config, { port: config.port }));
   } catch (error) {
     if (stopping) return;
     log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { pino } from 'pino';
 import { buildApp } from './app.js';
 import { bootstrapAdmin } from './accounts/bootstrap-admin.js';
@@ -13,13 +14,16 @@ import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
 import { drainAndClose } from './ops/graceful-close.js';
 import { preloadPasskeys } from './mfa/passkeys.service.js';
+import { withDevelopmentSecrets } from './ops/development-secrets.js';
+import { readyLine } from './ops/ready-line.js';
 import { requireS3Sdk } from './attachments/s3-storage.js';
 
-async function readConfig(): Promise<Config> {
+async function readConfig(): Promise<{ config: Config; secretsFile: string | undefined }> {
   try {
-    const config = loadConfig();
+    const { env, file } = withDevelopmentSecrets(process.env);
+    const config = loadConfig(env);
     if (config.attachmentStorage.kind === 's3') await requireS3Sdk();
-    return config;
+    return { config, secretsFile: file };
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`vellum: configuration error: ${error.message}\n`);
@@ -30,8 +34,11 @@ async function readConfig(): Promise<Config> {
 }
 
 async function main(): Promise<void> {
-  const config = await readConfig();
+  const { config, secretsFile } = await readConfig();
   const log = pino(loggerOptions(config), serverLogDestination());
+  if (secretsFile !== undefined) {
+    log.info({ file: secretsFile }, 'JWT_SECRET/CSRF_SECRET not set: using development secrets kept beside the database, so sign-ins survive a restart');
+  }
   if (config.secretsGenerated) {
     log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart');
   }
@@ -52,6 +59,7 @@ async function main(): Promise<void> {
     await startThreadPool();
     const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
+    if (cluster.isPrimary) process.stderr.write(readyLine(config, app.server.address()));
     preloadPasskeys();
     log.debug({ threads: lowered }, 'background threads run at lower CPU priority than the event loop');
   } catch (error) {

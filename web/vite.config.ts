@@ -1,10 +1,11 @@
 import preact from '@preact/preset-vite';
 import { defineConfig } from 'vite';
+import { precompress } from './compress-plugin.js';
 
 // The client builds into dist/public, which the service serves (src/web/web.routes.ts).
 export default defineConfig({
   root: import.meta.dirname,
-  plugins: [preact({ prerender: { enabled: false } })],
+  plugins: [preact({ prerender: { enabled: false } }), precompress()],
   // The Markdown worker as a module, so highlight.js stays a chunk of its own, loaded on first need.
   worker: { format: 'es' },
   build: {

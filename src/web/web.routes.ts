@@ -49,7 +49,9 @@ function isServicePath(pathname: string): boolean {
 export async function webRoutes(app: FastifyInstance, options: { root: string }): Promise<void> {
   const root = path.resolve(options.root);
   const indexPath = path.join(root, 'index.html');
-  await app.register(fastifyStatic, { root, serve: false });
+  // The build writes .br and .gz copies (web/compress-plugin.ts): sent as they are when the browser
+  // accepts them, with Vary: Accept-Encoding.
+  await app.register(fastifyStatic, { root, serve: false, preCompressed: true });
 
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     const pathname = request.url.split('?', 1)[0]!;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -24,6 +25,12 @@ describe('web client serving', () => {
     fs.mkdirSync(path.join(dir, 'assets'));
     fs.writeFileSync(path.join(dir, 'index.html'), INDEX);
     fs.writeFileSync(path.join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+    // What the build writes beside its text files (web/compress-plugin.ts).
+    const big = 'export const words = ' + JSON.stringify('lorem ipsum '.repeat(500)) + ';\n';
+    fs.writeFileSync(path.join(dir, 'assets', 'big-abc123.js'), big);
+    fs.writeFileSync(path.join(dir, 'assets', 'big-abc123.js.br'), zlib.brotliCompressSync(big));
+    fs.writeFileSync(path.join(dir, 'assets', 'big-abc123.js.gz'), zlib.gzipSync(big));
+    fs.writeFileSync(path.join(dir, 'index.html.gz'), zlib.gzipSync(INDEX));
     fs.writeFileSync(path.join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     fs.writeFileSync(path.join(os.tmpdir(), 'vellum-web-secret.txt'), 'secret');
     const config = testConfig('sqlite::memory:');
@@ -82,6 +89,36 @@ describe('web client serving', () => {
     const missing = await app.inject({ url: '/assets/index-old999.js' });
     assert.equal(missing.statusCode, 404);
     assert.match(String(missing.headers['content-type']), /^application\/problem\+json/);
+  });
+
+  test('compressed copies are sent when the browser accepts them, with Vary, the right type and the same bytes', async () => {
+    const big = fs.readFileSync(path.join(dir, 'assets', 'big-abc123.js'), 'utf8');
+    const br = await app.inject({ url: '/assets/big-abc123.js', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+    assert.equal(br.statusCode, 200);
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.match(String(br.headers.vary), /accept-encoding/i);
+    assert.match(String(br.headers['content-type']), /javascript/);
+    assert.equal(br.headers['cache-control'], 'public, max-age=31536000, immutable');
+    assert.equal(zlib.brotliDecompressSync(br.rawPayload).toString(), big);
+    assert.ok(br.rawPayload.length < big.length / 5, `${br.rawPayload.length} bytes of ${big.length}`);
+
+    const gz = await app.inject({ url: '/assets/big-abc123.js', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.equal(zlib.gunzipSync(gz.rawPayload).toString(), big);
+
+    const plain = await app.inject({ url: '/assets/big-abc123.js', headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.equal(plain.body, big);
+    // A file without a compressed copy is sent as it is, whatever the browser accepts.
+    const small = await app.inject({ url: '/assets/index-abc123.js', headers: { 'accept-encoding': 'br, gzip' } });
+    assert.equal(small.headers['content-encoding'], undefined);
+    assert.equal(small.body, 'console.log(1)');
+    // index.html for client paths, compressed too, keeping its own headers.
+    const page = await app.inject({ url: '/notes', headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(page.headers['content-encoding'], 'gzip');
+    assert.equal(page.headers['cache-control'], 'no-cache');
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.equal(zlib.gunzipSync(page.rawPayload).toString(), INDEX);
   });
 
   test('top-level build files are served; nothing outside the build directory is', async () => {
