@@ -1,4 +1,4 @@
-import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folders/folder-limits.js';
+import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './shared/folder-limits.js';
 
 /**
  * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
