@@ -8,6 +8,7 @@ import { registerCors } from './http/cors.js';
 import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
+import { normalizeUsername } from './accounts/username.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
 import { loginLockout, sessionFailures } from './sessions/login-throttle.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
@@ -146,10 +147,14 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     }),
     shedding: hashShedding(passwordHasher),
     cookies: cookieParsing,
-    access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
-      looksLike: looksLikePersonalToken,
-      authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }, (claims) => sessionIsLive(database.db, claims), limits?.credentialFailure),
+    access: accessControl(app, {
+      verify: (token) => tokens.verify(token),
+      findAccount: (userId) => findUserById(database.db, userId),
+      normalizeUsername,
+      personal: { looksLike: looksLikePersonalToken, authenticate: (token, scope) => authenticateToken(database.db, token, scope) },
+      sessionIsLive: (claims) => sessionIsLive(database.db, claims),
+      credentialFailure: limits?.credentialFailure,
+    }),
     note: noteAccess(app, database.db),
     noStore,
   });
