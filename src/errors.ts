@@ -1,4 +1,4 @@
-import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './shared/folder-limits.js';
+import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './limits.js';
 
 /**
  * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
@@ -58,7 +58,7 @@ export const Errors = {
   invalidRefreshToken: make(401, 'invalid_refresh_token', 'Invalid refresh token'),
   mfaRequired: make(401, 'mfa_required', 'A one-time code from your authenticator app or a recovery code is required'),
   invalidMfaCode: make(401, 'invalid_mfa_code', 'That code is wrong or was already used'),
-  /** A sensitive change asked for the password again (sessions/reauthentication.service.ts) and got none or a wrong one. */
+  /** A sensitive change asked for the password again (auth/reauthentication.service.ts) and got none or a wrong one. */
   reauthenticationRequired: make(401, 'reauthentication_required', 'Confirm it is you: this needs your password again'),
   passkeyChallenge: make(400, 'passkey_challenge', 'This passkey request expired or was already used; start again'),
   passkeyRejected: make(400, 'passkey_rejected', 'The passkey could not be verified (user verification is required)'),

@@ -1,2 +1,2 @@
-/** The limits live in shared/ (errors.ts words its errors with them and imports no feature). */
-export { FOLDER_MAX_DEPTH, FOLDERS_MAX } from '../shared/folder-limits.js';
+/** The limits live at src/'s root (errors.ts words its errors with them and imports no feature). */
+export { FOLDER_MAX_DEPTH, FOLDERS_MAX } from '../limits.js';
