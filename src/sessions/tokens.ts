@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
-import type { Claims, TokenType } from '../http/caller.js';
+import type { Claims, TokenType } from '../shared/claims.js';
 
-/** The claims and the caller's id are the access layer's (http/caller.ts); here for older importers. */
-export { requireUserId, subjectOf } from '../http/caller.js';
-export type { Claims, TokenType } from '../http/caller.js';
+/** Claims and the caller's id live in shared/claims.ts (the access layer and services read them too); re-exported for older importers. */
+export { requireUserId, subjectOf } from '../shared/claims.js';
+export type { Claims, TokenType } from '../shared/claims.js';
 
 export const ACCESS_TOKEN_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_SECONDS = 7 * 24 * 60 * 60;
