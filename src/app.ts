@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { accountRoutes } from './accounts/accounts.routes.js';
 import type { AccountServices } from './accounts/accounts.service.js';
 import { auditRoutes } from './audit/audit.routes.js';
@@ -8,15 +8,23 @@ import { registerCors } from './http/cors.js';
 import { frameworkErrors } from './http/framework-errors.js';
 import { registerRoutePolicy } from './http/route-policy.js';
 import { findUserById } from './accounts/user.repository.js';
+import { normalizeUsername } from './accounts/username.js';
 import { cookieParsing, registerCookies } from './sessions/cookie-plugin.js';
+import { clearAuthCookies, setAuthCookies } from './sessions/cookies.js';
 import { loginLockout, sessionFailures } from './sessions/login-throttle.js';
+import { checkInSession } from './sessions/session-lockout.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
+import { endAllSessions, issueTokenPair } from './sessions/sessions.service.js';
+import type { Reauthenticate } from './sessions/reauthentication.js';
+import { authRoutes } from './auth/auth.routes.js';
+import type { LoginServices } from './auth/login.service.js';
+import { reauthenticate as reauthenticateCaller, type ReauthenticationServices } from './auth/reauthentication.service.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
+import { mfaStatus } from './mfa/mfa.service.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
 import { authenticateToken } from './access-tokens/tokens.service.js';
 import { looksLikePersonalToken } from './access-tokens/personal-token.js';
 import { createSecretBox } from './mfa/secret-box.js';
-import type { SessionServices } from './sessions/sessions.service.js';
 import type { MfaServices } from './mfa/mfa.service.js';
 import { createPasswordHasher, type PasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
@@ -146,10 +154,14 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     }),
     shedding: hashShedding(passwordHasher),
     cookies: cookieParsing,
-    access: accessControl(app, tokens, (userId) => findUserById(database.db, userId), {
-      looksLike: looksLikePersonalToken,
-      authenticate: (token, scope) => authenticateToken(database.db, token, scope),
-    }, (claims) => sessionIsLive(database.db, claims), limits?.credentialFailure),
+    access: accessControl(app, {
+      verify: (token) => tokens.verify(token),
+      findAccount: (userId) => findUserById(database.db, userId),
+      normalizeUsername,
+      personal: { looksLike: looksLikePersonalToken, authenticate: (token, scope) => authenticateToken(database.db, token, scope) },
+      sessionIsLive: (claims) => sessionIsLive(database.db, claims),
+      credentialFailure: limits?.credentialFailure,
+    }),
     note: noteAccess(app, database.db),
     noStore,
   });
@@ -162,7 +174,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   // Streams never end by themselves: ended first, or closing would wait for them.
   app.addHook('preClose', async () => live.endAll());
   app.addHook('onClose', async () => live.close());
-  const services: AccountServices & SessionServices & MfaServices = {
+  // One object serves every auth folder. Where a lower folder needs a higher one's work, it gets it
+  // here rather than importing it (test/architecture.test.ts): accounts the sessions' functions,
+  // the routes that ask for the password again the check in auth/, which knows second factors.
+  const services: AccountServices & LoginServices & MfaServices & ReauthenticationServices = {
     db: database.db,
     tokens,
     hasher: passwordHasher,
@@ -173,6 +188,16 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
     credentialsRevoked: (userId) => live.credentialsRevoked(userId),
+    sessions: {
+      endAll: endAllSessions,
+      open: (trx, user, client) => issueTokenPair(trx, tokens, user, client),
+      checkIn: (caller, check) => checkInSession(services, caller, check),
+    },
+  };
+  const reauthenticate: Reauthenticate = (caller, proof, client, kind) => reauthenticateCaller(services, caller, proof, client, kind);
+  const cookies = {
+    set: (reply: FastifyReply, issued: { refreshToken: string; refreshExpiresAt: number }) => setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt),
+    clear: (reply: FastifyReply) => clearAuthCookies(reply, config),
   };
   registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: counters?.redisBreaker, token: config.metricsToken });
   await app.register(healthRoutes, { database, draining: closing });
@@ -180,10 +205,11 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(async (auth) => {
     // Cookies only below /api/auth: some of its routes set them, its cookie routes read them.
     await registerCookies(auth, config);
-    await auth.register(accountRoutes, { config, services });
-    await auth.register(sessionRoutes, { config, services });
-    await auth.register(mfaRoutes, { config, services });
-    await auth.register(accessTokenRoutes, { services });
+    await auth.register(accountRoutes, { config, services, cookies, factors: (userId) => mfaStatus(database.db, userId) });
+    await auth.register(authRoutes, { config, services });
+    await auth.register(sessionRoutes, { config, services, reauthenticate });
+    await auth.register(mfaRoutes, { config, services, reauthenticate });
+    await auth.register(accessTokenRoutes, { services, reauthenticate });
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createPasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
+import { endAllSessions } from './sessions/sessions.service.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
 import { backupSqlite, restoreSqlite } from './cli/backup.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
@@ -69,7 +70,10 @@ async function run(argv: string[]): Promise<number> {
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
   const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
   const database = openDatabase(config.database);
-  const deps: CommandDeps = { db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher({ cost: config.argon2Cost }), log };
+  const deps: CommandDeps = {
+    db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher({ cost: config.argon2Cost }), log,
+    sessions: { endAll: endAllSessions },
+  };
   try {
     // Every command works on an up-to-date schema.
     const applied = await migrateToLatest(database.db);

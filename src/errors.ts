@@ -1,6 +1,4 @@
-import { ALLOW_COLLECTION } from './dav/dav-methods.js';
-import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folders/folder-limits.js';
-import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './notes/version-rules.js';
+import { CONTENT_MAX_BYTES, FOLDER_MAX_DEPTH, FOLDERS_MAX, TITLE_MAX_CHARACTERS } from './limits.js';
 
 /**
  * Domain errors: services throw these, and src/http/error-handler.ts is the one place that turns
@@ -60,7 +58,7 @@ export const Errors = {
   invalidRefreshToken: make(401, 'invalid_refresh_token', 'Invalid refresh token'),
   mfaRequired: make(401, 'mfa_required', 'A one-time code from your authenticator app or a recovery code is required'),
   invalidMfaCode: make(401, 'invalid_mfa_code', 'That code is wrong or was already used'),
-  /** A sensitive change asked for the password again (sessions/reauthentication.service.ts) and got none or a wrong one. */
+  /** A sensitive change asked for the password again (auth/reauthentication.service.ts) and got none or a wrong one. */
   reauthenticationRequired: make(401, 'reauthentication_required', 'Confirm it is you: this needs your password again'),
   passkeyChallenge: make(400, 'passkey_challenge', 'This passkey request expired or was already used; start again'),
   passkeyRejected: make(400, 'passkey_rejected', 'The passkey could not be verified (user verification is required)'),
@@ -141,8 +139,9 @@ export const Errors = {
   davAlreadyLocked: make(423, 'locked', 'The resource is already locked'),
   lockTokenMismatch: make(409, 'lock_token_mismatch', 'No lock with this token applies to this path'),
   mkcolBody: make(415, 'unsupported_media_type', 'MKCOL takes no body'),
-  davPathTaken: () => new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow: ALLOW_COLLECTION }),
-  davPutCollection: () => new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow: ALLOW_COLLECTION }),
+  /** `allow`: what the collection there allows (dav/dav-methods.ts). */
+  davPathTaken: (allow: string) => new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow }),
+  davPutCollection: (allow: string) => new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow }),
   davNotUtf8: make(415, 'not_utf8', 'A .md file is a note and must be UTF-8 text'),
   davNoteTooLarge: make(413, 'content_too_large', `A .md file is a note and must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB)`),
   davNoteNameTooLong: make(400, 'invalid_dav_name', `A note's name must be at most ${TITLE_MAX_CHARACTERS} characters before .md`),

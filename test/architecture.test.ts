@@ -237,3 +237,95 @@ test('route files import no repository, except the listed ones (which may only s
   const found = routes.filter((f) => /from '[^']*\.repository\.js'/.test(f.text)).map((f) => f.name).sort();
   assert.deepEqual(found, Object.keys(ROUTES_CALLING_REPOSITORIES).sort());
 });
+
+/**
+ * The folder-level graph of value imports under src/ (issue #38): a folder is one node, a file at
+ * src/'s root is a node of its own (app.ts, errors.ts). `import type` and `export type` are left
+ * out, as they leave nothing at run time; an `import { type A }` stays in, because with
+ * verbatimModuleSyntax it still loads the module. Relative imports only: packages are no node.
+ */
+function importGraph(): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  const nodeOf = (name: string) => (name.includes('/') ? name.split('/')[0]! : name);
+  const statement = /^\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]/gm;
+  const dynamic = /(?<!typeof\s+)\bimport\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+  for (const f of appFiles) {
+    const from = nodeOf(f.name);
+    if (!graph.has(from)) graph.set(from, new Set());
+    const targets: string[] = [];
+    for (const match of f.text.matchAll(statement)) if (match[2] === undefined) targets.push(match[3]!);
+    for (const match of f.text.matchAll(dynamic)) targets.push(match[1]!);
+    for (const target of targets) {
+      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(f.name), target)).replace(/\.js$/, '.ts');
+      if (resolved.startsWith('..')) continue; // outside src/
+      const to = nodeOf(resolved);
+      if (to !== from) graph.get(from)!.add(to);
+    }
+  }
+  return graph;
+}
+
+/** Tarjan's strongly connected components of more than one node, each sorted, sorted. */
+function importCycles(graph: Map<string, Set<string>>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter += 1;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) components.push(component.sort());
+    }
+  };
+  for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
+  return components.map((c) => c.join(', ')).sort().map((c) => c.split(', '));
+}
+
+/**
+ * Import cycles between folders that are still there, each being taken apart on its own branch.
+ * The list may only shrink: a new cycle fails, and so does a listed one that no longer exists.
+ */
+const KNOWN_CYCLES: string[][] = [
+  ['folders', 'members', 'notes', 'search', 'tags'], // the notes component: issue #38, the notes branch
+];
+
+test('no import cycles between server folders, except the listed ones (which may only shrink)', () => {
+  const graph = importGraph();
+  assert.ok(graph.get('app.ts')?.has('accounts') && graph.get('notes')?.has('db'), 'the scan reads the imports');
+  assert.deepEqual(importCycles(graph), KNOWN_CYCLES.map((c) => [...c].sort()).sort());
+});
+
+/** What src/http may import: the plumbing every feature stands on, never a feature. */
+const HTTP_MAY_IMPORT = new Set(['http', 'shared', 'db', 'errors.ts', 'config.ts', 'logger.ts']);
+
+test('src/http imports no feature folder', () => {
+  const reached = [...importGraph().get('http') ?? []].filter((node) => !HTTP_MAY_IMPORT.has(node)).sort();
+  assert.deepEqual(reached, []);
+});
+
+/** Every feature imports the catalogue of errors; the catalogue imports no feature folder (a root file such as limits.ts is none). */
+test('errors.ts imports no feature folder', () => {
+  const features = [...importGraph().get('errors.ts') ?? []].filter((node) => !node.endsWith('.ts') && !HTTP_MAY_IMPORT.has(node));
+  assert.deepEqual(features.sort(), []);
+});

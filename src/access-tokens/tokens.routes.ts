@@ -1,20 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import type { AccountServices } from '../accounts/accounts.service.js';
+import type { AccountStore } from '../accounts/accounts.service.js';
+import { callerClaims, callerId } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { AUTH_BODY_LIMIT } from '../http/schemas.js';
-import { reauthenticate, type ReauthenticationServices } from '../sessions/reauthentication.service.js';
+import type { Reauthenticate } from '../sessions/reauthentication.js';
 import { REAUTHENTICATION_NOTE } from '../sessions/sessions.schemas.js';
-import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './tokens.schemas.js';
 import * as tokens from './tokens.service.js';
 
 const tags = ['auth'];
 
+export interface AccessTokenRoutesOptions {
+  services: AccountStore;
+  /** The password asked again (auth/reauthentication.service.ts, given by app.ts). */
+  reauthenticate: Reauthenticate;
+}
+
 /** Personal access tokens, for scripts and other apps; under /api/auth (so a token cannot manage tokens). */
-export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountServices & ReauthenticationServices }> = async (app, { services }) => {
+export const accessTokenRoutes: FastifyPluginAsyncTypebox<AccessTokenRoutesOptions> = async (app, { services, reauthenticate }) => {
   app.post('/tokens', {
     bodyLimit: AUTH_BODY_LIMIT,
     config: { policy: { auth: 'access', limit: 'password', hashesPassword: true, noStore: true }, failureDetail: 'Failed to create the token', docs: { errors: [404] } },
@@ -26,8 +32,8 @@ export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountSer
       body: schemas.CreateTokenBody, response: { 201: schemas.CreatedToken },
     },
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'token_create');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'token_create');
     const created = await tokens.createToken(services, userId, request.body, clientInfo(request));
     return reply.code(201).send(created);
   });
@@ -35,13 +41,13 @@ export const accessTokenRoutes: FastifyPluginAsyncTypebox<{ services: AccountSer
   app.get('/tokens', {
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to list tokens' },
     schema: { tags, operationId: 'listAccessTokens', summary: 'The caller\'s tokens (never the secrets)', response: { 200: Type.Array(schemas.TokenSchema) } },
-  }, async (request) => tokens.listTokens(services.db, requireUserId(request.claims!)));
+  }, async (request) => tokens.listTokens(services.db, callerId(request)));
 
   app.delete('/tokens/:id', {
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to revoke the token', docs: { noContent: true, errors: [404] } },
     schema: { tags, operationId: 'revokeAccessToken', summary: 'Revoke a token', description: 'Effective at once.', params: schemas.TokenParams },
   }, async (request, reply) => {
-    await tokens.revokeToken(services, requireUserId(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    await tokens.revokeToken(services, callerId(request), normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -31,7 +31,7 @@ const toToken = (row: store.AccessTokenRow): AccessToken => ({
 
 /**
  * A new token, shown once, for a caller who gave the password again (the route asks,
- * sessions/reauthentication.service.ts), as for every change of credentials.
+ * auth/reauthentication.service.ts), as for every change of credentials.
  */
 export async function createToken(
   s: AccountStore, userId: string, input: { name: string; scopes: Scope[]; expires_in_days?: number | undefined }, client: ClientInfo,

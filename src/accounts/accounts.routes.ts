@@ -1,19 +1,27 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import type { Config } from '../config.js';
+import { callerClaims, callerId, subjectOf } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { AUTH_BODY_LIMIT, PaginationQuery, pageOf } from '../http/schemas.js';
-import { clearAuthCookies, setAuthCookies } from '../sessions/cookies.js';
-import { requireUserId, subjectOf } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
-import { mfaStatus } from '../mfa/mfa.service.js';
 import { PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
+
+/** The auth cookies (sessions/cookies.ts), set and cleared as sessions start and end. */
+export interface SessionCookies {
+  set(reply: FastifyReply, issued: accounts.NewSession): void;
+  clear(reply: FastifyReply): void;
+}
 
 export interface AccountRoutesOptions {
   config: Config;
   services: accounts.AccountServices;
+  cookies: SessionCookies;
+  /** The second factors a user has set up, for GET /me (mfa/mfa.service.ts, mfaStatus). */
+  factors: (userId: string) => Promise<{ totp: boolean; passkeys: number }>;
 }
 
 
@@ -23,7 +31,7 @@ const ADMIN: RoutePolicy = { auth: 'admin', noStore: true };
 const tags = ['auth'];
 
 /** Accounts: signup, the caller's own account, and the administrators' view of all; under /api/auth. */
-export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (app, { config, services }) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (app, { config, services, cookies, factors }) => {
   app.post('/signup', {
     bodyLimit: AUTH_BODY_LIMIT,
     config: {
@@ -82,9 +90,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     config: { policy: { auth: 'access', noStore: true }, failureDetail: 'Failed to retrieve user', docs: { errors: [404] } },
     schema: { tags, operationId: 'getMe', summary: 'The caller\'s account', description: 'With `mfa`: the second factors set up.', response: { 200: schemas.MeSchema } },
   }, async (request) => {
-    const userId = requireUserId(request.claims!);
+    const userId = callerId(request);
     const user = await accounts.getUser(services, userId);
-    return { ...user, mfa: await mfaStatus(services.db, userId) };
+    return { ...user, mfa: await factors(userId) };
   });
 
   for (const url of ['/owner/', '/owner']) {
@@ -109,8 +117,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       },
     }, async (request, reply) => {
       const { old_password, new_password } = request.body;
-      const { issued, user } = await accounts.changePassword(services, request.claims!, old_password, new_password, clientInfo(request));
-      setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
+      const { issued, user } = await accounts.changePassword(services, callerClaims(request), old_password, new_password, clientInfo(request));
+      cookies.set(reply, issued);
       return { access_token: issued.accessToken, user };
     });
 
@@ -131,8 +139,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         body: schemas.DeleteOwnerBody,
       },
     }, async (request, reply) => {
-      await accounts.deleteOwnAccount(services, request.claims!, request.body.password, clientInfo(request));
-      clearAuthCookies(reply, config);
+      await accounts.deleteOwnAccount(services, callerClaims(request), request.body.password, clientInfo(request));
+      cookies.clear(reply);
       return reply.code(204).send();
     });
   }
@@ -149,7 +157,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
     },
   }, async (request) => {
     const { limit, offset } = pageOf(request.query);
-    return accounts.listUsers(services, subjectOf(request.claims!), limit, offset, clientInfo(request));
+    return accounts.listUsers(services, subjectOf(callerClaims(request)), limit, offset, clientInfo(request));
   });
 
   app.delete('/admin/:id', {
@@ -162,7 +170,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       params: schemas.UserIdParams,
     },
   }, async (request, reply) => {
-    await accounts.adminDeleteUser(services, subjectOf(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    await accounts.adminDeleteUser(services, subjectOf(callerClaims(request)), normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 };

@@ -1,19 +1,38 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { audit, type AuditEvent } from '../audit/audit.service.js';
-import type { Db } from '../db/schema.js';
+import type { Db, Trx } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
-import { endAllSessions, issueTokenPair } from '../sessions/sessions.service.js';
-import type { SessionFailures } from '../sessions/login-throttle.js';
-import { checkInSession, type Caller } from '../sessions/session-lockout.js';
-import { requireUserId, type TokenService } from '../sessions/tokens.js';
-import { isUuid, newId } from '../shared/ids.js';
+import { requireUserId, type Claims } from '../shared/claims.js';
+import { newId } from '../shared/ids.js';
 import { toUser, type User } from './user.js';
 import * as users from './user.repository.js';
 import { isValidUsername, normalizeUsername, validUsername } from './username.js';
+
+/** The first token pair of a session (sessions/sessions.service.ts, IssuedTokens). */
+export interface NewSession {
+  accessToken: string;
+  refreshToken: string;
+  /** Unix seconds of the refresh token's expiry. */
+  refreshExpiresAt: number;
+  sessionId: string;
+}
+
+/**
+ * What accounts ask of sessions, which sit above them (sessions lock and read users): given by
+ * app.ts and the CLI, so this folder imports neither sessions/ nor anything that does.
+ */
+export interface AccountSessions {
+  /** Ends every session of the user, inside the caller's transaction, before anything else it changes for them. */
+  endAll(trx: Trx, userId: string): Promise<void>;
+  /** A new session for the user, inside the caller's transaction. */
+  open(trx: Trx, user: { id: string; admin: boolean }, client: ClientInfo): Promise<NewSession>;
+  /** Runs `check` as one attempt of the caller's session (sessions/session-lockout.ts, checkInSession). */
+  checkIn(caller: Claims, check: () => Promise<boolean>): Promise<boolean>;
+}
 
 /**
  * What the account functions need. HTTP, the start-up bootstrap and the `vellum` CLI all come
@@ -21,7 +40,6 @@ import { isValidUsername, normalizeUsername, validUsername } from './username.js
  */
 export interface AccountServices {
   db: Db;
-  tokens: TokenService;
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
@@ -32,12 +50,11 @@ export interface AccountServices {
    * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
    */
   credentialsRevoked?: (userId: string) => void;
-  /** Failure counts per session, for the password the owner routes ask (absent with RATE_LIMIT=off). */
-  sessionFailures?: SessionFailures | undefined;
+  sessions: AccountSessions;
 }
 
-/** What the functions that issue no tokens need (the CLI and the bootstrap have no signer). */
-export type AccountStore = Omit<AccountServices, 'tokens'>;
+/** What the functions that touch no session need (the bootstrap has none). */
+export type AccountStore = Omit<AccountServices, 'sessions'>;
 
 /**
  * A new account after signup's checks: the username (400), then the password (400), then the name
@@ -78,7 +95,7 @@ export function createAdmin(s: AccountStore, username: string, password: string,
  * `vellum reset-password`: a new password without the old one. Ends every session, as a password
  * change does; undefined when there is no such user.
  */
-export async function resetPassword(s: AccountStore, username: string, password: string): Promise<string | undefined> {
+export async function resetPassword(s: AccountStore & { sessions: Pick<AccountSessions, 'endAll'> }, username: string, password: string): Promise<string | undefined> {
   // A name no account can have is no user, without a look-up (PostgreSQL refuses U+0000 in text).
   const normalized = normalizeUsername(username);
   const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
@@ -86,7 +103,7 @@ export async function resetPassword(s: AccountStore, username: string, password:
   await validatePassword(s.policy, password);
   const passwordHash = await s.hasher.hash(password);
   await s.db.transaction().execute(async (trx) => {
-    await endAllSessions(trx, row.id);
+    await s.sessions.endAll(trx, row.id);
     await users.updatePasswordHash(trx, row.id, passwordHash, nowIso());
   });
   await audit(s, { kind: 'password_reset', outcome: 'success', userId: row.id, username: row.username, detail: 'by the vellum CLI; all sessions ended' });
@@ -101,7 +118,7 @@ export async function getUser(s: AccountServices, userId: string): Promise<User>
 
 /** Spec §4.1 rule 3: old password first (401), then the new one's validation (400). */
 export async function changePassword(
-  s: AccountServices, caller: Caller, oldPassword: string, newPassword: string, client: ClientInfo,
+  s: AccountServices, caller: Claims, oldPassword: string, newPassword: string, client: ClientInfo,
 ) {
   const row = await confirmPassword(s, caller, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
   const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
@@ -114,16 +131,16 @@ export async function changePassword(
   const passwordHash = await s.hasher.hash(newPassword);
   const now = nowIso();
   const issued = await s.db.transaction().execute(async (trx) => {
-    await endAllSessions(trx, row.id);
+    await s.sessions.endAll(trx, row.id);
     await users.updatePasswordHash(trx, row.id, passwordHash, now);
-    return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
+    return s.sessions.open(trx, { id: row.id, admin: row.is_admin }, client);
   });
   s.credentialsRevoked?.(row.id);
   await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
 
-export async function deleteOwnAccount(s: AccountServices, caller: Caller, password: string, client: ClientInfo): Promise<void> {
+export async function deleteOwnAccount(s: AccountServices, caller: Claims, password: string, client: ClientInfo): Promise<void> {
   const row = await confirmPassword(s, caller, password, { kind: 'account_delete', client, detail: 'wrong password' });
   await removeUser(s, row.id);
   await audit(s, { kind: 'account_delete', userId: row.id, username: row.username, client, outcome: 'success' });
@@ -135,12 +152,12 @@ export async function deleteOwnAccount(s: AccountServices, caller: Caller, passw
  * of the account's login lockout.
  */
 export async function confirmPassword(
-  s: AccountStore, caller: Caller, password: string,
+  s: AccountServices, caller: Claims, password: string,
   failure: { kind: AuditEvent['kind']; client: ClientInfo; detail: string },
 ): Promise<users.UserRow> {
   const row = await users.findUserById(s.db, requireUserId(caller));
   if (row === undefined) throw Errors.userNotFound();
-  const right = await checkInSession(s, caller, async () =>
+  const right = await s.sessions.checkIn(caller, async () =>
     passwordLength(password) <= PASSWORD_MAX_LENGTH && await s.hasher.verify(row.password_hash, password));
   if (!right) {
     await audit(s, { kind: failure.kind, userId: row.id, username: row.username, client: failure.client, outcome: 'failure', detail: failure.detail });
@@ -160,7 +177,7 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
   if (target.is_admin && !(await users.anotherAdminExists(s.db, userId))) throw Errors.lastAdministrator();
   await s.checkpoint?.('delete:checked');
   try {
-    await s.db.transaction().execute((trx) => endAllSessions(trx, userId));
+    await s.db.transaction().execute((trx) => s.sessions.endAll(trx, userId));
   } catch (error) {
     // Spec §3.1: a failure of this step is only logged; the deletion below removes the rows anyway.
     s.log.error({ err: error, userId }, 'revoking refresh tokens before deletion failed');

@@ -24,6 +24,15 @@ export function isValidUsername(normalized: string): boolean {
   return USERNAME_RULE.test(normalized);
 }
 
+/**
+ * The username a login attempt named, when it could be one, for the audit trail. Anything else is
+ * dropped: people type their password into the username field, and the trail must not keep it.
+ */
+export function attemptedUsername(username: string): string | null {
+  const normalized = normalizeUsername(username);
+  return isValidUsername(normalized) ? normalized : null;
+}
+
 /** Normalizes and validates, throwing a 400 that states the rule (the bootstrap, the CLI; signup's schema says the same). */
 export function validUsername(username: string): string {
   const normalized = normalizeUsername(username);

@@ -4,7 +4,6 @@ import type { Page } from '../shared/page.js';
 import { newId, normalizeId } from '../shared/ids.js';
 import * as events from './audit.repository.js';
 import type { ClientInfo } from '../shared/client-info.js';
-import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 
 /** Every kind of event the trail holds; the admin filter accepts exactly these. */
 export const EVENT_KINDS = [
@@ -72,15 +71,6 @@ export async function audit(s: { db: Db; log: FastifyBaseLogger }, event: AuditE
   } catch (error) {
     s.log.error({ err: error, kind: event.kind, outcome: event.outcome, userId: event.userId }, 'recording an auth event failed');
   }
-}
-
-/**
- * The username a login attempt named, when it could be one. Anything else is dropped: people
- * type their password into the username field, and the trail must not keep it.
- */
-export function attemptedUsername(username: string): string | null {
-  const normalized = normalizeUsername(username);
-  return isValidUsername(normalized) ? normalized : null;
 }
 
 export interface EventQuery {

@@ -9,8 +9,8 @@ export class CommandError extends Error {
   override name = 'CommandError';
 }
 
-/** What the commands need: the account functions' services without a token signer. */
-export type CommandDeps = accounts.AccountStore;
+/** What the commands need: the account functions' services; of sessions, only ending them (reset-password). */
+export type CommandDeps = accounts.AccountStore & { sessions: Pick<accounts.AccountSessions, 'endAll'> };
 
 /** The service's refusals (a bad username or password, a taken name) as an operator's message. */
 async function asCommand<T>(work: () => Promise<T>, taken?: () => string): Promise<T> {

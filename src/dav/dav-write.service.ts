@@ -1,3 +1,4 @@
+import { ALLOW_COLLECTION } from './dav-methods.js';
 import { Errors } from '../errors.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
 import { lockPathOf, type Segments } from './dav-path.js';
@@ -41,7 +42,7 @@ export async function davMkcol(s: DavServices, ownerId: string, segments: Segmen
   const located = await locate(s.db, ownerId, segments);
   const bytes = await body.bytes(XML_MAX_BYTES, Errors.mkcolBody);
   if (bytes.length > 0) throw Errors.mkcolBody();
-  if (located.entry !== undefined) throw Errors.davPathTaken();
+  if (located.entry !== undefined) throw Errors.davPathTaken(ALLOW_COLLECTION);
   if (located.parent === undefined) throw Errors.davNoParent();
   await checkWrite(s.db, headers, ownerId, located, [{ segments, tree: false }]);
   await mkcol(s, ownerId, located.parent, segments.at(-1)!);

@@ -1,3 +1,4 @@
+import { ALLOW_COLLECTION } from './dav-methods.js';
 import * as attachments from '../attachments/attachments.service.js';
 import type { AttachmentServices } from '../attachments/attachments.service.js';
 import type { Db } from '../db/schema.js';
@@ -84,7 +85,7 @@ export async function put(
   readAll: () => Promise<Buffer>, expectedVersion: number | undefined,
 ): Promise<'created' | 'updated'> {
   if (existing !== undefined && (existing.kind === 'folder' || existing.kind === 'root')) {
-    throw Errors.davPutCollection();
+    throw Errors.davPutCollection(ALLOW_COLLECTION);
   }
   if (existing?.kind === 'note') {
     const content = noteText(await readAll());

@@ -1,8 +1,2 @@
-/**
- * How far a folder tree may grow (docs/api.md, "Folders, tags, pins, archive"): export, the Markdown zip and WebDAV build paths from
- * the tree, and an import of 4 paths 5,000 levels deep (40 KB) once made 20,000 folders whose
- * export held the event loop for seconds. Deeper or larger trees made before these limits stay
- * usable; they cannot grow. No imports: the import worker loads it.
- */
-export const FOLDER_MAX_DEPTH = 32;
-export const FOLDERS_MAX = 10_000;
+/** The limits live at src/'s root (errors.ts words its errors with them and imports no feature). */
+export { FOLDER_MAX_DEPTH, FOLDERS_MAX } from '../limits.js';

@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, Errors } from '../errors.js';
-import type { Claims, TokenService } from '../sessions/tokens.js';
-
-/** Routes turn the verified claims into the caller's id (services take the id, never claims). */
-export { requireUserId } from '../sessions/tokens.js';
 import { isUuid } from '../shared/ids.js';
-import { normalizeUsername } from '../accounts/username.js';
+import type { Claims } from './caller.js';
 import type { PolicyLayer } from './route-policy.js';
+
+/** Routes turn the verified claims into the caller's id (services take the id, never claims; see caller.ts). */
+export { requireUserId } from './caller.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,17 +63,30 @@ export function parseBasic(header: string | undefined): { username: string; pass
 export type CredentialFailure = (request: FastifyRequest) => Promise<void>;
 
 /**
+ * What the access layer asks of the features, built in app.ts: this folder imports none of them
+ * (test/architecture.test.ts), so each brings its part here.
+ */
+export interface AccessOptions {
+  /** The verified claims of a well-formed token, or null (sessions/tokens.ts); the layer checks the type. */
+  verify: (token: string) => Claims | null;
+  findAccount: FindAccount;
+  /** A username in the form accounts keep it (accounts/username.ts), to compare a Basic username with. */
+  normalizeUsername: (username: string) => string;
+  personal: PersonalTokens;
+  sessionIsLive: SessionCheck;
+  credentialFailure?: CredentialFailure | undefined;
+}
+
+/**
  * The `access` layer (route-policy.ts): enforces each route's `policy.auth` (policy.ts) with a hook
  * before the route's own. access needs a valid access token, admin one of an account that is an
  * administrator now.
  */
-export function accessControl(
-  app: FastifyInstance, tokens: TokenService, findAccount: FindAccount, personal: PersonalTokens, sessionIsLive: SessionCheck,
-  credentialFailure?: CredentialFailure,
-): PolicyLayer {
+export function accessControl(app: FastifyInstance, options: AccessOptions): PolicyLayer {
+  const { verify, findAccount, normalizeUsername, personal, sessionIsLive, credentialFailure } = options;
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
-    const claims = token === undefined ? null : tokens.verify(token);
+    const claims = token === undefined ? null : verify(token);
     if (claims === null || claims.type !== 'access') throw unauthenticated();
     request.claims = claims;
     return claims;

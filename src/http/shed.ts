@@ -1,5 +1,4 @@
 import type { onRequestHookHandler } from 'fastify';
-import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { Errors } from '../errors.js';
 import type { PolicyLayer } from './route-policy.js';
 
@@ -10,13 +9,19 @@ import type { PolicyLayer } from './route-policy.js';
  */
 export const SHED_DELAY_MS = 250;
 
+/** The password hasher as shedding sees it (passwords/password-hasher.ts, given by app.ts). */
+export interface HashQueue {
+  /** True while the queue is full, so that a new hash would be refused with 503 anyway. */
+  readonly full?: boolean;
+}
+
 /**
  * The `shedding` layer (route-policy.ts): while the password hasher's queue is full, a request to a
  * route whose policy says hashesPassword is refused with 503 and Retry-After as it arrives, before
  * its body is read, parsed and validated and before the database is asked: under a login flood
  * that work went into requests refused anyway, and reads waited behind it (BENCHMARKS.md).
  */
-export function hashShedding(hasher: PasswordHasher): PolicyLayer {
+export function hashShedding(hasher: HashQueue): PolicyLayer {
   const shed: onRequestHookHandler = (_request, _reply, done) => {
     if (hasher.full === true) setTimeout(() => done(Errors.busy(1)), SHED_DELAY_MS);
     else done();

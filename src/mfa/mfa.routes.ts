@@ -1,16 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { Type } from 'typebox';
-import type { AccountServices } from '../accounts/accounts.service.js';
 import type { Config } from '../config.js';
+import { callerClaims, callerId, subjectOf } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { absentBodyAsEmpty, AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
 import { setAuthCookies } from '../sessions/cookies.js';
 import * as sessionSchemas from '../sessions/sessions.schemas.js';
+import type { Reauthenticate } from '../sessions/reauthentication.js';
 import type { SessionServices } from '../sessions/sessions.service.js';
-import { reauthenticate } from '../sessions/reauthentication.service.js';
-import { requireUserId, subjectOf } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './mfa.schemas.js';
 import * as mfa from './mfa.service.js';
@@ -18,7 +17,9 @@ import * as passkeys from './passkeys.service.js';
 
 export interface MfaRoutesOptions {
   config: Config;
-  services: AccountServices & SessionServices & mfa.MfaServices;
+  services: SessionServices & mfa.MfaServices;
+  /** The password asked again (auth/reauthentication.service.ts, given by app.ts). */
+  reauthenticate: Reauthenticate;
 }
 
 /** The password again (a hash per call): the password limit, as for a password change. */
@@ -29,7 +30,7 @@ const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
 const tags = ['second factor'];
 
 /** TOTP, recovery codes and passkeys; under /api/auth. */
-export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app, { config, services }) => {
+export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app, { config, services, reauthenticate }) => {
   const web = passkeys.webAuthnSettings(config.publicUrl);
 
   app.post('/2fa/totp', {
@@ -42,7 +43,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       body: sessionSchemas.ReauthenticationBody, response: { 200: schemas.TotpSetup },
     },
     preValidation: absentBodyAsEmpty,
-  }, async (request) => mfa.startTotp(services, await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'mfa_enrol')));
+  }, async (request) => mfa.startTotp(services, await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'mfa_enrol')));
 
   app.post('/2fa/totp/confirm', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -52,7 +53,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       description: 'A right code (401 invalid_mfa_code otherwise) turns two-step sign-in on and answers 10 recovery codes, shown only here.',
       body: schemas.CodeBody, response: { 200: schemas.RecoveryCodes },
     },
-  }, async (request) => mfa.confirmTotp(services, requireUserId(request.claims!), request.body.code, clientInfo(request)));
+  }, async (request) => mfa.confirmTotp(services, callerId(request), request.body.code, clientInfo(request)));
 
   app.delete('/2fa/totp', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -64,8 +65,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       body: schemas.PasswordAndCodeBody,
     },
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, { password: request.body.password }, clientInfo(request), 'mfa_remove');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), { password: request.body.password }, clientInfo(request), 'mfa_remove');
     await mfa.removeTotp(services, userId, request.body.code, clientInfo(request));
     return reply.code(204).send();
   });
@@ -80,8 +81,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       body: schemas.PasswordAndCodeBody, response: { 200: schemas.RecoveryCodes },
     },
   }, async (request) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, { password: request.body.password }, clientInfo(request), 'recovery_codes');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), { password: request.body.password }, clientInfo(request), 'recovery_codes');
     return mfa.regenerateRecoveryCodes(services, userId, request.body.code, clientInfo(request));
   });
 
@@ -99,10 +100,10 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
     preValidation: absentBodyAsEmpty,
   }, async (request) => {
-    const userId = requireUserId(request.claims!);
+    const userId = callerId(request);
     const proof = request.body ?? {};
     const given = proof.password !== undefined || proof.code !== undefined;
-    if (given) await reauthenticate(services, request.claims!, proof, clientInfo(request), 'mfa_enrol');
+    if (given) await reauthenticate(callerClaims(request), proof, clientInfo(request), 'mfa_enrol');
     return passkeys.registrationOptions(services, web, userId, given);
   });
 
@@ -120,8 +121,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
   }, async (request, reply) => {
     const { name, credential, password } = request.body;
-    const userId = requireUserId(request.claims!);
-    if (password !== undefined) await reauthenticate(services, request.claims!, { password }, clientInfo(request), 'mfa_enrol');
+    const userId = callerId(request);
+    if (password !== undefined) await reauthenticate(callerClaims(request), { password }, clientInfo(request), 'mfa_enrol');
     const passkey = await passkeys.registerPasskey(
       services, web, userId, name.trim(), credential as RegistrationResponseJSON, clientInfo(request), password !== undefined,
     );
@@ -131,7 +132,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
   app.get('/passkeys', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to list passkeys' },
     schema: { tags, operationId: 'listPasskeys', summary: 'The caller\'s passkeys', description: 'Oldest first.', response: { 200: Type.Array(schemas.PasskeySchema) } },
-  }, async (request) => passkeys.listPasskeys(services, requireUserId(request.claims!)));
+  }, async (request) => passkeys.listPasskeys(services, callerId(request)));
 
   app.delete('/passkeys/:id', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -142,8 +143,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
     },
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'mfa_remove');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'mfa_remove');
     await passkeys.deletePasskey(services, userId, normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
@@ -186,7 +187,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (app
       params: Type.Object({ id: schemas.PasskeyParams.properties.id }),
     },
   }, async (request, reply) => {
-    await mfa.adminRemoveFactors(services, subjectOf(request.claims!), normalizeId(request.params.id), clientInfo(request));
+    await mfa.adminRemoveFactors(services, subjectOf(callerClaims(request)), normalizeId(request.params.id), clientInfo(request));
     return reply.code(204).send();
   });
 };

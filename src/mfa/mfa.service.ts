@@ -33,7 +33,7 @@ export async function mfaStatus(db: Db, userId: string): Promise<MfaStatus> {
 }
 
 /**
- * Step 1 of enrolment, for a user who gave the password again (sessions/reauthentication.service.ts):
+ * Step 1 of enrolment, for a user who gave the password again (auth/reauthentication.service.ts):
  * a new secret that counts only once confirmed.
  */
 export async function startTotp(s: MfaServices, user: { id: string; username: string }) {
@@ -63,7 +63,7 @@ export async function confirmTotp(s: MfaServices, userId: string, code: string, 
 
 /**
  * Removal and new recovery codes both ask for a current code (TOTP or recovery), after the
- * password (which the route asks for again first, sessions/reauthentication.service.ts).
+ * password (which the route asks for again first, auth/reauthentication.service.ts).
  */
 async function confirmCode(s: MfaServices, userId: string, code: string, client: ClientInfo, kind: 'mfa_remove' | 'recovery_codes'): Promise<void> {
   const factor = await store.findTotp(s.db, userId);

@@ -1,11 +1,12 @@
 /**
  * The rules for what a version carries, in one place for every route that sets them (saving,
  * restoring, PATCH /notes/{id}/{versionID}, import), so a value one route accepts is one every other
- * route and both databases can hold. No imports: the import worker loads it.
+ * route and both databases can hold. Imports only src/limits.ts, which imports nothing: the import worker loads it.
  */
 
-export const TITLE_MAX_CHARACTERS = 200;
-export const CONTENT_MAX_BYTES = 1024 * 1024;
+import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../limits.js';
+
+export { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS };
 
 /**
  * The highest version number: `notes.version` and `note_versions.version` are PostgreSQL `integer`

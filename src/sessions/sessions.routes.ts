@@ -1,122 +1,32 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../config.js';
-import { Errors } from '../errors.js';
-import { requireUserId } from './tokens.js';
+import { callerClaims, callerId } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { absentBodyAsEmpty, AUTH_BODY_LIMIT, isTrue } from '../http/schemas.js';
+import { absentBodyAsEmpty, AUTH_BODY_LIMIT } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import { clearAuthCookies, REFRESH_COOKIE, setAuthCookies } from './cookies.js';
-import { assertTrustedOrigin } from './origin-check.js';
+import { setAuthCookies } from './cookies.js';
+import type { Reauthenticate } from './reauthentication.js';
 import * as schemas from './sessions.schemas.js';
 import * as sessions from './sessions.service.js';
-import { reauthenticate } from './reauthentication.service.js';
 
 export interface SessionRoutesOptions {
   config: Config;
   services: sessions.SessionServices;
+  /** The password asked again (auth/reauthentication.service.ts, given by app.ts). */
+  reauthenticate: Reauthenticate;
 }
-
 
 const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
 /** The password asked again (a hash per call): the password limit, as for a password change. */
 const WITH_PASSWORD: RoutePolicy = { ...SIGNED_IN, limit: 'password', hashesPassword: true };
-const COOKIE: RoutePolicy = { auth: 'cookie', noStore: true };
 const tags = ['auth'];
 
-/** Signing in and out, the refresh cookie, and the caller's sessions; under /api/auth. */
-export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { config, services }) => {
+/** The caller's sessions; under /api/auth (signing in and out and the refresh cookie: auth/auth.routes.ts). */
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { config, services, reauthenticate }) => {
   const sendTokens = (reply: Parameters<typeof setAuthCookies>[0], issued: sessions.IssuedTokens) =>
     setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
-
-  app.post('/login', {
-    bodyLimit: AUTH_BODY_LIMIT,
-    config: {
-      policy: { auth: 'public', limit: 'password', hashesPassword: true, loginLockout: true, noStore: true },
-      failureDetail: 'Failed to generate tokens',
-      docs: { errors: [401], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
-    },
-    schema: {
-      tags,
-      operationId: 'login',
-      summary: 'Log in',
-      description: 'Answers a 15-minute access token and sets the 7-day refresh cookie. A wrong password and an unknown user get the same 401; '
-        + 'repeated failures lock the account for a while (429 with Retry-After).',
-      body: schemas.Credentials,
-      querystring: schemas.LoginQuery,
-      response: { 200: schemas.LoginResponse },
-    },
-  }, async (request, reply) => {
-    const { username, password, code } = request.body;
-    const { issued, user } = await sessions.login(services, username, password, clientInfo(request), code);
-    sendTokens(reply, issued);
-    const includeUser = isTrue(request.query.includeUser);
-    return { access_token: issued.accessToken, ...(includeUser ? { user } : {}) };
-  });
-
-  app.post('/logout', {
-    config: {
-      policy: SIGNED_IN,
-      unauthenticated: Errors.notAuthenticated,
-      failureDetail: 'Failed to logout',
-      docs: { noContent: true, headers: { 204: ['Set-Cookie'] } },
-    },
-    schema: {
-      tags,
-      operationId: 'logout',
-      summary: 'Log out everywhere',
-      description: 'Revokes every refresh token of the caller and clears both cookies. Its access tokens are refused on /api/auth at once; '
-        + 'elsewhere they stay valid until they expire.',
-    },
-  }, async (request, reply) => {
-    await sessions.logout(services, requireUserId(request.claims!), clientInfo(request));
-    clearAuthCookies(reply, config);
-    return reply.code(204).send();
-  });
-
-  // Spec §4.1 rule 8: a safe method that only hands out a token, for a holder of a valid refresh cookie.
-  app.get('/cookie/csrf', {
-    config: { policy: COOKIE, docs: { noContent: true, headers: { 204: ['X-CSRF-Token', 'Set-Cookie', 'Cache-Control'] } } },
-    schema: {
-      tags,
-      operationId: 'getCsrfToken',
-      summary: 'Get a CSRF token',
-      description: 'For a holder of a valid refresh cookie: the token comes in the X-CSRF-Token response header; '
-        + 'send it back in the X-CSRF-Token header of POST /api/auth/cookie/refresh.',
-    },
-  }, async (request, reply) => {
-    const claims = services.tokens.verify(request.cookies[REFRESH_COOKIE] ?? '');
-    if (claims === null || claims.type !== 'refresh') throw Errors.unauthorized();
-    const token = await reply.generateCsrf();
-    return reply.header('x-csrf-token', token).code(204).send();
-  });
-
-  app.post('/cookie/refresh', {
-    onRequest: [
-      async (request) => {
-        if (config.production) assertTrustedOrigin(request, config.trustedOrigins);
-      },
-      app.csrfProtection,
-    ],
-    config: {
-      policy: { ...COOKIE, limit: 'refresh' },
-      failureDetail: 'Failed to generate tokens',
-      docs: { headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
-    },
-    schema: {
-      tags,
-      operationId: 'refresh',
-      summary: 'Trade the refresh cookie for a new access token',
-      description: 'Checks CSRF first (403), then the refresh token (401). The refresh token is single use: the answer sets a new one.',
-      headers: schemas.CsrfHeaders,
-      response: { 200: schemas.AccessTokenResponse },
-    },
-  }, async (request, reply) => {
-    const issued = await sessions.refresh(services, request.cookies[REFRESH_COOKIE], clientInfo(request));
-    sendTokens(reply, issued);
-    return { access_token: issued.accessToken };
-  });
 
   app.get('/sessions', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to retrieve sessions' },
@@ -127,7 +37,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       description: 'Active sessions of the caller, newest first',
       response: { 200: Type.Array(schemas.SessionSchema) },
     },
-  }, async (request) => sessions.listSessions(services, requireUserId(request.claims!), request.claims!.jti));
+  }, async (request) => sessions.listSessions(services, callerId(request), callerClaims(request).jti));
 
   app.post('/sessions/end-others', {
     bodyLimit: AUTH_BODY_LIMIT,
@@ -143,8 +53,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     },
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'logout');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'logout');
     const issued = await sessions.restartSessions(services, userId, clientInfo(request));
     sendTokens(reply, issued);
     return { access_token: issued.accessToken };
@@ -163,8 +73,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     },
     preValidation: absentBodyAsEmpty,
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    await reauthenticate(services, request.claims!, request.body, clientInfo(request), 'session_revoke');
+    const userId = callerId(request);
+    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'session_revoke');
     await sessions.revokeSession(services, userId, normalizeId(request.params.sessionID), clientInfo(request));
     return reply.code(204).send();
   });

@@ -45,7 +45,7 @@ export const SessionParams = Type.Object({ sessionID: Uuid });
 
 /**
  * What a sensitive change carries to show it comes from the account holder (docs/api.md, "Re-authentication",
- * sessions/reauthentication.service.ts); spread into the change's body.
+ * auth/reauthentication.service.ts); spread into the change's body.
  */
 export const ReauthenticationFields = {
   password: Type.Optional(Type.String({

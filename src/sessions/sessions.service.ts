@@ -2,18 +2,12 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { toUser } from '../accounts/user.js';
 import * as users from '../accounts/user.repository.js';
-import { isValidUsername, normalizeUsername } from '../accounts/username.js';
-import { attemptedUsername, audit } from '../audit/audit.service.js';
+import { audit } from '../audit/audit.service.js';
 import type { Db, Trx } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors, StepFailure } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
-import type { PasswordHasher } from '../passwords/password-hasher.js';
-import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 import { isUuid, newId } from '../shared/ids.js';
-import { checkLoginCode } from '../mfa/mfa.service.js';
-import type { SecretBox } from '../mfa/secret-box.js';
-import type { SessionFailures } from './login-throttle.js';
 import * as refreshTokens from './refresh-token.repository.js';
 import { requireUserId, type TokenService } from './tokens.js';
 
@@ -21,14 +15,9 @@ import { requireUserId, type TokenService } from './tokens.js';
 export interface SessionServices {
   db: Db;
   tokens: TokenService;
-  hasher: PasswordHasher;
   log: FastifyBaseLogger;
   /** A rotated refresh token replayed within this many seconds is refused without ending the session. */
   reuseGraceSeconds: number;
-  /** Opens the TOTP secrets, for the second step of a login. */
-  box: SecretBox;
-  /** Failure counts per session, for a password asked again (session-lockout.ts; absent with RATE_LIMIT=off). */
-  sessionFailures?: SessionFailures | undefined;
   /**
    * Called at named steps of issuing tokens ('login:verified', 'refresh:locked'); tests pause
    * there to run a logout or a password change in between. Absent in production.
@@ -83,37 +72,6 @@ export async function issueTokenPair(
     access_jti: access.claims.jti,
   });
   return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
-}
-
-/**
- * Unknown user and wrong password cost the same and answer the same. With the right password, an
- * account with a second factor needs `code` (a TOTP or recovery code): without one the answer is
- * 401 mfa_required, which tells the client to ask for it; a wrong one counts as a failed login.
- */
-export async function login(s: SessionServices, username: string, password: string, client: ClientInfo, code?: string) {
-  // Every failure writes the same kind of event, so the trail adds no timing difference either.
-  const fail = async (userId: string | null, detail: string) => {
-    await audit(s, { kind: 'login', outcome: 'failure', userId, username: attemptedUsername(username), client, detail });
-    return Errors.invalidCredentials();
-  };
-  if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
-  // A name no account can have (signup's rule) is an unknown user without a look-up: PostgreSQL
-  // refuses some such names outright (U+0000 in text), which must not become a 500.
-  const normalized = normalizeUsername(username);
-  const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
-  if (row === undefined) {
-    await s.hasher.verifyDummy(password);
-    throw await fail(null, 'unknown user');
-  }
-  if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
-  const second = await checkLoginCode(s, row.id, code);
-  if (second === 'missing' || second === 'wrong') {
-    await fail(row.id, second === 'missing' ? 'one-time code required' : 'wrong one-time code');
-    throw second === 'missing' ? Errors.mfaRequired() : Errors.invalidMfaCode();
-  }
-  await s.checkpoint?.('login:verified');
-  const how = second === 'totp' ? 'password and authenticator app' : second === 'recovery' ? 'password and a recovery code' : 'password';
-  return openSession(s, row, client, how);
 }
 
 /**

@@ -1,31 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { createSigner, createVerifier } from 'fast-jwt';
-import { Errors } from '../errors.js';
-import { isUuid } from '../shared/ids.js';
+import type { Claims, TokenType } from '../shared/claims.js';
+
+/** Claims and the caller's id live in shared/claims.ts (the access layer and services read them too); re-exported for older importers. */
+export { requireUserId, subjectOf } from '../shared/claims.js';
+export type { Claims, TokenType } from '../shared/claims.js';
 
 export const ACCESS_TOKEN_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_SECONDS = 7 * 24 * 60 * 60;
-
-export type TokenType = 'access' | 'refresh';
-
-export interface Claims {
-  sub: string;
-  admin: boolean;
-  type: TokenType;
-  jti: string;
-  iat: number;
-  nbf: number;
-  exp: number;
-}
-
-/** The user id a token names; a sub that is not a UUID is 400 Invalid user ID (spec). */
-export function requireUserId(claims: Claims): string {
-  if (!isUuid(claims.sub)) throw Errors.invalidUserId();
-  return claims.sub.toLowerCase();
-}
-
-/** The user id a token names, or null when its sub is not a UUID (recorded as an unknown actor). */
-export const subjectOf = (claims: Claims): string | null => (isUuid(claims.sub) ? claims.sub.toLowerCase() : null);
 
 export interface SignedToken {
   token: string;

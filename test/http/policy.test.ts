@@ -79,17 +79,21 @@ forEachDatabase('per-route policy', (ctx) => {
 });
 
 const NO_PERSONAL_TOKENS = { looksLike: () => false, authenticate: async () => undefined };
+const accessOptions = () => ({
+  verify: createTokenService(JWT_SECRET).verify, findAccount: async () => undefined, normalizeUsername: (name: string) => name,
+  personal: NO_PERSONAL_TOKENS, sessionIsLive: async () => true,
+});
 
 test('a documented route that declares no policy stops start-up', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS, async () => true) });
+  registerRoutePolicy(app, { access: accessControl(app, accessOptions()) });
   assert.throws(() => app.get('/api/forgotten', async () => ({ open: true })), /route GET \/api\/forgotten declares no config\.policy/);
   await app.close();
 });
 
 test('a hidden route may leave its policy out: it is public', async () => {
   const app = Fastify();
-  registerRoutePolicy(app, { access: accessControl(app, createTokenService(JWT_SECRET), async () => undefined, NO_PERSONAL_TOKENS, async () => true), noStore });
+  registerRoutePolicy(app, { access: accessControl(app, accessOptions()), noStore });
   app.get('/internal', { schema: { hide: true } }, async () => ({ ok: true }));
   const res = await app.inject({ url: '/internal' });
   assert.equal(res.statusCode, 200);

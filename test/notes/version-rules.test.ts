@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { LABEL_PATTERN, VERSION_MAX } from '../../src/notes/version-rules.js';
-import { buildOpenApiDocument } from '../../src/ops/openapi-dump.js';
+import { buildOpenApiDocument } from '../../src/openapi-dump.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
 import { expectInvalidBody, expectProblem, notesClient, okJson, type Note } from './support.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { EVENT_KINDS } from '../../src/audit/audit.service.js';
 import { VELLUM_LOGO_SVG } from '../../src/ops/logo.js';
-import { buildOpenApiDocument } from '../../src/ops/openapi-dump.js';
+import { buildOpenApiDocument } from '../../src/openapi-dump.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
 
 type Schema = Record<string, unknown>;

@@ -1,23 +1,14 @@
 import * as users from '../accounts/user.repository.js';
 import { audit, type EventKind } from '../audit/audit.service.js';
 import { Errors } from '../errors.js';
+import { requireUserId } from '../shared/claims.js';
 import { checkLoginCode } from '../mfa/mfa.service.js';
 import type { SecretBox } from '../mfa/secret-box.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 import type { ClientInfo } from '../shared/client-info.js';
-import { requireUserId } from './tokens.js';
-import { checkInSession, type Caller, type SessionLockoutServices } from './session-lockout.js';
-
-/**
- * What a request for a sensitive change carries to prove its sender is the account holder now, not
- * just the holder of an access token (ASVS 5.0 7.5.1): the password; for an account without one,
- * a current TOTP or recovery code (`credential`, a fresh passkey assertion, is not accepted yet).
- */
-export interface Reauthentication {
-  password?: string | undefined;
-  code?: string | undefined;
-}
+import type { Reauthentication } from '../sessions/reauthentication.js';
+import { checkInSession, type Caller, type SessionLockoutServices } from '../sessions/session-lockout.js';
 
 export interface ReauthenticationServices extends SessionLockoutServices {
   hasher: PasswordHasher;
