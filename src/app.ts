@@ -187,8 +187,8 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live });
-  await app.register(memberRoutes, { prefix: '/api', db: database.db, live });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
     database: config.database,
@@ -200,14 +200,14 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(exportRoutes, {
     prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
-  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays, live });
+  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(foldersRoutes, {
-    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, live, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
-  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices, live });
-  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays }, live });
+  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
+  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays } });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

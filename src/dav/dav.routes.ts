@@ -7,7 +7,6 @@ import { requireUserId } from '../http/access.js';
 import { getNote } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
 import { newId } from '../shared/ids.js';
-import type { LiveEvents } from '../events/live.js';
 import { hrefOf, lockPathOf, pathOfUrl, segmentsOf, type Segments } from './dav-path.js';
 import * as repo from './dav.repository.js';
 import { ALLOW_COLLECTION, copy, etagOf, mkcol, move, notesTooLarge, put, remove, type DavServices } from './dav.service.js';
@@ -82,7 +81,7 @@ function ifLists(request: FastifyRequest): IfList[] | undefined {
  * WebDAV at /dav/ (README, "Use Vellum from other apps"): its own handlers over the notes, folders
  * and attachments services; bodies are left unparsed by Fastify and read here, each within its limit.
  */
-export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEvents }> = async (app: FastifyInstance, { services, live }) => {
+export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (app: FastifyInstance, { services }) => {
   const { db } = services;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -185,9 +184,6 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     const now = (await locate(db, ownerId, located.segments)).entry;
     const etag = now === undefined ? undefined : etagOf(now);
     if (etag !== undefined) reply.header('etag', etag);
-    if (now?.kind === 'note') {
-      live.noteChanged(outcome === 'created' ? 'note.created' : 'note.updated', now.id, outcome === 'created' ? {} : { version: now.version, authorId: ownerId });
-    }
     return reply.code(outcome === 'created' ? 201 : 204).send();
   }
 
@@ -197,7 +193,6 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     checkMatch(request, entry, false);
     const locks = await checkWrite(request, ownerId, located, [{ segments: located.segments, tree: true }]);
     await remove(services, ownerId, entry);
-    if (entry.kind === 'note') live.noteChanged('note.trashed', entry.id);
     const path = lockPathOf(located.segments);
     await repo.deleteLocksAt(db, ownerId, [...covering(locks, path).filter((l) => l.path === path), ...below(locks, path)].map((l) => l.token));
     return reply.code(204).send();
@@ -237,16 +232,9 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     ]);
     if (moving) {
       await move(services, ownerId, source, dest.parent, target.at(-1)!, dest.entry);
-      const moved = (await locate(db, ownerId, target)).entry;
-      if (moved?.kind === 'note') {
-        if (source.kind === 'note' && moved.id === source.id && moved.version === source.version) live.noteChanged('note.filed', moved.id);
-        else live.noteChanged(moved.id === source.id ? 'note.updated' : 'note.created', moved.id, { version: moved.version, authorId: ownerId });
-      }
       await repo.deleteLocksAt(db, ownerId, [...covering(locks, from).filter((l) => l.path === from), ...below(locks, from)].map((l) => l.token));
     } else {
       await copy(services, ownerId, source, located.segments, dest.parent, target.at(-1)!, existing, depth !== '0');
-      const copied = (await locate(db, ownerId, target)).entry;
-      if (copied?.kind === 'note') live.noteChanged('note.created', copied.id);
     }
     return reply.code(existing === undefined ? 201 : 204).send();
   }

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { inTransaction, noteChanged } from '../db/effects.js';
 import type { Db, Trx } from '../db/schema.js';
 import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folder-limits.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
@@ -134,13 +135,14 @@ async function requireDepthAfterMove(trx: Trx, folder: Folder, parentId: string)
  * Returns the notes it trashed (or deleted).
  */
 export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     await repo.lockTree(trx, ownerId);
     await requireFolder(trx, ownerId, folderId);
     const folderIds = await repo.subtreeIds(trx, folderId);
     const noteIds = await trashNotesInFolders(trx, ownerId, folderIds, trashDays === 0 ? null : nowIso());
     if (trashDays !== 0) await removeNoteTags(trx, noteIds);
     await repo.deleteFolder(trx, ownerId, folderId);
+    for (const noteId of noteIds) noteChanged(trx, { type: trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId });
     return noteIds;
   });
 }

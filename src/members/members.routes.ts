@@ -8,14 +8,13 @@ import { normalizeId } from '../shared/ids.js';
 import * as schemas from './members.schemas.js';
 import * as members from './members.service.js';
 import { noteOwnerOf } from './note-access.js';
-import type { LiveEvents } from '../events/live.js';
 
 const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
 const MEMBER: RoutePolicy = { auth: 'access', note: 'viewer' };
 const tags = ['sharing'];
 
 /** People a note is shared with, under /api/notes/{id}/members, and the caller's "Shared with me". */
-export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents }> = async (app, { db, live }) => {
+export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
   app.get('/notes/shared', {
     config: { policy: { auth: 'access' } },
     schema: {
@@ -36,7 +35,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
     const member = await members.addMember(db, noteOwnerOf(request), noteId, request.body);
-    live.noteChanged('share.changed', noteId);
     return reply.code(201).send(member);
   });
 
@@ -58,7 +56,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
   }, async (request) => {
     const noteId = normalizeId(request.params.noteID);
     const member = await members.changeRole(db, noteOwnerOf(request), noteId, normalizeId(request.params.userID), request.body.role);
-    live.noteChanged('share.changed', noteId);
     return member;
   });
 
@@ -73,8 +70,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
     const noteId = normalizeId(request.params.noteID);
     const userId = normalizeId(request.params.userID);
     await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), noteId, userId);
-    // The one who left is told too: their "Shared with me" changed.
-    live.noteChanged('share.changed', noteId, { alsoTell: [userId] });
     return reply.code(204).send();
   });
 };

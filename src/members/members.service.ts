@@ -1,5 +1,6 @@
 import { findUserByUsername } from '../accounts/user.repository.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
+import { noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
@@ -87,12 +88,14 @@ export async function addMember(db: Db, ownerId: string, noteId: string, input: 
     if (isForeignKeyViolation(error)) throw Errors.noteNotFound(); // deleted meanwhile
     throw error;
   }
+  noteChanged(db, { type: 'share.changed', noteId });
   return member;
 }
 
 export async function changeRole(db: Db, ownerId: string, noteId: string, userId: string, role: Role): Promise<Member> {
   await requireNote(db, ownerId, noteId);
   if (!(await repo.updateRole(db, noteId, userId, role))) throw memberNotFound();
+  noteChanged(db, { type: 'share.changed', noteId });
   return (await repo.listMembers(db, noteId)).find((m) => m.user_id === userId) ?? Promise.reject(memberNotFound());
 }
 
@@ -101,6 +104,8 @@ export async function removeMember(db: Db, callerId: string, ownerId: string, no
   await requireNote(db, ownerId, noteId);
   if (callerId !== ownerId && callerId !== userId) throw Errors.forbidden();
   if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();
+  // The one who left is told too: their "Shared with me" changed.
+  noteChanged(db, { type: 'share.changed', noteId, alsoTell: [userId] });
 }
 
 export async function sharedWithMe(db: Db, userId: string, page: Page) {
