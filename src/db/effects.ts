@@ -79,13 +79,23 @@ export class UnitOfWork {
 
 const units = new WeakMap<Db, UnitOfWork>();
 
+/** Handles that stand for another (one pooled connection of it, db.connection()): their sinks are its. */
+const aliases = new WeakMap<Db, Db>();
+
+/** What is written on `handle` (a single connection taken from `root`) is told as `root`'s writes are. */
+export function sameEffectsAs(handle: Db, root: Db): void {
+  aliases.set(handle, aliases.get(root) ?? root);
+}
+
+const rootOf = (db: Db): Db => aliases.get(db) ?? db;
+
 function deliver(root: Db, changes: readonly NoteChange[]): void {
   if (changes.length === 0) return;
-  for (const sink of sinks.get(root) ?? []) for (const change of changes) sink.noteChanged(change);
+  for (const sink of sinks.get(rootOf(root)) ?? []) for (const change of changes) sink.noteChanged(change);
 }
 
 function isListening(root: Db): boolean {
-  for (const sink of sinks.get(root) ?? []) if (sink.listening) return true;
+  for (const sink of sinks.get(rootOf(root)) ?? []) if (sink.listening) return true;
   return false;
 }
 
