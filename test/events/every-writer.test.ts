@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { inTransaction, noteChanged } from '../../src/db/effects.js';
+import { inWriteTransaction } from '../../src/db/group-commit.js';
 import { runTask } from '../../src/jobs/maintenance.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
 import { entryArgs } from '../helpers/entry.js';
@@ -63,7 +65,38 @@ forEachDatabase('live changes from every writer', (ctx) => {
     await nothingElse(user, stream);
   });
 
-  test('WebDAV: PUT, MOVE and DELETE of a note tell the owner and the members', async () => {
+  // The API cannot make a write fail after its change is recorded, on purpose: so the unit of work
+  // is driven directly. A change with its audience given (as a delete's is) would reach the member
+  // if it were told before the commit.
+  test('a change recorded in a transaction that rolls back is never told; one in a write that ran again after its batch failed is told once', async () => {
+    const member = await newSession(ctx.app, 'fxrb');
+    const stream = await open(member);
+    const told = (noteId: string) => ({ type: 'note.deleted' as const, noteId, users: [member.userId] });
+    const boom = new Error('boom');
+    await assert.rejects(inTransaction(ctx.database.db, async (trx) => {
+      noteChanged(trx, told('10000000-0000-4000-8000-000000000001'));
+      throw boom;
+    }), boom);
+    // Two writes at once share a batch on SQLite: the failing one makes the batch run again, each in a savepoint.
+    const kept = '10000000-0000-4000-8000-000000000003';
+    const [ok, failed] = await Promise.allSettled([
+      inWriteTransaction(ctx.database.db, async (trx) => {
+        noteChanged(trx, told(kept));
+        await trx.selectFrom('users').select('id').limit(1).execute();
+      }),
+      inWriteTransaction(ctx.database.db, async (trx) => {
+        noteChanged(trx, told('10000000-0000-4000-8000-000000000004'));
+        await trx.selectFrom('users').select('id').limit(1).execute();
+        throw boom;
+      }),
+    ]);
+    assert.equal(ok.status, 'fulfilled');
+    assert.equal(failed.status, 'rejected');
+    await stream.next('note.deleted', kept);
+    await nothingElse(member, stream);
+  });
+
+  test('WebDAV: PUT, MOVE, COPY and DELETE of notes and folders tell the owner and the members', async () => {
     const owner = await newSession(ctx.app, 'fxdav');
     const member = await newSession(ctx.app, 'fxdavm');
     const token = (await call(owner, 'POST', '/api/auth/tokens', { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD })).json().token as string;
@@ -95,7 +128,14 @@ forEachDatabase('live changes from every writer', (ctx) => {
     // Restored from the trash, the note is told of again.
     assert.equal((await call(owner, 'POST', `/api/trash/${id}/restore`)).statusCode, 200);
     await memberStream.next('note.restored', id);
-    for (const type of ['share.changed', 'note.updated', 'note.filed', 'note.restored']) await ownerStream.next(type, id);
+    // A folder copied whole: each note in it is a new note; a folder deleted: each note in it goes to the trash.
+    assert.equal((await dav('COPY', '/dav/Box/', { destination: '/dav/Copy/' })).statusCode, 201);
+    const copied = (await idsOf(owner)).find((other) => other !== id);
+    assert.ok(copied !== undefined);
+    await ownerStream.next('note.created', copied);
+    assert.equal((await dav('DELETE', '/dav/Box/')).statusCode, 204);
+    await memberStream.next('note.trashed', id);
+    for (const type of ['share.changed', 'note.updated', 'note.filed', 'note.restored', 'note.trashed']) await ownerStream.next(type, id);
     await nothingElse(member, memberStream);
     await nothingElse(owner, ownerStream);
   });
