@@ -27,6 +27,7 @@ import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
+import { trashNotesInFolders } from './notes/notes.repository.js';
 import { tagsRoutes } from './tags/tags.routes.js';
 import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { createStorage } from './attachments/create-storage.js';
@@ -34,6 +35,7 @@ import { shareRoutes } from './shares/shares.routes.js';
 import { addDavMethods, davRoutes } from './dav/dav.routes.js';
 import { noteAccess } from './members/note-access.js';
 import { memberRoutes } from './members/members.routes.js';
+import { sharedWithMeRoutes } from './notes/shared-with-me.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -188,6 +190,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
   await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(sharedWithMeRoutes, { prefix: '/api', db: database.db });
   await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
@@ -202,7 +205,7 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(foldersRoutes, {
-    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, takeNotes: trashNotesInFolders, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });

@@ -15,6 +15,14 @@ export function findAccess(db: Db, userId: string, noteId: string): Promise<{ ow
   return accessQuery.takeFirst(db, { userId, noteId });
 }
 
+const ownedNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db.selectFrom('notes').select('id').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+/** Whether the note is the owner's and outside the trash (member routes read and write note_members alone). */
+export async function isOwnedNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
+  return (await ownedNoteQuery.takeFirst(db, { ownerId, noteId })) !== undefined;
+}
+
 export function listMembers(db: Db, noteId: string) {
   return db.selectFrom('note_members as m').innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['m.user_id', 'u.username', 'm.role', 'm.created_at'])

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { PaginationQuery, pageOf } from '../http/schemas.js';
 import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './members.schemas.js';
@@ -13,17 +12,8 @@ const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
 const MEMBER: RoutePolicy = { auth: 'access', note: 'viewer' };
 const tags = ['sharing'];
 
-/** People a note is shared with, under /api/notes/{id}/members, and the caller's "Shared with me". */
+/** People a note is shared with, under /api/notes/{id}/members (the caller's "Shared with me" is notes/shared-with-me.routes.ts). */
 export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
-  app.get('/notes/shared', {
-    config: { policy: { auth: 'access' } },
-    schema: {
-      tags, operationId: 'listSharedWithMe', summary: 'Notes shared with the caller',
-      description: 'Notes other people shared with the caller (outside their trash), most recently updated first, with their owner and the caller\'s role.',
-      querystring: PaginationQuery, response: { 200: Type.Array(schemas.SharedNoteRowSchema) },
-    },
-  }, async (request) => members.sharedWithMe(db, requireUserId(request.claims!), pageOf(request.query)));
-
   app.post('/notes/:noteID/members', {
     config: { policy: OWNER, docs: { errors: [403, 404, 409] } },
     schema: {

@@ -4,11 +4,7 @@ import { noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { AppError, Errors } from '../errors.js';
-import type { Page } from '../shared/page.js';
-import { decodeTags } from '../tags/extract.js';
-import { previewsOf } from '../notes/preview.js';
 import * as repo from './members.repository.js';
-import { findNoteVersionNumber } from '../notes/notes.repository.js';
 import type { Role } from './members.repository.js';
 
 export type { Role } from './members.repository.js';
@@ -64,7 +60,7 @@ export async function actingOwner(db: Db, owners: OwnerCache, userId: string, no
 
 /** The owner's note outside the trash, or 404 (member routes read and write note_members alone). */
 async function requireNote(db: Db, ownerId: string, noteId: string): Promise<void> {
-  if ((await findNoteVersionNumber(db, ownerId, noteId)) === undefined) throw Errors.noteNotFound();
+  if (!(await repo.isOwnedNote(db, ownerId, noteId))) throw Errors.noteNotFound();
 }
 
 export async function listMembers(db: Db, ownerId: string, noteId: string): Promise<Member[]> {
@@ -106,10 +102,4 @@ export async function removeMember(db: Db, callerId: string, ownerId: string, no
   if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();
   // The one who left is told too: their "Shared with me" changed.
   noteChanged(db, { type: 'share.changed', noteId, alsoTell: [userId] });
-}
-
-export async function sharedWithMe(db: Db, userId: string, page: Page) {
-  const rows = await repo.sharedWith(db, userId, page);
-  const previews = await previewsOf(db, rows);
-  return rows.map(({ version_id: _, ...row }, i) => ({ ...row, tags: decodeTags(row.tags), preview: previews[i]! }));
 }
