@@ -35,6 +35,7 @@ import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
+import { trashNotesInFolders } from './notes/notes.repository.js';
 import { tagsRoutes } from './tags/tags.routes.js';
 import { attachmentRoutes } from './attachments/attachments.routes.js';
 import { createStorage } from './attachments/create-storage.js';
@@ -42,6 +43,7 @@ import { shareRoutes } from './shares/shares.routes.js';
 import { addDavMethods, davRoutes } from './dav/dav.routes.js';
 import { noteAccess } from './members/note-access.js';
 import { memberRoutes } from './members/members.routes.js';
+import { sharedWithMeRoutes } from './notes/shared-with-me.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
@@ -213,8 +215,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live });
-  await app.register(memberRoutes, { prefix: '/api', db: database.db, live });
+  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(sharedWithMeRoutes, { prefix: '/api', db: database.db });
+  await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
     database: config.database,
@@ -226,14 +229,14 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   await app.register(exportRoutes, {
     prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
-  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays, live });
+  await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(foldersRoutes, {
-    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, live, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, takeNotes: trashNotesInFolders, ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
-  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices, live });
-  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays }, live });
+  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
+  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays } });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

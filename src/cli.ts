@@ -9,6 +9,9 @@ import { backupSqlite, restoreSqlite } from './cli/backup.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
+import { addEffectSink } from './db/effects.js';
+import { createBus } from './events/bus.js';
+import { ChangePublisher } from './events/publisher.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runTask, runTasks } from './jobs/maintenance.js';
 import { HISTORY_RETENTION_TASK, maintenanceTasks } from './jobs/tasks.js';
@@ -101,7 +104,20 @@ async function run(argv: string[]): Promise<number> {
         return 0;
       case 'maintenance': {
         let failed = false;
-        for (const outcome of await runTasks(database, maintenanceTasks(config), new Date())) {
+        // The trash purge deletes notes: the server's live streams are told, as when the server
+        // purges, through the bus every instance hears (none on SQLite without Redis: no one to tell).
+        const bus = await createBus(config, log);
+        const publisher = new ChangePublisher(database.db, bus, log);
+        const removeSink = addEffectSink(database.db, publisher);
+        let outcomes;
+        try {
+          outcomes = await runTasks(database, maintenanceTasks(config), new Date());
+        } finally {
+          removeSink();
+          await publisher.settled();
+          await bus.close();
+        }
+        for (const outcome of outcomes) {
           if (outcome.status === 'done') {
             process.stdout.write(`${outcome.task}: ${outcome.summary}\n`);
           } else if (outcome.status === 'skipped') {

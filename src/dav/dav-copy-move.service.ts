@@ -6,7 +6,6 @@ import { createFolder, requireRoomForCopy, requireRoomForMove, updateFolder } fr
 import { createNote, fileNote, getNote, writeVersion } from '../notes/notes.service.js';
 import { lockPathOf, nameKey, pathOfUrl, segmentsOf, type Segments } from './dav-path.js';
 import { checkMatch, checkWrite, dropLocksAt } from './dav-conditions.js';
-import type { DavNotice } from './dav-notify.js';
 import type { DavHeaders } from './dav-request.js';
 import * as repo from './dav.repository.js';
 import { checkFileName, checkFolderName, noteText, placeFile, remove, titleFor, uploadStream, type DavServices } from './dav.service.js';
@@ -18,7 +17,7 @@ import { folderIdOf, isCollection, isNoteName, listChildren, locate, noteFileNam
  */
 export async function davCopyMove(
   s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders, moving: boolean,
-): Promise<{ status: 201 | 204; notice: DavNotice }> {
+): Promise<201 | 204> {
   const located = await locate(s.db, ownerId, segments);
   const source = located.entry;
   if (source === undefined) throw Errors.davNotFound();
@@ -45,13 +44,11 @@ export async function davCopyMove(
   const status = existing === undefined ? 201 : 204;
   if (moving) {
     await move(s, ownerId, source, dest.parent, target.at(-1)!, dest.entry);
-    const moved = (await locate(s.db, ownerId, target)).entry;
     await dropLocksAt(s.db, ownerId, locks, from);
-    return { status, notice: { kind: 'move', source, moved } };
+    return status;
   }
   await copy(s, ownerId, source, segments, dest.parent, target.at(-1)!, existing, depth !== '0');
-  const copied = (await locate(s.db, ownerId, target)).entry;
-  return { status, notice: { kind: 'copy', copied } };
+  return status;
 }
 
 /** The whole content of a file or note (for a COPY or a MOVE that changes its kind). */

@@ -3,7 +3,6 @@ import { Errors } from '../errors.js';
 import { CONTENT_MAX_BYTES } from '../notes/version-rules.js';
 import { lockPathOf, type Segments } from './dav-path.js';
 import { checkMatch, checkWrite, dropLocksAt } from './dav-conditions.js';
-import type { DavNotice } from './dav-notify.js';
 import { XML_MAX_BYTES, type DavBody, type DavHeaders } from './dav-request.js';
 import { etagOf, mkcol, put, remove, type DavServices } from './dav.service.js';
 import { locate } from './tree.js';
@@ -11,7 +10,7 @@ import { locate } from './tree.js';
 /** PUT: 201 for a new note or file, 204 for a new content; the ETag it has now. */
 export async function davPut(
   s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders, body: DavBody,
-): Promise<{ status: 201 | 204; etag: string | undefined; notice: DavNotice }> {
+): Promise<{ status: 201 | 204; etag: string | undefined }> {
   const located = await locate(s.db, ownerId, segments);
   const parent = located.parent;
   if (parent === undefined) throw segments.length === 0 ? Errors.davForbidden('The top level is a collection') : Errors.davNoParent();
@@ -22,11 +21,11 @@ export async function davPut(
     s, ownerId, parent, segments.at(-1)!, located.entry, body.stream(), () => body.bytes(CONTENT_MAX_BYTES, Errors.davNoteTooLarge), expected,
   );
   const now = (await locate(s.db, ownerId, segments)).entry;
-  return { status: outcome === 'created' ? 201 : 204, etag: now === undefined ? undefined : etagOf(now), notice: { kind: 'put', outcome, now } };
+  return { status: outcome === 'created' ? 201 : 204, etag: now === undefined ? undefined : etagOf(now) };
 }
 
 /** DELETE, and the locks on what it took away. */
-export async function davDelete(s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders): Promise<DavNotice> {
+export async function davDelete(s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders): Promise<void> {
   const located = await locate(s.db, ownerId, segments);
   const entry = located.entry;
   if (entry === undefined) throw Errors.davNotFound();
@@ -34,7 +33,6 @@ export async function davDelete(s: DavServices, ownerId: string, segments: Segme
   const locks = await checkWrite(s.db, headers, ownerId, located, [{ segments, tree: true }]);
   await remove(s, ownerId, entry);
   await dropLocksAt(s.db, ownerId, locks, lockPathOf(segments));
-  return { kind: 'delete', entry };
 }
 
 /** MKCOL: a folder, from a request without a body. */

@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { sendAttachment } from '../attachments/serve.js';
 import { Errors } from '../errors.js';
-import type { LiveEvents } from '../events/live.js';
 import { requireUserId } from '../http/access.js';
 import { ALLOW, DAV_METHODS, METHODS } from './dav-methods.js';
-import { notify } from './dav-notify.js';
 import { pathOfUrl, segmentsOf, type Segments } from './dav-path.js';
 import { davBody, type DavBody, type DavHeaders } from './dav-request.js';
 import { davCopyMove } from './dav-copy-move.service.js';
@@ -53,7 +51,7 @@ interface DavCall {
  * service (dav-*.service.ts) and writes the answer; bodies are left unparsed by Fastify and read by
  * the services when they get to them, each within its limit.
  */
-export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEvents }> = async (app: FastifyInstance, { services: s, live }) => {
+export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (app: FastifyInstance, { services: s }) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
@@ -71,11 +69,10 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
     async PUT({ ownerId, segments, headers, body }, _request, reply) {
       const outcome = await davPut(s, ownerId, segments, headers, body);
       if (outcome.etag !== undefined) reply.header('etag', outcome.etag);
-      notify(live, ownerId, outcome.notice);
       return reply.code(outcome.status).send();
     },
     async DELETE({ ownerId, segments, headers }, _request, reply) {
-      notify(live, ownerId, await davDelete(s, ownerId, segments, headers));
+      await davDelete(s, ownerId, segments, headers);
       return reply.code(204).send();
     },
     async MKCOL({ ownerId, segments, headers, body }, _request, reply) {
@@ -83,14 +80,10 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices; live: LiveEv
       return reply.code(201).send();
     },
     async COPY({ ownerId, segments, headers }, _request, reply) {
-      const outcome = await davCopyMove(s, ownerId, segments, headers, false);
-      notify(live, ownerId, outcome.notice);
-      return reply.code(outcome.status).send();
+      return reply.code(await davCopyMove(s, ownerId, segments, headers, false)).send();
     },
     async MOVE({ ownerId, segments, headers }, _request, reply) {
-      const outcome = await davCopyMove(s, ownerId, segments, headers, true);
-      notify(live, ownerId, outcome.notice);
-      return reply.code(outcome.status).send();
+      return reply.code(await davCopyMove(s, ownerId, segments, headers, true)).send();
     },
     async PROPFIND({ ownerId, segments, headers, body }, _request, reply) {
       return multistatus(reply, await davPropfind(s, ownerId, segments, headers, body));

@@ -6,6 +6,7 @@ import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { folderNameProblem } from '../folders/folder-name.js';
 import { createFolder, deleteFolder } from '../folders/folders.service.js';
+import { trashNotesInFolders } from '../notes/notes.repository.js';
 import { createNote, deleteNote, getNote, writeVersion } from '../notes/notes.service.js';
 import { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from '../notes/version-rules.js';
 import { newId } from '../shared/ids.js';
@@ -132,7 +133,7 @@ export async function remove(s: DavServices, ownerId: string, entry: Entry): Pro
     return;
   }
   const inside = await walk(s.db, ownerId, entry);
-  await deleteFolder(s.db, ownerId, entry.id, s.trashDays);
+  await deleteFolder(s.db, ownerId, entry.id, s.trashDays, trashNotesInFolders);
   const gone = inside.filter((i) => i.kind !== 'note');
   await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.id)]);
   for (const file of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isPostgres } from './dialect.js';
+import { inTransaction, UnitOfWork } from './effects.js';
 import type { Db } from './schema.js';
 
 /**
@@ -17,10 +18,13 @@ import type { Db } from './schema.js';
  *
  * PostgreSQL: an ordinary transaction (its saves are one call each, notes/save.postgres.ts).
  * Inside a transaction the caller already owns, `work` simply runs in it.
+ *
+ * Either way each write is a unit of work (effects.ts): what it records is told once its batch has
+ * committed, and never if it rolled back.
  */
 export async function inWriteTransaction<T>(db: Db, work: (trx: Db) => Promise<T>, bytes = 0): Promise<T> {
   if (db.isTransaction) return work(db);
-  if (isPostgres(db)) return db.transaction().execute(work);
+  if (isPostgres(db)) return inTransaction(db, work);
   return committerOf(db).enqueue(work, bytes);
 }
 
@@ -41,6 +45,7 @@ export type WriteCheckpoint = (step: 'write.queued' | 'write.batch') => Promise<
 
 interface Pending {
   work: (trx: Db) => Promise<unknown>;
+  unit: UnitOfWork;
   bytes: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -60,7 +65,7 @@ class GroupCommitter {
 
   enqueue<T>(work: (trx: Db) => Promise<T>, bytes: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, bytes, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, bytes, unit: new UnitOfWork(this.db), resolve: resolve as (value: unknown) => void, reject });
       if (!this.running) {
         this.running = true;
         // After the current turn: writes parsed from the same burst of input join this batch.
@@ -97,15 +102,16 @@ class GroupCommitter {
       // one go first; should one fail, that rolled everything back, and they run again each in a
       // savepoint, so the failing one rolls back only itself. Savepoints on every write cost a
       // sixth of a save's time (BENCHMARKS.md, "Issue #28"), and failures are rare.
+      // The writes of a batch run one after another, so the transaction is each one's in turn.
       outcomes = batch.length === 1
-        ? [{ ok: true, value: await this.db.transaction().execute(batch[0]!.work) }]
+        ? [{ ok: true, value: await this.db.transaction().execute((trx) => run(trx, batch[0]!)) }]
         : await this.db.transaction().execute(async (trx) => {
           const results: Outcome[] = [];
-          for (const item of batch) results.push({ ok: true, value: await item.work(trx) });
+          for (const item of batch) results.push({ ok: true, value: await run(trx, item) });
           return results;
         }).catch(() => this.db.transaction().execute(async (trx) => {
           const results: Outcome[] = [];
-          for (const item of batch) results.push(await inSavepoint(trx, item.work));
+          for (const item of batch) results.push(await inSavepoint(trx, (t) => run(t, item)));
           return results;
         }));
     } catch (error) {
@@ -115,10 +121,18 @@ class GroupCommitter {
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
+      if (outcome.ok) item.unit.committed();
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.value);
     });
   }
+}
+
+/** One write of a batch, in `trx`: what it records is its own, and a run again starts afresh. */
+function run(trx: Db, item: Pending): Promise<unknown> {
+  item.unit.discard();
+  item.unit.attach(trx);
+  return item.work(trx);
 }
 
 async function inSavepoint(trx: Db, work: (trx: Db) => Promise<unknown>): Promise<Outcome> {

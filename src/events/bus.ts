@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
+import { NOTE_CHANGE_TYPES } from '../db/effects.js';
 import { databaseChannel, type Channel } from '../db/notifications.js';
 import { redisChannel } from './redis-channel.js';
 
@@ -29,7 +30,7 @@ export type BusMessage = LiveEvent | RecheckSignal;
 
 export const isRecheck = (message: BusMessage): message is RecheckSignal => 'recheck' in message;
 
-export const EVENT_TYPES = ['note.created', 'note.updated', 'note.filed', 'note.trashed', 'note.restored', 'note.deleted', 'share.changed'] as const;
+export const EVENT_TYPES = NOTE_CHANGE_TYPES;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** How events travel between instances; every instance hears every event, its own included. */

@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ServerResponse } from 'node:http';
-import { findUserById } from '../accounts/user.repository.js';
+import { addEffectSink } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { audience } from '../members/members.repository.js';
-import { isRecheck, type BusMessage, type EventBus, type EventType, type LiveEvent } from './bus.js';
+import { isRecheck, type BusMessage, type EventBus, type LiveEvent } from './bus.js';
+import { ChangePublisher } from './publisher.js';
 import { validCredentials, type StreamCredential } from './stream-credentials.js';
 
 export interface LiveOptions {
@@ -32,16 +33,20 @@ interface Stream {
 
 /**
  * Live changes: who listens on this instance (streams by user), and how a change is told to
- * everyone it concerns on every instance (the bus). A change is published after it is committed
- * and never holds up or fails the request that made it: a lost event costs a client a refresh.
+ * everyone it concerns on every instance (the bus). The services record changes on the database
+ * (db/effects.ts); each is published after it is committed and never holds up or fails the request
+ * that made it: a lost event costs a client a refresh.
  */
 export class LiveEvents {
   private readonly streams = new Map<string, Set<Stream>>();
   private readonly unsubscribe: () => void;
+  private readonly removeSink: () => void;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly db: Db, private readonly bus: EventBus, private readonly log: FastifyBaseLogger, readonly options: LiveOptions) {
     this.unsubscribe = bus.subscribe((message) => this.deliver(message));
+    // Committed changes of notes, whoever made them, onto the bus.
+    this.removeSink = addEffectSink(db, new ChangePublisher(db, bus, log, () => !(bus.kind === 'local' && this.streams.size === 0)));
     this.sweeper = setInterval(() => void this.sweep(), options.recheckMs).unref();
   }
 
@@ -85,44 +90,6 @@ export class LiveEvents {
     }
   }
 
-  /** The users a change of the note concerns, read before a change that removes what says so (a delete, a member leaving). */
-  audienceOf(noteId: string): Promise<string[]> {
-    return audience(this.db, noteId);
-  }
-
-  /**
-   * Tells the note's owner and members (and `alsoTell`) that it changed. `author` names who wrote a
-   * new version. Returns at once; the work and any failure happen after.
-   */
-  noteChanged(type: EventType, noteId: string, extra: { version?: number; authorId?: string; users?: string[]; alsoTell?: string[] } = {}): void {
-    // With no one listening anywhere (one process, no stream), there is nothing to tell.
-    if (this.bus.kind === 'local' && this.streams.size === 0) return;
-    void (async () => {
-      const author = extra.authorId === undefined ? undefined : await this.usernameOf(extra.authorId);
-      const data = { id: noteId, ...(extra.version !== undefined && { version: extra.version }), ...(author !== undefined && { author_username: author }) };
-      // Who is told is worked out where the streams are (an instance without any reads nothing),
-      // except when the change removes what says so (a delete): then it is read before, here.
-      await this.bus.publish({ type, data, ...(extra.users !== undefined && { users: extra.users }), ...(extra.alsoTell !== undefined && { alsoTell: extra.alsoTell }) });
-    })().catch((error: unknown) => this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'));
-  }
-
-  /** Tells about many notes (a folder deleted into the trash, say). */
-  notesChanged(type: EventType, noteIds: readonly string[]): void {
-    for (const id of noteIds) this.noteChanged(type, id);
-  }
-
-  /** Usernames never change, so each author is looked up once (bounded; a deleted one is null). */
-  private readonly usernames = new Map<string, string>();
-  private async usernameOf(userId: string): Promise<string | null> {
-    const known = this.usernames.get(userId);
-    if (known !== undefined) return known;
-    const username = (await findUserById(this.db, userId))?.username;
-    if (username === undefined) return null;
-    if (this.usernames.size >= 10_000) this.usernames.delete(this.usernames.keys().next().value!);
-    this.usernames.set(userId, username);
-    return username;
-  }
-
   count(userId: string): number {
     return this.streams.get(userId)?.size ?? 0;
   }
@@ -162,6 +129,7 @@ export class LiveEvents {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.removeSink();
     this.endAll();
     this.unsubscribe();
     await this.bus.close();

@@ -1,5 +1,6 @@
 import { linkedAttachments, recordReferences } from '../attachments/references.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { inTransaction, noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/values.js';
 import { Errors } from '../errors.js';
@@ -32,7 +33,7 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
   }
   const counts = { notes: 0, versions: 0, skipped: 0 };
   try {
-    await db.transaction().execute(async (trx) => {
+    await inTransaction(db, async (trx) => {
       // The note being written: its id, its last version's id (the note row points at it), versions
       // left; `skip` while the versions of a note that is already here go by.
       let note = { id: '', lastVersionId: '', left: 0, skip: false };
@@ -65,6 +66,8 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
               folderId: head.folder === null ? null : await folderOf(head.folder), pinned: head.pinned, archived: head.archived, tags: head.tags,
             });
             await insertNoteTags(trx, { noteId: note.id, ownerId, tags: decodeTags(head.tags) });
+            // Told once the whole import has committed; nothing if it rolls back.
+            noteChanged(trx, { type: 'note.created', noteId: note.id });
             continue;
           }
           const v = item.version;

@@ -7,7 +7,6 @@ import type { RoutePolicy } from '../http/policy.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './folders.schemas.js';
 import * as folders from './folders.service.js';
-import type { LiveEvents } from '../events/live.js';
 
 export interface FoldersRoutesOptions {
   db: Db;
@@ -15,7 +14,8 @@ export interface FoldersRoutesOptions {
   trashDays: number;
   /** Tests only: pauses at named steps (`folders:move-checked`, `folders:create-checked`). */
   checkpoint?: (step: string) => Promise<void>;
-  live: LiveEvents;
+  /** What a folder's delete does to the notes in it (notes/notes.repository.ts, wired in app.ts). */
+  takeNotes: folders.TakeNotesInFolders;
 }
 
 /** Every route here: the caller's own folders, with a valid access token. */
@@ -24,7 +24,7 @@ const tags = ['folders'];
 const invalidBody = (reason: string) => Errors.validation(`Invalid request body: ${reason}`);
 const folderId = (params: { folderID: string }) => normalizeId(params.folderID);
 
-export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = async (app, { db, trashDays, checkpoint, live }) => {
+export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = async (app, { db, trashDays, checkpoint, takeNotes }) => {
   app.get('/', {
     config: { policy: SIGNED_IN },
     schema: {
@@ -79,8 +79,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
       params: schemas.FolderParams,
     },
   }, async (request, reply) => {
-    const noteIds = await folders.deleteFolder(db, requireUserId(request.claims!), folderId(request.params), trashDays);
-    live.notesChanged(trashDays === 0 ? 'note.deleted' : 'note.trashed', noteIds);
+    await folders.deleteFolder(db, requireUserId(request.claims!), folderId(request.params), trashDays, takeNotes);
     return reply.code(204).send();
   });
 };

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { NullableUuid, Timestamp, Uuid } from '../http/schemas.js';
+import { UUID_PATTERN } from '../shared/ids.js';
 import { explain } from '../shared/validation/schema-rules.js';
 import { FOLDER_NAME_PATTERN, FOLDER_NAME_RULE } from './folder-name.js';
 
@@ -36,3 +37,8 @@ export const UpdateFolderBody = explain(Type.Object(
 ), { minProperties: 'must give name or parent_id' });
 
 export const FolderParams = Type.Object({ folderID: Uuid });
+
+/** `folder` as GET /notes and search take it. */
+export const FolderFilter = explain(Type.String({
+  pattern: `(${UUID_PATTERN})|^root$`, description: 'only notes directly in this folder (its id), or `root` for the top level; a folder that is not the caller\'s is 404',
+}), 'must be a folder id or root');

@@ -1,10 +1,10 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { inTransaction, noteChanged } from '../db/effects.js';
 import type { Db, Trx } from '../db/schema.js';
 import { FOLDER_MAX_DEPTH, FOLDERS_MAX } from './folder-limits.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { newId } from '../shared/ids.js';
-import { trashNotesInFolders } from '../notes/notes.repository.js';
 import { removeNoteTags } from '../tags/tags.repository.js';
 import { cleanFolderName, folderNameKey } from './folder-name.js';
 import { FolderTree } from './folder-tree.js';
@@ -129,18 +129,26 @@ async function requireDepthAfterMove(trx: Trx, folder: Folder, parentId: string)
 }
 
 /**
+ * What deleting folders does to the notes in them (notes/notes.repository.ts trashNotesInFolders,
+ * given by the caller: the notes are not this module's): into the trash at `now`, or deleted when
+ * `now` is null. Returns the ids of the notes it took.
+ */
+export type TakeNotesInFolders = (trx: Trx, ownerId: string, folderIds: readonly string[], now: string | null) => Promise<string[]>;
+
+/**
  * Deletes the folder and every folder below it; the notes inside go to the trash (or, with
  * TRASH_DAYS=0, are deleted). A trashed note whose folder is gone comes back to the top level.
  * Returns the notes it trashed (or deleted).
  */
-export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
+export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number, takeNotes: TakeNotesInFolders): Promise<string[]> {
+  return inTransaction(db, async (trx) => {
     await repo.lockTree(trx, ownerId);
     await requireFolder(trx, ownerId, folderId);
     const folderIds = await repo.subtreeIds(trx, folderId);
-    const noteIds = await trashNotesInFolders(trx, ownerId, folderIds, trashDays === 0 ? null : nowIso());
+    const noteIds = await takeNotes(trx, ownerId, folderIds, trashDays === 0 ? null : nowIso());
     if (trashDays !== 0) await removeNoteTags(trx, noteIds);
     await repo.deleteFolder(trx, ownerId, folderId);
+    for (const noteId of noteIds) noteChanged(trx, { type: trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId });
     return noteIds;
   });
 }

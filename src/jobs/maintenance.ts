@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database } from '../db/database.js';
+import { sameEffectsAs } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { claimRun, recordSummary, releaseRun } from './maintenance-runs.repository.js';
 
@@ -71,6 +72,8 @@ export async function runTask(database: Database, task: MaintenanceTask, now: Da
   try {
     if (database.kind === 'sqlite') return await claimAndRun(database.db, task, now, everyMs);
     return await database.db.connection().execute(async (conn) => {
+      // Changes the task makes on this connection are told as any other (db/effects.ts).
+      sameEffectsAs(conn, database.db);
       const key = lockKey(task.name);
       const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
       if (rows[0]?.locked !== true) return { task: task.name, status: 'skipped' } as const;

@@ -4,7 +4,7 @@ import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
 import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
-import { deriveMissingTags } from '../tags/backfill.js';
+import { deriveMissingTags } from '../notes/tags-backfill.js';
 import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
 import { collectGarbage } from '../attachments/attachments.service.js';
 import { createStorage } from '../attachments/create-storage.js';

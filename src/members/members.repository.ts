@@ -15,6 +15,14 @@ export function findAccess(db: Db, userId: string, noteId: string): Promise<{ ow
   return accessQuery.takeFirst(db, { userId, noteId });
 }
 
+const ownedNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
+  db.selectFrom('notes').select('id').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+
+/** Whether the note is the owner's and outside the trash (member routes read and write note_members alone). */
+export async function isOwnedNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
+  return (await ownedNoteQuery.takeFirst(db, { ownerId, noteId })) !== undefined;
+}
+
 export function listMembers(db: Db, noteId: string) {
   return db.selectFrom('note_members as m').innerJoin('users as u', 'u.id', 'm.user_id')
     .select(['m.user_id', 'u.username', 'm.role', 'm.created_at'])
@@ -60,4 +68,19 @@ const audienceQuery = compiled((db, p: { noteId: string }) =>
 export async function audience(db: Db, noteId: string): Promise<string[]> {
   const rows = await audienceQuery.execute(db, { noteId });
   return [...new Set(rows.flatMap((r) => (r.user_id === null ? [r.owner_id] : [r.owner_id, r.user_id])))];
+}
+
+/** Everyone a change of each of these notes concerns, by note (read before deleting them). */
+export async function audiences(db: Db, noteIds: readonly string[]): Promise<Map<string, string[]>> {
+  const told = new Map<string, Set<string>>();
+  if (noteIds.length === 0) return new Map();
+  const rows = await db.selectFrom('notes as n').leftJoin('note_members as m', 'm.note_id', 'n.id')
+    .select(['n.id', 'n.owner_id', 'm.user_id']).where('n.id', 'in', noteIds).execute();
+  for (const row of rows) {
+    const users = told.get(row.id) ?? new Set<string>();
+    told.set(row.id, users);
+    users.add(row.owner_id);
+    if (row.user_id !== null) users.add(row.user_id);
+  }
+  return new Map([...told].map(([id, users]) => [id, [...users]]));
 }

@@ -2,29 +2,18 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { PaginationQuery, pageOf } from '../http/schemas.js';
 import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './members.schemas.js';
 import * as members from './members.service.js';
 import { noteOwnerOf } from './note-access.js';
-import type { LiveEvents } from '../events/live.js';
 
 const OWNER: RoutePolicy = { auth: 'access', note: 'owner' };
 const MEMBER: RoutePolicy = { auth: 'access', note: 'viewer' };
 const tags = ['sharing'];
 
-/** People a note is shared with, under /api/notes/{id}/members, and the caller's "Shared with me". */
-export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents }> = async (app, { db, live }) => {
-  app.get('/notes/shared', {
-    config: { policy: { auth: 'access' } },
-    schema: {
-      tags, operationId: 'listSharedWithMe', summary: 'Notes shared with the caller',
-      description: 'Notes other people shared with the caller (outside their trash), most recently updated first, with their owner and the caller\'s role.',
-      querystring: PaginationQuery, response: { 200: Type.Array(schemas.SharedNoteRowSchema) },
-    },
-  }, async (request) => members.sharedWithMe(db, requireUserId(request.claims!), pageOf(request.query)));
-
+/** People a note is shared with, under /api/notes/{id}/members (the caller's "Shared with me" is notes/shared-with-me.routes.ts). */
+export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
   app.post('/notes/:noteID/members', {
     config: { policy: OWNER, docs: { errors: [403, 404, 409] } },
     schema: {
@@ -36,7 +25,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
     const member = await members.addMember(db, noteOwnerOf(request), noteId, request.body);
-    live.noteChanged('share.changed', noteId);
     return reply.code(201).send(member);
   });
 
@@ -58,7 +46,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
   }, async (request) => {
     const noteId = normalizeId(request.params.noteID);
     const member = await members.changeRole(db, noteOwnerOf(request), noteId, normalizeId(request.params.userID), request.body.role);
-    live.noteChanged('share.changed', noteId);
     return member;
   });
 
@@ -73,8 +60,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db; live: LiveEvents 
     const noteId = normalizeId(request.params.noteID);
     const userId = normalizeId(request.params.userID);
     await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), noteId, userId);
-    // The one who left is told too: their "Shared with me" changed.
-    live.noteChanged('share.changed', noteId, { alsoTell: [userId] });
     return reply.code(204).send();
   });
 };

@@ -1,8 +1,7 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
-import { NoteRowSchema } from '../notes/notes.schemas.js';
 
-const Role = Type.Union([Type.Literal('viewer'), Type.Literal('editor')], {
+export const Role = Type.Union([Type.Literal('viewer'), Type.Literal('editor')], {
   description: 'viewer: reads the note, its history and diffs; editor: also saves versions and restores',
 });
 
@@ -23,8 +22,3 @@ export const ChangeRoleBody = Type.Object({ role: Role }, { additionalProperties
 export const NoteParams = Type.Object({ noteID: Uuid });
 export const MemberParams = Type.Object({ noteID: Uuid, userID: Uuid });
 
-export const SharedNoteRowSchema = Type.Object({
-  ...NoteRowSchema.properties,
-  owner_username: Type.String(),
-  role: Role,
-}, { $id: 'SharedNoteRow' });

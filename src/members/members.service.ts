@@ -1,13 +1,10 @@
 import { findUserByUsername } from '../accounts/user.repository.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
+import { noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
-import type { Page } from '../shared/page.js';
-import { decodeTags } from '../tags/extract.js';
-import { previewsOf } from '../notes/preview.js';
 import * as repo from './members.repository.js';
-import { findNoteVersionNumber } from '../notes/notes.repository.js';
 import type { Role } from './members.repository.js';
 
 export type { Role } from './members.repository.js';
@@ -63,7 +60,7 @@ export async function actingOwner(db: Db, owners: OwnerCache, userId: string, no
 
 /** The owner's note outside the trash, or 404 (member routes read and write note_members alone). */
 async function requireNote(db: Db, ownerId: string, noteId: string): Promise<void> {
-  if ((await findNoteVersionNumber(db, ownerId, noteId)) === undefined) throw Errors.noteNotFound();
+  if (!(await repo.isOwnedNote(db, ownerId, noteId))) throw Errors.noteNotFound();
 }
 
 export async function listMembers(db: Db, ownerId: string, noteId: string): Promise<Member[]> {
@@ -87,12 +84,14 @@ export async function addMember(db: Db, ownerId: string, noteId: string, input: 
     if (isForeignKeyViolation(error)) throw Errors.noteNotFound(); // deleted meanwhile
     throw error;
   }
+  noteChanged(db, { type: 'share.changed', noteId });
   return member;
 }
 
 export async function changeRole(db: Db, ownerId: string, noteId: string, userId: string, role: Role): Promise<Member> {
   await requireNote(db, ownerId, noteId);
   if (!(await repo.updateRole(db, noteId, userId, role))) throw memberNotFound();
+  noteChanged(db, { type: 'share.changed', noteId });
   return (await repo.listMembers(db, noteId)).find((m) => m.user_id === userId) ?? Promise.reject(memberNotFound());
 }
 
@@ -101,10 +100,6 @@ export async function removeMember(db: Db, callerId: string, ownerId: string, no
   await requireNote(db, ownerId, noteId);
   if (callerId !== ownerId && callerId !== userId) throw Errors.forbidden();
   if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();
-}
-
-export async function sharedWithMe(db: Db, userId: string, page: Page) {
-  const rows = await repo.sharedWith(db, userId, page);
-  const previews = await previewsOf(db, rows);
-  return rows.map(({ version_id: _, ...row }, i) => ({ ...row, tags: decodeTags(row.tags), preview: previews[i]! }));
+  // The one who left is told too: their "Shared with me" changed.
+  noteChanged(db, { type: 'share.changed', noteId, alsoTell: [userId] });
 }

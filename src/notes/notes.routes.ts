@@ -3,7 +3,6 @@ import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../http/access.js';
 import { noteOwnerOf } from '../members/note-access.js';
-import type { LiveEvents } from '../events/live.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery, isTrue, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
@@ -15,8 +14,6 @@ import { createDiffRunner } from './diff-runner.js';
 
 export interface NotesRoutesOptions {
   db: Db;
-  /** Tells everyone a change concerns (events/live.ts). */
-  live: LiveEvents;
   /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
   trashDays: number;
 }
@@ -41,7 +38,7 @@ const EDIT: RoutePolicy = { auth: 'access', note: 'editor' };
 const OWN: RoutePolicy = { auth: 'access', note: 'owner' };
 const tags = ['notes'];
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays, live }) => {
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays }) => {
   const diffRunner = createDiffRunner();
   app.addHook('onClose', async () => diffRunner.close());
 
@@ -67,7 +64,6 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     const note = await notes.createNote(db, requireUserId(request.claims!), {
       ...text, ...(folder_id != null && { folder_id: normalizeId(folder_id) }),
     });
-    live.noteChanged('note.created', note.id);
     return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
   });
 
@@ -116,7 +112,6 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
       ...(pinned !== undefined && { pinned }),
       ...(archived !== undefined && { archived }),
     });
-    live.noteChanged('note.filed', note.id);
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
@@ -133,10 +128,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     schema: { tags, operationId: 'deleteNote', summary: 'Delete a note', params: schemas.NoteParams },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    // With TRASH_DAYS=0 the note and its members are gone after: who to tell is read first.
-    const users = trashDays === 0 ? await live.audienceOf(noteId) : undefined;
     await notes.deleteNote(db, noteOwnerOf(request), noteId, trashDays);
-    live.noteChanged(trashDays === 0 ? 'note.deleted' : 'note.trashed', noteId, users === undefined ? {} : { users });
     return reply.code(204).send();
   });
 
@@ -172,7 +164,6 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     const noteId = normalizeId(request.params.noteID);
     const author = requireUserId(request.claims!);
     const version = await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
-    live.noteChanged('note.updated', noteId, { version, authorId: author });
     return reply.code(204).header('etag', `"${version}"`).send();
   });
 
@@ -211,7 +202,6 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     const noteId = normalizeId(request.params.noteID);
     const author = requireUserId(request.claims!);
     const note = await history.restoreVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
-    live.noteChanged('note.updated', noteId, { version: note.version, authorId: author });
     return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);
   });
 

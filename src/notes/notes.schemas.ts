@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { explain } from '../shared/validation/schema-rules.js';
-import { UUID_PATTERN } from '../shared/ids.js';
-import { TAG_MAX_LENGTH } from '../tags/extract.js';
+import { FolderFilter } from '../folders/folders.schemas.js';
+import { TagFilter } from '../tags/tags.schemas.js';
 import { BooleanString, Limit, NullableUuid, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 
@@ -144,21 +144,8 @@ export const DiffSchema = Type.Object({
   unified: Type.String({ description: 'the same diff as `diff -u` writes it, headers --- v{from} / +++ v{to}; empty when nothing changed' }),
 }, { $id: 'Diff' });
 
-/** `folder` and `tag` as GET /notes and search take them. */
-export const FolderFilter = explain(Type.String({
-  pattern: `(${UUID_PATTERN})|^root$`, description: 'only notes directly in this folder (its id), or `root` for the top level; a folder that is not the caller\'s is 404',
-}), 'must be a folder id or root');
-/**
- * The tag rule as a pattern every engine reads alike: the property escapes stand alone in an
- * alternation (engines that translate `\p{…}` for Python's `re` misread them inside `[…]` and
- * dropped the rule), and the length is said again in code points, which needs no regex at all.
- */
-const TAG_FILTER_PATTERN = `^#?(?:\\p{L}|\\p{M}|\\p{N}|[_/-]){1,${TAG_MAX_LENGTH}}$`;
-export const TagFilter = explain(Type.String({
-  minLength: 1, maxLength: TAG_MAX_LENGTH + 1, pattern: TAG_FILTER_PATTERN,
-  description: 'only notes with this tag or a tag below it (`a` finds `#a/b`): 1 to 64 letters, digits, _, - or /, '
-    + 'optionally after a #; case is ignored',
-}), 'must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #');
+/** `folder` and `tag` as GET /notes and search take them (defined by folders and tags). */
+export { FolderFilter, TagFilter };
 
 export const NotesQuery = Query({
   limit: Type.Optional(Limit(undefined, 'page size (default: every note)')),

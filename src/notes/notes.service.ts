@@ -1,4 +1,5 @@
 import { linkedAttachments, recordReferences } from '../attachments/references.js';
+import { anyoneListening, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
@@ -9,6 +10,7 @@ import { indexVersion, searchVector } from '../search/search.index.js';
 import { decodeTags, encodeTags, extractTags, normalizeTag, searchableTags } from '../tags/extract.js';
 import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
+import { audience } from '../members/members.repository.js';
 import * as repo from './notes.repository.js';
 import { previewsOf } from './preview.js';
 import * as onePostgresCall from './save.postgres.js';
@@ -76,6 +78,7 @@ export async function createNote(
       },
     }, content.length);
     if (!created) throw Errors.folderNotFound();
+    noteChanged(db, { type: 'note.created', noteId: id });
   } catch (error) {
     // The account was deleted, or (with a folder) the folder was deleted after it was found.
     if (isForeignKeyViolation(error)) throw folderId === null ? Errors.userNotFound() : Errors.folderNotFound();
@@ -132,6 +135,7 @@ export async function fileNote(
     await inWriteTransaction(db, async (trx) => {
       if (change.folder_id != null) await requireFolder(trx, ownerId, change.folder_id);
       if (!(await repo.fileNote(trx, ownerId, noteId, change))) throw Errors.noteNotFound();
+      noteChanged(trx, { type: 'note.filed', noteId });
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw Errors.folderNotFound(); // deleted after it was found
@@ -143,10 +147,17 @@ export async function fileNote(
 /** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
 export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
   const done = trashDays === 0
-    ? await repo.deleteNote(db, ownerId, noteId)
+    ? await inWriteTransaction(db, async (trx) => {
+      // The note and its members are gone after: who to tell is read first.
+      const users = anyoneListening(trx) ? await audience(trx, noteId) : [];
+      const deleted = await repo.deleteNote(trx, ownerId, noteId);
+      if (deleted) noteChanged(trx, { type: 'note.deleted', noteId, users });
+      return deleted;
+    })
     : await inWriteTransaction(db, async (trx) => {
       const trashed = await repo.trashNote(trx, ownerId, noteId, nowIso());
       if (trashed) await removeNoteTags(trx, [noteId]);
+      if (trashed) noteChanged(trx, { type: 'note.trashed', noteId });
       return trashed;
     });
   if (!done) throw Errors.noteNotFound();
@@ -201,7 +212,10 @@ export async function writeVersion(
       return advanced;
     },
   }, input.content.length);
-  if (next !== undefined) return { version: next.version, versionId, updatedAt: next.updated_at };
+  if (next !== undefined) {
+    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId });
+    return { version: next.version, versionId, updatedAt: next.updated_at };
+  }
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
   if (current >= VERSION_MAX) throw Errors.versionLimit();

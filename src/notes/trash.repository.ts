@@ -42,13 +42,14 @@ export async function expiredIds(db: Db, cutoff: string, limit: number): Promise
   return rows.map((row) => row.id);
 }
 
-/** Deletes these notes if they are still in the trash (a restore may have won the race). */
-export async function deleteTrashed(db: Db, ids: string[], cutoff: string): Promise<number> {
-  if (ids.length === 0) return 0;
-  const result = await db.deleteFrom('notes')
+/** Deletes these notes if they are still in the trash (a restore may have won the race): the ids it deleted. */
+export async function deleteTrashed(db: Db, ids: string[], cutoff: string): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.deleteFrom('notes')
     .where('id', 'in', ids)
     .where('deleted_at', 'is not', null)
     .where('deleted_at', '<=', cutoff)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
 }

@@ -8,11 +8,9 @@ import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './shares.schemas.js';
 import * as shares from './shares.service.js';
-import type { LiveEvents } from '../events/live.js';
 
 export interface ShareRoutesOptions {
   db: Db;
-  live: LiveEvents;
   publicUrl: string;
   attachments: attachments.AttachmentServices;
 }
@@ -26,7 +24,7 @@ const tags = ['sharing'];
 const publicHeaders = { 'x-robots-tag': 'noindex', 'referrer-policy': 'no-referrer' };
 
 /** Share links: the owner's management under /api/notes/{id}/shares, the public read under /api/shared. */
-export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async (app, { db, publicUrl, attachments: files, live }) => {
+export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async (app, { db, publicUrl, attachments: files }) => {
   app.post('/notes/:noteID/shares', {
     config: { policy: OWNER, failureDetail: 'Failed to create the link', docs: { errors: [404] } },
     schema: {
@@ -38,7 +36,6 @@ export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async 
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
     const created = await shares.createShare(db, publicUrl, requireUserId(request.claims!), noteId, request.body ?? {});
-    live.noteChanged('share.changed', noteId);
     return reply.code(201).send(created);
   });
 
@@ -53,7 +50,6 @@ export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async 
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
     await shares.revokeShare(db, requireUserId(request.claims!), noteId, normalizeId(request.params.shareID));
-    live.noteChanged('share.changed', noteId);
     return reply.code(204).send();
   });
 

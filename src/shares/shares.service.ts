@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
@@ -32,6 +33,7 @@ export async function createShare(db: Db, publicUrl: string, ownerId: string, no
   // 192 random bits, URL-safe.
   const row = { id: newId(), note_id: noteId, owner_id: ownerId, token: randomBytes(24).toString('base64url'), version, expires_at: expiresAt, created_at: now };
   await repo.insertShare(db, row);
+  noteChanged(db, { type: 'share.changed', noteId });
   return toShare(publicUrl, { ...row, views: 0 });
 }
 
@@ -45,6 +47,7 @@ export async function revokeShare(db: Db, ownerId: string, noteId: string, id: s
     if ((await notes.findNoteVersionNumber(db, ownerId, noteId)) === undefined) throw Errors.noteNotFound();
     throw Errors.shareNotFound();
   }
+  noteChanged(db, { type: 'share.changed', noteId });
 }
 
 /** Tokens are base64url; anything else cannot be one and is a miss without a look-up (PostgreSQL refuses NUL in text). */

@@ -7,12 +7,10 @@ import { PaginationQuery, pageOf, Timestamp, Uuid } from '../http/schemas.js';
 import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import * as trash from './trash.service.js';
-import type { LiveEvents } from '../events/live.js';
 
 export interface TrashRoutesOptions {
   db: Db;
   trashDays: number;
-  live: LiveEvents;
 }
 
 const TrashEntrySchema = Type.Object({
@@ -27,7 +25,7 @@ const tags = ['trash'];
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
-export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays, live }) => {
+export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays }) => {
 
   app.get('/', {
     config: { policy: SIGNED_IN },
@@ -42,7 +40,6 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
     schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
   }, async (request, reply) => {
     const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
-    live.noteChanged('note.restored', note.id);
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
@@ -51,9 +48,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
     schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    const users = await live.audienceOf(noteId);
     await trash.deleteFromTrash(db, requireUserId(request.claims!), noteId);
-    live.noteChanged('note.deleted', noteId, { users });
     return reply.code(204).send();
   });
 };

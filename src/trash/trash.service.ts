@@ -1,4 +1,6 @@
+import { anyoneListening, inTransaction, noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
+import { audience, audiences } from '../members/members.repository.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { getNote, type Note } from '../notes/notes.service.js';
@@ -29,15 +31,21 @@ export async function listTrash(db: Db, ownerId: string, page: Page, trashDays: 
 
 /** Puts the note back where it was: same id, versions, times; it reappears in lists and search. */
 export async function restoreFromTrash(db: Db, ownerId: string, noteId: string): Promise<Note> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     if (!(await repo.restoreNote(trx, ownerId, noteId))) throw Errors.noteNotFound();
     await restoreNoteTags(trx, ownerId, noteId);
+    noteChanged(trx, { type: 'note.restored', noteId });
   });
   return getNote(db, ownerId, noteId);
 }
 
 export async function deleteFromTrash(db: Db, ownerId: string, noteId: string): Promise<void> {
-  if (!(await repo.purgeNote(db, ownerId, noteId))) throw Errors.noteNotFound();
+  await inTransaction(db, async (trx) => {
+    // The note and its members are gone after: who to tell is read first.
+    const users = anyoneListening(trx) ? await audience(trx, noteId) : [];
+    if (!(await repo.purgeNote(trx, ownerId, noteId))) throw Errors.noteNotFound();
+    noteChanged(trx, { type: 'note.deleted', noteId, users });
+  });
 }
 
 /** Notes deleted per transaction: short write transactions keep SQLite's single writer lock brief. */
@@ -53,7 +61,12 @@ export async function purgeTrash(db: Db, now: Date, config: { trashDays: number 
   let notes = 0;
   for (;;) {
     const ids = await repo.expiredIds(db, cutoff, PURGE_BATCH);
-    notes += await repo.deleteTrashed(db, ids, cutoff);
+    notes += await inTransaction(db, async (trx) => {
+      const told = anyoneListening(trx) ? await audiences(trx, ids) : new Map<string, string[]>();
+      const deleted = await repo.deleteTrashed(trx, ids, cutoff);
+      for (const noteId of deleted) noteChanged(trx, { type: 'note.deleted', noteId, users: told.get(noteId) ?? [] });
+      return deleted.length;
+    });
     if (ids.length < PURGE_BATCH) return { notes };
   }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
 import { expectNoContent, okJson, type Note } from '../notes/support.js';
-import { deriveMissingTags } from '../../src/tags/backfill.js';
+import { deriveMissingTags } from '../../src/notes/tags-backfill.js';
 import { organiseClient } from './support.js';
 
 /** Content → the note's tags: the grammar of CONTRACT.md "Folders, tags, pins, archive". */

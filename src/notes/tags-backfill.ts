@@ -1,7 +1,7 @@
 import type { Db } from '../db/schema.js';
-import { notesWithoutTags, setMissingNoteTags } from '../notes/notes.repository.js';
-import { encodeTags, extractTags } from './extract.js';
-import { replaceNoteTags } from './tags.repository.js';
+import { notesWithoutTags, setMissingNoteTags } from './notes.repository.js';
+import { encodeTags, extractTags } from '../tags/extract.js';
+import { replaceNoteTags } from '../tags/tags.repository.js';
 
 const BATCH = 100;
 
