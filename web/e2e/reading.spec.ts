@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, test, type Page } from '@playwright/test';
-import { contentBox, expectAccessible, GOOD_PASSWORD, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { contentBox, expect, expectAccessible, GOOD_PASSWORD, signUp, test } from './fixtures';
 
 async function tokenFor(page: Page, username: string): Promise<string> {
   const login = await page.request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
