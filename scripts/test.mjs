@@ -1,74 +1,203 @@
-// Runs every test file under test/ and web/test/ with Node's test runner, on SQLite and, when
-// TEST_DATABASE_URL is set, on PostgreSQL too (the Redis tests run when TEST_REDIS_URL is set, and
-// fail when it is set but Redis does not answer); then the browser tests (web/e2e, Playwright driving
-// the system's Chromium against a real build). Stall tests run last, alone (see isStall). Extra
-// arguments are passed to `node --test` (e.g. a file to run alone); then the browser tests run only
-// if a web/e2e file is named.
+// The test runner.
+//
+//   npm test                          everything: every test file under test/ and web/test/ on SQLite
+//                                     and, when TEST_DATABASE_URL is set, on PostgreSQL too (the Redis
+//                                     tests run when TEST_REDIS_URL is set, and fail when it is set but
+//                                     Redis does not answer); then the stall tests, one file at a time;
+//                                     then the browser tests (web/e2e, Playwright driving the system's
+//                                     Chromium against a real build, two workers).
+//   npm run test:quick                the day-to-day loop (a few minutes): the node tests on SQLite
+//                                     only (TEST_DATABASE_URL and TEST_REDIS_URL are ignored), without
+//                                     the stall tests, the image test (it builds the app) and the
+//                                     browser tests.
+//   npm test -- test/notes/diff.test.ts [more files]
+//                                     those files only (on PostgreSQL too when TEST_DATABASE_URL is
+//                                     set); a web/e2e/*.spec.ts file runs in the browser (after a
+//                                     build). Other arguments go to `node --test` (e.g.
+//                                     --test-name-pattern=...).
+//
+// The TypeScript is transpiled once per run, by esbuild, file by file into .test-build/run-<pid>/
+// (same layout: src/, test/, web/test/; removed at exit), and the tests run as plain JavaScript:
+// through tsx's loader every test process paid ~1.6 CPU-s more to load the app. Tests see their
+// source directory as import.meta.dirname (fixtures, the repository root); the app's modules see
+// their compiled place as import.meta.url (its worker threads are the .js beside them). Processes
+// the tests spawn (test/helpers/entry.ts) run the same compiled src/.
+//
+// One build per run: test/ops/image.test.ts replays the Dockerfile, which builds the app; it hands
+// that build to this runner (VELLUM_TEST_DIST), and the browser tests run against it. Without it
+// (the image test not run, or failed), the runner runs `npm run build` itself.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { build } from 'esbuild';
 
-function testFiles(dir) {
+const ROOT = path.resolve(import.meta.dirname, '..');
+process.chdir(ROOT);
+
+function files(dir, suffix) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return testFiles(full);
-    return entry.name.endsWith('.test.ts') ? [full] : [];
+    if (entry.isDirectory()) return files(full, suffix);
+    return entry.name.endsWith(suffix) ? [full] : [];
   });
 }
 
 const line = '!'.repeat(78);
-const args = process.argv.slice(2);
+let args = process.argv.slice(2);
+const quick = args.includes('--quick');
+args = args.filter((a) => a !== '--quick');
 const browserArgs = args.filter((a) => a.startsWith('web/e2e/'));
-const nodeArgs = args.filter((a) => !a.startsWith('web/e2e/'));
 const namedFiles = args.some((a) => a.endsWith('.ts'));
-const files = namedFiles ? [] : [...testFiles('test'), ...testFiles('web/test')].sort();
+const nodeFiles = args.filter((a) => a.endsWith('.ts') && !a.startsWith('web/e2e/'));
+const nodeOptions = args.filter((a) => !a.endsWith('.ts'));
+const env = { ...process.env };
+if (quick) {
+  delete env.TEST_DATABASE_URL;
+  delete env.TEST_REDIS_URL;
+}
 
 const EXAMPLE = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test';
-if (!process.env.TEST_DATABASE_URL) {
-  console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: ${EXAMPLE}\n${line}`);
-}
-if (!process.env.TEST_REDIS_URL) {
-  console.warn(`${line}\n!! TEST_REDIS_URL is not set: Redis tests (shared counters, breaker recovery) are SKIPPED.\n!! Example: ${EXAMPLE}\n${line}`);
+if (quick) {
+  console.warn(`${line}\n!! test:quick: SQLite only; no PostgreSQL, Redis, stall, image or browser tests.\n!! Before a merge: ${EXAMPLE}\n${line}`);
+} else {
+  if (!env.TEST_DATABASE_URL) {
+    console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: ${EXAMPLE}\n${line}`);
+  }
+  if (!env.TEST_REDIS_URL) {
+    console.warn(`${line}\n!! TEST_REDIS_URL is not set: Redis tests (shared counters, breaker recovery) are SKIPPED.\n!! Example: ${EXAMPLE}\n${line}`);
+  }
 }
 
 // Stall tests (*stall.test.ts) time /healthz while a hostile request runs: they measure the
 // server's event loop and need the cores to themselves, so they run after the rest, one file at a
 // time. Beside another test file, its CPU-bound set-up took the server's core and failed them.
 const isStall = (file) => file.endsWith('stall.test.ts');
-const runNode = (concurrency, list) => spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...nodeArgs, ...list],
-  { stdio: 'inherit' },
-).status ?? 1;
+const IMAGE_TEST = path.join('test', 'ops', 'image.test.ts');
 
-let status = 0;
-if (!namedFiles || nodeArgs.some((a) => a.endsWith('.ts'))) {
-  status = namedFiles ? runNode(2, []) : runNode(2, files.filter((f) => !isStall(f)));
-  if (!namedFiles) {
-    const stallStatus = runNode(1, files.filter(isStall));
-    if (status === 0) status = stallStatus;
+// --- Transpiling --------------------------------------------------------------------------------
+
+const BUILD_ROOT = path.join(ROOT, '.test-build');
+const out = path.join(BUILD_ROOT, `run-${process.pid}`);
+
+/** Leftovers of runs that did not exit normally (their process is gone). */
+function removeStale() {
+  if (!fs.existsSync(BUILD_ROOT)) return;
+  for (const name of fs.readdirSync(BUILD_ROOT)) {
+    const pid = Number(/^run-(\d+)$/.exec(name)?.[1]);
+    if (!pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      fs.rmSync(path.join(BUILD_ROOT, name), { recursive: true, force: true });
+    }
   }
 }
 
-const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * import.meta.dirname in a test is its source directory: tests find the repository root and their
+ * fixtures from there. (The app's own modules keep import.meta.url, their compiled place.)
+ */
+const sourceDirname = {
+  name: 'source-dirname',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (loaded) => ({
+      contents: fs.readFileSync(loaded.path, 'utf8').replaceAll('import.meta.dirname', JSON.stringify(path.dirname(loaded.path))),
+      loader: 'ts',
+    }));
+  },
+};
+
+async function transpile() {
+  removeStale();
+  fs.mkdirSync(out, { recursive: true });
+  process.on('exit', () => fs.rmSync(out, { recursive: true, force: true }));
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+  // The app finds its web client beside src/ (src/web/web.routes.ts), as in the checkout.
+  fs.symlinkSync(path.join(ROOT, 'dist'), path.join(out, 'dist'), 'dir');
+  const common = {
+    outbase: ROOT,
+    outdir: out,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'inline',
+    logLevel: 'error',
+  };
+  // File by file (no bundling): each module stays where its relative imports and workers expect it.
+  await Promise.all([
+    build({ ...common, entryPoints: files('src', '.ts'), tsconfig: 'tsconfig.json' }),
+    build({ ...common, entryPoints: files('test', '.ts'), tsconfig: 'tsconfig.json', plugins: [sourceDirname] }),
+  // web/test imports the client's modules the bundler's way (no extensions): each test is bundled
+  // with the client code it uses; packages stay imports.
+    build({
+      ...common,
+      entryPoints: files('web/test', '.test.ts'),
+      tsconfig: 'web/test/tsconfig.json',
+      bundle: true,
+      packages: 'external',
+      plugins: [sourceDirname],
+    }),
+  ]);
+}
+
+const compiled = (file) => path.join(out, file.replace(/\.ts$/, '.js'));
+
+// --- Running ------------------------------------------------------------------------------------
+
+const runNode = (concurrency, list) => {
+  if (list.length === 0) return 0;
+  return spawnSync(
+    process.execPath,
+    ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...nodeOptions, ...list.map(compiled)],
+    { stdio: 'inherit', env },
+  ).status ?? 1;
+};
+
+const imageDist = path.join(out, 'image', 'dist');
+env.VELLUM_TEST_DIST = imageDist;
+
+let status = 0;
+if (!namedFiles || nodeFiles.length > 0) {
+  await transpile();
+  if (namedFiles) {
+    status = runNode(2, nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))));
+  } else {
+    const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')].sort()
+      .filter((f) => !(quick && f === IMAGE_TEST));
+    status = runNode(2, all.filter((f) => !isStall(f)));
+    if (!quick) {
+      const stallStatus = runNode(1, all.filter(isStall));
+      if (status === 0) status = stallStatus;
+    }
+  }
+}
+
+const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let browserSkipped = false;
-if (!namedFiles || browserArgs.length > 0) {
+if (!quick && (!namedFiles || browserArgs.length > 0)) {
   if (!fs.existsSync(chromium)) {
     browserSkipped = true;
   } else {
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-    const build = spawnSync(npm, ['run', '-s', 'build'], { stdio: 'inherit' });
+    let dist = path.join(ROOT, 'dist');
+    let build = { status: 0 };
+    if (fs.existsSync(path.join(imageDist, 'main.js'))) {
+      dist = imageDist;
+      console.log(`Browser tests: the build of the image test (${path.relative(ROOT, dist)}).`);
+    } else {
+      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+      build = spawnSync(npm, ['run', '-s', 'build'], { stdio: 'inherit', env });
+    }
     const browser = build.status !== 0 ? build : spawnSync(
       process.execPath,
       ['node_modules/@playwright/test/cli.js', 'test', '--config', 'web/e2e/playwright.config.ts', ...browserArgs],
-      { stdio: 'inherit', env: { ...process.env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium } },
+      { stdio: 'inherit', env: { ...env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium, VELLUM_E2E_DIST: dist } },
     );
     if (status === 0) status = browser.status ?? 1;
   }
 }
 
-if (!process.env.TEST_DATABASE_URL) console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
-if (!process.env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');
+if (!quick && !env.TEST_DATABASE_URL) console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
+if (!quick && !env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');
 if (browserSkipped) {
   console.warn(`${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`);
 }

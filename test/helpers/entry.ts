@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -15,9 +16,11 @@ let out: string | undefined;
  * runs the build. The source is transpiled once per test process by esbuild (file by
  * file, as tsx does it, so worker threads still find their modules beside their callers). Through
  * tsx's loader each spawned process cost ~1.5 s more CPU (a CLI run 2.3 s instead of 0.9 s), and the
- * CLI and server tests spawn dozens.
+ * CLI and server tests spawn dozens. Under scripts/test.mjs the runner has transpiled src/ already.
  */
 export function entryArgs(name: 'main' | 'cli'): string[] {
+  // Run by scripts/test.mjs, this module is itself compiled, beside the compiled src/: use that.
+  if (import.meta.url.endsWith('.js')) return ['--enable-source-maps', fileURLToPath(new URL(`../../src/${name}.js`, import.meta.url))];
   out ??= transpile();
   return ['--enable-source-maps', path.join(out, 'src', `${name}.js`)];
 }

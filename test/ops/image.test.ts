@@ -15,7 +15,8 @@ import { exitWithin, startProcess, type ServerProcess } from '../helpers/server-
  * `npm ci` reuses this checkout's node_modules (the same lockfile; a fresh install takes minutes),
  * and `npm prune --omit=dev` keeps exactly the packages the lockfile does not mark dev-only, linked
  * into a node_modules of their own and loaded with --preserve-symlinks so that nothing else resolves.
- * A step this test does not know fails it: a new Dockerfile step must be taught here.
+ * A step this test does not know fails it: a new Dockerfile step must be taught here. Under
+ * scripts/test.mjs, the build is handed on to the browser tests (VELLUM_TEST_DIST).
  */
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -224,5 +225,13 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     });
     assert.deepEqual(await exitWithin(s3, 20_000), { code: 2, signal: null }, s3.output());
     assert.match(s3.output(), /configuration error: ATTACHMENT_STORAGE=s3 needs the AWS SDK \(@aws-sdk\/client-s3, @aws-sdk\/lib-storage\), which this install left out/);
+
+    // One build per test run: scripts/test.mjs runs the browser tests against this one (a build
+    // from exactly the files the Dockerfile copies) instead of building the checkout again.
+    const handOver = process.env.VELLUM_TEST_DIST;
+    if (handOver !== undefined) {
+      fs.cpSync(path.join(buildDir, 'dist'), `${handOver}.partial`, { recursive: true });
+      fs.renameSync(`${handOver}.partial`, handOver);
+    }
   });
 });

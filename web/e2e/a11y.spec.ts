@@ -1,6 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { ADMIN } from './playwright.config';
-import { createNote, expectAccessible, GOOD_PASSWORD, logIn, uniqueName } from './fixtures';
+import { ADMIN, createNote, expect, expectAccessible, GOOD_PASSWORD, logIn, test, uniqueName } from './fixtures';
 
 // Every screen through axe-core, on a phone and a desktop, in the light and the dark scheme: the
 // other specs check the screens they drive; this one walks all of them in all four ways.

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { expectAccessible, GOOD_PASSWORD, signUp } from './fixtures';
+import { expect, expectAccessible, GOOD_PASSWORD, signUp, test } from './fixtures';
 
 test('a new access token is shown once, works for the API within its scope, and revoking it ends it', async ({ page }) => {
   await signUp(page);

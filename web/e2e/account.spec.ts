@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { GOOD_PASSWORD, logIn, signUp } from './fixtures';
+import { expect, GOOD_PASSWORD, logIn, signUp, test } from './fixtures';
 
 const NEW_PASSWORD = 'copper-Meadow-river-91-softly-turning';
 

@@ -1,8 +1,6 @@
 import fs from 'node:fs';
-import { expect, test } from '@playwright/test';
 import { unzipSync, strFromU8 } from 'fflate';
-import { ADMIN, BREACHED_PASSWORD } from './playwright.config';
-import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, logIn, openHistory, saveContent, signUp, uniqueName } from './fixtures';
+import { ADMIN, BREACHED_PASSWORD, contentBox, createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, logIn, openHistory, saveContent, signUp, test, uniqueName } from './fixtures';
 
 test('the page is served with a strict CSP and cacheable hashed assets', async ({ page, request }) => {
   const response = await request.get('/some/client/route');

@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
 
 /** 1×1 PNG. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { contentBox, createNote, expectContent, signUp } from './fixtures';
+import { contentBox, createNote, expect, expectContent, signUp, test } from './fixtures';
 
 // The page's clock is driven by the test (page.clock): "two seconds of quiet" is exact, not a sleep.
 test('a note saves by itself two seconds after the typing stops; turned off in Account, only Save saves', async ({ page }) => {

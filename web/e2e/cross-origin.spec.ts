@@ -1,6 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { GOOD_PASSWORD, uniqueName } from './fixtures';
-import { API_ORIGIN, CROSS_ORIGIN } from './playwright.config';
+import { expect, GOOD_PASSWORD, test, uniqueName } from './fixtures';
 
 // The service's own pages let scripts connect to their own origin only (CSP); a page elsewhere
 // would not have that policy. (A page Playwright makes up instead would not count as loopback,
@@ -12,8 +10,8 @@ test.use({ bypassCSP: true });
  * API on http://127.0.0.1 the way a separately hosted client would: every request with a JSON body
  * or a token is preflighted, PATCH included.
  */
-test('a client on an allowed origin labels a version with PATCH', async ({ page }) => {
-  await page.goto(`${CROSS_ORIGIN}/`);
+test('a client on an allowed origin labels a version with PATCH', async ({ page, service }) => {
+  await page.goto(`${service.crossOrigin}/`);
   const outcome = await page.evaluate(async ({ api, username, password }) => {
     const json = (method: string, path: string, body?: unknown, token?: string) => fetch(`${api}${path}`, {
       method,
@@ -25,6 +23,6 @@ test('a client on an allowed origin labels a version with PATCH', async ({ page 
     const note = await (await json('POST', '/api/notes', { title: 't', content: 'c' }, token)).json();
     const patched = await json('PATCH', `/api/notes/${note.id}/${note.version_id}`, { label: 'from afar' }, token);
     return { status: patched.status, label: (await patched.json()).label };
-  }, { api: API_ORIGIN, username: uniqueName('cors'), password: GOOD_PASSWORD });
+  }, { api: service.origin, username: uniqueName('cors'), password: GOOD_PASSWORD });
   expect(outcome).toEqual({ status: 200, label: 'from afar' });
 });

@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { contentBox, createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp, test } from './fixtures';
 
 /** The unsaved texts this browser keeps, as the editor wrote them to IndexedDB. */
 const drafts = (page: Page) => page.evaluate(() => new Promise<string[]>((resolve) => {

@@ -1,5 +1,5 @@
-import { expect, test, type Route } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, expectContent, signUp } from './fixtures';
+import type { Route } from '@playwright/test';
+import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
 
 // The CodeMirror chunk (web/src/notes/codemirror.ts, loaded on demand).
 const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;

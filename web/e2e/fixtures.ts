@@ -1,7 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
-import { expect, type Locator, type Page } from '@playwright/test';
+import { test as base, expect, type Locator, type Page } from '@playwright/test';
+import { ADMIN, BREACHED_PASSWORD } from './constants';
+
+export { expect };
 
 export const GOOD_PASSWORD = 'violet-Harbor-lantern-42-quietly';
+export { ADMIN, BREACHED_PASSWORD };
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** One Playwright worker's own service: the real build on its own port and its own SQLite file. */
+export interface Service {
+  /** The service's own origin (the pages' baseURL). */
+  origin: string;
+  /** The same server under another name (http://localhost), allowed by CORS_ORIGINS; passkeys use it. */
+  crossOrigin: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    }).on('error', reject);
+  });
+}
+
+/** Resolves once GET /readyz answers 200; rejects if the process exits first. */
+async function ready(origin: string, child: ChildProcess, output: () => string): Promise<void> {
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
+    const ok = await fetch(`${origin}/readyz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    if (i > 600) throw new Error(`the service was not ready after 60 s:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function startService(database: string): Promise<{ service: Service; child: ChildProcess }> {
+  // `npm run build` first (scripts/test.mjs does it, or hands over the image test's build).
+  const dist = process.env.VELLUM_E2E_DIST ?? path.join(ROOT, 'dist');
+  const breachPort = process.env.VELLUM_E2E_BREACH_PORT;
+  if (breachPort === undefined) throw new Error('VELLUM_E2E_BREACH_PORT is not set (web/e2e/playwright.config.ts sets it)');
+  const port = await freePort();
+  const service = { origin: `http://127.0.0.1:${port}`, crossOrigin: `http://localhost:${port}` };
+  const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: `sqlite:${database}`,
+      RATE_LIMIT: 'off',
+      PWNED_PASSWORDS_URL: `http://127.0.0.1:${breachPort}`,
+      LOG_LEVEL: 'warn',
+      ADMIN_USERNAME: ADMIN.username,
+      ADMIN_PASSWORD: ADMIN.password,
+      // The test-only Argon2 cost (refused unless NODE_ENV=test): the browser tests sign up often.
+      NODE_ENV: 'test',
+      TEST_ARGON2: 'cheap',
+      CORS_ORIGINS: service.crossOrigin,
+      // Passkeys need a host name: the passkey tests use the localhost origin.
+      PUBLIC_URL: service.crossOrigin,
+    },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += String(chunk);
+    process.stderr.write(chunk);
+  });
+  try {
+    await ready(service.origin, child, () => stderr);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return { service, child };
+}
+
+/**
+ * `test` with a service per worker: each Playwright worker starts its own server on its own SQLite
+ * file (the admin account is made from the environment on each), so specs in two workers share no
+ * data. The fake breach API (playwright.config.ts) is shared: it only answers lookups.
+ */
+export const test = base.extend<object, { service: Service }>({
+  service: [async ({}, use, workerInfo) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-e2e-${workerInfo.workerIndex}-`));
+    let started: { service: Service; child: ChildProcess } | undefined;
+    // A port taken between choosing and listening: once more on another.
+    for (let attempt = 1; started === undefined; attempt++) {
+      try {
+        started = await startService(path.join(dir, 'vellum.db'));
+      } catch (error) {
+        if (attempt === 3) throw error;
+      }
+    }
+    await use(started.service);
+    const { child } = started;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(killer);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, { scope: 'worker', timeout: 90_000 }],
+  baseURL: async ({ service }, use) => use(service.origin),
+});
 
 let counter = 0;
 export function uniqueName(prefix = 'u'): string {

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { createNote, expectAccessible, expectContent, openHistory, saveContent, signUp } from './fixtures';
+import { createNote, expect, expectAccessible, expectContent, openHistory, saveContent, signUp, test } from './fixtures';
 
 test('history: diff with word highlights, a name, compare, restore', async ({ page }) => {
   await signUp(page);

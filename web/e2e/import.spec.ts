@@ -1,6 +1,5 @@
 import fs from 'node:fs';
-import { expect, test } from '@playwright/test';
-import { createNote, expectAccessible, expectContent, signUp } from './fixtures';
+import { createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
 
 test('the Markdown export imports back, and so does a single .md file', async ({ page }) => {
   await signUp(page);

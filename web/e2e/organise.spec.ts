@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { createNote, expectAccessible, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { createNote, expect, expectAccessible, signUp, test } from './fixtures';
 
 const folders = (page: Page) => page.getByRole('navigation', { name: 'Folders' });
 const tags = (page: Page) => page.getByRole('navigation', { name: 'Tags' });

@@ -1,5 +1,5 @@
-import { expect, test, type Browser, type BrowserContext, type Page } from '@playwright/test';
-import { contentBox, createNote, expectAccessible, expectContent, openHistory, signUp } from './fixtures';
+import type { Browser, BrowserContext, Page } from '@playwright/test';
+import { contentBox, createNote, expect, expectAccessible, expectContent, openHistory, signUp, test } from './fixtures';
 
 // Two people, two browser contexts; closed after each test, passed or failed, so their pages (live
 // streams, editors) do not run on beside the tests that follow.

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { contentBox, signUp } from './fixtures';
+import { contentBox, expect, signUp, test } from './fixtures';
 
 test('the preview renders whatever the links hold, and no link breaks it', async ({ page }) => {
   const errors: string[] = [];

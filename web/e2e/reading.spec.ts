@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, test, type Page } from '@playwright/test';
-import { contentBox, expectAccessible, GOOD_PASSWORD, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { contentBox, expect, expectAccessible, GOOD_PASSWORD, signUp, test } from './fixtures';
 
 async function tokenFor(page: Page, username: string): Promise<string> {
   const login = await page.request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
@@ -101,11 +101,12 @@ async function keystrokeDurations(page: Page, type: () => Promise<void>, keys: n
 /**
  * The budget is 50 ms (issue 27). On this machine (two cores, the server and the browser on them)
  * this measures 24–32 ms, 32–40 ms with a third process keeping one core busy (before the editor
- * parsed long notes to the end in idle time: 40 and 48–56 ms; a CI run printed 80 ms). The
- * assertion guards against the old behaviour (the whole note re-rendered on the typing path: 4.2 s
- * a keystroke at 300 KB) with room for a loaded machine; the figure is printed on every run.
+ * parsed long notes to the end in idle time: 40 and 48–56 ms; a CI run printed 80 ms). The figure
+ * is printed on every run, but not asserted: a wall-clock bound fails on a busy machine (issue 38).
+ * The old behaviour (the whole note re-rendered on the typing path: 4.2 s a keystroke at 300 KB)
+ * still fails this test: its 60 keys would outlast the test's time-out.
  */
-test('a 1 MB note types smoothly with the preview on: keystroke p90 measured, far under the old seconds', async ({ page }) => {
+test('a 1 MB note types smoothly with the preview on: keystroke p90 printed, the typing reaches the preview', async ({ page }) => {
   test.slow();
   const username = await signUp(page);
   const paragraph = 'A paragraph with **bold**, _emphasis_, `code` and a [link](https://example.org) to fill the note. ';
@@ -135,7 +136,6 @@ test('a 1 MB note types smoothly with the preview on: keystroke p90 measured, fa
   }, bursts * perBurst);
   const p90 = durations[Math.floor(durations.length * 0.9)]!;
   console.log(`1 MB note, preview on: keystroke p90 ${p90} ms, max ${durations.at(-1)} ms over ${durations.length} keys`);
-  expect(p90).toBeLessThan(100);
   await expect(preview.locator('p').last()).toContainText('fill the note. word0xyz word1xyz word2xyz word3xyz word4xyz word5xyz');
 });
 

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { expectAccessible, GOOD_PASSWORD, logIn, signUp } from './fixtures';
+import { expect, expectAccessible, GOOD_PASSWORD, logIn, signUp, test } from './fixtures';
 
 /**
  * Issue #37: what an access token alone must not do (end sessions, add or remove passkeys) asks

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { GOOD_PASSWORD, signUp } from './fixtures';
+import { expect, GOOD_PASSWORD, signUp, test } from './fixtures';
 
 test('search as you type: the last word matches the start of words; a full page says there may be more', async ({ page, request }) => {
   const username = await signUp(page);

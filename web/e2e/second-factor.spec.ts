@@ -1,7 +1,6 @@
-import { expect, test, type Page } from '@playwright/test';
+import type { Page } from '@playwright/test';
 import { Secret, TOTP } from 'otpauth';
-import { expectAccessible, GOOD_PASSWORD, signUp, uniqueName } from './fixtures';
-import { CROSS_ORIGIN } from './playwright.config';
+import { expect, expectAccessible, GOOD_PASSWORD, signUp, test, uniqueName } from './fixtures';
 
 /** The code an authenticator app shows, `steps` time steps from now (one step of drift is accepted). */
 function codeFor(secret: string, steps = 0): string {
@@ -85,9 +84,9 @@ test('authenticator app: set up with a QR code, recovery codes shown once, login
   await expect(section).toContainText('Off: your password alone signs you in.');
 });
 
-test('passkeys: register two, sign in without a password, remove one; no user verification is refused', async ({ browser }) => {
+test('passkeys: register two, sign in without a password, remove one; no user verification is refused', async ({ browser, service }) => {
   // WebAuthn needs a host name, not an IP address: this test uses the localhost origin (PUBLIC_URL).
-  const context = await browser.newContext({ baseURL: CROSS_ORIGIN });
+  const context = await browser.newContext({ baseURL: service.crossOrigin });
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');

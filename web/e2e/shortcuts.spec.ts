@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { contentBox, expectAccessible, signUp } from './fixtures';
+import { contentBox, expect, expectAccessible, signUp, test } from './fixtures';
 
 test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews; single keys can be turned off', async ({ page }) => {
   await signUp(page);

@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { contentBox, createNote, expectContent, GOOD_PASSWORD, signUp } from './fixtures';
+import type { Page } from '@playwright/test';
+import { contentBox, createNote, expect, expectContent, GOOD_PASSWORD, signUp, test } from './fixtures';
 
 // Issue #27 (a client people trust with their writing), the parts done so far. Typing that gets
 // lost (1, 2, 4): every way out of a note with unsaved text asks,

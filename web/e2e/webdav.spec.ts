@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { createNote, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp } from './fixtures';
+import { createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp, test } from './fixtures';
 
 test('a WebDAV token from the account screen: a note written here is a file there, and a file saved there is the note\'s next version here', async ({ page }) => {
   const username = await signUp(page);
