@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './fixtures';
 
 // The real build on the wire: the browser asks for br and gets the build's compressed copies of the
 // page, its scripts and its styles (web/compress-plugin.ts, served by src/web/web.routes.ts).
