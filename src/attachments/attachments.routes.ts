@@ -1,10 +1,10 @@
+import { callerId } from '../http/caller.js';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError, Errors } from '../errors.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { pageOf } from '../http/schemas.js';
-import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './attachments.schemas.js';
 import * as attachments from './attachments.service.js';
@@ -41,7 +41,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
     // The multipart parser hands the handler the stream; the file part is checked as it is read.
     validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : app.validatorCompiler!(route)),
   }, async (request, reply) => {
-    const ownerId = requireUserId(request.claims!);
+    const ownerId = callerId(request);
     if (!request.isMultipart()) {
       throw Errors.unsupportedMediaType('Send the file as multipart/form-data, in a part named "file"');
     }
@@ -78,13 +78,13 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
     },
   }, async (request) => {
     const { limit, offset } = pageOf(request.query);
-    return attachments.list(services, requireUserId(request.claims!), limit, offset);
+    return attachments.list(services, callerId(request), limit, offset);
   });
 
   app.get('/usage', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to read storage usage' },
     schema: { tags, operationId: 'attachmentUsage', summary: 'Storage used and the quota', response: { 200: schemas.Usage } },
-  }, async (request) => attachments.usage(services, requireUserId(request.claims!)));
+  }, async (request) => attachments.usage(services, callerId(request)));
 
   app.get('/:attachmentID', {
     config: { policy: SIGNED_IN, failureDetail: 'Failed to read the file', docs: { errors: [404, 416], headers: { 200: ['ETag', 'Cache-Control'], 206: ['ETag', 'Cache-Control'], 304: ['ETag', 'Cache-Control'] } } },
@@ -102,7 +102,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       },
     },
   }, async (request, reply) => {
-    const row = await attachments.findReadable(services, requireUserId(request.claims!), normalizeId(request.params.attachmentID));
+    const row = await attachments.findReadable(services, callerId(request), normalizeId(request.params.attachmentID));
     return sendAttachment(services, request, reply, row);
   });
 
@@ -114,7 +114,7 @@ export const attachmentRoutes: FastifyPluginAsyncTypebox<AttachmentRoutesOptions
       params: schemas.AttachmentParams,
     },
   }, async (request, reply) => {
-    await attachments.remove(services, requireUserId(request.claims!), normalizeId(request.params.attachmentID));
+    await attachments.remove(services, callerId(request), normalizeId(request.params.attachmentID));
     return reply.code(204).send();
   });
 };

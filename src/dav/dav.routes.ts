@@ -1,7 +1,7 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { sendAttachment } from '../attachments/serve.js';
 import { Errors } from '../errors.js';
-import { requireUserId } from '../http/access.js';
 import { ALLOW, DAV_METHODS, METHODS } from './dav-methods.js';
 import { pathOfUrl, segmentsOf, type Segments } from './dav-path.js';
 import { davBody, type DavBody, type DavHeaders } from './dav-request.js';
@@ -108,7 +108,7 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (a
     if (request.method === 'OPTIONS') {
       return reply.header('allow', ALLOW).header('ms-author-via', 'DAV').header('accept-ranges', 'bytes').code(200).send();
     }
-    const ownerId = requireUserId(request.claims!);
+    const ownerId = callerId(request);
     // A fragment never belongs in a request (litmus's delete_fragment): refused, not cut off.
     if (request.url.includes('#')) throw Errors.invalidDavRequest('The request path must not hold a fragment (#)');
     const segments = segmentsOf(pathOfUrl(request.url));

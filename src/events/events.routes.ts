@@ -1,6 +1,6 @@
+import { callerClaims, callerId } from '../http/caller.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { Errors } from '../errors.js';
-import { requireUserId } from '../http/access.js';
 import type { LiveEvents } from './live.js';
 import type { StreamCredential } from './stream-credentials.js';
 
@@ -22,8 +22,8 @@ export const eventsRoutes: FastifyPluginAsync<{ live: LiveEvents; headers: Recor
       response: { 200: { description: 'the event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
     },
   }, async (request, reply) => {
-    const userId = requireUserId(request.claims!);
-    const claims = request.claims!;
+    const userId = callerId(request);
+    const claims = callerClaims(request);
     const personal = request.personalToken;
     // A personal token was just looked up by the access layer; an access token's session was not.
     const credential: StreamCredential = personal === null

@@ -1,9 +1,9 @@
+import { callerId } from '../http/caller.js';
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { Query, Timestamp, Uuid } from '../http/schemas.js';
 import { exportDocument, exportOwner } from './export.service.js';
@@ -142,7 +142,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     },
   }, async (request, reply) => {
     const { format = 'json' } = request.query;
-    const owner = await exportOwner(db, requireUserId(request.claims!));
+    const owner = await exportOwner(db, callerId(request));
     const now = new Date();
     if (format === 'markdown') {
       const zip = logFailure(request, markdownZip(db, owner.id, attachments.storage));
@@ -181,7 +181,7 @@ export const exportRoutes: FastifyPluginAsyncTypebox<ExportRoutesOptions> = asyn
     // same ImportDocument schema (import.validate.ts). Every other part is validated as usual.
     validatorCompiler: (route) => (route.httpPart === 'body' ? () => true : app.validatorCompiler!(route)),
   }, async (request, reply) => {
-    const ownerId = requireUserId(request.claims!);
+    const ownerId = callerId(request);
     const { existing = 'copy' } = request.query;
     const length = request.headers['content-length'] === undefined ? undefined : Number(request.headers['content-length']);
     // No body at all (no content type, so no parser ran) reads as an empty one: 400 naming what is missing.

@@ -1,8 +1,8 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
-import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './folders.schemas.js';
@@ -32,7 +32,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
       description: 'Flat, ordered by name; `parent_id` builds the tree.',
       response: { 200: Type.Array(schemas.FolderListRowSchema) },
     },
-  }, async (request) => folders.listFolders(db, requireUserId(request.claims!)));
+  }, async (request) => folders.listFolders(db, callerId(request)));
 
   app.post('/', {
     config: { policy: SIGNED_IN, invalidBody, docs: { errors: [404, 409], headers: { 201: ['Location'] } } },
@@ -46,7 +46,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
     },
   }, async (request, reply) => {
     const { name, parent_id } = request.body;
-    const folder = await folders.createFolder(db, requireUserId(request.claims!), {
+    const folder = await folders.createFolder(db, callerId(request), {
       name, ...(parent_id != null && { parent_id: normalizeId(parent_id) }),
     }, checkpoint);
     return reply.code(201).header('location', `/api/folders/${folder.id}`).send(folder);
@@ -65,7 +65,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
     },
   }, async (request) => {
     const { name, parent_id } = request.body;
-    return folders.updateFolder(db, requireUserId(request.claims!), folderId(request.params), {
+    return folders.updateFolder(db, callerId(request), folderId(request.params), {
       ...(name !== undefined && { name }),
       ...(parent_id !== undefined && { parent_id: parent_id === null ? null : normalizeId(parent_id) }),
     }, checkpoint);
@@ -79,7 +79,7 @@ export const foldersRoutes: FastifyPluginAsyncTypebox<FoldersRoutesOptions> = as
       params: schemas.FolderParams,
     },
   }, async (request, reply) => {
-    await folders.deleteFolder(db, requireUserId(request.claims!), folderId(request.params), trashDays, takeNotes);
+    await folders.deleteFolder(db, callerId(request), folderId(request.params), trashDays, takeNotes);
     return reply.code(204).send();
   });
 };

@@ -5,7 +5,6 @@ import type { Claims } from './caller.js';
 import type { PolicyLayer } from './route-policy.js';
 
 /** Routes turn the verified claims into the caller's id (services take the id, never claims; see caller.ts). */
-export { requireUserId } from './caller.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,8 +1,8 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './members.schemas.js';
 import * as members from './members.service.js';
@@ -59,7 +59,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, {
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
     const userId = normalizeId(request.params.userID);
-    await members.removeMember(db, requireUserId(request.claims!), noteOwnerOf(request), noteId, userId);
+    await members.removeMember(db, callerId(request), noteOwnerOf(request), noteId, userId);
     return reply.code(204).send();
   });
 };

@@ -1,7 +1,7 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/schema.js';
 import type { PolicyLayer } from '../http/route-policy.js';
-import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import { actingOwner, OwnerCache } from './members.service.js';
 
@@ -25,7 +25,7 @@ export function noteAccess(app: FastifyInstance, db: Db): PolicyLayer {
     return {
       preHandler: [async (request: FastifyRequest) => {
         const noteId = normalizeId((request.params as { noteID: string }).noteID);
-        request.noteOwner = await actingOwner(db, owners, requireUserId(request.claims!), noteId, note);
+        request.noteOwner = await actingOwner(db, owners, callerId(request), noteId, note);
       }],
     };
   };

@@ -1,7 +1,7 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
-import { requireUserId } from '../http/access.js';
 import { noteOwnerOf } from '../members/note-access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery, isTrue, pageOf } from '../http/schemas.js';
@@ -61,7 +61,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     },
   }, async (request, reply) => {
     const { folder_id, ...text } = request.body ?? {};
-    const note = await notes.createNote(db, requireUserId(request.claims!), {
+    const note = await notes.createNote(db, callerId(request), {
       ...text, ...(folder_id != null && { folder_id: normalizeId(folder_id) }),
     });
     return reply.code(201).header('location', `/api/notes/${note.id}`).header('etag', `"${note.version}"`).send(note);
@@ -83,7 +83,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
     const { limit, offset = 0, folder, tag, pinned, archived } = request.query;
     // Without a limit every note is returned; an offset alone still pages from there.
     const page = limit === undefined && offset === 0 ? undefined : { limit: limit ?? Number.MAX_SAFE_INTEGER, offset };
-    const { rows, total } = await notes.listNotes(db, requireUserId(request.claims!), {
+    const { rows, total } = await notes.listNotes(db, callerId(request), {
       folder: folder === undefined || folder === 'root' ? folder : normalizeId(folder),
       tag,
       pinned: pinned === undefined ? undefined : isTrue(pinned),
@@ -162,7 +162,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
-    const author = requireUserId(request.claims!);
+    const author = callerId(request);
     const version = await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
     return reply.code(204).header('etag', `"${version}"`).send();
   });
@@ -200,7 +200,7 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
-    const author = requireUserId(request.claims!);
+    const author = callerId(request);
     const note = await history.restoreVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
     return reply.code(201).header('location', `/api/notes/${noteId}/${note.version_id}`).header('etag', `"${note.version}"`).send(note);
   });

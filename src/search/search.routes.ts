@@ -1,8 +1,8 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { DatabaseConfig } from '../config.js';
 import type { Db } from '../db/schema.js';
-import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { BooleanString, isTrue, Limit, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { FolderFilter } from '../folders/folders.schemas.js';
@@ -67,7 +67,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = asyn
     },
   }, async (request) => {
     const { q, history, limit = DEFAULT_LIMIT, offset = 0, folder, tag, archived } = request.query;
-    return searchNotes(context, requireUserId(request.claims!), {
+    return searchNotes(context, callerId(request), {
       q, history: isTrue(history), limit, offset, tag, archived: isTrue(archived),
       folder: folder === undefined ? undefined : folder === 'root' ? null : normalizeId(folder),
     });

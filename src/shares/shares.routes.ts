@@ -1,10 +1,10 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import * as attachments from '../attachments/attachments.service.js';
 import { sendAttachment } from '../attachments/serve.js';
 import type { Db } from '../db/schema.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { requireUserId } from '../sessions/tokens.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './shares.schemas.js';
 import * as shares from './shares.service.js';
@@ -35,21 +35,21 @@ export const shareRoutes: FastifyPluginAsyncTypebox<ShareRoutesOptions> = async 
     },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    const created = await shares.createShare(db, publicUrl, requireUserId(request.claims!), noteId, request.body ?? {});
+    const created = await shares.createShare(db, publicUrl, callerId(request), noteId, request.body ?? {});
     return reply.code(201).send(created);
   });
 
   app.get('/notes/:noteID/shares', {
     config: { policy: OWNER, failureDetail: 'Failed to list the links', docs: { errors: [404] } },
     schema: { tags, operationId: 'listShares', summary: 'The note\'s share links, newest first', params: schemas.NoteParams, response: { 200: Type.Array(schemas.ShareSchema) } },
-  }, async (request) => shares.listShares(db, publicUrl, requireUserId(request.claims!), normalizeId(request.params.noteID)));
+  }, async (request) => shares.listShares(db, publicUrl, callerId(request), normalizeId(request.params.noteID)));
 
   app.delete('/notes/:noteID/shares/:shareID', {
     config: { policy: OWNER, failureDetail: 'Failed to revoke the link', docs: { noContent: true, errors: [404] } },
     schema: { tags, operationId: 'revokeShare', summary: 'Revoke a share link', description: 'Effective at once.', params: schemas.ShareParams },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    await shares.revokeShare(db, requireUserId(request.claims!), noteId, normalizeId(request.params.shareID));
+    await shares.revokeShare(db, callerId(request), noteId, normalizeId(request.params.shareID));
     return reply.code(204).send();
   });
 

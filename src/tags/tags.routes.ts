@@ -1,7 +1,7 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { countTags } from './tags.repository.js';
 
@@ -21,5 +21,5 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { d
         + 'then 1 to 64 letters, digits (not only digits), `_`, `-` or `/`, outside code spans and fenced code blocks. Sorted by name.',
       response: { 200: Type.Array(TagCountSchema) },
     },
-  }, async (request) => countTags(db, requireUserId(request.claims!)));
+  }, async (request) => countTags(db, callerId(request)));
 };

@@ -1,7 +1,7 @@
+import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
-import { requireUserId } from '../http/access.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { PaginationQuery, pageOf, Timestamp, Uuid } from '../http/schemas.js';
 import { NoteParams, NoteSchema } from '../notes/notes.schemas.js';
@@ -33,13 +33,13 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
       tags, summary: 'Notes in the trash, most recently deleted first',
       querystring: PaginationQuery, response: { 200: Type.Array(TrashEntrySchema) },
     },
-  }, async (request) => trash.listTrash(db, requireUserId(request.claims!), pageOf(request.query), trashDays));
+  }, async (request) => trash.listTrash(db, callerId(request), pageOf(request.query), trashDays));
 
   app.post('/:noteID/restore', {
     config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
     schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
   }, async (request, reply) => {
-    const note = await trash.restoreFromTrash(db, requireUserId(request.claims!), normalizeId(request.params.noteID));
+    const note = await trash.restoreFromTrash(db, callerId(request), normalizeId(request.params.noteID));
     return reply.header('etag', `"${note.version}"`).send(note);
   });
 
@@ -48,7 +48,7 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
     schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
   }, async (request, reply) => {
     const noteId = normalizeId(request.params.noteID);
-    await trash.deleteFromTrash(db, requireUserId(request.claims!), noteId);
+    await trash.deleteFromTrash(db, callerId(request), noteId);
     return reply.code(204).send();
   });
 };
