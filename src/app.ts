@@ -64,7 +64,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot, merging saves). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -187,7 +187,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live });
+  await app.register(notesRoutes, {
+    prefix: '/api/notes', db: database.db, trashDays: config.trashDays, live, ...(checkpoint === undefined ? {} : { checkpoint }),
+  });
   await app.register(memberRoutes, { prefix: '/api', db: database.db, live });
   await app.register(searchRoutes, {
     prefix: '/api/notes/search', db: database.db,
