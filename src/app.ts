@@ -74,7 +74,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot, merging saves). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -215,7 +215,9 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
     await auth.register(auditRoutes, { db: database.db });
   }, { prefix: '/api/auth' });
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
-  await app.register(notesRoutes, { prefix: '/api/notes', db: database.db, trashDays: config.trashDays });
+  await app.register(notesRoutes, {
+    prefix: '/api/notes', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
+  });
   await app.register(sharedWithMeRoutes, { prefix: '/api', db: database.db });
   await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {

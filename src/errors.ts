@@ -96,6 +96,11 @@ export const Errors = {
     new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {
       current_version: current,
     }, { etag: `"${current}"` }),
+  /** A save with ?merge=true whose changes overlap the current version's (notes/merge.ts has the conflicts' shape). */
+  mergeConflict: (current: number, conflicts: unknown[]) =>
+    new AppError(409, 'merge_conflict', `Your changes and the note's current version (${current}) change the same lines; nothing was saved`, {
+      current_version: current, conflicts,
+    }),
   contentTooLarge: (detail: string) => new AppError(413, 'content_too_large', detail),
   tooManyRequests: (retryAfterSeconds: number) =>
     new AppError(429, 'too_many_requests', `Too many requests; retry in ${retryAfterSeconds} seconds`, {

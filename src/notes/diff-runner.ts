@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../shared/worker.js';
 import { Errors } from '../errors.js';
 import { diffJson } from './diff.js';
+import { type MergeOutcome, mergeContent } from './merge.js';
 
 /**
  * A diff runs inline only when it is trivially cheap whatever the texts hold: Myers' search costs
@@ -25,6 +26,8 @@ export const MAX_WAIT_MS = 500;
 export interface DiffRunner {
   /** The diff as UTF-8 JSON: `{stats, complete, hunks, unified}` (see diffJson). */
   run(from: string, to: string, context: number, header: string): Promise<Buffer>;
+  /** A three-way merge of contents (merge.ts), on the same worker and queue as diffs unless trivial. */
+  merge(base: string, ours: string, theirs: string): Promise<MergeOutcome>;
   close(): Promise<void>;
 }
 
@@ -42,13 +45,17 @@ export function isTrivial(from: string, to: string): boolean {
   return lineCount(from, INLINE_MAX_LINES) + lineCount(to, INLINE_MAX_LINES) <= INLINE_MAX_LINES;
 }
 
+/** What the worker is sent: a diff, or with `kind: 'merge'` a merge (see diff.worker.ts). */
+type Task =
+  | { kind: 'diff'; from: string; to: string; context: number; header: string }
+  | { kind: 'merge'; base: string; ours: string; theirs: string };
+
 interface Job {
   id: number;
-  from: string;
-  to: string;
-  context: number;
-  header: string;
-  resolve: (json: Buffer) => void;
+  task: Task;
+  /** The texts' length, counted against QUEUE_MAX_CHARS while the job waits. */
+  chars: number;
+  resolve: (answer: Buffer | MergeOutcome) => void;
   reject: (error: Error) => void;
   timer: NodeJS.Timeout | undefined;
 }
@@ -69,7 +76,7 @@ export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHA
 
   const leave = (job: Job) => {
     clearTimeout(job.timer);
-    waitingChars -= job.from.length + job.to.length;
+    waitingChars -= job.chars;
   };
   const failAll = (error: Error) => {
     running?.reject(error);
@@ -80,12 +87,13 @@ export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHA
   const start = () => {
     const w = spawnWorker();
     w.unref();
-    w.on('message', (message: { id: number; bytes?: Uint8Array; error?: string }) => {
+    w.on('message', (message: { id: number; bytes?: Uint8Array; outcome?: MergeOutcome; error?: string }) => {
       const job = running;
       if (job === undefined || job.id !== message.id) return;
       running = undefined;
       const bytes = message.bytes;
       if (bytes !== undefined) job.resolve(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      else if (message.outcome !== undefined) job.resolve(message.outcome);
       else job.reject(new Error(`diff worker: ${message.error}`));
       next();
     });
@@ -103,26 +111,34 @@ export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHA
     leave(job);
     running = job;
     worker ??= start();
-    worker.postMessage({ id: job.id, from: job.from, to: job.to, context: job.context, header: job.header });
+    worker.postMessage({ id: job.id, ...job.task });
+  };
+  const enqueue = (task: Task, chars: number) => {
+    if (waitingChars + chars > limits.maxChars) return Promise.reject(Errors.busy(1));
+    return new Promise<Buffer | MergeOutcome>((resolve, reject) => {
+      const job: Job = { id: nextId++, task, chars, resolve, reject, timer: undefined };
+      job.timer = setTimeout(() => {
+        const at = waiting.indexOf(job);
+        if (at === -1) return;
+        waiting.splice(at, 1);
+        leave(job);
+        reject(Errors.busy(1));
+      }, limits.maxWaitMs);
+      waiting.push(job);
+      waitingChars += chars;
+      next();
+    });
   };
 
   return {
     run(from, to, context, header) {
       if (isTrivial(from, to)) return Promise.resolve(Buffer.from(diffJson(from, to, context, header)));
-      if (waitingChars + from.length + to.length > limits.maxChars) return Promise.reject(Errors.busy(1));
-      return new Promise<Buffer>((resolve, reject) => {
-        const job: Job = { id: nextId++, from, to, context, header, resolve, reject, timer: undefined };
-        job.timer = setTimeout(() => {
-          const at = waiting.indexOf(job);
-          if (at === -1) return;
-          waiting.splice(at, 1);
-          leave(job);
-          reject(Errors.busy(1));
-        }, limits.maxWaitMs);
-        waiting.push(job);
-        waitingChars += from.length + to.length;
-        next();
-      });
+      return enqueue({ kind: 'diff', from, to, context, header }, from.length + to.length) as Promise<Buffer>;
+    },
+    merge(base, ours, theirs) {
+      // Trivial when the two sides together are (a merge's searches compare base with each side).
+      if (isTrivial(base + ours, theirs)) return Promise.resolve(mergeContent(base, ours, theirs));
+      return enqueue({ kind: 'merge', base, ours, theirs }, base.length + ours.length + theirs.length) as Promise<MergeOutcome>;
     },
     async close() {
       const w = worker;

@@ -1,5 +1,6 @@
 import { callerId } from '../http/caller.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
 import { noteOwnerOf } from '../members/note-access.js';
@@ -10,12 +11,15 @@ import { ifMatchVersions } from './if-match.js';
 import * as schemas from './notes.schemas.js';
 import * as notes from './notes.service.js';
 import * as history from './history.service.js';
+import * as merging from './merge.service.js';
 import { createDiffRunner } from './diff-runner.js';
 
 export interface NotesRoutesOptions {
   db: Db;
   /** TRASH_DAYS: DELETE moves a note to the trash, or deletes it at once when 0. */
   trashDays: number;
+  /** Tests only: pauses at named steps (a merging save's `notes:merge-read`). */
+  checkpoint?: (step: string) => Promise<void>;
 }
 
 /** 1 MiB of content may grow sixfold when every character is JSON-escaped as \u0000. */
@@ -38,7 +42,7 @@ const EDIT: RoutePolicy = { auth: 'access', note: 'editor' };
 const OWN: RoutePolicy = { auth: 'access', note: 'owner' };
 const tags = ['notes'];
 
-export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays }) => {
+export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async (app, { db, trashDays, checkpoint }) => {
   const diffRunner = createDiffRunner();
   app.addHook('onClose', async () => diffRunner.close());
 
@@ -149,22 +153,38 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
 
   app.post('/:noteID/versions', {
     bodyLimit: NOTE_BODY_LIMIT,
-    config: { policy: EDIT, invalidBody, docs: { errors: [412], noContent: true, headers: { 204: ['ETag'], 412: ['ETag'] } } },
+    config: {
+      policy: EDIT, invalidBody,
+      docs: { errors: [409, 412], noContent: true, headers: { 201: ['Location', 'ETag'], 204: ['ETag'], 412: ['ETag'] } },
+    },
     schema: {
       tags,
       operationId: 'addVersion',
       summary: 'Save a new version',
-      description: 'Adds the next version. With If-Match, only when the note is still at that version (else 412 naming the current one).',
+      description: 'Adds the next version: 204 with its ETag. With If-Match, only when the note is still at that version (else 412 naming the current one). '
+        + 'With merge=true and a stale If-Match, the body is merged with the changes made since that version: 201 with the note as saved and `merged: true`, '
+        + 'or 409 `merge_conflict` listing where both changed, saving nothing (docs/api.md, Notes).',
       params: schemas.NoteParams,
+      querystring: schemas.AddVersionQuery,
       headers: schemas.IfMatchHeaders,
       body: schemas.NewVersionBody,
+      response: {
+        201: schemas.MergedNoteSchema,
+        204: Type.Null({ description: 'No content' }),
+        409: { description: 'Conflict', content: { 'application/problem+json': { schema: schemas.SaveConflictProblem } } },
+      },
     },
   }, async (request, reply) => {
     const expected = ifMatchVersions(request.headers['if-match']);
     const noteId = normalizeId(request.params.noteID);
     const author = callerId(request);
-    const version = await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author);
-    return reply.code(204).header('etag', `"${version}"`).send();
+    const saved = request.query.merge === 'true'
+      ? await merging.addVersionMerging(db, diffRunner, noteOwnerOf(request), noteId, request.body, expected, author, checkpoint)
+      : { merged: false as const, version: await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author) };
+    const version = saved.merged ? saved.note.version : saved.version;
+    if (!saved.merged) return reply.code(204).header('etag', `"${version}"`).send(null);
+    return reply.code(201).header('location', `/api/notes/${noteId}/${saved.note.version_id}`).header('etag', `"${version}"`)
+      .send({ ...saved.note, merged: true });
   });
 
   app.get('/:noteID/diff', {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { explain } from '../shared/validation/schema-rules.js';
 import { FolderFilter } from '../folders/folders.schemas.js';
 import { TagFilter } from '../tags/tags.schemas.js';
-import { BooleanString, Limit, NullableUuid, Offset, Query, Timestamp, Uuid } from '../http/schemas.js';
+import { BooleanString, Limit, NullableUuid, Offset, ProblemSchema, Query, Timestamp, Uuid } from '../http/schemas.js';
 import { LABEL_MAX_CHARACTERS, LABEL_PATTERN, LABEL_RULE, TITLE_MAX_CHARACTERS, WELL_FORMED_PATTERN, WELL_FORMED_RULE } from './version-rules.js';
 
 export { CONTENT_MAX_BYTES, TITLE_MAX_CHARACTERS } from './version-rules.js';
@@ -157,6 +157,40 @@ export const NotesQuery = Query({
   }), 'must be true or false')),
   archived: Type.Optional(BooleanString('true: only archived notes; false: only the others')),
 });
+
+/** POST /notes/{id}/versions: `merge` is `true` or `false` and nothing else (docs/api.md, Notes). */
+export const AddVersionQuery = Query({
+  merge: Type.Optional(explain(Type.Enum(['true', 'false'], {
+    description: 'true: with a stale If-Match, merge the body with the changes made since that version (201, or 409 `merge_conflict`) '
+      + 'instead of answering 412; default false',
+  }), 'must be true or false')),
+});
+
+const LineRange = Type.Object({
+  start: Type.Integer({ minimum: 1, description: '1-based number of the first line; for an empty range, the number the next line has' }),
+  end: Type.Integer({ minimum: 0, description: 'number of the last line, inclusive; start - 1 for an empty range' }),
+  text: Type.String({ description: 'the lines, each with its line ending: exactly that part of the text' }),
+});
+
+export const MergeConflictSchema = Type.Object({
+  field: Type.Union([Type.Literal('title'), Type.Literal('content')], { description: 'title: the whole title is line 1 of each side' }),
+  base: LineRange,
+  ours: LineRange,
+  theirs: LineRange,
+}, { $id: 'MergeConflict', description: 'one place both sides changed: the lines in the If-Match version (base), the body (ours) and the current version (theirs)' });
+
+/** 409 of a save: `version_limit`, or `merge_conflict` with the conflicts and the current version. */
+export const SaveConflictProblem = Type.Object({
+  ...ProblemSchema.properties,
+  current_version: Type.Optional(Type.Integer({ minimum: 1, description: 'merge_conflict: the version the body was merged with' })),
+  conflicts: Type.Optional(Type.Array(MergeConflictSchema, { description: 'merge_conflict: every place both sides changed, in order, the title first' })),
+}, { additionalProperties: true, description: 'RFC 9457 problem details' });
+
+/** 201 of a merged save: the note as saved, and `merged`. */
+export const MergedNoteSchema = Type.Object({
+  ...NoteSchema.properties,
+  merged: Type.Literal(true, { description: 'the body was merged with the changes made since the If-Match version' }),
+}, { $id: 'MergedNote' });
 
 const IF_MATCH_DESCRIPTION = 'the ETag of the note\'s current version (from GET /api/notes/{noteID}, like "3"), or * for any; '
   + 'a stale one gives 412; weak tags never match';
