@@ -21,7 +21,7 @@ export function createApi(baseUrl: string) {
       signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
-    let body: unknown = undefined;
+    let body: unknown ;
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch {

@@ -1,4 +1,4 @@
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import * as attachmentsRepo from '../attachments/attachments.repository.js';
 import { upload, type AttachmentServices } from '../attachments/attachments.service.js';
 import { Errors } from '../errors.js';

@@ -2,7 +2,7 @@ import { allAttachments } from '../attachments/attachments.repository.js';
 import type { AttachmentStorage } from '../attachments/storage.js';
 import { folderTree } from '../folders/folders.service.js';
 import { FOLDER_MAX_DEPTH } from '../folders/folder-limits.js';
-import { PassThrough, Readable } from 'node:stream';
+import { type PassThrough, Readable } from 'node:stream';
 import yazl from 'yazl';
 import type { Db } from '../db/schema.js';
 import * as repo from './export.repository.js';

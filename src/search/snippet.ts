@@ -102,7 +102,7 @@ function bestMatch(matches: Match[], _clauses: number): { index: number; score: 
       bestScore = seen.size;
     }
   }
-  return { index: best, score: bestScore, anchor: matches[best]?.words[0]![0] ?? 0 };
+  return { index: best, score: bestScore, anchor: matches[best]?.words[0]?.[0] ?? 0 };
 }
 
 export interface Snippet {

@@ -9,6 +9,7 @@
 const RUN = /[\p{L}\p{N}\p{M}]+/gu;
 /** After folding, a run may still fall apart (½ becomes 1⁄2): terms are runs of letters and digits. */
 const PIECE = /[\p{L}\p{N}]+/gu;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the whole ASCII range, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 const MARKS = /\p{M}+/gu;
 

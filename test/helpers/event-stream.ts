@@ -1,5 +1,5 @@
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /** An event a stream received. */

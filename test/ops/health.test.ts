@@ -71,7 +71,7 @@ for (const kind of databaseKinds) {
 }
 
 /** A TCP proxy that can be stopped (every live connection cut) and started again on the same port. */
-class Proxy {
+class StoppableProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   private cut: (() => void) | undefined;
@@ -129,7 +129,7 @@ class Proxy {
 if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
   describe('database outage [postgres]', () => {
     let scratch: ScratchDatabase;
-    let proxy: Proxy;
+    let proxy: StoppableProxy;
     let database: Database;
     let app: FastifyInstance;
     let session: Session;
@@ -142,7 +142,7 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
       await migrateToLatest(direct.db);
       await direct.close();
       const real = new URL(scratch.url);
-      proxy = new Proxy({ host: real.hostname, port: Number(real.port || 5432) });
+      proxy = new StoppableProxy({ host: real.hostname, port: Number(real.port || 5432) });
       await proxy.start();
       const viaProxy = new URL(scratch.url);
       viaProxy.hostname = '127.0.0.1';

@@ -90,7 +90,8 @@ async function startService(database: string): Promise<{ service: Service; child
  * data. The fake breach API (playwright.config.ts) is shared: it only answers lookups.
  */
 export const test = base.extend<object, { service: Service }>({
-  service: [async ({}, use, workerInfo) => {
+  service: [// biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring; it has none
+    async ({}, use, workerInfo) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-e2e-${workerInfo.workerIndex}-`));
     let started: { service: Service; child: ChildProcess } | undefined;
     // A port taken between choosing and listening: once more on another.
