@@ -30,7 +30,8 @@ const storage = args.storage === 's3' ? 's3' : 'database';
 const FILES = Number(args.files);
 const MiB = 1024 * 1024;
 const SIZE = 10 * MiB;
-const log = (message: string) => process.stdout.write(`[attachments bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const log = (message: string) =>
+  process.stdout.write(`[attachments bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 /** A local S3-compatible server (s3rver, from npm) with the bucket "bench"; posts its port. */
 const S3_SERVER = `
@@ -43,7 +44,7 @@ s3.configureBuckets().then(() => {
   server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 });
 `;
- /** Uploads random files of `size` bytes until told to stop; says when it starts, and how many it finished. */
+/** Uploads random files of `size` bytes until told to stop; says when it starts, and how many it finished. */
 const UPLOAD_LOOP = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { randomBytes } = require('node:crypto');
@@ -72,18 +73,33 @@ async function main() {
   if (storage === 's3') {
     // s3rver runs on a thread of its own: in this one it would take the event loop that times the GETs.
     s3Worker = new Worker(S3_SERVER, { eval: true, workerData: { directory: path.join(home, 's3') } });
-    const port = await new Promise<number>((resolve, reject) => s3Worker!.once('message', resolve).once('error', reject));
+    const port = await new Promise<number>((resolve, reject) =>
+      s3Worker!.once('message', resolve).once('error', reject),
+    );
     s3Env = {
-      ATTACHMENT_STORAGE: 's3', S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_BUCKET: 'bench',
-      S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'on',
+      ATTACHMENT_STORAGE: 's3',
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_BUCKET: 'bench',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'on',
     };
   }
   const server = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '..'),
     env: {
-      DATABASE_URL: scratch.url, HOME: home, PORT: '0', HOST: '127.0.0.1', JWT_SECRET: randomBytes(32).toString('hex'),
-      CSRF_SECRET: randomBytes(32).toString('hex'), PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info',
-      SHUTDOWN_DRAIN_SECONDS: '0', MALLOC_MMAP_THRESHOLD_: '1048576', ...s3Env,
+      DATABASE_URL: scratch.url,
+      HOME: home,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      CSRF_SECRET: randomBytes(32).toString('hex'),
+      PWNED_PASSWORDS_URL: 'off',
+      RATE_LIMIT: 'off',
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DRAIN_SECONDS: '0',
+      MALLOC_MMAP_THRESHOLD_: '1048576',
+      ...s3Env,
     },
   });
   try {
@@ -94,7 +110,13 @@ async function main() {
     await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify(user) });
     const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify(user) });
     const auth = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` };
-    const note = (await (await fetch(`${base}/api/notes`, { method: 'POST', headers: { ...auth, ...json }, body: JSON.stringify({ title: 'n', content: 'x'.repeat(1000) }) })).json()) as { id: string };
+    const note = (await (
+      await fetch(`${base}/api/notes`, {
+        method: 'POST',
+        headers: { ...auth, ...json },
+        body: JSON.stringify({ title: 'n', content: 'x'.repeat(1000) }),
+      })
+    ).json()) as { id: string };
 
     const upload = async (bytes: Buffer) => {
       const form = new FormData();
@@ -120,7 +142,9 @@ async function main() {
     await download(await upload(randomBytes(SIZE)));
     const idle = rssMiB(pid);
     let peak = idle;
-    const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(pid)); }, 10);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMiB(pid));
+    }, 10);
 
     const files = Array.from({ length: FILES }, () => randomBytes(SIZE));
     const ids: string[] = [];
@@ -139,7 +163,10 @@ async function main() {
     for (let i = 0; i < 300; i++) quiet.push(await getNote());
     // The other client uploads from its own thread: in this one, building and sending 10 MiB bodies
     // would delay the GET timings here, and the figure would be the load generator's, not the server's.
-    const loader = new Worker(UPLOAD_LOOP, { eval: true, workerData: { url: `${base}/api/attachments`, auth, size: SIZE } });
+    const loader = new Worker(UPLOAD_LOOP, {
+      eval: true,
+      workerData: { url: `${base}/api/attachments`, auth, size: SIZE },
+    });
     await new Promise((resolve) => loader.once('message', resolve)); // its first upload is under way
     const loaded: number[] = [];
     for (let i = 0; i < 300; i++) loaded.push(await getNote());
@@ -149,7 +176,12 @@ async function main() {
     clearInterval(sampler);
 
     const results = {
-      date: new Date().toISOString(), db: kind, storage, file_mib: SIZE / MiB, files: FILES, cpus: os.cpus().length,
+      date: new Date().toISOString(),
+      db: kind,
+      storage,
+      file_mib: SIZE / MiB,
+      files: FILES,
+      cpus: os.cpus().length,
       upload_mb_per_s: round((FILES * SIZE) / 1e6 / (uploadMs / 1000)),
       download_mb_per_s: round((FILES * SIZE) / 1e6 / (downloadMs / 1000)),
       server_cpu_ms_per_upload: round(uploadCpu / FILES),
@@ -163,7 +195,11 @@ async function main() {
     };
     log(JSON.stringify(results));
     if (!args['no-write']) {
-      const out = path.join(import.meta.dirname, 'results', `attachments-${kind}-${storage}-${results.date.slice(0, 10)}.json`);
+      const out = path.join(
+        import.meta.dirname,
+        'results',
+        `attachments-${kind}-${storage}-${results.date.slice(0, 10)}.json`,
+      );
       fs.writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
       log(`written to ${path.relative(process.cwd(), out)}`);
     }

@@ -38,7 +38,8 @@ const watchdog = setInterval(() => {
 }, 1000);
 watchdog.unref();
 setTimeout(() => process.exit(0), maxSeconds * 1000).unref();
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void app.close().then(() => process.exit(0)));
+for (const signal of ['SIGTERM', 'SIGINT'] as const)
+  process.once(signal, () => void app.close().then(() => process.exit(0)));
 
 await app.listen({ port, host: '127.0.0.1' });
 process.stdout.write(`listening ${(app.server.address() as { port: number }).port}\n`);

@@ -34,7 +34,13 @@ const config = testConfig(scratch.url);
 const database = openDatabase(config.database);
 try {
   await migrateToLatest(database.db);
-  const app = await buildApp({ config, database, logger: false, hasher: createPasswordHasher(), webRoot: NO_WEB_CLIENT });
+  const app = await buildApp({
+    config,
+    database,
+    logger: false,
+    hasher: createPasswordHasher(),
+    webRoot: NO_WEB_CLIENT,
+  });
   await app.ready();
   const base = await listening(app);
   const session = await newSession(app, 'bench');
@@ -51,18 +57,28 @@ try {
       const res = await fetch(`${base}/api/export${query}`, { headers: session.auth });
       const bytes = (await res.arrayBuffer()).byteLength;
       delay.disable();
-      log(`${format} alone: ${res.status}, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s;`
-        + ` event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`);
+      log(
+        `${format} alone: ${res.status}, ${(bytes / 1e6).toFixed(1)} MB in ${((performance.now() - started) / 1000).toFixed(1)} s;` +
+          ` event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(1)} ms`,
+      );
     }
     started = performance.now();
     const { result, samples } = await healthDuring(base, async () => {
-      const res = await fetch(`${base}/api/export${query}`, { headers: session.auth, signal: AbortSignal.timeout(Number(args.cap) * 1000) });
+      const res = await fetch(`${base}/api/export${query}`, {
+        headers: session.auth,
+        signal: AbortSignal.timeout(Number(args.cap) * 1000),
+      });
       const bytes = (await res.arrayBuffer()).byteLength;
       return { status: res.status, bytes };
-    }).catch((error: unknown) => ({ result: { status: `abandoned (${String(error)})`, bytes: 0 }, samples: [] as number[] }));
+    }).catch((error: unknown) => ({
+      result: { status: `abandoned (${String(error)})`, bytes: 0 },
+      samples: [] as number[],
+    }));
     const seconds = (performance.now() - started) / 1000;
-    log(`${format}: ${result.status}, ${(result.bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s; /healthz ${samples.length} probes,`
-      + ` p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms, max ${percentile(samples, 100).toFixed(1)} ms`);
+    log(
+      `${format}: ${result.status}, ${(result.bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s; /healthz ${samples.length} probes,` +
+        ` p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms, max ${percentile(samples, 100).toFixed(1)} ms`,
+    );
   }
   await app.close();
 } finally {

@@ -28,11 +28,27 @@ const kind = args.db === 'postgres' ? 'postgres' : 'sqlite';
 const NOTES = Number(args.notes);
 const RUNS = Number(args.runs);
 const WRITES = Number(args.writes);
-const log = (message: string) => process.stdout.write(`[organise bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const log = (message: string) =>
+  process.stdout.write(`[organise bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 const random = seededRandom(7);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-const WORDS = ['notes', 'plan', 'meeting', 'draft', 'idea', 'review', 'today', 'later', 'budget', 'travel', 'recipe', 'book', 'call', 'email'];
+const WORDS = [
+  'notes',
+  'plan',
+  'meeting',
+  'draft',
+  'idea',
+  'review',
+  'today',
+  'later',
+  'budget',
+  'travel',
+  'recipe',
+  'book',
+  'call',
+  'email',
+];
 const prose = (bytes: number) => {
   let out = '';
   while (out.length < bytes) out += `${pick(WORDS)} `;
@@ -66,14 +82,23 @@ async function main() {
     for (let top = 0; top < 50; top += 1) {
       const parent = await createFolder(database.db, ownerId, { name: `Area ${top}` });
       folders.push(parent.id);
-      for (let sub = 0; sub < 9; sub += 1) folders.push((await createFolder(database.db, ownerId, { name: `Project ${sub}`, parent_id: parent.id })).id);
+      for (let sub = 0; sub < 9; sub += 1)
+        folders.push((await createFolder(database.db, ownerId, { name: `Project ${sub}`, parent_id: parent.id })).id);
     }
     log(`seeding ${NOTES} notes`);
     const created: string[] = [];
     for (let i = 0; i < NOTES; i += 1) {
       const tags = Array.from({ length: 1 + Math.floor(random() * 3) }, () => `#${tag()}`).join(' ');
       const folderId = random() < 0.1 ? null : pick(folders);
-      created.push((await createNote(database.db, ownerId, { title: prose(20), content: `${prose(400)} ${tags}`, folder_id: folderId })).id);
+      created.push(
+        (
+          await createNote(database.db, ownerId, {
+            title: prose(20),
+            content: `${prose(400)} ${tags}`,
+            folder_id: folderId,
+          })
+        ).id,
+      );
     }
 
     const filters: Record<string, string> = {
@@ -125,7 +150,10 @@ async function main() {
     const post = async (noteId: string, content: string, into: number[]) => {
       const started = performance.now();
       const res = await app.inject({
-        method: 'POST', url: `/api/notes/${noteId}/versions`, headers: { authorization: `Bearer ${token}` }, payload: { title: 'bench', content },
+        method: 'POST',
+        url: `/api/notes/${noteId}/versions`,
+        headers: { authorization: `Bearer ${token}` },
+        payload: { title: 'bench', content },
       });
       into.push(performance.now() - started);
       if (res.statusCode !== 204) throw new Error(`POST versions: ${res.statusCode} ${res.body}`);
@@ -145,14 +173,28 @@ async function main() {
     };
     const ratio = (a: number, b: number) => Math.round((a / b) * 1000) / 1000;
     const result = {
-      db: kind, date: new Date().toISOString(), load_average: load, cpus: os.cpus().length,
-      notes: NOTES, folders: folders.length, runs: RUNS, writes_per_kind: WRITES,
-      list_ms: lists, tags_ms: tagsList, folders_ms: foldersList, save_ms: writes,
-      save_ratio_p50: { same_tags: ratio(writes.same_tags.p50, writes.no_tags.p50), changed_tags: ratio(writes.changed_tags.p50, writes.no_tags.p50) },
+      db: kind,
+      date: new Date().toISOString(),
+      load_average: load,
+      cpus: os.cpus().length,
+      notes: NOTES,
+      folders: folders.length,
+      runs: RUNS,
+      writes_per_kind: WRITES,
+      list_ms: lists,
+      tags_ms: tagsList,
+      folders_ms: foldersList,
+      save_ms: writes,
+      save_ratio_p50: {
+        same_tags: ratio(writes.same_tags.p50, writes.no_tags.p50),
+        changed_tags: ratio(writes.changed_tags.p50, writes.no_tags.p50),
+      },
     };
     keepResult('organise', result, !args['no-write'], log);
-    log(`save p50: no tags ${writes.no_tags.p50} ms, same tags ${writes.same_tags.p50} ms (x${result.save_ratio_p50.same_tags}), `
-      + `changed tags ${writes.changed_tags.p50} ms (x${result.save_ratio_p50.changed_tags})`);
+    log(
+      `save p50: no tags ${writes.no_tags.p50} ms, same tags ${writes.same_tags.p50} ms (x${result.save_ratio_p50.same_tags}), ` +
+        `changed tags ${writes.changed_tags.p50} ms (x${result.save_ratio_p50.changed_tags})`,
+    );
   });
 }
 

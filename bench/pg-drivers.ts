@@ -56,7 +56,12 @@ function machineBusySeconds(): number {
   return (cpu.reduce((a, b) => a + b, 0) - (cpu[3] ?? 0) - (cpu[4] ?? 0)) / TICKS;
 }
 
-interface Figures { qps: number; nodeUsPerQuery: number; pgUsPerQuery: number; otherCores: number }
+interface Figures {
+  qps: number;
+  nodeUsPerQuery: number;
+  pgUsPerQuery: number;
+  otherCores: number;
+}
 
 async function measure(read: () => Promise<unknown>): Promise<Figures> {
   for (let i = 0; i < 2000; i++) await read(); // warm-up: JIT, connections, prepared statements
@@ -66,12 +71,14 @@ async function measure(read: () => Promise<unknown>): Promise<Figures> {
   const pg0 = postgresCpuSeconds();
   const busy0 = machineBusySeconds();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < deadline) {
-      await read();
-      count += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < deadline) {
+        await read();
+        count += 1;
+      }
+    }),
+  );
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   const nodeSeconds = (cpu.user + cpu.system) / 1e6;
@@ -99,22 +106,55 @@ try {
   const noteId = newId();
   const versionId = newId();
   const now = new Date().toISOString();
-  await current.db.insertInto('users').values({ id: owner, username: 'reader', password_hash: 'x', is_admin: false, created_at: now, updated_at: now }).execute();
-  await notes.insertNote(current.db, { id: noteId, owner_id: owner, title: 'Benchmark note', version_id: versionId, now });
-  await notes.insertVersion(current.db, { id: versionId, note_id: noteId, version: 1, title: 'Benchmark note', content: prose(1024), created_at: now, author_id: owner });
+  await current.db
+    .insertInto('users')
+    .values({ id: owner, username: 'reader', password_hash: 'x', is_admin: false, created_at: now, updated_at: now })
+    .execute();
+  await notes.insertNote(current.db, {
+    id: noteId,
+    owner_id: owner,
+    title: 'Benchmark note',
+    version_id: versionId,
+    now,
+  });
+  await notes.insertVersion(current.db, {
+    id: versionId,
+    note_id: noteId,
+    version: 1,
+    title: 'Benchmark note',
+    content: prose(1024),
+    created_at: now,
+    author_id: owner,
+  });
 
   // Before #10: the builder on every call, node-postgres defaults (Date and Buffer values).
-  const before = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 10 }) }) });
-  const buildEachTime = () => before
-    .selectFrom('notes as n')
-    .innerJoin('note_versions as v', 'v.id', 'n.version_id')
-    .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at'])
-    .where('n.id', '=', noteId)
-    .where('n.owner_id', '=', owner)
-    .executeTakeFirst();
+  const before = new Kysely<Tables>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url.toString(), max: 10 }) }),
+  });
+  const buildEachTime = () =>
+    before
+      .selectFrom('notes as n')
+      .innerJoin('note_versions as v', 'v.id', 'n.version_id')
+      .select([
+        'n.id',
+        'n.owner_id',
+        'n.title',
+        'v.content',
+        'n.version',
+        'n.version_id',
+        'n.created_at',
+        'n.updated_at',
+      ])
+      .where('n.id', '=', noteId)
+      .where('n.owner_id', '=', owner)
+      .executeTakeFirst();
 
-  const { default: postgres } = await import('postgres' as string) as { default: (url: string, options: object) => unknown };
-  const { PostgresJSDialect } = await import('kysely-postgres-js' as string) as { PostgresJSDialect: new (config: object) => PostgresDialect };
+  const { default: postgres } = (await import('postgres' as string)) as {
+    default: (url: string, options: object) => unknown;
+  };
+  const { PostgresJSDialect } = (await import('kysely-postgres-js' as string)) as {
+    PostgresJSDialect: new (config: object) => PostgresDialect;
+  };
   const sqlClient = postgres(url.toString(), {
     max: 10,
     prepare: true,
@@ -128,7 +168,8 @@ try {
 
   const check = async (db: Kysely<Tables>) => {
     const note = await notes.findNote(db, owner, noteId);
-    if (note?.created_at !== now || typeof note.content !== 'string' || note.content.length !== 1024) throw new Error(`unexpected row ${JSON.stringify(note)?.slice(0, 200)}`);
+    if (note?.created_at !== now || typeof note.content !== 'string' || note.content.length !== 1024)
+      throw new Error(`unexpected row ${JSON.stringify(note)?.slice(0, 200)}`);
   };
   await check(current.db);
   await check(postgresJs);
@@ -143,11 +184,18 @@ try {
     for (const [label, read] of candidates) (results[label] ??= []).push(await measure(read));
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  console.log(`note read, ${CONCURRENCY} concurrent, ${ROUNDS} rounds of ${SECONDS} s; ${os.cpus().length} cores; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `note read, ${CONCURRENCY} concurrent, ${ROUNDS} rounds of ${SECONDS} s; ${os.cpus().length} cores; load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('| driver | queries/s (median) | Node µs/query | PostgreSQL µs/query | other load, cores |');
   console.log('|---|---:|---:|---:|---:|');
   for (const [label, figures] of Object.entries(results)) {
-    console.log(`| ${label} | ${median(figures.map((f) => f.qps))} | ${median(figures.map((f) => f.nodeUsPerQuery))} | ${median(figures.map((f) => f.pgUsPerQuery))} | ${median(figures.map((f) => f.otherCores))} |`);
+    console.log(
+      `| ${label} | ${median(figures.map((f) => f.qps))} | ${median(figures.map((f) => f.nodeUsPerQuery))} | ${median(figures.map((f) => f.pgUsPerQuery))} | ${median(figures.map((f) => f.otherCores))} |`,
+    );
   }
   console.log(JSON.stringify(results));
   await before.destroy();

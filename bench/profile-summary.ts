@@ -79,7 +79,8 @@ for (const [id, us] of selfUs) {
 const pct = (us: number) => `${((us / total) * 100).toFixed(1).padStart(5)}%`;
 const print = (title: string, map: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
-  for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`${pct(us)}  ${key}\n`);
+  for (const [key, us] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top))
+    process.stdout.write(`${pct(us)}  ${key}\n`);
 };
 process.stdout.write(`${file}: ${(total / 1e6).toFixed(1)} s busy (idle excluded; percentages are of busy time)\n`);
 print('Self time by place', places);

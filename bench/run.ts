@@ -13,8 +13,25 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { mergeRuns, round, runLoad, withoutSamples, type LoadRequest, type LoadResult, type RawLoadResult } from './lib/load.js';
-import { cpuSeconds, freePort, machineBusySeconds, startChild, stopAll, stopChild, waitForHttp, type Child } from './lib/processes.js';
+import {
+  mergeRuns,
+  round,
+  runLoad,
+  withoutSamples,
+  type LoadRequest,
+  type LoadResult,
+  type RawLoadResult,
+} from './lib/load.js';
+import {
+  cpuSeconds,
+  freePort,
+  machineBusySeconds,
+  startChild,
+  stopAll,
+  stopChild,
+  waitForHttp,
+  type Child,
+} from './lib/processes.js';
 import { renderMarkdown, updateBenchmarksMd } from './lib/report.js';
 import { BENCH_PASSWORD, createApi, inParallel, prose, type Api } from './lib/seed.js';
 
@@ -94,13 +111,31 @@ const settings = {
   history: positive('history', args.history!),
   cpuProf: args['cpu-prof']!,
   logLevel: args['log-level']!,
-  serverEnv: Object.fromEntries((args['server-env'] ?? []).map((kv) => {
-    const at = kv.indexOf('=');
-    if (at < 1) throw new Error(`--server-env wants K=V, got "${kv}"`);
-    return [kv.slice(0, at), kv.slice(at + 1)];
-  })) as Record<string, string>,
+  serverEnv: Object.fromEntries(
+    (args['server-env'] ?? []).map((kv) => {
+      const at = kv.indexOf('=');
+      if (at < 1) throw new Error(`--server-env wants K=V, got "${kv}"`);
+      return [kv.slice(0, at), kv.slice(at + 1)];
+    }),
+  ) as Record<string, string>,
 };
-const SCENARIOS = ['me', 'notes-list', 'note-get', 'version-post', 'versions-first', 'versions-deepest', 'search', 'login', 'storm', 'history', 'search-scale', 'organise', 'attachments', 'dav', 'events'] as const;
+const SCENARIOS = [
+  'me',
+  'notes-list',
+  'note-get',
+  'version-post',
+  'versions-first',
+  'versions-deepest',
+  'search',
+  'login',
+  'storm',
+  'history',
+  'search-scale',
+  'organise',
+  'attachments',
+  'dav',
+  'events',
+] as const;
 /** Benches with their own script and server, run after the scenarios above (their output is kept in bench/results). */
 const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: string[] }> = [
   { id: 'history', script: 'bench/history.ts', args: ['--no-build'] },
@@ -111,12 +146,19 @@ const SCRIPT_BENCHES: ReadonlyArray<{ id: ScenarioId; script: string; args: stri
   { id: 'events', script: 'bench/events.ts', args: ['--no-write'] },
 ];
 type ScenarioId = (typeof SCENARIOS)[number];
-const listed = (option: 'only' | 'skip') => (args[option] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '') as ScenarioId[];
+const listed = (option: 'only' | 'skip') =>
+  (args[option] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '') as ScenarioId[];
 for (const option of ['only', 'skip'] as const) {
-  for (const id of listed(option)) if (!SCENARIOS.includes(id)) throw new Error(`--${option}: unknown scenario "${id}"`);
+  for (const id of listed(option))
+    if (!SCENARIOS.includes(id)) throw new Error(`--${option}: unknown scenario "${id}"`);
 }
 const skipped = new Set(listed('skip'));
-const selected = new Set<ScenarioId>((args.only === undefined ? [...SCENARIOS] : listed('only')).filter((id) => !skipped.has(id)));
+const selected = new Set<ScenarioId>(
+  (args.only === undefined ? [...SCENARIOS] : listed('only')).filter((id) => !skipped.has(id)),
+);
 const write = args.write! && !args['no-write'] && args.only === undefined && !settings.cpuProf;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-bench-'));
@@ -141,7 +183,8 @@ async function createDatabase(): Promise<BenchDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   const version = (await admin.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
-  const maxConnections = (await admin.query<{ max_connections: string }>('show max_connections')).rows[0]!.max_connections;
+  const maxConnections = (await admin.query<{ max_connections: string }>('show max_connections')).rows[0]!
+    .max_connections;
   await admin.query(`create database ${name}`);
   await admin.end();
   const url = new URL(adminUrl);
@@ -164,7 +207,9 @@ async function createDatabase(): Promise<BenchDatabase> {
 const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789abcdef';
 const CSRF_SECRET = 'bench-csrf-secret-0123456789abcdef0123456789abcdef';
 
-const START_SCRIPT = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+const START_SCRIPT = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start;
 
 async function startVellum(databaseUrl: string, workers: number, tag: string): Promise<{ child: Child; url: string }> {
   const port = await freePort();
@@ -200,7 +245,8 @@ async function startVellum(databaseUrl: string, workers: number, tag: string): P
     // The first worker answers /readyz before the others listen; the primary logs when all do.
     const deadline = Date.now() + 60_000;
     while (!fs.readFileSync(child.logFile, 'utf8').includes('all workers listening')) {
-      if (Date.now() > deadline || child.exited) throw new Error(`not all ${workers} workers started; see ${child.logFile}`);
+      if (Date.now() > deadline || child.exited)
+        throw new Error(`not all ${workers} workers started; see ${child.logFile}`);
       await sleep(200);
     }
   }
@@ -213,7 +259,13 @@ async function startBaseline(): Promise<{ child: Child; url: string }> {
     cwd: ROOT,
     logFile: path.join(tmp, 'baseline.log'),
     maxSeconds: MAX_RUN_SECONDS,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', PORT: String(port), BASELINE_MAX_SECONDS: String(MAX_RUN_SECONDS) },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      PORT: String(port),
+      BASELINE_MAX_SECONDS: String(MAX_RUN_SECONDS),
+    },
   });
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/healthz`, child);
@@ -238,7 +290,9 @@ const PAGE = 50;
 async function seed(api: Api, url: string): Promise<Seeded> {
   const t0 = Date.now();
   for (const user of ['bench_reader', 'bench_writer', 'bench_history', 'bench_login']) await api.signup(user);
-  const [readerToken, writerToken, historyToken] = await Promise.all(['bench_reader', 'bench_writer', 'bench_history'].map((u) => api.login(u)));
+  const [readerToken, writerToken, historyToken] = await Promise.all(
+    ['bench_reader', 'bench_writer', 'bench_history'].map((u) => api.login(u)),
+  );
   const ids: string[] = [];
   await inParallel(8, 100, async (i) => {
     ids[i] = await api.createNote(readerToken!, `Benchmark note ${String(i + 1).padStart(3, '0')}`, prose(1024, i));
@@ -250,17 +304,32 @@ async function seed(api: Api, url: string): Promise<Seeded> {
     historyNoteId = await api.createNote(historyToken!, 'Deep history', prose(256));
     const t1 = Date.now();
     // Versions 2..N from 16 concurrent writers; the service serialises them and numbers stay gapless.
-    const writes = await runLoad(url, {
-      method: 'POST', path: `/api/notes/${historyNoteId}/versions`, headers: { authorization: `Bearer ${historyToken}` },
-      body: JSON.stringify({ title: 'Deep history', content: prose(256) }),
-    }, { connections: 16, duration: 0, amount: settings.history - 1 });
-    if ((writes.statusCodes['204'] ?? 0) !== settings.history - 1) throw new Error(`seeding history: ${JSON.stringify(writes.statusCodes)}`);
+    const writes = await runLoad(
+      url,
+      {
+        method: 'POST',
+        path: `/api/notes/${historyNoteId}/versions`,
+        headers: { authorization: `Bearer ${historyToken}` },
+        body: JSON.stringify({ title: 'Deep history', content: prose(256) }),
+      },
+      { connections: 16, duration: 0, amount: settings.history - 1 },
+    );
+    if ((writes.statusCodes['204'] ?? 0) !== settings.history - 1)
+      throw new Error(`seeding history: ${JSON.stringify(writes.statusCodes)}`);
     const top = await api.expect(200, 'GET', `/api/notes/${historyNoteId}`, { token: historyToken! });
-    if ((top.body as { version: number }).version !== settings.history) throw new Error(`history note is at version ${(top.body as { version: number }).version}`);
+    if ((top.body as { version: number }).version !== settings.history)
+      throw new Error(`history note is at version ${(top.body as { version: number }).version}`);
     log(`seeded ${settings.history} versions in ${((Date.now() - t1) / 1000).toFixed(1)} s`);
   }
   log(`seeding done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  return { readerToken: readerToken!, writerToken: writerToken!, historyToken: historyToken!, noteId, writeNoteId, historyNoteId };
+  return {
+    readerToken: readerToken!,
+    writerToken: writerToken!,
+    historyToken: historyToken!,
+    noteId,
+    writeNoteId,
+    historyNoteId,
+  };
 }
 
 /** A few seconds of mixed reads after seeding, so the JIT has settled before anything is measured. */
@@ -294,7 +363,9 @@ async function hasherIdle(url: string): Promise<void> {
 async function memoryBreakdown(url: string): Promise<Record<string, number>> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (name: string, labels = '') => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
     return line === undefined ? Number.NaN : mb(Number(line.split(' ').at(-1)));
   };
   return {
@@ -320,29 +391,71 @@ function scenarioDefs(s: Seeded): ScenarioDef[] {
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const deepest = Math.max(0, settings.history - PAGE);
   const defs: ScenarioDef[] = [
-    { id: 'me', title: 'GET /api/auth/me', status: 200, request: { method: 'GET', path: '/api/auth/me', headers: bearer(s.readerToken) } },
-    { id: 'notes-list', title: 'GET /api/notes (100 notes)', status: 200, request: { method: 'GET', path: '/api/notes', headers: bearer(s.readerToken) } },
-    { id: 'note-get', title: 'GET /api/notes/{id} (1 KiB note)', status: 200, request: { method: 'GET', path: `/api/notes/${s.noteId}`, headers: bearer(s.readerToken) } },
     {
-      id: 'version-post', title: 'POST /api/notes/{id}/versions (1 KiB)', status: 204,
-      request: { method: 'POST', path: `/api/notes/${s.writeNoteId}/versions`, headers: bearer(s.writerToken), body: JSON.stringify({ title: 'Write target', content: NOTE_CONTENT }) },
+      id: 'me',
+      title: 'GET /api/auth/me',
+      status: 200,
+      request: { method: 'GET', path: '/api/auth/me', headers: bearer(s.readerToken) },
     },
     {
-      id: 'versions-first', title: `GET /api/notes/{id}/versions, offset 0 (of ${settings.history})`, status: 200,
-      request: { method: 'GET', path: `/api/notes/${s.historyNoteId}/versions?limit=${PAGE}&offset=0`, headers: bearer(s.historyToken) },
+      id: 'notes-list',
+      title: 'GET /api/notes (100 notes)',
+      status: 200,
+      request: { method: 'GET', path: '/api/notes', headers: bearer(s.readerToken) },
     },
     {
-      id: 'versions-deepest', title: `GET /api/notes/{id}/versions, offset ${deepest} (deepest page)`, status: 200,
-      request: { method: 'GET', path: `/api/notes/${s.historyNoteId}/versions?limit=${PAGE}&offset=${deepest}`, headers: bearer(s.historyToken) },
+      id: 'note-get',
+      title: 'GET /api/notes/{id} (1 KiB note)',
+      status: 200,
+      request: { method: 'GET', path: `/api/notes/${s.noteId}`, headers: bearer(s.readerToken) },
+    },
+    {
+      id: 'version-post',
+      title: 'POST /api/notes/{id}/versions (1 KiB)',
+      status: 204,
+      request: {
+        method: 'POST',
+        path: `/api/notes/${s.writeNoteId}/versions`,
+        headers: bearer(s.writerToken),
+        body: JSON.stringify({ title: 'Write target', content: NOTE_CONTENT }),
+      },
+    },
+    {
+      id: 'versions-first',
+      title: `GET /api/notes/{id}/versions, offset 0 (of ${settings.history})`,
+      status: 200,
+      request: {
+        method: 'GET',
+        path: `/api/notes/${s.historyNoteId}/versions?limit=${PAGE}&offset=0`,
+        headers: bearer(s.historyToken),
+      },
+    },
+    {
+      id: 'versions-deepest',
+      title: `GET /api/notes/{id}/versions, offset ${deepest} (deepest page)`,
+      status: 200,
+      request: {
+        method: 'GET',
+        path: `/api/notes/${s.historyNoteId}/versions?limit=${PAGE}&offset=${deepest}`,
+        headers: bearer(s.historyToken),
+      },
     },
     {
       // Every one of the reader's 100 notes has both words: a full first page of 20 with snippets.
-      id: 'search', title: 'GET /api/notes/search?q=quill margin (100 notes, page of 20)', status: 200,
+      id: 'search',
+      title: 'GET /api/notes/search?q=quill margin (100 notes, page of 20)',
+      status: 200,
       request: { method: 'GET', path: '/api/notes/search?q=quill%20margin', headers: bearer(s.readerToken) },
     },
     {
-      id: 'login', title: 'POST /api/auth/login (Argon2id verify)', status: 200,
-      request: { method: 'POST', path: '/api/auth/login', body: JSON.stringify({ username: 'bench_login', password: BENCH_PASSWORD }) },
+      id: 'login',
+      title: 'POST /api/auth/login (Argon2id verify)',
+      status: 200,
+      request: {
+        method: 'POST',
+        path: '/api/auth/login',
+        body: JSON.stringify({ username: 'bench_login', password: BENCH_PASSWORD }),
+      },
     },
   ];
   return defs.filter((d) => selected.has(d.id));
@@ -355,7 +468,14 @@ interface Measured extends LoadResult, CpuFigures {
   path: string;
   responseBytes: number;
   unexpectedStatuses: number;
-  baseline?: { key: string; requestsPerSec: number; latencyP50Ms: number; latencyP99Ms: number; serverCpuMsPerRequest: number; otherCores: number };
+  baseline?: {
+    key: string;
+    requestsPerSec: number;
+    latencyP50Ms: number;
+    latencyP99Ms: number;
+    serverCpuMsPerRequest: number;
+    otherCores: number;
+  };
   ratio?: number;
   /** Baseline CPU per request over Vellum's: the req/s ratio the server would reach given a core of its own. */
   cpuRatio?: number;
@@ -373,7 +493,12 @@ interface CpuFigures {
 type Figures = LoadResult & CpuFigures;
 
 /** Warm-up (discarded), then the measured run, with the server's CPU use sampled around it. */
-async function measure(url: string, request: LoadRequest, server: Child, connections = settings.connections): Promise<Figures> {
+async function measure(
+  url: string,
+  request: LoadRequest,
+  server: Child,
+  connections = settings.connections,
+): Promise<Figures> {
   return (await measureInterleaved(url, server, [request], 1, connections))[0]!;
 }
 
@@ -383,7 +508,12 @@ async function measure(url: string, request: LoadRequest, server: Child, connect
  * rounds are pooled into one result (latency percentiles over all its responses).
  */
 async function measureInterleaved(
-  url: string, server: Child, requests: LoadRequest[], rounds: number, connections = settings.connections, settle: () => Promise<void> = async () => {},
+  url: string,
+  server: Child,
+  requests: LoadRequest[],
+  rounds: number,
+  connections = settings.connections,
+  settle: () => Promise<void> = async () => {},
 ): Promise<Figures[]> {
   if (settings.warmup > 0) {
     for (const request of requests) {
@@ -439,7 +569,8 @@ async function responseSize(api: Api, def: ScenarioDef): Promise<number> {
     ...(token === undefined ? {} : { token }),
     ...(def.request.body === undefined ? {} : { body: JSON.parse(def.request.body) }),
   });
-  if (response.status !== def.status) throw new Error(`${def.title}: expected ${def.status}, got ${response.status}: ${response.text.slice(0, 200)}`);
+  if (response.status !== def.status)
+    throw new Error(`${def.title}: expected ${def.status}, got ${response.status}: ${response.text.slice(0, 200)}`);
   return Buffer.byteLength(response.text);
 }
 
@@ -447,7 +578,11 @@ async function responseSize(api: Api, def: ScenarioDef): Promise<number> {
 // Login storm: GET /api/notes/{id} alone, then again while another autocannon hammers login.
 
 async function loginStorm(url: string, server: Child, s: Seeded, rate?: number) {
-  const note: LoadRequest = { method: 'GET', path: `/api/notes/${s.noteId}`, headers: { authorization: `Bearer ${s.readerToken}` } };
+  const note: LoadRequest = {
+    method: 'GET',
+    path: `/api/notes/${s.noteId}`,
+    headers: { authorization: `Bearer ${s.readerToken}` },
+  };
   const loginBody = JSON.stringify({ username: 'bench_login', password: BENCH_PASSWORD });
   await hasherIdle(url);
   // "Alone" is measured half before and half after the storm and pooled, so drift in the machine's
@@ -458,21 +593,56 @@ async function loginStorm(url: string, server: Child, s: Seeded, rate?: number) 
   const stormSeconds = settings.warmup + settings.duration + 2;
   // The storm comes from an autocannon of its own (a separate process), so the GET measurement's
   // client is not slowed down by handling the storm's responses.
-  const stormChild = startChild('login storm', [
-    'node', path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json',
-    '-c', String(settings.stormConnections), '-d', String(stormSeconds), '-m', 'POST',
-    ...(rate === undefined ? [] : ['--overallRate', String(rate)]),
-    '-H', 'content-type=application/json', '-b', loginBody, `${url}/api/auth/login`,
-  ], { cwd: ROOT, logFile: path.join(tmp, `storm-${rate ?? 'flood'}.json`), maxSeconds: stormSeconds + 60, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const stormChild = startChild(
+    'login storm',
+    [
+      'node',
+      path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+      '--json',
+      '-c',
+      String(settings.stormConnections),
+      '-d',
+      String(stormSeconds),
+      '-m',
+      'POST',
+      ...(rate === undefined ? [] : ['--overallRate', String(rate)]),
+      '-H',
+      'content-type=application/json',
+      '-b',
+      loginBody,
+      `${url}/api/auth/login`,
+    ],
+    {
+      cwd: ROOT,
+      logFile: path.join(tmp, `storm-${rate ?? 'flood'}.json`),
+      maxSeconds: stormSeconds + 60,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    },
+  );
   const storm = new Promise<LoadResult>((resolve, reject) => {
     stormChild.proc.once('exit', () => {
       try {
         const text = fs.readFileSync(stormChild.logFile, 'utf8');
-        const json = JSON.parse(text.slice(text.indexOf('{'))) as { requests: { total: number }; duration: number; errors: number; non2xx: number; timeouts: number; statusCodeStats?: Record<string, { count: number }>; latency: { p50: number; p99: number; average: number } };
+        const json = JSON.parse(text.slice(text.indexOf('{'))) as {
+          requests: { total: number };
+          duration: number;
+          errors: number;
+          non2xx: number;
+          timeouts: number;
+          statusCodeStats?: Record<string, { count: number }>;
+          latency: { p50: number; p99: number; average: number };
+        };
         resolve({
-          requestsPerSec: round(json.requests.total / json.duration, 1), latencyP50Ms: json.latency.p50, latencyP99Ms: json.latency.p99,
-          latencyAvgMs: json.latency.average, total: json.requests.total, non2xx: json.non2xx, errors: json.errors, timeouts: json.timeouts,
-          statusCodes: Object.fromEntries(Object.entries(json.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])), durationSec: json.duration,
+          requestsPerSec: round(json.requests.total / json.duration, 1),
+          latencyP50Ms: json.latency.p50,
+          latencyP99Ms: json.latency.p99,
+          latencyAvgMs: json.latency.average,
+          total: json.requests.total,
+          non2xx: json.non2xx,
+          errors: json.errors,
+          timeouts: json.timeouts,
+          statusCodes: Object.fromEntries(Object.entries(json.statusCodeStats ?? {}).map(([k, v]) => [k, v.count])),
+          durationSec: json.duration,
         });
       } catch (error) {
         reject(new Error(`login storm: no result (${String(error)})`));
@@ -485,7 +655,11 @@ async function loginStorm(url: string, server: Child, s: Seeded, rate?: number) 
     await sleep(1_500);
     for (let i = 0; i < 10; i++) {
       try {
-        const r = await fetch(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody });
+        const r = await fetch(`${url}/api/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: loginBody,
+        });
         await r.arrayBuffer();
         probes.push({ status: r.status, retryAfter: r.headers.get('retry-after') });
       } catch {
@@ -499,9 +673,13 @@ async function loginStorm(url: string, server: Child, s: Seeded, rate?: number) 
   const stormResult = await storm;
   await probing;
   await hasherIdle(url);
-  const alone = withoutSamples(mergeRuns([aloneBefore, await runLoad(url, note, { connections: settings.connections, duration: half })]));
+  const alone = withoutSamples(
+    mergeRuns([aloneBefore, await runLoad(url, note, { connections: settings.connections, duration: half })]),
+  );
   log(`storm: GET note alone p99 ${alone.latencyP99Ms} ms, ${alone.requestsPerSec} req/s`);
-  log(`storm: GET note under storm p99 ${underStorm.latencyP99Ms} ms; login statuses ${JSON.stringify(stormResult.statusCodes)}`);
+  log(
+    `storm: GET note under storm p99 ${underStorm.latencyP99Ms} ms; login statuses ${JSON.stringify(stormResult.statusCodes)}`,
+  );
   const shed = stormResult.statusCodes['503'] ?? 0;
   return {
     alone,
@@ -526,7 +704,8 @@ async function loginStorm(url: string, server: Child, s: Seeded, rate?: number) 
 
 function gitCommit(): string {
   const r = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
-  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '';
+  const dirty =
+    spawnSync('git', ['status', '--porcelain', '--', 'src'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim() !== '';
   return `${r.stdout.trim()}${dirty ? '+dirty-src' : ''}`;
 }
 
@@ -534,7 +713,12 @@ const mb = (bytes: number) => round(bytes / (1024 * 1024), 1);
 
 async function main() {
   const started = Date.now();
-  const command = `npm run bench --${process.argv.slice(2).map((a) => ` ${a}`).join('') || ''}`.replace(/ --$/, '');
+  const command = `npm run bench --${
+    process.argv
+      .slice(2)
+      .map((a) => ` ${a}`)
+      .join('') || ''
+  }`.replace(/ --$/, '');
   if (args.build && !args['no-build']) {
     log('building (npm run build)');
     const build = spawnSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -572,7 +756,14 @@ async function main() {
     for (const group of groups) {
       const sizes = await Promise.all(group.map((def) => responseSize(api, def)));
       const settle = group.some((d) => d.id === 'login') ? () => hasherIdle(vellum.url) : undefined;
-      const results = await measureInterleaved(vellum.url, vellum.child, group.map((d) => d.request), group.length > 1 ? 3 : 1, settings.connections, settle);
+      const results = await measureInterleaved(
+        vellum.url,
+        vellum.child,
+        group.map((d) => d.request),
+        group.length > 1 ? 3 : 1,
+        settings.connections,
+        settle,
+      );
       notePeak(group.map((d) => d.id).join('+'));
       for (const [i, def] of group.entries()) {
         const result = results[i]!;
@@ -581,7 +772,12 @@ async function main() {
         // The yardstick is measured right after each scenario, so both see the same machine load.
         const base = baselineRequest(def, def.status === 204 ? 0 : responseBytes);
         const key = `${base.method} ${base.path}${base.body === undefined ? '' : ` +${Buffer.byteLength(base.body)}B body`}`;
-        await baselineApi.expect(def.status === 204 ? 204 : 200, base.method, base.path, base.body === undefined ? {} : { body: JSON.parse(base.body) });
+        await baselineApi.expect(
+          def.status === 204 ? 204 : 200,
+          base.method,
+          base.path,
+          base.body === undefined ? {} : { body: JSON.parse(base.body) },
+        );
         const b = await measure(baseline.url, base, baseline.child);
         const measured: Measured = {
           id: def.id,
@@ -592,22 +788,29 @@ async function main() {
           ...result,
           unexpectedStatuses: unexpected,
           baseline: {
-            key, requestsPerSec: b.requestsPerSec, latencyP50Ms: b.latencyP50Ms, latencyP99Ms: b.latencyP99Ms,
-            serverCpuMsPerRequest: b.serverCpuMsPerRequest, otherCores: b.otherCores,
+            key,
+            requestsPerSec: b.requestsPerSec,
+            latencyP50Ms: b.latencyP50Ms,
+            latencyP99Ms: b.latencyP99Ms,
+            serverCpuMsPerRequest: b.serverCpuMsPerRequest,
+            otherCores: b.otherCores,
           },
           ratio: round(result.requestsPerSec / b.requestsPerSec, 3),
           cpuRatio: round(b.serverCpuMsPerRequest / result.serverCpuMsPerRequest, 3),
         };
         scenarios.push(measured);
-        log(`${def.title}: ${result.requestsPerSec} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms; ` +
-          `${result.serverCpuMsPerRequest} ms CPU/req, other load ${result.otherCores} cores; ` +
-          `baseline ${b.requestsPerSec} req/s, ${b.serverCpuMsPerRequest} ms CPU/req -> ${(measured.ratio! * 100).toFixed(1)}% (CPU ${(measured.cpuRatio! * 100).toFixed(1)}%)${unexpected > 0 ? `; ${unexpected} UNEXPECTED statuses ${JSON.stringify(result.statusCodes)}` : ''}`);
+        log(
+          `${def.title}: ${result.requestsPerSec} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms; ` +
+            `${result.serverCpuMsPerRequest} ms CPU/req, other load ${result.otherCores} cores; ` +
+            `baseline ${b.requestsPerSec} req/s, ${b.serverCpuMsPerRequest} ms CPU/req -> ${(measured.ratio! * 100).toFixed(1)}% (CPU ${(measured.cpuRatio! * 100).toFixed(1)}%)${unexpected > 0 ? `; ${unexpected} UNEXPECTED statuses ${JSON.stringify(result.statusCodes)}` : ''}`,
+        );
       }
     }
     results.scenarios = scenarios;
     if (selected.has('storm')) {
       results.loginStorm = await loginStorm(vellum.url, vellum.child, seeded);
-      if (settings.stormRate > 0) results.loginStormPaced = await loginStorm(vellum.url, vellum.child, seeded, settings.stormRate);
+      if (settings.stormRate > 0)
+        results.loginStormPaced = await loginStorm(vellum.url, vellum.child, seeded, settings.stormRate);
       notePeak('storm');
     }
 
@@ -624,7 +827,11 @@ async function main() {
     if (settings.workers > 1) {
       const clustered = await startVellum(database.url, settings.workers, `w${settings.workers}`);
       const tokenN = await createApi(clustered.url).login('bench_reader');
-      const request: LoadRequest = { method: 'GET', path: `/api/notes/${seeded.noteId}`, headers: { authorization: `Bearer ${tokenN}` } };
+      const request: LoadRequest = {
+        method: 'GET',
+        path: `/api/notes/${seeded.noteId}`,
+        headers: { authorization: `Bearer ${tokenN}` },
+      };
       await warmUp(clustered.url, { readerToken: tokenN, noteId: seeded.noteId });
       const many = await measure(clustered.url, request, clustered.child);
       await stopChild(clustered.child);
@@ -632,13 +839,23 @@ async function main() {
       results.workers = {
         workers: settings.workers,
         scenario: 'GET /api/notes/{id}',
-        one: one === undefined ? null : { requestsPerSec: one.requestsPerSec, latencyP50Ms: one.latencyP50Ms, latencyP99Ms: one.latencyP99Ms },
-        many: { requestsPerSec: many.requestsPerSec, latencyP50Ms: many.latencyP50Ms, latencyP99Ms: many.latencyP99Ms, non2xx: many.non2xx },
+        one:
+          one === undefined
+            ? null
+            : { requestsPerSec: one.requestsPerSec, latencyP50Ms: one.latencyP50Ms, latencyP99Ms: one.latencyP99Ms },
+        many: {
+          requestsPerSec: many.requestsPerSec,
+          latencyP50Ms: many.latencyP50Ms,
+          latencyP99Ms: many.latencyP99Ms,
+          non2xx: many.non2xx,
+        },
         speedup: one === undefined ? null : round(many.requestsPerSec / one.requestsPerSec, 2),
         peakRssMbPerProcess: [...clustered.child.memory.peaks.values()].map(mb),
         peakRssMbTotal: mb(clustered.child.memory.peakTotal),
       };
-      log(`WORKERS=${settings.workers}: ${many.requestsPerSec} req/s, p99 ${many.latencyP99Ms} ms (1 worker: ${one?.requestsPerSec ?? '?'} req/s)`);
+      log(
+        `WORKERS=${settings.workers}: ${many.requestsPerSec} req/s, p99 ${many.latencyP99Ms} ms (1 worker: ${one?.requestsPerSec ?? '?'} req/s)`,
+      );
     }
     await stopChild(baseline.child);
   } finally {
@@ -704,13 +921,20 @@ function evaluateTargets(results: Record<string, unknown>): Target[] {
   // (goal 30%); POST versions >= 20% on SQLite (goal 30%), informative on PostgreSQL.
   if (note?.ratio !== undefined) {
     const [bar, goal] = dbKind === 'sqlite' ? [0.4, '60%'] : [0.2, '30%'];
-    targets.push({ name: 'GET /api/notes/{id} vs baseline req/s', goal: `>= ${pct(bar)} (goal ${goal})`, value: pct(note.ratio), met: note.ratio >= bar });
+    targets.push({
+      name: 'GET /api/notes/{id} vs baseline req/s',
+      goal: `>= ${pct(bar)} (goal ${goal})`,
+      value: pct(note.ratio),
+      met: note.ratio >= bar,
+    });
   }
   const post = byId('version-post');
   if (post?.ratio !== undefined) {
     targets.push({
-      name: 'POST /api/notes/{id}/versions vs baseline req/s', goal: dbKind === 'sqlite' ? '>= 20.0% (goal 30%)' : '>= 20.0% (set for SQLite; informative here)',
-      value: pct(post.ratio), met: post.ratio >= 0.2,
+      name: 'POST /api/notes/{id}/versions vs baseline req/s',
+      goal: dbKind === 'sqlite' ? '>= 20.0% (goal 30%)' : '>= 20.0% (set for SQLite; informative here)',
+      value: pct(post.ratio),
+      met: post.ratio >= 0.2,
     });
   }
   const first = byId('versions-first');
@@ -719,21 +943,38 @@ function evaluateTargets(results: Record<string, unknown>): Target[] {
     const r50 = deep.latencyP50Ms / Math.max(first.latencyP50Ms, 0.001);
     const r99 = deep.latencyP99Ms / Math.max(first.latencyP99Ms, 0.001);
     targets.push({
-      name: 'deepest history page vs first page latency', goal: '<= 1.5x (p50 and p99)',
-      value: `p50 ${r50.toFixed(2)}x, p99 ${r99.toFixed(2)}x`, met: r50 <= 1.5 && r99 <= 1.5,
+      name: 'deepest history page vs first page latency',
+      goal: '<= 1.5x (p50 and p99)',
+      value: `p50 ${r50.toFixed(2)}x, p99 ${r99.toFixed(2)}x`,
+      met: r50 <= 1.5 && r99 <= 1.5,
     });
   }
   const storm = results.loginStorm as { p99Ratio: number } | undefined;
   if (storm !== undefined) {
-    targets.push({ name: 'GET note p99 under login storm (flood) vs without', goal: '< 3x', value: `${storm.p99Ratio}x`, met: storm.p99Ratio < 3 });
+    targets.push({
+      name: 'GET note p99 under login storm (flood) vs without',
+      goal: '< 3x',
+      value: `${storm.p99Ratio}x`,
+      met: storm.p99Ratio < 3,
+    });
   }
   const paced = results.loginStormPaced as { p99Ratio: number; login: { rate: number } } | undefined;
   if (paced !== undefined) {
-    targets.push({ name: `GET note p99 under login storm (paced, ${paced.login.rate}/s) vs without`, goal: '< 3x', value: `${paced.p99Ratio}x`, met: paced.p99Ratio < 3 });
+    targets.push({
+      name: `GET note p99 under login storm (paced, ${paced.login.rate}/s) vs without`,
+      goal: '< 3x',
+      value: `${paced.p99Ratio}x`,
+      met: paced.p99Ratio < 3,
+    });
   }
   const memory = results.memory as { peakRssMb: number } | undefined;
   if (memory !== undefined) {
-    targets.push({ name: 'server peak RSS', goal: '< 200 MB', value: `${memory.peakRssMb} MB`, met: memory.peakRssMb < 200 });
+    targets.push({
+      name: 'server peak RSS',
+      goal: '< 200 MB',
+      value: `${memory.peakRssMb} MB`,
+      met: memory.peakRssMb < 200,
+    });
   }
   return targets;
 }
@@ -746,7 +987,10 @@ function runScriptBenches(day: string): void {
     // search.ts writes its own results file unless told not to; the others print only.
     const extra = write ? bench.args.filter((a) => a !== '--no-write') : bench.args;
     const child = spawnSync(process.execPath, ['--import', 'tsx', bench.script, '--db', dbKind, ...extra], {
-      cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 1024 * 1024,
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
     });
     process.stdout.write(child.stdout);
     if (child.status !== 0) throw new Error(`${bench.script} failed (exit ${child.status})`);
@@ -770,7 +1014,7 @@ try {
   await main();
   fs.rmSync(tmp, { recursive: true, force: true });
 } catch (error) {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.stderr.write(`server logs kept in ${tmp}\n`);
   process.exitCode = 1;
 } finally {

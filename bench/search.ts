@@ -40,7 +40,8 @@ const NOTES = Number(args.notes);
 const VERSIONS = Number(args.versions);
 const RUNS = Number(args.runs);
 const WRITES = Number(args.writes);
-const log = (message: string) => process.stdout.write(`[search bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const log = (message: string) =>
+  process.stdout.write(`[search bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 
 // A deterministic vocabulary with a Zipf-like use: word k is used about 1/k as often as the first.
 // A seeded generator, so every run searches the same corpus.
@@ -64,9 +65,14 @@ const text = (words: number) => Array.from({ length: words }, word).join(' ');
 
 /** Queries of each kind the query language has, from very common words to rare ones. */
 const QUERIES = [
-  VOCABULARY[0]!, VOCABULARY[5]!, VOCABULARY[100]!, VOCABULARY[2000]!,
-  `${VOCABULARY[3]!} ${VOCABULARY[50]!}`, `"${VOCABULARY[0]!} ${VOCABULARY[1]!}"`,
-  `${VOCABULARY[200]!.slice(0, 3)}*`, `${VOCABULARY[10]!} -${VOCABULARY[0]!}`,
+  VOCABULARY[0]!,
+  VOCABULARY[5]!,
+  VOCABULARY[100]!,
+  VOCABULARY[2000]!,
+  `${VOCABULARY[3]!} ${VOCABULARY[50]!}`,
+  `"${VOCABULARY[0]!} ${VOCABULARY[1]!}"`,
+  `${VOCABULARY[200]!.slice(0, 3)}*`,
+  `${VOCABULARY[10]!} -${VOCABULARY[0]!}`,
 ];
 
 async function measureSearch(app: Awaited<ReturnType<typeof buildApp>>, token: string, history: boolean) {
@@ -78,7 +84,9 @@ async function measureSearch(app: Awaited<ReturnType<typeof buildApp>>, token: s
     for (let i = 0; i < RUNS; i += 1) {
       const started = performance.now();
       const res = await app.inject({
-        method: 'GET', url: `/api/notes/search?q=${encodeURIComponent(q)}&history=${history}`, headers: { authorization: `Bearer ${token}` },
+        method: 'GET',
+        url: `/api/notes/search?q=${encodeURIComponent(q)}&history=${history}`,
+        headers: { authorization: `Bearer ${token}` },
       });
       own.push(performance.now() - started);
       if (res.statusCode !== 200) throw new Error(`search ${q}: ${res.statusCode} ${res.body}`);
@@ -101,7 +109,11 @@ let indexing = true;
 let skipped = 0;
 const execute = Kysely.prototype.executeQuery;
 Kysely.prototype.executeQuery = function (this: Kysely<unknown>, query: CompiledQuery) {
-  if (!indexing && typeof (query as { sql?: unknown }).sql === 'string' && (query as CompiledQuery).sql.startsWith('insert into search_')) {
+  if (
+    !indexing &&
+    typeof (query as { sql?: unknown }).sql === 'string' &&
+    (query as CompiledQuery).sql.startsWith('insert into search_')
+  ) {
     skipped += 1;
     return Promise.resolve({ rows: [{ id: 0 }] });
   }
@@ -112,29 +124,60 @@ Kysely.prototype.executeQuery = function (this: Kysely<unknown>, query: Compiled
 async function plainAddVersion(database: Database, ownerId: string, noteId: string, title: string, content: string) {
   await database.db.transaction().execute(async (trx) => {
     const versionId = newId();
-    const next = await notesRepo.advanceVersion(trx, { ownerId, noteId, versionId, title, now: nowIso(), expected: undefined });
-    await notesRepo.insertVersion(trx, { id: versionId, note_id: noteId, version: next!.version, title, content, created_at: next!.updated_at, author_id: ownerId });
+    const next = await notesRepo.advanceVersion(trx, {
+      ownerId,
+      noteId,
+      versionId,
+      title,
+      now: nowIso(),
+      expected: undefined,
+    });
+    await notesRepo.insertVersion(trx, {
+      id: versionId,
+      note_id: noteId,
+      version: next!.version,
+      title,
+      content,
+      created_at: next!.updated_at,
+      author_id: ownerId,
+    });
   });
 }
 
 async function main() {
   const db = await scratchDatabase(kind, 'search');
-  const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off', JWT_SECRET: randomBytes(32).toString('hex'), CSRF_SECRET: randomBytes(32).toString('hex') });
+  const config = loadConfig({
+    DATABASE_URL: db.url,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT: 'off',
+    PWNED_PASSWORDS_URL: 'off',
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    CSRF_SECRET: randomBytes(32).toString('hex'),
+  });
   const database = openDatabase(config.database);
   const load = fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   log(`${kind}, load average ${load}`);
   try {
     await migrateToLatest(database.db);
     const app = await buildApp({ config, database, logger: false, hasher: createPasswordHasher() });
-    const signup = await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: 'bench', password: 'Vellum-bench: correct horse battery staple 42!' } });
+    const signup = await app.inject({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { username: 'bench', password: 'Vellum-bench: correct horse battery staple 42!' },
+    });
     const ownerId = (signup.json() as { id: string }).id;
-    const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'bench', password: 'Vellum-bench: correct horse battery staple 42!' } });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: 'bench', password: 'Vellum-bench: correct horse battery staple 42!' },
+    });
     const token = (login.json() as { access_token: string }).access_token;
 
     // 1. 10,000 notes of ~60 words, through the service (each write indexes).
     log(`seeding ${NOTES} notes`);
     const created: string[] = [];
-    for (let i = 0; i < NOTES; i += 1) created.push((await createNote(database.db, ownerId, { title: text(4), content: text(60) })).id);
+    for (let i = 0; i < NOTES; i += 1)
+      created.push((await createNote(database.db, ownerId, { title: text(4), content: text(60) })).id);
 
     // 2. Version writes, alternating with and without indexing on the same notes.
     log(`timing ${WRITES} version writes with indexing and ${WRITES} without`);
@@ -158,7 +201,10 @@ async function main() {
     const post = async (noteId: string, into: number[]) => {
       const started = performance.now();
       const res = await app.inject({
-        method: 'POST', url: `/api/notes/${noteId}/versions`, headers: { authorization: `Bearer ${token}` }, payload: { title: text(4), content: text(60) },
+        method: 'POST',
+        url: `/api/notes/${noteId}/versions`,
+        headers: { authorization: `Bearer ${token}` },
+        payload: { title: text(4), content: text(60) },
       });
       into.push(performance.now() - started);
       if (res.statusCode !== 204) throw new Error(`POST versions: ${res.statusCode} ${res.body}`);
@@ -171,7 +217,8 @@ async function main() {
       await post(noteId, indexing ? http : httpPlain);
     }
     indexing = true;
-    if (skipped !== WRITES) throw new Error(`expected the index statements of ${WRITES} requests skipped, got ${skipped}`);
+    if (skipped !== WRITES)
+      throw new Error(`expected the index statements of ${WRITES} requests skipped, got ${skipped}`);
     // The versions written without indexing are indexed now, so every note is found as in use.
     const healed = await indexMissingVersions(database.db);
     log(`indexed ${healed.versions} versions written without indexing`);
@@ -184,7 +231,7 @@ async function main() {
     const toAdd = Math.max(0, VERSIONS - existing);
     log(`adding ${toAdd} versions for history search (${VERSIONS} in all)`);
     const perNote = 50;
-    for (let done = 0; done < toAdd;) {
+    for (let done = 0; done < toAdd; ) {
       const batch: ImportNote[] = [];
       for (let n = 0; n < 100 && done < toAdd; n += 1) {
         const count = Math.min(perNote, toAdd - done);
@@ -194,7 +241,14 @@ async function main() {
           created_at: new Date(base).toISOString(),
           versions: Array.from({ length: count }, (_, v) => {
             body = `${body.split(' ').slice(3).join(' ')} ${text(3)}`;
-            return { version: v + 1, title: text(4), content: body, created_at: new Date(base + v).toISOString(), label: null, restored_from: null };
+            return {
+              version: v + 1,
+              title: text(4),
+              content: body,
+              created_at: new Date(base + v).toISOString(),
+              label: null,
+              restored_from: null,
+            };
           }),
         });
         done += count;
@@ -209,19 +263,33 @@ async function main() {
     await app.close();
 
     const result = {
-      db: kind, date: new Date().toISOString(), load_average: load, cpus: os.cpus().length,
-      notes: NOTES, versions: VERSIONS, runs_per_query: RUNS,
-      write_ms: { with_index: percentiles(indexed), without_index: percentiles(plain), http_post_with_index: percentiles(http), http_post_without_index: percentiles(httpPlain) },
-      search_current_ms: current, search_history_ms: history, search_current_after_history_ms: currentDeep,
+      db: kind,
+      date: new Date().toISOString(),
+      load_average: load,
+      cpus: os.cpus().length,
+      notes: NOTES,
+      versions: VERSIONS,
+      runs_per_query: RUNS,
+      write_ms: {
+        with_index: percentiles(indexed),
+        without_index: percentiles(plain),
+        http_post_with_index: percentiles(http),
+        http_post_without_index: percentiles(httpPlain),
+      },
+      search_current_ms: current,
+      search_history_ms: history,
+      search_current_after_history_ms: currentDeep,
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     const w = result.write_ms;
     const slower = (w.with_index.p50 / w.without_index.p50 - 1) * 100;
     const httpSlower = (w.http_post_with_index.p50 / w.http_post_without_index.p50 - 1) * 100;
-    log(`write p50 ${w.without_index.p50} -> ${w.with_index.p50} ms (+${slower.toFixed(0)} % of the database work); `
-      + `HTTP POST versions p50 ${w.http_post_without_index.p50} -> ${w.http_post_with_index.p50} ms (+${httpSlower.toFixed(0)} %); `
-      + `search p50/p95: current ${current.all.p50}/${current.all.p95} ms, history ${history.all.p50}/${history.all.p95} ms, `
-      + `current with ${VERSIONS} versions ${currentDeep.all.p50}/${currentDeep.all.p95} ms`);
+    log(
+      `write p50 ${w.without_index.p50} -> ${w.with_index.p50} ms (+${slower.toFixed(0)} % of the database work); ` +
+        `HTTP POST versions p50 ${w.http_post_without_index.p50} -> ${w.http_post_with_index.p50} ms (+${httpSlower.toFixed(0)} %); ` +
+        `search p50/p95: current ${current.all.p50}/${current.all.p95} ms, history ${history.all.p50}/${history.all.p95} ms, ` +
+        `current with ${VERSIONS} versions ${currentDeep.all.p50}/${currentDeep.all.p95} ms`,
+    );
     if (!args['no-write']) {
       const file = path.join('bench', 'results', `search-${kind}-${result.date.slice(0, 10)}.json`);
       fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);

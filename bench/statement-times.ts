@@ -30,19 +30,44 @@ BetterSqlite3.prototype.prepare = function (this: BetterSqlite3.Database, source
 
 await withInProcessApp('sqlite', 'statement-times', async ({ app, token }) => {
   const auth = { authorization: `Bearer ${token}` };
-  const created = await app.inject({ method: 'POST', url: '/api/notes', headers: auth, payload: { title: 't', content: 'x' } });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/notes',
+    headers: auth,
+    payload: { title: 't', content: 'x' },
+  });
   const { id } = created.json() as { id: string };
   const content = 'lorem ipsum dolor sit amet '.repeat(40);
-  for (let i = 0; i < 500; i++) await app.inject({ method: 'POST', url: `/api/notes/${id}/versions`, headers: auth, payload: { title: 't', content } });
+  for (let i = 0; i < 500; i++)
+    await app.inject({
+      method: 'POST',
+      url: `/api/notes/${id}/versions`,
+      headers: auth,
+      payload: { title: 't', content },
+    });
   times.clear();
   const start = performance.now();
   for (let i = 0; i < saves; i += 10) {
-    await Promise.all(Array.from({ length: 10 }, () => app.inject({ method: 'POST', url: `/api/notes/${id}/versions`, headers: auth, payload: { title: 't', content } })));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        app.inject({
+          method: 'POST',
+          url: `/api/notes/${id}/versions`,
+          headers: auth,
+          payload: { title: 't', content },
+        }),
+      ),
+    );
   }
   const wall = performance.now() - start;
   let total = 0;
-  const rows = [...times].map(([sql, t]) => { total += t.ms; return { sql: sql.replace(/\s+/g, ' ').slice(0, 110), perSaveUs: Math.round((t.ms / saves) * 1000), calls: t.n }; });
+  const rows = [...times].map(([sql, t]) => {
+    total += t.ms;
+    return { sql: sql.replace(/\s+/g, ' ').slice(0, 110), perSaveUs: Math.round((t.ms / saves) * 1000), calls: t.n };
+  });
   rows.sort((a, b) => b.perSaveUs - a.perSaveUs);
   console.table(rows.slice(0, 15));
-  console.log(`wall ${(wall / saves * 1000).toFixed(0)} µs per save (in-process, 10 at a time), driver ${(total / saves * 1000).toFixed(0)} µs`);
+  console.log(
+    `wall ${((wall / saves) * 1000).toFixed(0)} µs per save (in-process, 10 at a time), driver ${((total / saves) * 1000).toFixed(0)} µs`,
+  );
 });

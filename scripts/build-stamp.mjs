@@ -17,12 +17,19 @@ function files(relative) {
   const full = path.join(ROOT, relative);
   if (!fs.existsSync(full)) return [];
   if (!fs.statSync(full).isDirectory()) return [relative];
-  return fs.readdirSync(full).sort().flatMap((name) => files(`${relative}/${name}`));
+  return fs
+    .readdirSync(full)
+    .sort()
+    .flatMap((name) => files(`${relative}/${name}`));
 }
 
 function treeHash() {
   const hash = createHash('sha256');
-  for (const file of INPUTS.flatMap(files)) hash.update(`${file}\0`).update(fs.readFileSync(path.join(ROOT, file))).update('\0');
+  for (const file of INPUTS.flatMap(files))
+    hash
+      .update(`${file}\0`)
+      .update(fs.readFileSync(path.join(ROOT, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 

@@ -56,15 +56,22 @@ if (quick) {
   delete env.TEST_REDIS_URL;
 }
 
-const EXAMPLE = 'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test';
+const EXAMPLE =
+  'TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test';
 if (quick) {
-  console.warn(`${line}\n!! test:quick: SQLite only; no PostgreSQL, Redis, stall, image or browser tests.\n!! Before a merge: ${EXAMPLE}\n${line}`);
+  console.warn(
+    `${line}\n!! test:quick: SQLite only; no PostgreSQL, Redis, stall, image or browser tests.\n!! Before a merge: ${EXAMPLE}\n${line}`,
+  );
 } else {
   if (!env.TEST_DATABASE_URL) {
-    console.warn(`${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: ${EXAMPLE}\n${line}`);
+    console.warn(
+      `${line}\n!! TEST_DATABASE_URL is not set: PostgreSQL tests are SKIPPED; only SQLite runs.\n!! Example: ${EXAMPLE}\n${line}`,
+    );
   }
   if (!env.TEST_REDIS_URL) {
-    console.warn(`${line}\n!! TEST_REDIS_URL is not set: Redis tests (shared counters, breaker recovery) are SKIPPED.\n!! Example: ${EXAMPLE}\n${line}`);
+    console.warn(
+      `${line}\n!! TEST_REDIS_URL is not set: Redis tests (shared counters, breaker recovery) are SKIPPED.\n!! Example: ${EXAMPLE}\n${line}`,
+    );
   }
 }
 
@@ -101,7 +108,9 @@ const sourceDirname = {
   name: 'source-dirname',
   setup(build) {
     build.onLoad({ filter: /\.ts$/ }, (loaded) => ({
-      contents: fs.readFileSync(loaded.path, 'utf8').replaceAll('import.meta.dirname', JSON.stringify(path.dirname(loaded.path))),
+      contents: fs
+        .readFileSync(loaded.path, 'utf8')
+        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(loaded.path))),
       loader: 'ts',
     }));
   },
@@ -127,8 +136,8 @@ async function transpile() {
   await Promise.all([
     build({ ...common, entryPoints: files('src', '.ts'), tsconfig: 'tsconfig.json' }),
     build({ ...common, entryPoints: files('test', '.ts'), tsconfig: 'tsconfig.json', plugins: [sourceDirname] }),
-  // web/test imports the client's modules the bundler's way (no extensions): each test is bundled
-  // with the client code it uses; packages stay imports.
+    // web/test imports the client's modules the bundler's way (no extensions): each test is bundled
+    // with the client code it uses; packages stay imports.
     build({
       ...common,
       entryPoints: files('web/test', '.test.ts'),
@@ -146,11 +155,20 @@ const compiled = (file) => path.join(out, file.replace(/\.ts$/, '.js'));
 
 const runNode = (concurrency, list) => {
   if (list.length === 0) return 0;
-  return spawnSync(
-    process.execPath,
-    ['--enable-source-maps', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...nodeOptions, ...list.map(compiled)],
-    { stdio: 'inherit', env },
-  ).status ?? 1;
+  return (
+    spawnSync(
+      process.execPath,
+      [
+        '--enable-source-maps',
+        '--test',
+        `--test-concurrency=${concurrency}`,
+        '--test-reporter=spec',
+        ...nodeOptions,
+        ...list.map(compiled),
+      ],
+      { stdio: 'inherit', env },
+    ).status ?? 1
+  );
 };
 
 const imageDist = path.join(out, 'image', 'dist');
@@ -160,11 +178,18 @@ let status = 0;
 if (!namedFiles || nodeFiles.length > 0) {
   await transpile();
   if (namedFiles) {
-    status = runNode(2, nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))));
+    status = runNode(
+      2,
+      nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))),
+    );
   } else {
-    const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')].sort()
+    const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
+      .sort()
       .filter((f) => !(quick && f === IMAGE_TEST));
-    status = runNode(2, all.filter((f) => !isStall(f)));
+    status = runNode(
+      2,
+      all.filter((f) => !isStall(f)),
+    );
     if (!quick) {
       const stallStatus = runNode(1, all.filter(isStall));
       if (status === 0) status = stallStatus;
@@ -187,18 +212,33 @@ if (!quick && (!namedFiles || browserArgs.length > 0)) {
       const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
       build = spawnSync(npm, ['run', '-s', 'build'], { stdio: 'inherit', env });
     }
-    const browser = build.status !== 0 ? build : spawnSync(
-      process.execPath,
-      ['node_modules/@playwright/test/cli.js', 'test', '--config', 'web/e2e/playwright.config.ts', ...browserArgs],
-      { stdio: 'inherit', env: { ...env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium, VELLUM_E2E_DIST: dist } },
-    );
+    const browser =
+      build.status !== 0
+        ? build
+        : spawnSync(
+            process.execPath,
+            [
+              'node_modules/@playwright/test/cli.js',
+              'test',
+              '--config',
+              'web/e2e/playwright.config.ts',
+              ...browserArgs,
+            ],
+            {
+              stdio: 'inherit',
+              env: { ...env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium, VELLUM_E2E_DIST: dist },
+            },
+          );
     if (status === 0) status = browser.status ?? 1;
   }
 }
 
-if (!quick && !env.TEST_DATABASE_URL) console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
+if (!quick && !env.TEST_DATABASE_URL)
+  console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
 if (!quick && !env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');
 if (browserSkipped) {
-  console.warn(`${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`);
+  console.warn(
+    `${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`,
+  );
 }
 process.exit(status);

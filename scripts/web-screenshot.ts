@@ -23,16 +23,31 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shot-'));
 const service = spawn(process.execPath, ['dist/main.js'], {
   cwd: repo,
   stdio: ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, 'shot.db')}`, RATE_LIMIT: 'off', PWNED_PASSWORDS_URL: 'off', LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+  env: {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: `sqlite:${path.join(dir, 'shot.db')}`,
+    RATE_LIMIT: 'off',
+    PWNED_PASSWORDS_URL: 'off',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'development',
+  },
 });
 const base = `http://127.0.0.1:${port}`;
 
 try {
-  for (let ready = false; !ready;) {
-    ready = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+  for (let ready = false; !ready; ) {
+    ready = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (!ready) await new Promise((r) => setTimeout(r, 200));
   }
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu'],
+  });
   const page = await browser.newPage({ viewport: { width: 1280, height: 640 }, colorScheme: 'light' });
   await page.goto(`${base}/signup`);
   await page.getByLabel('Username').fill('ada');
@@ -52,13 +67,25 @@ try {
     ['Groceries', '- [ ] Oat milk\n- [x] Lemons\n- [ ] Bread from the market #errands'],
     ['Garden plan', 'Tomatoes by the south wall, herbs in pots near the door. Compost in **March**.'],
     ['Trip to Lisbon', '## Day 1\n\nTram 28, then the castle. #travel/portugal'],
-    ['Meeting notes', '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\n- [x] Virtualised list\n- [ ] Reading view screenshots\n\n> Notes nobody can lose.\n\n```ts\nconst saved = await save(note, { ifMatch: version });\n```\n\nSee [the docs](https://example.com/docs). #project/vellum'],
+    [
+      'Meeting notes',
+      '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\n- [x] Virtualised list\n- [ ] Reading view screenshots\n\n> Notes nobody can lose.\n\n```ts\nconst saved = await save(note, { ifMatch: version });\n```\n\nSee [the docs](https://example.com/docs). #project/vellum',
+    ],
   ];
   for (const [title, content] of notes) {
     await page.getByRole('button', { name: 'New note' }).click();
     await page.waitForURL((url) => url.pathname === '/notes/new');
     // Polled from here: a function evaluated in the page would need the 'unsafe-eval' the CSP refuses.
-    for (let i = 0; i < 200 && (await page.getByLabel('Title').inputValue().catch(() => '')) !== 'Untitled'; i += 1) await page.waitForTimeout(50);
+    for (
+      let i = 0;
+      i < 200 &&
+      (await page
+        .getByLabel('Title')
+        .inputValue()
+        .catch(() => '')) !== 'Untitled';
+      i += 1
+    )
+      await page.waitForTimeout(50);
     await page.getByLabel('Title').fill(title);
     await page.getByRole('textbox', { name: 'Content', exact: true }).fill(content);
     await page.getByRole('button', { name: 'Save' }).click();
@@ -80,7 +107,8 @@ try {
   await page.locator('.hljs').first().waitFor();
   await page.screenshot({ path: reading });
   await browser.close();
-  for (const file of [out, reading]) console.log(`Wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
+  for (const file of [out, reading])
+    console.log(`Wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 } finally {
   service.kill();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -49,7 +49,9 @@ function sizes(files: Iterable<string>) {
 const kB = (n: number) => `${(n / 1000).toFixed(1)} kB`;
 const row = (label: string, files: string[]) => {
   const s = sizes(files);
-  console.log(`${label.padEnd(34)} ${kB(s.gzip).padStart(10)} gzip ${kB(s.raw).padStart(10)} raw   ${files.map((f) => path.basename(f)).join(', ')}`);
+  console.log(
+    `${label.padEnd(34)} ${kB(s.gzip).padStart(10)} gzip ${kB(s.raw).padStart(10)} raw   ${files.map((f) => path.basename(f)).join(', ')}`,
+  );
   return s;
 };
 
@@ -64,7 +66,9 @@ const js = row('  JavaScript', firstJs);
 if (firstCss.length > 0) row('  CSS', firstCss);
 
 console.log('Loaded later (dynamic imports):');
-for (const key of Object.keys(manifest).filter((k) => manifest[k]!.isDynamicEntry).sort()) {
+for (const key of Object.keys(manifest)
+  .filter((k) => manifest[k]!.isDynamicEntry)
+  .sort()) {
   const files = [...closure(key)].filter((k) => !first.has(k)).map((k) => manifest[k]!.file);
   const chunk = manifest[key]!;
   row(`  ${chunk.src ?? chunk.name ?? key}`, files);

@@ -18,7 +18,10 @@ import { endAllSessions, issueTokenPair } from './sessions/sessions.service.js';
 import type { Reauthenticate } from './sessions/reauthentication.js';
 import { authRoutes } from './auth/auth.routes.js';
 import type { LoginServices } from './auth/login.service.js';
-import { reauthenticate as reauthenticateCaller, type ReauthenticationServices } from './auth/reauthentication.service.js';
+import {
+  reauthenticate as reauthenticateCaller,
+  type ReauthenticationServices,
+} from './auth/reauthentication.service.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { mfaStatus } from './mfa/mfa.service.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -93,10 +96,23 @@ declare module 'fastify' {
 export const CONNECTIONS_CHECKING_INTERVAL_MS = 1000;
 
 /** The whole application; main.ts and the tests build exactly this. */
-export async function buildApp({ config, database, logger, hasher, webRoot, checkpoint, throttleTesting, liveTesting }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  database,
+  logger,
+  hasher,
+  webRoot,
+  checkpoint,
+  throttleTesting,
+  liveTesting,
+}: AppOptions): Promise<FastifyInstance> {
   if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
-    ...(logger === undefined ? { logger: loggerOptions(config) } : logger === false ? { logger: false } : { loggerInstance: logger }),
+    ...(logger === undefined
+      ? { logger: loggerOptions(config) }
+      : logger === false
+        ? { logger: false }
+        : { loggerInstance: logger }),
     // One hop: the address our own proxy saw. Trusting every hop would let a client pick its
     // address by sending its own X-Forwarded-For, which the proxy only appends to.
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
@@ -148,19 +164,25 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   const limits = counters === undefined ? undefined : await addressLimits(app, config.rateLimits, counters.rate);
   // One count per account for logins; one per session for a password asked of a signed-in caller,
   // so failed logins cannot lock the owner out of ending a thief's sessions (WebDAV's tokens count per address only).
-  const failures = counters === undefined ? undefined : sessionFailures(counters.login, config.rateLimits.loginFailures);
+  const failures =
+    counters === undefined ? undefined : sessionFailures(counters.login, config.rateLimits.loginFailures);
   registerRoutePolicy(app, {
-    ...(counters === undefined || limits === undefined ? {} : {
-      limits: limits.layer,
-      lockout: loginLockout(counters.login, config.rateLimits.loginFailures),
-    }),
+    ...(counters === undefined || limits === undefined
+      ? {}
+      : {
+          limits: limits.layer,
+          lockout: loginLockout(counters.login, config.rateLimits.loginFailures),
+        }),
     shedding: hashShedding(passwordHasher),
     cookies: cookieParsing,
     access: accessControl(app, {
       verify: (token) => tokens.verify(token),
       findAccount: (userId) => findUserById(database.db, userId),
       normalizeUsername,
-      personal: { looksLike: looksLikePersonalToken, authenticate: (token, scope) => authenticateToken(database.db, token, scope) },
+      personal: {
+        looksLike: looksLikePersonalToken,
+        authenticate: (token, scope) => authenticateToken(database.db, token, scope),
+      },
       sessionIsLive: (claims) => sessionIsLive(database.db, claims),
       credentialFailure: limits?.credentialFailure,
     }),
@@ -171,7 +193,10 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, { ...LIVE_DEFAULTS, ...liveTesting });
+  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, {
+    ...LIVE_DEFAULTS,
+    ...liveTesting,
+  });
   app.decorate('liveEvents', live);
   // Streams never end by themselves: ended first, or closing would wait for them.
   app.addHook('preClose', async () => live.endAll());
@@ -196,49 +221,86 @@ export async function buildApp({ config, database, logger, hasher, webRoot, chec
       checkIn: (caller, check) => checkInSession(services, caller, check),
     },
   };
-  const reauthenticate: Reauthenticate = (caller, proof, client, kind) => reauthenticateCaller(services, caller, proof, client, kind);
+  const reauthenticate: Reauthenticate = (caller, proof, client, kind) =>
+    reauthenticateCaller(services, caller, proof, client, kind);
   const cookies = {
-    set: (reply: FastifyReply, issued: { refreshToken: string; refreshExpiresAt: number }) => setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt),
+    set: (reply: FastifyReply, issued: { refreshToken: string; refreshExpiresAt: number }) =>
+      setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt),
     clear: (reply: FastifyReply) => clearAuthCookies(reply, config),
   };
-  registerMetrics(app, { hasher: services.hasher, pool: database.poolStats, redisBreaker: counters?.redisBreaker, token: config.metricsToken });
+  registerMetrics(app, {
+    hasher: services.hasher,
+    pool: database.poolStats,
+    redisBreaker: counters?.redisBreaker,
+    token: config.metricsToken,
+  });
   await app.register(healthRoutes, { database, draining: closing });
 
-  await app.register(async (auth) => {
-    // Cookies only below /api/auth: some of its routes set them, its cookie routes read them.
-    await registerCookies(auth, config);
-    await auth.register(accountRoutes, { config, services, cookies, factors: (userId) => mfaStatus(database.db, userId) });
-    await auth.register(authRoutes, { config, services });
-    await auth.register(sessionRoutes, { config, services, reauthenticate });
-    await auth.register(mfaRoutes, { config, services, reauthenticate });
-    await auth.register(accessTokenRoutes, { services, reauthenticate });
-    await auth.register(auditRoutes, { db: database.db });
-  }, { prefix: '/api/auth' });
+  await app.register(
+    async (auth) => {
+      // Cookies only below /api/auth: some of its routes set them, its cookie routes read them.
+      await registerCookies(auth, config);
+      await auth.register(accountRoutes, {
+        config,
+        services,
+        cookies,
+        factors: (userId) => mfaStatus(database.db, userId),
+      });
+      await auth.register(authRoutes, { config, services });
+      await auth.register(sessionRoutes, { config, services, reauthenticate });
+      await auth.register(mfaRoutes, { config, services, reauthenticate });
+      await auth.register(accessTokenRoutes, { services, reauthenticate });
+      await auth.register(auditRoutes, { db: database.db });
+    },
+    { prefix: '/api/auth' },
+  );
   await app.register(eventsRoutes, { prefix: '/api', live, headers: securityHeaders(config) });
   await app.register(notesRoutes, {
-    prefix: '/api/notes', db: database.db, trashDays: config.trashDays, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/notes',
+    db: database.db,
+    trashDays: config.trashDays,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(sharedWithMeRoutes, { prefix: '/api', db: database.db });
   await app.register(memberRoutes, { prefix: '/api', db: database.db });
   await app.register(searchRoutes, {
-    prefix: '/api/notes/search', db: database.db,
+    prefix: '/api/notes/search',
+    db: database.db,
     database: config.database,
   });
   const attachmentServices = {
-    db: database.db, storage: createStorage(config, database.db), log: app.log,
-    maxBytes: config.attachmentMaxBytes, quotaBytes: config.storageQuotaBytes,
+    db: database.db,
+    storage: createStorage(config, database.db),
+    log: app.log,
+    maxBytes: config.attachmentMaxBytes,
+    quotaBytes: config.storageQuotaBytes,
   };
   await app.register(exportRoutes, {
-    prefix: '/api', db: database.db, importMaxBytes: config.importMaxBytes, attachments: attachmentServices, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api',
+    db: database.db,
+    importMaxBytes: config.importMaxBytes,
+    attachments: attachmentServices,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(trashRoutes, { prefix: '/api/trash', db: database.db, trashDays: config.trashDays });
   await app.register(foldersRoutes, {
-    prefix: '/api/folders', db: database.db, trashDays: config.trashDays, takeNotes: trashNotesInFolders, ...(checkpoint === undefined ? {} : { checkpoint }),
+    prefix: '/api/folders',
+    db: database.db,
+    trashDays: config.trashDays,
+    takeNotes: trashNotesInFolders,
+    ...(checkpoint === undefined ? {} : { checkpoint }),
   });
   await app.register(tagsRoutes, { prefix: '/api/tags', db: database.db });
   await app.register(attachmentRoutes, { prefix: '/api/attachments', services: attachmentServices });
-  await app.register(shareRoutes, { prefix: '/api', db: database.db, publicUrl: config.publicUrl, attachments: attachmentServices });
-  await app.register(davRoutes, { services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays } });
+  await app.register(shareRoutes, {
+    prefix: '/api',
+    db: database.db,
+    publicUrl: config.publicUrl,
+    attachments: attachmentServices,
+  });
+  await app.register(davRoutes, {
+    services: { db: database.db, attachments: attachmentServices, trashDays: config.trashDays },
+  });
   await app.register(webRoutes, { root: webRoot ?? DEFAULT_WEB_ROOT });
   return app;
 }

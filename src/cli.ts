@@ -31,11 +31,14 @@ async function readPassword(config: Config): Promise<string> {
 
 async function run(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
-    args: argv, allowPositionals: true, strict: true, options: { help: { type: 'boolean', short: 'h' } },
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { help: { type: 'boolean', short: 'h' } },
   });
   const [command, arg, ...extra] = positionals;
   // `vellum help [COMMAND]`, `vellum --help`, `vellum COMMAND --help`
-  const topic = command === 'help' ? arg : values.help === true ? command ?? null : undefined;
+  const topic = command === 'help' ? arg : values.help === true ? (command ?? null) : undefined;
   if (topic !== undefined || command === 'help') {
     if (topic === undefined || topic === null) {
       process.stdout.write(`${usage()}\n`);
@@ -54,7 +57,9 @@ async function run(argv: string[]): Promise<number> {
   const known = findCommand(command);
   if (known === undefined) throw new UsageError(`unknown command "${command}"; ${HELP_HINT}`);
   if ((arg === undefined ? 0 : 1) + extra.length > known.maxArgs) {
-    throw new UsageError(`${command} takes ${known.maxArgs === 0 ? 'no arguments' : `at most ${known.maxArgs} argument`}; run "vellum ${command} --help"`);
+    throw new UsageError(
+      `${command} takes ${known.maxArgs === 0 ? 'no arguments' : `at most ${known.maxArgs} argument`}; run "vellum ${command} --help"`,
+    );
   }
   const config = loadConfig();
   // These two never open the database through the app: they must not migrate it (cli/backup.ts).
@@ -62,19 +67,29 @@ async function run(argv: string[]): Promise<number> {
     if (arg === undefined) throw new UsageError(`${command} needs a FILE; run "vellum ${command} --help"`);
     if (command === 'backup') {
       const done = backupSqlite(config.database, arg);
-      process.stdout.write(`backed up ${done.notes} notes and ${done.versions} versions to ${done.file} (${done.bytes} bytes)\n`);
+      process.stdout.write(
+        `backed up ${done.notes} notes and ${done.versions} versions to ${done.file} (${done.bytes} bytes)\n`,
+      );
     } else {
       const done = restoreSqlite(config.database, arg);
-      process.stdout.write(`restored ${done.notes} notes and ${done.versions} versions from ${done.file} into ${done.database}\n`);
+      process.stdout.write(
+        `restored ${done.notes} notes and ${done.versions} versions from ${done.file} into ${done.database}\n`,
+      );
       if (done.previous !== undefined) process.stdout.write(`the database it replaced is kept as ${done.previous}\n`);
     }
     return 0;
   }
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
-  const log = pino({ ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel }, pino.destination(2));
+  const log = pino(
+    { ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel },
+    pino.destination(2),
+  );
   const database = openDatabase(config.database);
   const deps: CommandDeps = {
-    db: database.db, policy: policyFromConfig(config, log), hasher: createPasswordHasher({ cost: config.argon2Cost }), log,
+    db: database.db,
+    policy: policyFromConfig(config, log),
+    hasher: createPasswordHasher({ cost: config.argon2Cost }),
+    log,
     sessions: { endAll: endAllSessions },
   };
   try {
@@ -86,7 +101,8 @@ async function run(argv: string[]): Promise<number> {
         return 0;
       case 'create-admin': {
         const username = arg ?? config.admin?.username;
-        if (username === undefined || username === '') throw new CommandError('give a USERNAME (or set ADMIN_USERNAME)');
+        if (username === undefined || username === '')
+          throw new CommandError('give a USERNAME (or set ADMIN_USERNAME)');
         // VELLUM_PASSWORD or standard input, never ADMIN_PASSWORD: that is the bootstrap administrator's,
         // set wherever the server's environment is loaded, and must not become this one's silently.
         const created = await createAdmin(deps, username, await readPassword(config));
@@ -139,14 +155,18 @@ async function run(argv: string[]): Promise<number> {
         }
         const policy = config.historyRetention;
         // Through the runner, so it takes the same lock as the hourly job on PostgreSQL.
-        const outcome = await runTask(database, {
-          name: HISTORY_RETENTION_TASK,
-          run: async (db, now) => ({
-            ...(await pruneHistory(db, now, policy, (noteId, versions) => {
-              process.stdout.write(`note ${noteId}: deleted versions ${versionRanges(versions)}\n`);
-            })),
-          }),
-        }, new Date());
+        const outcome = await runTask(
+          database,
+          {
+            name: HISTORY_RETENTION_TASK,
+            run: async (db, now) => ({
+              ...(await pruneHistory(db, now, policy, (noteId, versions) => {
+                process.stdout.write(`note ${noteId}: deleted versions ${versionRanges(versions)}\n`);
+              })),
+            }),
+          },
+          new Date(),
+        );
         if (outcome.status === 'failed') throw outcome.error;
         if (outcome.status !== 'done') {
           process.stdout.write('skipped: another instance is pruning history right now\n');

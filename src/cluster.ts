@@ -78,16 +78,23 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
     config = loadConfig(withDevelopmentSecrets(env).env);
     drainMs = config.shutdownDrainMs;
     if (config.database.kind === 'sqlite' && config.database.filename === ':memory:') {
-      throw new ConfigError('WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process');
+      throw new ConfigError(
+        'WORKERS above 1 needs a database the workers share; sqlite::memory: is private to each process',
+      );
     }
     log = pino(loggerOptions(config)).child({ role: 'primary' });
     if (config.redisUrl === undefined) {
       // Each worker counts on its own: every rate limit and the login lockout are multiplied by N.
-      log.warn({ workers }, `WORKERS=${workers} without REDIS_URL: every rate limit and the login lockout are counted per worker, so they are ${workers} times looser; set REDIS_URL to share the counters`);
+      log.warn(
+        { workers },
+        `WORKERS=${workers} without REDIS_URL: every rate limit and the login lockout are counted per worker, so they are ${workers} times looser; set REDIS_URL to share the counters`,
+      );
     }
     if (config.secretsGenerated) {
       // Every worker must sign and verify with the same secrets, so generate them once, here.
-      log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets shared by the workers; tokens will not survive a restart');
+      log.warn(
+        'JWT_SECRET/CSRF_SECRET not set: using random secrets shared by the workers; tokens will not survive a restart',
+      );
       workerEnv = { JWT_SECRET: config.jwtSecret, CSRF_SECRET: config.csrfSecret };
     }
   } catch (error) {
@@ -104,7 +111,12 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
     new Promise((resolve, reject) => {
       const worker = cluster.fork(workerEnv);
       const onExit = (code: number | null, signal: string | null) =>
-        reject(Object.assign(new Error(`worker ${worker.process.pid} exited during start-up (code ${code}, signal ${signal})`), { exitCode: code }));
+        reject(
+          Object.assign(
+            new Error(`worker ${worker.process.pid} exited during start-up (code ${code}, signal ${signal})`),
+            { exitCode: code },
+          ),
+        );
       worker.once('exit', onExit);
       worker.once('listening', () => {
         worker.off('exit', onExit);
@@ -121,13 +133,18 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
       process.exit(1);
     }, drainMs + SHUTDOWN_TIMEOUT_MS).unref();
     const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
-    await Promise.all(alive.map((worker) => new Promise<void>((resolve) => {
-      worker.once('exit', (code) => {
-        if (code !== 0 && code !== null && exitCode === 0) exitCode = code;
-        resolve();
-      });
-      worker.process.kill(signal);
-    })));
+    await Promise.all(
+      alive.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            worker.once('exit', (code) => {
+              if (code !== 0 && code !== null && exitCode === 0) exitCode = code;
+              resolve();
+            });
+            worker.process.kill(signal);
+          }),
+      ),
+    );
     process.exit(exitCode);
   };
 
@@ -137,7 +154,10 @@ export async function runWorkers(serve: () => Promise<void>, env: Env = process.
     deaths.push(now);
     while (deaths.length > 0 && deaths[0]! <= now - CRASH_WINDOW_MS) deaths.shift();
     if (deaths.length >= CRASH_LIMIT) {
-      log.fatal({ ...why, deaths: deaths.length, windowMs: CRASH_WINDOW_MS }, `workers keep dying (${deaths.length} within ${CRASH_WINDOW_MS / 1000} s); stopping the service`);
+      log.fatal(
+        { ...why, deaths: deaths.length, windowMs: CRASH_WINDOW_MS },
+        `workers keep dying (${deaths.length} within ${CRASH_WINDOW_MS / 1000} s); stopping the service`,
+      );
       void shutdown(exitCode || 1);
       return;
     }

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
-export type DatabaseConfig =
-  | { kind: 'sqlite'; filename: string }
-  | { kind: 'postgres'; url: string; poolMax: number };
+export type DatabaseConfig = { kind: 'sqlite'; filename: string } | { kind: 'postgres'; url: string; poolMax: number };
 
 export interface Config {
   readonly port: number;
@@ -72,9 +70,14 @@ export interface Config {
 export type AttachmentStorageConfig =
   | { readonly kind: 'database' }
   | {
-    readonly kind: 's3'; readonly endpoint: string | undefined; readonly region: string; readonly bucket: string;
-    readonly accessKeyId: string | undefined; readonly secretAccessKey: string | undefined; readonly forcePathStyle: boolean;
-  };
+      readonly kind: 's3';
+      readonly endpoint: string | undefined;
+      readonly region: string;
+      readonly bucket: string;
+      readonly accessKeyId: string | undefined;
+      readonly secretAccessKey: string | undefined;
+      readonly forcePathStyle: boolean;
+    };
 
 export type Argon2Cost = 'owasp' | 'test-cheap';
 
@@ -118,7 +121,10 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host: nonEmpty(env.HOST) ?? '127.0.0.1',
     production,
-    database: parseDatabaseUrl(nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db', integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000)),
+    database: parseDatabaseUrl(
+      nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db',
+      integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    ),
     ...secrets,
     publicUrl: readPublicUrl(nonEmpty(env.PUBLIC_URL), port),
     attachmentStorage: readAttachmentStorage(env),
@@ -178,7 +184,10 @@ export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
 function readSecrets(env: Env, production: boolean) {
   const jwt = nonEmpty(env.JWT_SECRET);
   const csrf = nonEmpty(env.CSRF_SECRET);
-  for (const [name, value] of [['JWT_SECRET', jwt], ['CSRF_SECRET', csrf]] as const) {
+  for (const [name, value] of [
+    ['JWT_SECRET', jwt],
+    ['CSRF_SECRET', csrf],
+  ] as const) {
     if (value !== undefined && value.length < MIN_SECRET_LENGTH) {
       throw new ConfigError(`${name} must be at least ${MIN_SECRET_LENGTH} characters long`);
     }
@@ -186,12 +195,15 @@ function readSecrets(env: Env, production: boolean) {
       throw new ConfigError(`${name} is required when NODE_ENV=production (at least ${MIN_SECRET_LENGTH} characters)`);
     }
     if (value !== undefined && production && isPlaceholderSecret(value)) {
-      throw new ConfigError(`${name} looks like a placeholder or default value; generate a random one, e.g. openssl rand -base64 48`);
+      throw new ConfigError(
+        `${name} looks like a placeholder or default value; generate a random one, e.g. openssl rand -base64 48`,
+      );
     }
   }
   if (jwt !== undefined && jwt === csrf) throw new ConfigError('JWT_SECRET and CSRF_SECRET must differ');
   const mfa = nonEmpty(env.MFA_SECRET);
-  if (mfa !== undefined && mfa.length < MIN_SECRET_LENGTH) throw new ConfigError(`MFA_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`);
+  if (mfa !== undefined && mfa.length < MIN_SECRET_LENGTH)
+    throw new ConfigError(`MFA_SECRET must be at least ${MIN_SECRET_LENGTH} characters long`);
   const jwtSecret = jwt ?? randomBytes(32).toString('base64url');
   return {
     jwtSecret,
@@ -219,7 +231,9 @@ function readTimeouts(env: Env) {
   const headersTimeoutSeconds = integer(env, 'HEADERS_TIMEOUT_SECONDS', Math.min(10, requestTimeoutSeconds), 1, 3600);
   // Node refuses a headers time-out longer than the request's, which includes the headers.
   if (headersTimeoutSeconds > requestTimeoutSeconds) {
-    throw new ConfigError(`HEADERS_TIMEOUT_SECONDS (${headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`);
+    throw new ConfigError(
+      `HEADERS_TIMEOUT_SECONDS (${headersTimeoutSeconds}) must not exceed REQUEST_TIMEOUT_SECONDS (${requestTimeoutSeconds})`,
+    );
   }
   return { requestTimeoutSeconds, headersTimeoutSeconds };
 }
@@ -233,7 +247,9 @@ function readArgon2Cost(env: Env): Argon2Cost {
   if (raw === undefined) return 'owasp';
   if (raw !== 'cheap') throw new ConfigError(`TEST_ARGON2 must be "cheap" or unset, got "${raw}"`);
   if (env.NODE_ENV !== 'test') {
-    throw new ConfigError(`TEST_ARGON2=cheap is for the test suite only and is refused unless NODE_ENV=test (NODE_ENV is ${env.NODE_ENV === undefined ? 'unset' : `"${env.NODE_ENV}"`}); remove it`);
+    throw new ConfigError(
+      `TEST_ARGON2=cheap is for the test suite only and is refused unless NODE_ENV=test (NODE_ENV is ${env.NODE_ENV === undefined ? 'unset' : `"${env.NODE_ENV}"`}); remove it`,
+    );
   }
   return 'test-cheap';
 }
@@ -282,17 +298,23 @@ function readAttachmentStorage(env: Env): AttachmentStorageConfig {
   const bucket = nonEmpty(env.S3_BUCKET);
   if (bucket === undefined) throw new ConfigError('S3_BUCKET is required when ATTACHMENT_STORAGE=s3');
   const endpoint = nonEmpty(env.S3_ENDPOINT);
-  if (endpoint !== undefined && !/^https?:\/\/./.test(endpoint)) throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
+  if (endpoint !== undefined && !/^https?:\/\/./.test(endpoint))
+    throw new ConfigError('S3_ENDPOINT must be an http(s) URL');
   return {
-    kind, bucket, endpoint, region: nonEmpty(env.S3_REGION) ?? 'us-east-1',
-    accessKeyId: nonEmpty(env.S3_ACCESS_KEY_ID), secretAccessKey: nonEmpty(env.S3_SECRET_ACCESS_KEY),
+    kind,
+    bucket,
+    endpoint,
+    region: nonEmpty(env.S3_REGION) ?? 'us-east-1',
+    accessKeyId: nonEmpty(env.S3_ACCESS_KEY_ID),
+    secretAccessKey: nonEmpty(env.S3_SECRET_ACCESS_KEY),
     forcePathStyle: onOff(env, 'S3_FORCE_PATH_STYLE', false),
   };
 }
 
 function readRedisUrl(value: string | undefined): string | undefined {
   const url = nonEmpty(value);
-  if (url !== undefined && !/^rediss?:\/\/./.test(url)) throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
+  if (url !== undefined && !/^rediss?:\/\/./.test(url))
+    throw new ConfigError('REDIS_URL must be a redis:// or rediss:// URL');
   return url;
 }
 
@@ -316,7 +338,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function parseHistoryRetention(raw: string): HistoryRetention | null {
   if (raw.toLowerCase() === 'off') return null;
   const fail = (why: string) =>
-    new ConfigError(`HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" (${why}), got "${raw}"`);
+    new ConfigError(
+      `HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" (${why}), got "${raw}"`,
+    );
   let allMs = 0;
   const tiers: { name: RetentionTierName; ms: number }[] = [];
   const seen = new Set<string>();
@@ -340,7 +364,10 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 function list(value: string | undefined): string[] {
-  return (value ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 function number(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -29,7 +29,10 @@ export class AppError extends Error {
  */
 export class StepFailure extends Error {
   override name = 'StepFailure';
-  constructor(readonly detail: string, cause: unknown) {
+  constructor(
+    readonly detail: string,
+    cause: unknown,
+  ) {
     super(detail, { cause });
   }
 }
@@ -41,7 +44,8 @@ export const Errors = {
   invalidBody: make(400, 'invalid_request_body', 'Invalid request body'),
   validation: (detail: string) => new AppError(400, 'validation_failed', detail),
   /** Checked before any parsing (shared/json-depth.ts): parsing is what such a body costs. */
-  nestedTooDeep: (limit: number) => new AppError(400, 'body_too_deep', `Invalid request body: nested deeper than ${limit} levels`),
+  nestedTooDeep: (limit: number) =>
+    new AppError(400, 'body_too_deep', `Invalid request body: nested deeper than ${limit} levels`),
   invalidUserId: make(400, 'invalid_user_id', 'Invalid user ID'),
   resourceIdMissing: make(400, 'resource_id_missing', 'Resource ID missing'),
   invalidNoteId: make(400, 'invalid_note_id', 'Invalid note ID'),
@@ -49,8 +53,12 @@ export const Errors = {
   invalidSessionId: make(400, 'invalid_session_id', 'Invalid session ID'),
   invalidQuery: (detail: string) => new AppError(400, 'invalid_query', detail),
   /** A search over its time budget: the query, not the load, decides it (see search.runner.ts). */
-  queryTooExpensive: (seconds: number) => new AppError(400, 'query_too_expensive',
-    `This search needs more than ${seconds} s of work; search for rarer words or a shorter phrase`),
+  queryTooExpensive: (seconds: number) =>
+    new AppError(
+      400,
+      'query_too_expensive',
+      `This search needs more than ${seconds} s of work; search for rarer words or a shorter phrase`,
+    ),
   invalidCredentials: make(401, 'invalid_credentials', 'Invalid credentials'),
   unauthorized: make(401, 'unauthorized', 'Unauthorized'),
   notAuthenticated: make(401, 'not_authenticated', 'Not authenticated'),
@@ -78,77 +86,154 @@ export const Errors = {
   sessionNotFound: make(404, 'session_not_found', 'Session not found'),
   folderNotFound: make(404, 'folder_not_found', 'Folder not found'),
   attachmentNotFound: make(404, 'attachment_not_found', 'Attachment not found'),
-  attachmentReferenced: make(409, 'attachment_referenced', 'A version of a note links to this attachment; remove the link (and let the old versions go) first'),
-  rangeNotSatisfiable: (size: number) => new AppError(416, 'range_not_satisfiable', 'The requested range is outside the file', {}, { 'content-range': `bytes */${size}` }),
+  attachmentReferenced: make(
+    409,
+    'attachment_referenced',
+    'A version of a note links to this attachment; remove the link (and let the old versions go) first',
+  ),
+  rangeNotSatisfiable: (size: number) =>
+    new AppError(
+      416,
+      'range_not_satisfiable',
+      'The requested range is outside the file',
+      {},
+      { 'content-range': `bytes */${size}` },
+    ),
   folderNameTaken: make(409, 'folder_name_taken', 'A folder with this name already exists here'),
   folderCycle: make(409, 'folder_cycle', 'A folder cannot be moved into itself or below itself'),
   folderTooDeep: make(409, 'folder_too_deep', `Folders nest at most ${FOLDER_MAX_DEPTH} levels deep`),
   folderLimit: make(409, 'folder_limit', `An account holds at most ${FOLDERS_MAX.toLocaleString('en')} folders`),
-  importExisting: (count: number) => new AppError(409, 'import_existing',
-    `${count === 1 ? '1 note' : `${count} notes`} of this import ${count === 1 ? 'is' : 'are'} already here (imported before); nothing was imported: import again with existing=skip or existing=copy`,
-    { existing: count }),
-  importRace: make(409, 'import_conflict', 'A folder this import creates was created at the same time by another request; nothing was imported, import again'),
+  importExisting: (count: number) =>
+    new AppError(
+      409,
+      'import_existing',
+      `${count === 1 ? '1 note' : `${count} notes`} of this import ${count === 1 ? 'is' : 'are'} already here (imported before); nothing was imported: import again with existing=skip or existing=copy`,
+      { existing: count },
+    ),
+  importRace: make(
+    409,
+    'import_conflict',
+    'A folder this import creates was created at the same time by another request; nothing was imported, import again',
+  ),
   usernameTaken: make(409, 'username_taken', 'Username is already in use'),
   lastAdministrator: make(409, 'last_administrator', 'Cannot delete the last administrator'),
-  versionLimit: make(409, 'version_limit',
-    'The note has reached the highest version number (2147483647) and takes no more versions; copy it into a new note to keep editing'),
+  versionLimit: make(
+    409,
+    'version_limit',
+    'The note has reached the highest version number (2147483647) and takes no more versions; copy it into a new note to keep editing',
+  ),
   versionMismatch: (current: number) =>
-    new AppError(412, 'version_mismatch', `The note has changed: its current version is ${current}`, {
-      current_version: current,
-    }, { etag: `"${current}"` }),
+    new AppError(
+      412,
+      'version_mismatch',
+      `The note has changed: its current version is ${current}`,
+      {
+        current_version: current,
+      },
+      { etag: `"${current}"` },
+    ),
   /** A save with ?merge=true whose changes overlap the current version's (notes/merge.ts has the conflicts' shape). */
   mergeConflict: (current: number, conflicts: unknown[]) =>
-    new AppError(409, 'merge_conflict', `Your changes and the note's current version (${current}) change the same lines; nothing was saved`, {
-      current_version: current, conflicts,
-    }),
+    new AppError(
+      409,
+      'merge_conflict',
+      `Your changes and the note's current version (${current}) change the same lines; nothing was saved`,
+      {
+        current_version: current,
+        conflicts,
+      },
+    ),
   contentTooLarge: (detail: string) => new AppError(413, 'content_too_large', detail),
   tooManyRequests: (retryAfterSeconds: number) =>
-    new AppError(429, 'too_many_requests', `Too many requests; retry in ${retryAfterSeconds} seconds`, {
-      retry_after: retryAfterSeconds,
-    }, { 'retry-after': String(retryAfterSeconds) }),
+    new AppError(
+      429,
+      'too_many_requests',
+      `Too many requests; retry in ${retryAfterSeconds} seconds`,
+      {
+        retry_after: retryAfterSeconds,
+      },
+      { 'retry-after': String(retryAfterSeconds) },
+    ),
   busy: (retryAfterSeconds: number) =>
     new AppError(503, 'busy', 'The server is busy; retry shortly', {}, { 'retry-after': String(retryAfterSeconds) }),
   tooManyStreams: (perUser: number) =>
-    new AppError(429, 'too_many_streams', `At most ${perUser} event streams at once; close another first`, {}, { 'retry-after': '5' }),
+    new AppError(
+      429,
+      'too_many_streams',
+      `At most ${perUser} event streams at once; close another first`,
+      {},
+      { 'retry-after': '5' },
+    ),
 
   // What Fastify refuses before a handler runs (http/error-handler.ts).
   bodyTooLarge: make(413, 'body_too_large', 'Request body is too large'),
   unsupportedMediaType: (detail: string) => new AppError(415, 'unsupported_media_type', detail),
-  requestRefused: (status: number) => new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`),
+  requestRefused: (status: number) =>
+    new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`),
 
   quotaExceeded: (used: string, quota: string) =>
-    new AppError(413, 'quota_exceeded', `Not enough storage left: ${used} of ${quota} used; delete attachments you no longer need`),
+    new AppError(
+      413,
+      'quota_exceeded',
+      `Not enough storage left: ${used} of ${quota} used; delete attachments you no longer need`,
+    ),
   memberNotFound: make(404, 'member_not_found', 'Member not found'),
   memberIsOwner: make(409, 'member_is_owner', 'You own this note: it is already yours'),
   membersLimit: (max: number) => new AppError(409, 'members_limit', `A note can be shared with at most ${max} people`),
-  memberExists: (username: string) => new AppError(409, 'member_exists', `This note is already shared with ${username}`),
+  memberExists: (username: string) =>
+    new AppError(409, 'member_exists', `This note is already shared with ${username}`),
   invalidImport: (reason: string) => new AppError(400, 'invalid_import', `Invalid import document: ${reason}`),
   /** An error of this catalogue that a worker thread answered with: threads pass plain data, so it is made again here. */
-  relayed: (error: { status: number; code: string; detail: string }) => new AppError(error.status, error.code, error.detail),
+  relayed: (error: { status: number; code: string; detail: string }) =>
+    new AppError(error.status, error.code, error.detail),
 
   // WebDAV (src/dav/): answered as problems like the rest; a 401 names Basic, a 405 what the collection allows.
-  davUnauthorized: () => new AppError(401, 'unauthorized', 'Unauthorized', {}, { 'www-authenticate': 'Basic realm="Vellum", charset="UTF-8"' }),
+  davUnauthorized: () =>
+    new AppError(
+      401,
+      'unauthorized',
+      'Unauthorized',
+      {},
+      { 'www-authenticate': 'Basic realm="Vellum", charset="UTF-8"' },
+    ),
   davNotFound: make(404, 'dav_not_found', 'Nothing is at this path'),
   davNoParent: make(409, 'dav_conflict', 'The folder this path is in does not exist'),
   davConflict: (detail: string) => new AppError(409, 'dav_conflict', detail),
   /** `headers`: a read's 412 still names the resource's Last-Modified. */
   davPreconditionFailed: (headers: Record<string, string> = {}) =>
-    new AppError(412, 'precondition_failed', 'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold', {}, headers),
+    new AppError(
+      412,
+      'precondition_failed',
+      'A precondition (If, If-Match, If-None-Match or Overwrite) does not hold',
+      {},
+      headers,
+    ),
   invalidDavRequest: (detail: string) => new AppError(400, 'invalid_dav_request', detail),
   invalidDavPath: (detail: string) => new AppError(400, 'invalid_dav_path', detail),
   davForbidden: (detail: string) => new AppError(403, 'dav_forbidden', detail),
   propfindFiniteDepth: make(403, 'propfind_finite_depth', 'PROPFIND needs Depth: 0 or 1 (infinity is refused)'),
   invalidIfHeader: make(400, 'invalid_if_header', 'The If header is malformed (RFC 4918, section 10.4)'),
-  invalidXml: (reason: string) => new AppError(400, 'invalid_xml', `The request body is not valid WebDAV XML: ${reason}`),
+  invalidXml: (reason: string) =>
+    new AppError(400, 'invalid_xml', `The request body is not valid WebDAV XML: ${reason}`),
   davLocked: make(423, 'locked', 'The resource is locked; send the lock token in the If header'),
   davAlreadyLocked: make(423, 'locked', 'The resource is already locked'),
   lockTokenMismatch: make(409, 'lock_token_mismatch', 'No lock with this token applies to this path'),
   mkcolBody: make(415, 'unsupported_media_type', 'MKCOL takes no body'),
   /** `allow`: what the collection there allows (dav/dav-methods.ts). */
-  davPathTaken: (allow: string) => new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow }),
-  davPutCollection: (allow: string) => new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow }),
+  davPathTaken: (allow: string) =>
+    new AppError(405, 'method_not_allowed', 'Something already exists at this path', {}, { allow }),
+  davPutCollection: (allow: string) =>
+    new AppError(405, 'method_not_allowed', 'A collection cannot be written with PUT', {}, { allow }),
   davNotUtf8: make(415, 'not_utf8', 'A .md file is a note and must be UTF-8 text'),
-  davNoteTooLarge: make(413, 'content_too_large', `A .md file is a note and must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB)`),
-  davNoteNameTooLong: make(400, 'invalid_dav_name', `A note's name must be at most ${TITLE_MAX_CHARACTERS} characters before .md`),
+  davNoteTooLarge: make(
+    413,
+    'content_too_large',
+    `A .md file is a note and must be at most ${CONTENT_MAX_BYTES} bytes (1 MiB)`,
+  ),
+  davNoteNameTooLong: make(
+    400,
+    'invalid_dav_name',
+    `A note's name must be at most ${TITLE_MAX_CHARACTERS} characters before .md`,
+  ),
   davFileNameTooLong: make(400, 'invalid_dav_name', 'A file name must be at most 255 characters'),
 } as const;

@@ -37,10 +37,15 @@ async function main(): Promise<void> {
   const { config, secretsFile } = await readConfig();
   const log = pino(loggerOptions(config), serverLogDestination());
   if (secretsFile !== undefined) {
-    log.info({ file: secretsFile }, 'JWT_SECRET/CSRF_SECRET not set: using development secrets kept beside the database, so sign-ins survive a restart');
+    log.info(
+      { file: secretsFile },
+      'JWT_SECRET/CSRF_SECRET not set: using development secrets kept beside the database, so sign-ins survive a restart',
+    );
   }
   if (config.secretsGenerated) {
-    log.warn('JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart');
+    log.warn(
+      'JWT_SECRET/CSRF_SECRET not set: using random secrets for this process; tokens will not survive a restart',
+    );
   }
   const database = openDatabase(config.database, { onPoolError: (err) => log.error({ err }, 'database pool error') });
   try {
@@ -51,11 +56,15 @@ async function main(): Promise<void> {
     const app = await buildApp({ config, database, logger: log, hasher });
     // Housekeeping at start-up and hourly; on PostgreSQL one instance at a time runs each task.
     const maintenance = startMaintenance({ database, tasks: maintenanceTasks(config), log });
-    installShutdown(async (drainMs) => {
-      // /readyz answers 503 at once; the listener keeps serving for the drain period (ops/graceful-close.ts).
-      await Promise.all([drainAndClose(app, drainMs), maintenance.stop()]);
-      await database.close();
-    }, log, config.shutdownDrainMs);
+    installShutdown(
+      async (drainMs) => {
+        // /readyz answers 503 at once; the listener keeps serving for the drain period (ops/graceful-close.ts).
+        await Promise.all([drainAndClose(app, drainMs), maintenance.stop()]);
+        await database.close();
+      },
+      log,
+      config.shutdownDrainMs,
+    );
     await startThreadPool();
     const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });

@@ -19,13 +19,21 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const files = sourceFiles(SRC).map((full) => ({ name: path.relative(SRC, full).split(path.sep).join('/'), text: fs.readFileSync(full, 'utf8') }));
+const files = sourceFiles(SRC).map((full) => ({
+  name: path.relative(SRC, full).split(path.sep).join('/'),
+  text: fs.readFileSync(full, 'utf8'),
+}));
 const feature = (name: string) => name.split('/')[0]!;
 
 test('services, repositories, workers and shared code never import from src/http', () => {
-  const inner = files.filter((f) => /\.(service|repository|worker)\.ts$/.test(f.name) || f.name.startsWith('shared/') || f.name.startsWith('db/'));
+  const inner = files.filter(
+    (f) =>
+      /\.(service|repository|worker)\.ts$/.test(f.name) || f.name.startsWith('shared/') || f.name.startsWith('db/'),
+  );
   assert.ok(inner.length > 20, 'the rule looks at the service and storage files');
-  const offenders = inner.filter((f) => /from '(\.\.\/)+http\//.test(f.text) || /from '\.\/http\//.test(f.text)).map((f) => f.name);
+  const offenders = inner
+    .filter((f) => /from '(\.\.\/)+http\//.test(f.text) || /from '\.\/http\//.test(f.text))
+    .map((f) => f.name);
   assert.deepEqual(offenders, []);
 });
 
@@ -33,7 +41,8 @@ const appFiles = files.filter((file) => !file.name.startsWith('db/migrations/'))
 
 /** Which feature folders write each table from TypeScript, and which files do so outside storage. */
 function typescriptWriters() {
-  const write = /\b(?:insertInto|updateTable|deleteFrom)\('([a-z_]+)'|\b(?:insert into|delete from|update)\s+"?([a-z_]+)"?\s/gi;
+  const write =
+    /\b(?:insertInto|updateTable|deleteFrom)\('([a-z_]+)'|\b(?:insert into|delete from|update)\s+"?([a-z_]+)"?\s/gi;
   const writers = new Map<string, Set<string>>();
   const outsideStorage: string[] = [];
   for (const f of appFiles) {
@@ -50,7 +59,9 @@ function typescriptWriters() {
 test('each table is written from one feature folder, and only from its storage files', () => {
   const { writers, outsideStorage } = typescriptWriters();
   assert.ok(writers.has('notes') && writers.has('users'), 'the scan finds the writes');
-  const shared = [...writers].filter(([, owners]) => owners.size > 1).map(([table, owners]) => `${table}: ${[...owners].join(', ')}`);
+  const shared = [...writers]
+    .filter(([, owners]) => owners.size > 1)
+    .map(([table, owners]) => `${table}: ${[...owners].join(', ')}`);
   assert.deepEqual(shared, []);
   assert.deepEqual(outsideStorage, []);
 });
@@ -72,7 +83,10 @@ const DIALECT_EXCEPTIONS: Record<string, string> = {
 
 test('dialect tests live in src/db, except the listed files (which may only shrink)', () => {
   const dialect = /\bisPostgres\(|\.kind\s*[!=]==\s*'(?:postgres|sqlite)'/;
-  const found = files.filter((f) => !f.name.startsWith('db/') && dialect.test(f.text)).map((f) => f.name).sort();
+  const found = files
+    .filter((f) => !f.name.startsWith('db/') && dialect.test(f.text))
+    .map((f) => f.name)
+    .sort();
   assert.deepEqual(found, Object.keys(DIALECT_EXCEPTIONS).sort());
 });
 
@@ -81,12 +95,21 @@ test('dialect tests live in src/db, except the listed files (which may only shri
  * Read from each migration's `up` in date order (a later `drop` removes what an earlier one
  * created; `down` is not read), so the list is what a fresh database has.
  */
-interface SqlWriter { kind: 'function' | 'trigger'; name: string; on?: string; executes?: string; writes: string[] }
+interface SqlWriter {
+  kind: 'function' | 'trigger';
+  name: string;
+  on?: string;
+  executes?: string;
+  writes: string[];
+}
 
 function sqlWriters(): Map<string, SqlWriter> {
   const live = new Map<string, SqlWriter>();
-  const migrations = files.filter((f) => f.name.startsWith('db/migrations/')).sort((a, b) => a.name.localeCompare(b.name));
-  const statement = /\bcreate\s+(?:or\s+replace\s+)?(function|trigger)\s+(\w+)|\bdrop\s+(function|trigger)\s+(?:if\s+exists\s+)?(\w+)/gi;
+  const migrations = files
+    .filter((f) => f.name.startsWith('db/migrations/'))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const statement =
+    /\bcreate\s+(?:or\s+replace\s+)?(function|trigger)\s+(\w+)|\bdrop\s+(function|trigger)\s+(?:if\s+exists\s+)?(\w+)/gi;
   for (const f of migrations) {
     const up = f.text.slice(0, f.text.search(/export\s+async\s+function\s+down\b/) >>> 0);
     for (const match of up.matchAll(statement)) {
@@ -114,10 +137,18 @@ function sqlWriters(): Map<string, SqlWriter> {
       }
       const writes = new Set<string>();
       // `for update` locks and `do update` resolves a conflict: neither names a table.
-      for (const w of body.matchAll(/(?<!\b(?:for|do)\s+)\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_]+)/gi)) {
+      for (const w of body.matchAll(
+        /(?<!\b(?:for|do)\s+)\b(?:insert\s+(?:or\s+\w+\s+)?into|update|delete\s+from)\s+"?([a-z_]+)/gi,
+      )) {
         writes.add(w[1]!.toLowerCase());
       }
-      live.set(`${kind} ${name}`, { kind, name, ...(on !== undefined && { on }), ...(executes !== undefined && { executes }), writes: [...writes].sort() });
+      live.set(`${kind} ${name}`, {
+        kind,
+        name,
+        ...(on !== undefined && { on }),
+        ...(executes !== undefined && { executes }),
+        writes: [...writes].sort(),
+      });
     }
   }
   return live;
@@ -140,7 +171,8 @@ const TRIGGER_ONLY_TABLES: Record<string, string> = {
  * it stays. test/notes/save-equivalence.test.ts replays random operation sequences on both
  * databases and compares every table a save writes with a model and with each other.
  */
-const SAVE_FUNCTION = 'the save in one PostgreSQL round trip; held to the TypeScript save by test/notes/save-equivalence.test.ts';
+const SAVE_FUNCTION =
+  'the save in one PostgreSQL round trip; held to the TypeScript save by test/notes/save-equivalence.test.ts';
 const CROSS_FEATURE_SQL_WRITES: Record<string, string> = {
   'function vellum_create_note_1 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
   'function vellum_create_note_1 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
@@ -150,18 +182,25 @@ const CROSS_FEATURE_SQL_WRITES: Record<string, string> = {
   'function vellum_save_version_1 (called from notes) writes search_history (search)': SAVE_FUNCTION,
   // SQLite keeps current search in step with every writer of notes (saves, filing, trash, import)
   // without their knowing; save-equivalence.test.ts compares search_current with the model.
-  'trigger search_current_moved (on notes) writes search_current (search)': 'current search follows the note\'s version, trash and archive',
+  'trigger search_current_moved (on notes) writes search_current (search)':
+    "current search follows the note's version, trash and archive",
 };
 
-test('functions and triggers in migrations write only their own feature\'s tables, except the listed ones', () => {
+test("functions and triggers in migrations write only their own feature's tables, except the listed ones", () => {
   const { writers } = typescriptWriters();
   const ownerOf = (table: string): string | undefined => {
     const owners = writers.get(table);
     return owners?.size === 1 ? [...owners][0] : TRIGGER_ONLY_TABLES[table];
   };
   const live = [...sqlWriters().values()];
-  assert.ok(live.some((w) => w.name === 'vellum_save_version_1' && w.writes.includes('note_tags')), 'the scan reads function bodies');
-  assert.ok(live.some((w) => w.name === 'search_entries_insert' && w.on === 'search_entries'), 'the scan reads triggers');
+  assert.ok(
+    live.some((w) => w.name === 'vellum_save_version_1' && w.writes.includes('note_tags')),
+    'the scan reads function bodies',
+  );
+  assert.ok(
+    live.some((w) => w.name === 'search_entries_insert' && w.on === 'search_entries'),
+    'the scan reads triggers',
+  );
   assert.ok(!live.some((w) => w.name === 'search_note_keys_delete'), 'a dropped trigger is gone');
   const crossing: string[] = [];
   const unowned: string[] = [];
@@ -169,19 +208,23 @@ test('functions and triggers in migrations write only their own feature\'s table
     // A trigger writes for whoever writes its table; a function for the features that call it (or
     // whose tables' triggers run it). One that nothing here calls still writes for the instances of
     // an older release during a rolling upgrade: it is reported until listed.
-    const callers = w.kind === 'trigger'
-      ? [ownerOf(w.on!) ?? `?${w.on}`]
-      : [...new Set([
-        ...appFiles.filter((f) => new RegExp(`\\b${w.name}\\s*\\(`).test(f.text)).map((f) => feature(f.name)),
-        ...live.filter((t) => t.executes === w.name).map((t) => ownerOf(t.on!) ?? `?${t.on}`),
-      ])];
+    const callers =
+      w.kind === 'trigger'
+        ? [ownerOf(w.on!) ?? `?${w.on}`]
+        : [
+            ...new Set([
+              ...appFiles.filter((f) => new RegExp(`\\b${w.name}\\s*\\(`).test(f.text)).map((f) => feature(f.name)),
+              ...live.filter((t) => t.executes === w.name).map((t) => ownerOf(t.on!) ?? `?${t.on}`),
+            ]),
+          ];
     if (callers.length === 0) callers.push('no caller');
     for (const table of w.writes) {
       const owner = ownerOf(table);
       if (owner === undefined) unowned.push(`${w.kind} ${w.name} writes ${table}, which no feature owns`);
       for (const caller of callers) {
         const via = w.kind === 'trigger' ? `on ${w.on}` : `called from ${caller}`;
-        if (owner !== undefined && owner !== caller) crossing.push(`${w.kind} ${w.name} (${via}) writes ${table} (${owner})`);
+        if (owner !== undefined && owner !== caller)
+          crossing.push(`${w.kind} ${w.name} (${via}) writes ${table} (${owner})`);
       }
     }
   }
@@ -218,9 +261,17 @@ test('every write made two ways (writeWith) is listed with the test that compare
  */
 test('errors are made only in the catalogue, src/errors.ts', () => {
   const made = /\bnew\s+AppError\b|\bextends\s+AppError\b/g;
-  const found = appFiles.flatMap((f) => [...f.text.matchAll(made)].map((m) => `${f.name}:${f.text.slice(0, m.index).split('\n').length}`));
-  assert.ok(found.some((at) => at.startsWith('errors.ts:')), 'the scan finds the catalogue');
-  assert.deepEqual(found.filter((at) => !at.startsWith('errors.ts:')), []);
+  const found = appFiles.flatMap((f) =>
+    [...f.text.matchAll(made)].map((m) => `${f.name}:${f.text.slice(0, m.index).split('\n').length}`),
+  );
+  assert.ok(
+    found.some((at) => at.startsWith('errors.ts:')),
+    'the scan finds the catalogue',
+  );
+  assert.deepEqual(
+    found.filter((at) => !at.startsWith('errors.ts:')),
+    [],
+  );
 });
 
 /**
@@ -233,8 +284,14 @@ const ROUTES_CALLING_REPOSITORIES: Record<string, string> = {
 
 test('route files import no repository, except the listed ones (which may only shrink)', () => {
   const routes = appFiles.filter((f) => /\.routes\.ts$/.test(f.name));
-  assert.ok(routes.some((f) => f.name === 'dav/dav.routes.ts'), 'the scan finds the route files');
-  const found = routes.filter((f) => /from '[^']*\.repository\.js'/.test(f.text)).map((f) => f.name).sort();
+  assert.ok(
+    routes.some((f) => f.name === 'dav/dav.routes.ts'),
+    'the scan finds the route files',
+  );
+  const found = routes
+    .filter((f) => /from '[^']*\.repository\.js'/.test(f.text))
+    .map((f) => f.name)
+    .sort();
   assert.deepEqual(found, Object.keys(ROUTES_CALLING_REPOSITORIES).sort());
 });
 
@@ -256,7 +313,9 @@ function importGraph(): Map<string, Set<string>> {
     for (const match of f.text.matchAll(statement)) if (match[2] === undefined) targets.push(match[3]!);
     for (const match of f.text.matchAll(dynamic)) targets.push(match[1]!);
     for (const target of targets) {
-      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(f.name), target)).replace(/\.js$/, '.ts');
+      const resolved = path.posix
+        .normalize(path.posix.join(path.posix.dirname(f.name), target))
+        .replace(/\.js$/, '.ts');
       if (resolved.startsWith('..')) continue; // outside src/
       const to = nodeOf(resolved);
       if (to !== from) graph.get(from)!.add(to);
@@ -299,7 +358,10 @@ function importCycles(graph: Map<string, Set<string>>): string[][] {
     }
   };
   for (const node of [...graph.keys()].sort()) if (!index.has(node)) visit(node);
-  return components.map((c) => c.join(', ')).sort().map((c) => c.split(', '));
+  return components
+    .map((c) => c.join(', '))
+    .sort()
+    .map((c) => c.split(', '));
 }
 
 /**
@@ -318,12 +380,14 @@ test('no import cycles between server folders, except the listed ones (which may
 const HTTP_MAY_IMPORT = new Set(['http', 'shared', 'db', 'errors.ts', 'config.ts', 'logger.ts']);
 
 test('src/http imports no feature folder', () => {
-  const reached = [...importGraph().get('http') ?? []].filter((node) => !HTTP_MAY_IMPORT.has(node)).sort();
+  const reached = [...(importGraph().get('http') ?? [])].filter((node) => !HTTP_MAY_IMPORT.has(node)).sort();
   assert.deepEqual(reached, []);
 });
 
 /** Every feature imports the catalogue of errors; the catalogue imports no feature folder (a root file such as limits.ts is none). */
 test('errors.ts imports no feature folder', () => {
-  const features = [...importGraph().get('errors.ts') ?? []].filter((node) => !node.endsWith('.ts') && !HTTP_MAY_IMPORT.has(node));
+  const features = [...(importGraph().get('errors.ts') ?? [])].filter(
+    (node) => !node.endsWith('.ts') && !HTTP_MAY_IMPORT.has(node),
+  );
   assert.deepEqual(features.sort(), []);
 });

@@ -26,19 +26,29 @@ export function precompress(): Plugin {
       outDir = path.resolve(config.root, config.build.outDir);
     },
     async closeBundle() {
-      const files = fs.readdirSync(outDir, { recursive: true, withFileTypes: true })
-        .filter((entry) => entry.isFile() && COMPRESSIBLE.test(entry.name) && !entry.parentPath.includes(`${path.sep}.`))
+      const files = fs
+        .readdirSync(outDir, { recursive: true, withFileTypes: true })
+        .filter(
+          (entry) => entry.isFile() && COMPRESSIBLE.test(entry.name) && !entry.parentPath.includes(`${path.sep}.`),
+        )
         .map((entry) => path.join(entry.parentPath, entry.name));
-      await Promise.all(files.map(async (file) => {
-        const bytes = fs.readFileSync(file);
-        if (bytes.length < MIN_BYTES) return;
-        const [br, gz] = await Promise.all([
-          brotli(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }),
-          gzip(bytes, { level: zlib.constants.Z_BEST_COMPRESSION }),
-        ]);
-        if (br.length < bytes.length) fs.writeFileSync(`${file}.br`, br);
-        if (gz.length < bytes.length) fs.writeFileSync(`${file}.gz`, gz);
-      }));
+      await Promise.all(
+        files.map(async (file) => {
+          const bytes = fs.readFileSync(file);
+          if (bytes.length < MIN_BYTES) return;
+          const [br, gz] = await Promise.all([
+            brotli(bytes, {
+              params: {
+                [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY,
+                [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+              },
+            }),
+            gzip(bytes, { level: zlib.constants.Z_BEST_COMPRESSION }),
+          ]);
+          if (br.length < bytes.length) fs.writeFileSync(`${file}.br`, br);
+          if (gz.length < bytes.length) fs.writeFileSync(`${file}.gz`, gz);
+        }),
+      );
     },
   };
 }

@@ -60,9 +60,12 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     // The typings leave out the client that autocannon passes first.
-    (instance as unknown as NodeJS.EventEmitter).on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-    });
+    (instance as unknown as NodeJS.EventEmitter).on(
+      'response',
+      (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+        if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      },
+    );
   });
   const statusCodes: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = stats.count ?? 0;
@@ -76,9 +79,13 @@ export async function runLoad(baseUrl: string, request: LoadRequest, options: Lo
   });
 }
 
-function summarise(latencies: number[], counts: Omit<LoadResult, 'requestsPerSec' | 'latencyP50Ms' | 'latencyP99Ms' | 'latencyAvgMs'>): RawLoadResult {
+function summarise(
+  latencies: number[],
+  counts: Omit<LoadResult, 'requestsPerSec' | 'latencyP50Ms' | 'latencyP99Ms' | 'latencyAvgMs'>,
+): RawLoadResult {
   const sorted = Float64Array.from(latencies).sort();
-  const pick = (q: number) => (sorted.length === 0 ? 0 : round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!, 2));
+  const pick = (q: number) =>
+    sorted.length === 0 ? 0 : round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!, 2);
   const sum = latencies.reduce((a, b) => a + b, 0);
   return {
     // Completed responses over the run's wall time.
@@ -94,11 +101,20 @@ function summarise(latencies: number[], counts: Omit<LoadResult, 'requestsPerSec
 /** Several runs of the same request (e.g. interleaved rounds) as one: counts add up, latencies pool. */
 export function mergeRuns(runs: RawLoadResult[]): RawLoadResult {
   const statusCodes: Record<string, number> = {};
-  for (const run of runs) for (const [code, n] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  for (const run of runs)
+    for (const [code, n] of Object.entries(run.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
   const add = (key: 'total' | 'non2xx' | 'errors' | 'timeouts' | 'durationSec') => runs.reduce((a, r) => a + r[key], 0);
-  return summarise(runs.flatMap((r) => r.latencies), {
-    total: add('total'), non2xx: add('non2xx'), errors: add('errors'), timeouts: add('timeouts'), statusCodes, durationSec: round(add('durationSec'), 2),
-  });
+  return summarise(
+    runs.flatMap((r) => r.latencies),
+    {
+      total: add('total'),
+      non2xx: add('non2xx'),
+      errors: add('errors'),
+      timeouts: add('timeouts'),
+      statusCodes,
+      durationSec: round(add('durationSec'), 2),
+    },
+  );
 }
 
 /** The result without the raw latencies, for the report. */

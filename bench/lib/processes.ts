@@ -81,7 +81,8 @@ export async function stopAll(): Promise<void> {
 export async function waitForHttp(url: string, child: Child, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exited) throw new Error(`${child.name} exited during start-up; see ${child.logFile}:\n${tail(child.logFile)}`);
+    if (child.exited)
+      throw new Error(`${child.name} exited during start-up; see ${child.logFile}:\n${tail(child.logFile)}`);
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
       if (response.ok) return;
@@ -90,7 +91,9 @@ export async function waitForHttp(url: string, child: Child, timeoutMs = 30_000)
     }
     await sleep(100);
   }
-  throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms; see ${child.logFile}:\n${tail(child.logFile)}`);
+  throw new Error(
+    `${child.name} did not answer ${url} within ${timeoutMs} ms; see ${child.logFile}:\n${tail(child.logFile)}`,
+  );
 }
 
 export function tail(file: string, lines = 20): string {
@@ -223,7 +226,8 @@ export class MemorySampler {
 }
 
 /** The resident set of a process, in MiB (/proc/<pid>/status). */
-export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+export const rssMiB = (pid: number): number =>
+  Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 /** CPU time (user + system) a process has used, in ms (/proc/<pid>/stat, USER_HZ 100). */
 export function cpuMs(pid: number): number {

@@ -32,7 +32,15 @@ export interface Report {
   commit: string;
   node: string;
   machine: { cores: number; cpu: string; memoryGiB: number };
-  settings: { duration: number; warmup: number; connections: number; stormConnections: number; history: number; noteContentBytes: number; serverLogLevel: string };
+  settings: {
+    duration: number;
+    warmup: number;
+    connections: number;
+    stormConnections: number;
+    history: number;
+    noteContentBytes: number;
+    serverLogLevel: string;
+  };
   scenarios?: unknown;
   loginStorm?: unknown;
   loginStormPaced?: unknown;
@@ -42,7 +50,8 @@ export interface Report {
   wallSeconds: number;
 }
 
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 export function renderMarkdown(report: Report, resultFile: string): string {
   const s = report.settings;
@@ -57,24 +66,58 @@ export function renderMarkdown(report: Report, resultFile: string): string {
     '',
   );
   const rows = (report.scenarios ?? []) as Row[];
-  lines.push('| Scenario | req/s | p50 ms | p99 ms | body B | baseline req/s | **ratio to baseline** | server CPU ms/req (baseline) | CPU ratio | other load, cores | non-expected statuses |');
+  lines.push(
+    '| Scenario | req/s | p50 ms | p99 ms | body B | baseline req/s | **ratio to baseline** | server CPU ms/req (baseline) | CPU ratio | other load, cores | non-expected statuses |',
+  );
   lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const pct = (r: number | undefined) => (r === undefined ? '–' : `${(r * 100).toFixed(1)}%`);
   for (const r of rows) {
-    const cpu = r.serverCpuMsPerRequest === undefined ? '–' : `${r.serverCpuMsPerRequest.toFixed(3)} (${r.baseline?.serverCpuMsPerRequest?.toFixed(3) ?? '–'})`;
-    lines.push(`| ${r.title} | ${fmt(r.requestsPerSec)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${fmt(r.responseBytes)} | ${r.baseline === undefined ? '–' : fmt(r.baseline.requestsPerSec)} | **${pct(r.ratio)}** | ${cpu} | ${pct(r.cpuRatio)} | ${r.otherCores ?? '–'} | ${r.unexpectedStatuses} |`);
+    const cpu =
+      r.serverCpuMsPerRequest === undefined
+        ? '–'
+        : `${r.serverCpuMsPerRequest.toFixed(3)} (${r.baseline?.serverCpuMsPerRequest?.toFixed(3) ?? '–'})`;
+    lines.push(
+      `| ${r.title} | ${fmt(r.requestsPerSec)} | ${r.latencyP50Ms} | ${r.latencyP99Ms} | ${fmt(r.responseBytes)} | ${r.baseline === undefined ? '–' : fmt(r.baseline.requestsPerSec)} | **${pct(r.ratio)}** | ${cpu} | ${pct(r.cpuRatio)} | ${r.otherCores ?? '–'} | ${r.unexpectedStatuses} |`,
+    );
   }
-  lines.push('', '"CPU ratio" is the baseline\'s server CPU per request over Vellum\'s: the req/s ratio the two would have if each had a core to itself. "Other load" is CPU used meanwhile by other processes (PostgreSQL itself, on the PostgreSQL runs).', '');
+  lines.push(
+    '',
+    '"CPU ratio" is the baseline\'s server CPU per request over Vellum\'s: the req/s ratio the two would have if each had a core to itself. "Other load" is CPU used meanwhile by other processes (PostgreSQL itself, on the PostgreSQL runs).',
+    '',
+  );
 
-  type Storm = { alone: StormSide; underStorm: StormSide; p99Ratio: number; login: { connections: number; rate: number | string; requestsPerSec: number; accepted: number; shed503: number; statusCodes: Record<string, number>; retryAfterOn503: boolean } };
-  const storms = [['Login storm, flood', report.loginStorm], ['Login storm, paced', report.loginStormPaced]] as Array<[string, Storm | undefined]>;
+  type Storm = {
+    alone: StormSide;
+    underStorm: StormSide;
+    p99Ratio: number;
+    login: {
+      connections: number;
+      rate: number | string;
+      requestsPerSec: number;
+      accepted: number;
+      shed503: number;
+      statusCodes: Record<string, number>;
+      retryAfterOn503: boolean;
+    };
+  };
+  const storms = [
+    ['Login storm, flood', report.loginStorm],
+    ['Login storm, paced', report.loginStormPaced],
+  ] as Array<[string, Storm | undefined]>;
   for (const [name, storm] of storms) {
     if (storm === undefined) continue;
     const rate = typeof storm.login.rate === 'number' ? `${storm.login.rate} logins/s in all` : 'as fast as answered';
-    lines.push(`${name} (${storm.login.connections} connections on POST /api/auth/login, ${rate}, from a separate autocannon process, alongside ${s.connections} connections on GET /api/notes/{id}):`, '');
+    lines.push(
+      `${name} (${storm.login.connections} connections on POST /api/auth/login, ${rate}, from a separate autocannon process, alongside ${s.connections} connections on GET /api/notes/{id}):`,
+      '',
+    );
     lines.push('| GET /api/notes/{id} | req/s | p50 ms | p99 ms |', '|---|---:|---:|---:|');
-    lines.push(`| alone (half before, half after the storm) | ${fmt(storm.alone.requestsPerSec)} | ${storm.alone.latencyP50Ms} | ${storm.alone.latencyP99Ms} |`);
-    lines.push(`| during the storm | ${fmt(storm.underStorm.requestsPerSec)} | ${storm.underStorm.latencyP50Ms} | ${storm.underStorm.latencyP99Ms} |`);
+    lines.push(
+      `| alone (half before, half after the storm) | ${fmt(storm.alone.requestsPerSec)} | ${storm.alone.latencyP50Ms} | ${storm.alone.latencyP99Ms} |`,
+    );
+    lines.push(
+      `| during the storm | ${fmt(storm.underStorm.requestsPerSec)} | ${storm.underStorm.latencyP50Ms} | ${storm.underStorm.latencyP99Ms} |`,
+    );
     lines.push('');
     lines.push(
       `p99 ratio **${storm.p99Ratio}x**. Logins during the storm: ${fmt(storm.login.requestsPerSec)} responses/s; ${fmt(storm.login.accepted)} accepted (200), ` +
@@ -84,20 +127,42 @@ export function renderMarkdown(report: Report, resultFile: string): string {
   }
 
   const memory = report.memory as { peakRssMb: number } | undefined;
-  if (memory !== undefined) lines.push(`Server peak RSS (VmHWM, whole run including seeding): **${memory.peakRssMb} MB**.`, '');
+  if (memory !== undefined)
+    lines.push(`Server peak RSS (VmHWM, whole run including seeding): **${memory.peakRssMb} MB**.`, '');
 
   const workers = report.workers as
-    | { workers: number; one: StormSide | null; many: StormSide & { non2xx: number }; speedup: number | null; peakRssMbTotal: number }
+    | {
+        workers: number;
+        one: StormSide | null;
+        many: StormSide & { non2xx: number };
+        speedup: number | null;
+        peakRssMbTotal: number;
+      }
     | undefined;
   if (workers !== undefined) {
-    lines.push(`\`WORKERS\` (GET /api/notes/{id}):`, '', '| WORKERS | req/s | p50 ms | p99 ms |', '|---:|---:|---:|---:|');
-    if (workers.one !== null) lines.push(`| 1 | ${fmt(workers.one.requestsPerSec)} | ${workers.one.latencyP50Ms} | ${workers.one.latencyP99Ms} |`);
-    lines.push(`| ${workers.workers} | ${fmt(workers.many.requestsPerSec)} | ${workers.many.latencyP50Ms} | ${workers.many.latencyP99Ms} |`, '');
-    lines.push(`Speed-up ${workers.speedup ?? '–'}x; all ${workers.workers + 1} processes together peaked at ${workers.peakRssMbTotal} MB RSS.`, '');
+    lines.push(
+      `\`WORKERS\` (GET /api/notes/{id}):`,
+      '',
+      '| WORKERS | req/s | p50 ms | p99 ms |',
+      '|---:|---:|---:|---:|',
+    );
+    if (workers.one !== null)
+      lines.push(
+        `| 1 | ${fmt(workers.one.requestsPerSec)} | ${workers.one.latencyP50Ms} | ${workers.one.latencyP99Ms} |`,
+      );
+    lines.push(
+      `| ${workers.workers} | ${fmt(workers.many.requestsPerSec)} | ${workers.many.latencyP50Ms} | ${workers.many.latencyP99Ms} |`,
+      '',
+    );
+    lines.push(
+      `Speed-up ${workers.speedup ?? '–'}x; all ${workers.workers + 1} processes together peaked at ${workers.peakRssMbTotal} MB RSS.`,
+      '',
+    );
   }
 
   lines.push('| Target | goal | measured | |', '|---|---|---|---|');
-  for (const t of report.targets) lines.push(`| ${t.name} | ${t.goal} | ${t.value} | ${t.met ? 'met' : '**missed**'} |`);
+  for (const t of report.targets)
+    lines.push(`| ${t.name} | ${t.goal} | ${t.value} | ${t.met ? 'met' : '**missed**'} |`);
   lines.push('', `Run time ${report.wallSeconds} s.`);
   return lines.join('\n');
 }

@@ -7,10 +7,16 @@ import pg from 'pg';
 /** Shared by the in-process benches (search, organise): a throwaway database, percentiles, a seeded generator. */
 
 /** A fresh SQLite file in a temp folder, or a new PostgreSQL database from BENCH_DATABASE_URL; `drop` removes it. */
-export async function scratchDatabase(kind: 'sqlite' | 'postgres', label: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function scratchDatabase(
+  kind: 'sqlite' | 'postgres',
+  label: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-${label}-bench-`));
-    return { url: `sqlite:${path.join(dir, 'bench.db')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${path.join(dir, 'bench.db')}`,
+      drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const name = `vellum_bench_${randomBytes(5).toString('hex')}`;

@@ -10,7 +10,11 @@ export interface ApiResponse {
 }
 
 export function createApi(baseUrl: string) {
-  async function call(method: string, path: string, options: { body?: unknown; token?: string } = {}): Promise<ApiResponse> {
+  async function call(
+    method: string,
+    path: string,
+    options: { body?: unknown; token?: string } = {},
+  ): Promise<ApiResponse> {
     const headers: Record<string, string> = {};
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -21,7 +25,7 @@ export function createApi(baseUrl: string) {
       signal: AbortSignal.timeout(30_000),
     });
     const text = await response.text();
-    let body: unknown ;
+    let body: unknown;
     try {
       body = text === '' ? undefined : JSON.parse(text);
     } catch {
@@ -30,7 +34,12 @@ export function createApi(baseUrl: string) {
     return { status: response.status, body, text, headers: response.headers };
   }
 
-  async function expect(status: number, method: string, path: string, options: { body?: unknown; token?: string } = {}) {
+  async function expect(
+    status: number,
+    method: string,
+    path: string,
+    options: { body?: unknown; token?: string } = {},
+  ) {
     const response = await call(method, path, options);
     if (response.status !== status) {
       throw new Error(`${method} ${path}: expected ${status}, got ${response.status}: ${response.text.slice(0, 300)}`);

@@ -9,7 +9,13 @@ export async function insertToken(db: Db, row: Insertable<AccessTokensTable>): P
 }
 
 export function listTokens(db: Db, userId: string): Promise<AccessTokenRow[]> {
-  return db.selectFrom('access_tokens').select(COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  return db
+    .selectFrom('access_tokens')
+    .select(COLUMNS)
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }
 
 export function findTokenByHash(db: Db, hash: string): Promise<AccessTokenRow | undefined> {
@@ -17,18 +23,30 @@ export function findTokenByHash(db: Db, hash: string): Promise<AccessTokenRow | 
 }
 
 export async function deleteToken(db: Db, userId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom('access_tokens').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+  const result = await db
+    .deleteFrom('access_tokens')
+    .where('user_id', '=', userId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
 
 /** Records a use, at most once per `since`: the condition keeps a busy script from writing on every request. */
 export async function touchToken(db: Db, id: string, now: string, since: string): Promise<void> {
-  await db.updateTable('access_tokens').set({ last_used_at: now }).where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)])).execute();
+  await db
+    .updateTable('access_tokens')
+    .set({ last_used_at: now })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', since)]))
+    .execute();
 }
 
 /** The tokens of these ids that exist and are unexpired (their id and user). */
 export function findLiveTokens(db: Db, ids: string[], now: string): Promise<Array<{ id: string; user_id: string }>> {
-  return db.selectFrom('access_tokens').select(['id', 'user_id']).where('id', 'in', ids)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)])).execute();
+  return db
+    .selectFrom('access_tokens')
+    .select(['id', 'user_id'])
+    .where('id', 'in', ids)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .execute();
 }

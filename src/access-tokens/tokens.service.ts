@@ -25,8 +25,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const TOUCH_EVERY_MS = 60_000;
 
 const toToken = (row: store.AccessTokenRow): AccessToken => ({
-  id: row.id, name: row.name, scopes: row.scopes.split(',').filter((s) => s !== '') as Scope[],
-  created_at: row.created_at, expires_at: row.expires_at, last_used_at: row.last_used_at,
+  id: row.id,
+  name: row.name,
+  scopes: row.scopes.split(',').filter((s) => s !== '') as Scope[],
+  created_at: row.created_at,
+  expires_at: row.expires_at,
+  last_used_at: row.last_used_at,
 });
 
 /**
@@ -34,19 +38,34 @@ const toToken = (row: store.AccessTokenRow): AccessToken => ({
  * auth/reauthentication.service.ts), as for every change of credentials.
  */
 export async function createToken(
-  s: AccountStore, userId: string, input: { name: string; scopes: Scope[]; expires_in_days?: number | undefined }, client: ClientInfo,
+  s: AccountStore,
+  userId: string,
+  input: { name: string; scopes: Scope[]; expires_in_days?: number | undefined },
+  client: ClientInfo,
 ): Promise<AccessToken & { token: string }> {
   const token = newPersonalToken();
   const now = new Date();
   const row = {
-    id: newId(), user_id: userId, name: input.name.trim(), token_hash: hashPersonalToken(token),
+    id: newId(),
+    user_id: userId,
+    name: input.name.trim(),
+    token_hash: hashPersonalToken(token),
     scopes: [...new Set(input.scopes)].sort().join(','),
     created_at: now.toISOString(),
-    expires_at: input.expires_in_days === undefined ? null : new Date(now.getTime() + input.expires_in_days * DAY_MS).toISOString(),
+    expires_at:
+      input.expires_in_days === undefined
+        ? null
+        : new Date(now.getTime() + input.expires_in_days * DAY_MS).toISOString(),
     last_used_at: null,
   };
   await store.insertToken(s.db, row);
-  await audit(s, { kind: 'token_create', outcome: 'success', userId, client, detail: `token ${row.id} (${row.scopes})` });
+  await audit(s, {
+    kind: 'token_create',
+    outcome: 'success',
+    userId,
+    client,
+    detail: `token ${row.id} (${row.scopes})`,
+  });
   return { ...toToken(row), token };
 }
 
@@ -54,7 +73,12 @@ export async function listTokens(db: Db, userId: string): Promise<AccessToken[]>
   return (await store.listTokens(db, userId)).map(toToken);
 }
 
-export async function revokeToken(s: Pick<AccountStore, 'db' | 'log' | 'credentialsRevoked'>, userId: string, id: string, client: ClientInfo): Promise<void> {
+export async function revokeToken(
+  s: Pick<AccountStore, 'db' | 'log' | 'credentialsRevoked'>,
+  userId: string,
+  id: string,
+  client: ClientInfo,
+): Promise<void> {
   if (!(await store.deleteToken(s.db, userId, id))) throw Errors.tokenNotFound();
   s.credentialsRevoked?.(userId);
   await audit(s, { kind: 'token_revoke', outcome: 'success', userId, client, detail: `token ${id}` });
@@ -64,7 +88,11 @@ export async function revokeToken(s: Pick<AccountStore, 'db' | 'log' | 'credenti
  * The access layer's check of a `Bearer vlm_…`: the checksum first (no look-up for a malformed
  * token), then the stored hash, expiry and scope. Returns the user id, or undefined for any refusal.
  */
-export async function authenticateToken(db: Db, token: string, scope: Scope): Promise<{ userId: string; id: string; expiresAt: string | null } | undefined> {
+export async function authenticateToken(
+  db: Db,
+  token: string,
+  scope: Scope,
+): Promise<{ userId: string; id: string; expiresAt: string | null } | undefined> {
   if (!isValidPersonalToken(token)) return undefined;
   const row = await store.findTokenByHash(db, hashPersonalToken(token));
   if (row === undefined) return undefined;
@@ -76,7 +104,11 @@ export async function authenticateToken(db: Db, token: string, scope: Scope): Pr
 }
 
 /** Of these tokens (id and user), the ids that still exist and have not expired: one statement, for live streams. */
-export async function liveTokenIds(db: Db, tokens: ReadonlyArray<{ userId: string; id: string }>, now: string): Promise<Set<string>> {
+export async function liveTokenIds(
+  db: Db,
+  tokens: ReadonlyArray<{ userId: string; id: string }>,
+  now: string,
+): Promise<Set<string>> {
   if (tokens.length === 0) return new Set();
   const rows = await store.findLiveTokens(db, [...new Set(tokens.map((t) => t.id))], now);
   const owner = new Map(rows.map((r) => [r.id, r.user_id]));

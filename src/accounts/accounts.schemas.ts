@@ -21,48 +21,79 @@ export const UserSchema = Type.Object(
  * are stated here in words. The minimum length is configurable.
  */
 export function signupBody(passwordMinLength: number) {
-  const username = 'lower-cased first, then 3 to 32 characters of a-z, 0-9, "_", "." or "-", starting and ending with a letter or digit '
-    + '(so A-Z are accepted, and the Kelvin sign U+212A, which lower-cases to "k")';
-  const password = `${passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (Unicode code points; never trimmed). Then it must not appear in a `
-    + 'breached-password list (the Have I Been Pwned range API, or a bundled list of common passwords when that is unreachable) '
-    + 'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as docs/api.md, "Entropy", describes). '
-    + 'Each failed rule is a 400 with its own message.';
+  const username =
+    'lower-cased first, then 3 to 32 characters of a-z, 0-9, "_", "." or "-", starting and ending with a letter or digit ' +
+    '(so A-Z are accepted, and the Kelvin sign U+212A, which lower-cases to "k")';
+  const password =
+    `${passwordMinLength} to ${PASSWORD_MAX_LENGTH} characters (Unicode code points; never trimmed). Then it must not appear in a ` +
+    'breached-password list (the Have I Been Pwned range API, or a bundled list of common passwords when that is unreachable) ' +
+    'and must have enough entropy (PASSWORD_MIN_ENTROPY bits, default 60, computed as docs/api.md, "Entropy", describes). ' +
+    'Each failed rule is a 400 with its own message.';
   const usernameRule = USERNAME_RULE_PHRASE;
   return Type.Object({
-    username: explain(Type.String({
-      minLength: 3, maxLength: 32, pattern: SIGNUP_USERNAME_PATTERN, description: username, examples: ['alice'],
-    }), { minLength: usernameRule, maxLength: usernameRule, pattern: usernameRule }),
-    password: explain(Type.String({
-      minLength: passwordMinLength, maxLength: PASSWORD_MAX_LENGTH, description: password, examples: ['violet harbor lantern quietly'],
-    }), { minLength: passwordTooShort(passwordMinLength), maxLength: PASSWORD_TOO_LONG }),
+    username: explain(
+      Type.String({
+        minLength: 3,
+        maxLength: 32,
+        pattern: SIGNUP_USERNAME_PATTERN,
+        description: username,
+        examples: ['alice'],
+      }),
+      { minLength: usernameRule, maxLength: usernameRule, pattern: usernameRule },
+    ),
+    password: explain(
+      Type.String({
+        minLength: passwordMinLength,
+        maxLength: PASSWORD_MAX_LENGTH,
+        description: password,
+        examples: ['violet harbor lantern quietly'],
+      }),
+      { minLength: passwordTooShort(passwordMinLength), maxLength: PASSWORD_TOO_LONG },
+    ),
   });
 }
 
-export const MeSchema = Type.Object({
-  ...UserSchema.properties,
-  mfa: Type.Object({
-    totp: Type.Boolean({ description: 'an authenticator app is set up: password logins need a code' }),
-    passkeys: Type.Integer({ minimum: 0, description: 'how many passkeys can sign in' }),
-  }),
-}, { $id: 'Me' });
+export const MeSchema = Type.Object(
+  {
+    ...UserSchema.properties,
+    mfa: Type.Object({
+      totp: Type.Boolean({ description: 'an authenticator app is set up: password logins need a code' }),
+      passkeys: Type.Integer({ minimum: 0, description: 'how many passkeys can sign in' }),
+    }),
+  },
+  { $id: 'Me' },
+);
 
 export const SignupResponse = Type.Object({ id: Uuid, username: Type.String() });
 
-export const PasswordRulesSchema = Type.Object({
-  min_length: Type.Integer({ minimum: 1, description: 'PASSWORD_MIN_LENGTH: fewest characters (Unicode code points)' }),
-  max_length: Type.Integer({ minimum: 1, description: 'most characters' }),
-  min_entropy_bits: Type.Number({ minimum: 0, description: 'PASSWORD_MIN_ENTROPY: the estimate docs/api.md ("Entropy") describes must reach this' }),
-  breach_check: Type.Union([Type.Literal('range-api'), Type.Literal('offline-list')], {
-    description: 'how a breached password is recognised: the Have I Been Pwned range API (with the bundled list when it cannot be reached), or the bundled list of common passwords alone',
-  }),
-}, { $id: 'PasswordRules' });
+export const PasswordRulesSchema = Type.Object(
+  {
+    min_length: Type.Integer({
+      minimum: 1,
+      description: 'PASSWORD_MIN_LENGTH: fewest characters (Unicode code points)',
+    }),
+    max_length: Type.Integer({ minimum: 1, description: 'most characters' }),
+    min_entropy_bits: Type.Number({
+      minimum: 0,
+      description: 'PASSWORD_MIN_ENTROPY: the estimate docs/api.md ("Entropy") describes must reach this',
+    }),
+    breach_check: Type.Union([Type.Literal('range-api'), Type.Literal('offline-list')], {
+      description:
+        'how a breached password is recognised: the Have I Been Pwned range API (with the bundled list when it cannot be reached), or the bundled list of common passwords alone',
+    }),
+  },
+  { $id: 'PasswordRules' },
+);
 
 export const PasswordCheckBody = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 1024, description: 'the password being typed' }),
 });
-export const PasswordCheckResponse = Type.Object({
-  breached: Type.Boolean({ description: 'known from a data breach: signup and a password change would refuse it' }),
-}, { $id: 'PasswordCheck' });
+export const PasswordCheckResponse = Type.Object(
+  {
+    breached: Type.Boolean({ description: 'known from a data breach: signup and a password change would refuse it' }),
+  },
+  { $id: 'PasswordCheck' },
+);
 
 export const ChangePasswordBody = Type.Object({ old_password: Type.String(), new_password: Type.String() });
 export const ChangePasswordResponse = Type.Object({ access_token: Type.String(), user: UserSchema });

@@ -5,7 +5,12 @@ import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
-import { passwordLength, PASSWORD_MAX_LENGTH, validatePassword, type PasswordPolicy } from '../passwords/password-policy.js';
+import {
+  passwordLength,
+  PASSWORD_MAX_LENGTH,
+  validatePassword,
+  type PasswordPolicy,
+} from '../passwords/password-policy.js';
 import { requireUserId, type Claims } from '../shared/claims.js';
 import { newId } from '../shared/ids.js';
 import { toUser, type User } from './user.js';
@@ -61,7 +66,10 @@ export type AccountStore = Omit<AccountServices, 'sessions'>;
  * must be free (409). `event` says who created it, for the audit trail.
  */
 async function createAccount(
-  s: AccountStore, username: string, password: string, isAdmin: boolean,
+  s: AccountStore,
+  username: string,
+  password: string,
+  isAdmin: boolean,
   event: Pick<AuditEvent, 'kind' | 'client' | 'detail'>,
 ): Promise<{ id: string; username: string }> {
   const normalized = validUsername(username);
@@ -70,7 +78,14 @@ async function createAccount(
   const now = nowIso();
   const passwordHash = await s.hasher.hash(password);
   try {
-    await users.insertUser(s.db, { id, username: normalized, password_hash: passwordHash, is_admin: isAdmin, created_at: now, updated_at: now });
+    await users.insertUser(s.db, {
+      id,
+      username: normalized,
+      password_hash: passwordHash,
+      is_admin: isAdmin,
+      created_at: now,
+      updated_at: now,
+    });
   } catch (error) {
     if (isUniqueViolation(error)) {
       await audit(s, { ...event, outcome: 'failure', username: normalized, detail: 'username taken' });
@@ -95,7 +110,11 @@ export function createAdmin(s: AccountStore, username: string, password: string,
  * `vellum reset-password`: a new password without the old one. Ends every session, as a password
  * change does; undefined when there is no such user.
  */
-export async function resetPassword(s: AccountStore & { sessions: Pick<AccountSessions, 'endAll'> }, username: string, password: string): Promise<string | undefined> {
+export async function resetPassword(
+  s: AccountStore & { sessions: Pick<AccountSessions, 'endAll'> },
+  username: string,
+  password: string,
+): Promise<string | undefined> {
   // A name no account can have is no user, without a look-up (PostgreSQL refuses U+0000 in text).
   const normalized = normalizeUsername(username);
   const row = isValidUsername(normalized) ? await users.findUserByUsername(s.db, normalized) : undefined;
@@ -106,7 +125,13 @@ export async function resetPassword(s: AccountStore & { sessions: Pick<AccountSe
     await s.sessions.endAll(trx, row.id);
     await users.updatePasswordHash(trx, row.id, passwordHash, nowIso());
   });
-  await audit(s, { kind: 'password_reset', outcome: 'success', userId: row.id, username: row.username, detail: 'by the vellum CLI; all sessions ended' });
+  await audit(s, {
+    kind: 'password_reset',
+    outcome: 'success',
+    userId: row.id,
+    username: row.username,
+    detail: 'by the vellum CLI; all sessions ended',
+  });
   return row.username;
 }
 
@@ -118,9 +143,17 @@ export async function getUser(s: AccountServices, userId: string): Promise<User>
 
 /** Spec §4.1 rule 3: old password first (401), then the new one's validation (400). */
 export async function changePassword(
-  s: AccountServices, caller: Claims, oldPassword: string, newPassword: string, client: ClientInfo,
+  s: AccountServices,
+  caller: Claims,
+  oldPassword: string,
+  newPassword: string,
+  client: ClientInfo,
 ) {
-  const row = await confirmPassword(s, caller, oldPassword, { kind: 'password_change', client, detail: 'wrong old password' });
+  const row = await confirmPassword(s, caller, oldPassword, {
+    kind: 'password_change',
+    client,
+    detail: 'wrong old password',
+  });
   const event = { kind: 'password_change', userId: row.id, username: row.username, client } as const;
   try {
     await validatePassword(s.policy, newPassword);
@@ -140,7 +173,12 @@ export async function changePassword(
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
 
-export async function deleteOwnAccount(s: AccountServices, caller: Claims, password: string, client: ClientInfo): Promise<void> {
+export async function deleteOwnAccount(
+  s: AccountServices,
+  caller: Claims,
+  password: string,
+  client: ClientInfo,
+): Promise<void> {
   const row = await confirmPassword(s, caller, password, { kind: 'account_delete', client, detail: 'wrong password' });
   await removeUser(s, row.id);
   await audit(s, { kind: 'account_delete', userId: row.id, username: row.username, client, outcome: 'success' });
@@ -152,15 +190,26 @@ export async function deleteOwnAccount(s: AccountServices, caller: Claims, passw
  * of the account's login lockout.
  */
 export async function confirmPassword(
-  s: AccountServices, caller: Claims, password: string,
+  s: AccountServices,
+  caller: Claims,
+  password: string,
   failure: { kind: AuditEvent['kind']; client: ClientInfo; detail: string },
 ): Promise<users.UserRow> {
   const row = await users.findUserById(s.db, requireUserId(caller));
   if (row === undefined) throw Errors.userNotFound();
-  const right = await s.sessions.checkIn(caller, async () =>
-    passwordLength(password) <= PASSWORD_MAX_LENGTH && await s.hasher.verify(row.password_hash, password));
+  const right = await s.sessions.checkIn(
+    caller,
+    async () => passwordLength(password) <= PASSWORD_MAX_LENGTH && (await s.hasher.verify(row.password_hash, password)),
+  );
   if (!right) {
-    await audit(s, { kind: failure.kind, userId: row.id, username: row.username, client: failure.client, outcome: 'failure', detail: failure.detail });
+    await audit(s, {
+      kind: failure.kind,
+      userId: row.id,
+      username: row.username,
+      client: failure.client,
+      outcome: 'failure',
+      detail: failure.detail,
+    });
     throw Errors.invalidCredentials();
   }
   return row;
@@ -197,10 +246,18 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
 }
 
 /** The event names the administrator who acted (null: a token whose sub is not an id); the deleted user is in its detail. */
-export async function adminDeleteUser(s: AccountServices, actorId: string | null, id: string, client: ClientInfo): Promise<void> {
+export async function adminDeleteUser(
+  s: AccountServices,
+  actorId: string | null,
+  id: string,
+  client: ClientInfo,
+): Promise<void> {
   const deleted = await removeUser(s, id);
   await audit(s, {
-    kind: 'admin_delete_user', outcome: deleted ? 'success' : 'failure', userId: actorId, client,
+    kind: 'admin_delete_user',
+    outcome: deleted ? 'success' : 'failure',
+    userId: actorId,
+    client,
     detail: deleted ? `user ${id}` : `user ${id} not found`,
   });
   if (!deleted) throw Errors.userNotFound();
@@ -208,9 +265,19 @@ export async function adminDeleteUser(s: AccountServices, actorId: string | null
 
 /** An empty page is null, as the spec shows. */
 export async function listUsers(
-  s: AccountServices, actorId: string | null, limit: number, offset: number, client: ClientInfo,
+  s: AccountServices,
+  actorId: string | null,
+  limit: number,
+  offset: number,
+  client: ClientInfo,
 ): Promise<User[] | null> {
   const rows = await users.listUsers(s.db, limit, offset);
-  await audit(s, { kind: 'admin_list_users', outcome: 'success', userId: actorId, client, detail: `limit ${limit} offset ${offset}` });
+  await audit(s, {
+    kind: 'admin_list_users',
+    outcome: 'success',
+    userId: actorId,
+    client,
+    detail: `limit ${limit} offset ${offset}`,
+  });
   return rows.length === 0 ? null : rows.map(toUser);
 }

@@ -29,6 +29,8 @@ export async function bootstrapAdmin(s: AccountStore, admin: Config['admin']): P
     if (error.code !== 'username_taken') throw new BootstrapError(`ADMIN credentials are invalid: ${error.detail}`);
     // Another instance starting at the same moment may have just created it.
     if (await users.adminExists(s.db)) return 'admin-exists';
-    throw new BootstrapError(`ADMIN_USERNAME "${normalizeUsername(admin.username)}" already belongs to a non-admin account; choose another name`);
+    throw new BootstrapError(
+      `ADMIN_USERNAME "${normalizeUsername(admin.username)}" already belongs to a non-admin account; choose another name`,
+    );
   }
 }

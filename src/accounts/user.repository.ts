@@ -6,16 +6,27 @@ import type { Db, Trx, UsersTable } from '../db/schema.js';
 export type UserRow = Selectable<UsersTable>;
 
 /** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
-const USER_COLUMNS = ['id', 'username', 'password_hash', 'is_admin', 'session_generation', 'created_at', 'updated_at'] as const;
+const USER_COLUMNS = [
+  'id',
+  'username',
+  'password_hash',
+  'is_admin',
+  'session_generation',
+  'created_at',
+  'updated_at',
+] as const;
 
-const findUserByIdQuery = compiled((db, p: { id: string }) => db.selectFrom('users').select(USER_COLUMNS).where('id', '=', p.id));
+const findUserByIdQuery = compiled((db, p: { id: string }) =>
+  db.selectFrom('users').select(USER_COLUMNS).where('id', '=', p.id),
+);
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
   return findUserByIdQuery.takeFirst(db, { id });
 }
 
 const findUserByUsernameQuery = compiled((db, p: { username: string }) =>
-  db.selectFrom('users').select(USER_COLUMNS).where('username', '=', p.username));
+  db.selectFrom('users').select(USER_COLUMNS).where('username', '=', p.username),
+);
 
 export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
   return findUserByUsernameQuery.takeFirst(db, { username });
@@ -28,22 +39,36 @@ export function findUserByUsername(db: Db, username: string): Promise<UserRow | 
  * first, so they serialise per user and always lock the user before any of their tokens.
  */
 const lockSessionsQuery = compiled((db, p: { id: string }) =>
-  db.updateTable('users').set((eb) => ({ session_generation: eb.ref('session_generation') })).where('id', '=', p.id)
-    .returning('session_generation'));
+  db
+    .updateTable('users')
+    .set((eb) => ({ session_generation: eb.ref('session_generation') }))
+    .where('id', '=', p.id)
+    .returning('session_generation'),
+);
 const lockSessionsAtQuery = compiled((db, p: { id: string; generation: number }) =>
-  db.updateTable('users').set((eb) => ({ session_generation: eb.ref('session_generation') }))
-    .where('id', '=', p.id).where('session_generation', '=', p.generation).returning('session_generation'));
+  db
+    .updateTable('users')
+    .set((eb) => ({ session_generation: eb.ref('session_generation') }))
+    .where('id', '=', p.id)
+    .where('session_generation', '=', p.generation)
+    .returning('session_generation'),
+);
 
 export async function lockSessions(db: Db, id: string, generation?: number): Promise<number | undefined> {
-  const row = generation === undefined
-    ? await lockSessionsQuery.takeFirst(db, { id })
-    : await lockSessionsAtQuery.takeFirst(db, { id, generation });
+  const row =
+    generation === undefined
+      ? await lockSessionsQuery.takeFirst(db, { id })
+      : await lockSessionsAtQuery.takeFirst(db, { id, generation });
   return row?.session_generation;
 }
 
 /** Ends every session of the user for good: a login that read the old generation can no longer store a token. */
 export async function endSessions(db: Db, id: string): Promise<void> {
-  await db.updateTable('users').set((eb) => ({ session_generation: eb('session_generation', '+', 1) })).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set((eb) => ({ session_generation: eb('session_generation', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function insertUser(db: Db, row: Insertable<UsersTable>): Promise<void> {
@@ -61,14 +86,30 @@ export async function updatePasswordHash(db: Db, id: string, passwordHash: strin
  * first, so the transaction takes the database's write lock now instead of upgrading a read lock.
  * Returns whether the user exists, whether they are an administrator, and how many there are.
  */
-export async function lockForDeletion(trx: Trx, id: string): Promise<{ exists: boolean; isAdmin: boolean; admins: number }> {
+export async function lockForDeletion(
+  trx: Trx,
+  id: string,
+): Promise<{ exists: boolean; isAdmin: boolean; admins: number }> {
   const rows = await selectForUpdate(
     trx,
-    trx.selectFrom('users').select(['id', 'is_admin']).where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)])).orderBy('id'),
-    () => trx.updateTable('users').set((eb) => ({ is_admin: eb.ref('is_admin') })).where('id', '=', id).execute(),
+    trx
+      .selectFrom('users')
+      .select(['id', 'is_admin'])
+      .where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)]))
+      .orderBy('id'),
+    () =>
+      trx
+        .updateTable('users')
+        .set((eb) => ({ is_admin: eb.ref('is_admin') }))
+        .where('id', '=', id)
+        .execute(),
   );
   const target = rows.find((row) => row.id === id);
-  return { exists: target !== undefined, isAdmin: target?.is_admin === true, admins: rows.filter((row) => row.is_admin).length };
+  return {
+    exists: target !== undefined,
+    isAdmin: target?.is_admin === true,
+    admins: rows.filter((row) => row.is_admin).length,
+  };
 }
 
 /** Notes, versions and refresh tokens go with the row (ON DELETE CASCADE). */
@@ -78,18 +119,17 @@ export async function deleteUser(trx: Trx, id: string): Promise<void> {
 
 /** Ordered by creation time, then id, so pages stay stable. */
 export function listUsers(db: Db, limit: number, offset: number): Promise<UserRow[]> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .offset(offset)
-    .execute();
+  return db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute();
 }
 
 export async function anotherAdminExists(db: Db, id: string): Promise<boolean> {
-  const row = await db.selectFrom('users').select('id').where('is_admin', '=', true).where('id', '!=', id).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('is_admin', '=', true)
+    .where('id', '!=', id)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 

@@ -24,13 +24,17 @@ export type Attachment = repo.AttachmentRow;
 const MiB = 1024 * 1024;
 const describe = (bytes: number) => (bytes >= MiB ? `${+(bytes / MiB).toFixed(1)} MiB` : `${bytes} bytes`);
 
-export const tooLarge = (maxBytes: number) => Errors.contentTooLarge(`The file is larger than the ${describe(maxBytes)} limit for one file`);
-export const overQuota = (used: number, quota: number) =>
-  Errors.quotaExceeded(describe(used), describe(quota));
+export const tooLarge = (maxBytes: number) =>
+  Errors.contentTooLarge(`The file is larger than the ${describe(maxBytes)} limit for one file`);
+export const overQuota = (used: number, quota: number) => Errors.quotaExceeded(describe(used), describe(quota));
 
 /** A file name as the client gave it, made safe to show and to send back in Content-Disposition. */
 export function cleanFilename(name: string | undefined): string {
-  const cleaned = (name ?? '').normalize('NFC').replace(/[\p{Cc}\p{Cf}\\/]/gu, '').trim().slice(0, 255);
+  const cleaned = (name ?? '')
+    .normalize('NFC')
+    .replace(/[\p{Cc}\p{Cf}\\/]/gu, '')
+    .trim()
+    .slice(0, 255);
   return cleaned === '' ? 'file' : cleaned;
 }
 
@@ -40,7 +44,9 @@ export function cleanFilename(name: string | undefined): string {
  * already has are stored once: the new copy is dropped and the new attachment shares the blob.
  */
 export async function upload(
-  s: AttachmentServices, ownerId: string, file: { filename: string | undefined; mimetype: string | undefined; stream: AsyncIterable<Buffer> },
+  s: AttachmentServices,
+  ownerId: string,
+  file: { filename: string | undefined; mimetype: string | undefined; stream: AsyncIterable<Buffer> },
 ): Promise<Attachment> {
   const quota = s.quotaBytes;
   const usedBefore = quota === 0 ? 0 : await repo.usedBytes(s.db, ownerId);
@@ -70,7 +76,12 @@ export async function upload(
     stored = true;
     const sha256 = hash.digest('hex');
     const attachment: Attachment = {
-      id: newId(), filename: cleanFilename(file.filename), content_type: detectContentType(head, file.mimetype), size, sha256, created_at: nowIso(),
+      id: newId(),
+      filename: cleanFilename(file.filename),
+      content_type: detectContentType(head, file.mimetype),
+      size,
+      sha256,
+      created_at: nowIso(),
     };
     const kept = await s.db.transaction().execute(async (trx) => {
       // The owner's uploads queue here while one decides about quota (the user row's lock, as sessions take it).
@@ -86,7 +97,10 @@ export async function upload(
       await repo.insertAttachment(trx, { ...attachment, owner_id: ownerId });
       return existing === undefined;
     });
-    if (!kept) await s.storage.delete(key).catch((error: unknown) => s.log.warn({ err: error, key }, 'dropping a duplicate upload failed'));
+    if (!kept)
+      await s.storage
+        .delete(key)
+        .catch((error: unknown) => s.log.warn({ err: error, key }, 'dropping a duplicate upload failed'));
     return attachment;
   } catch (error) {
     await discard(s, key, stored || s.storage.kind === 's3');
@@ -113,12 +127,17 @@ export async function find(s: AttachmentServices, ownerId: string, id: string) {
 
 /** The caller's own file, or one a version of a note shared with them links to (members read what they see). */
 export async function findReadable(s: AttachmentServices, userId: string, id: string) {
-  const row = await repo.findAttachment(s.db, userId, id) ?? await repo.findSharedAttachment(s.db, userId, id);
+  const row = (await repo.findAttachment(s.db, userId, id)) ?? (await repo.findSharedAttachment(s.db, userId, id));
   if (row === undefined) throw Errors.attachmentNotFound();
   return row;
 }
 
-export function open(s: AttachmentServices, storageKey: string, size: number, range?: { start: number; end: number }): Readable {
+export function open(
+  s: AttachmentServices,
+  storageKey: string,
+  size: number,
+  range?: { start: number; end: number },
+): Readable {
   return s.storage.get(storageKey, size, range);
 }
 
@@ -155,7 +174,11 @@ const PENDING_GRACE_MS = 60 * 60 * 1000;
  * the stored objects elsewhere. A failed object delete is counted, not thrown: the row is gone,
  * so only the store's space is lost (README, "Attachments").
  */
-async function collectBlobs(db: Db, storage: AttachmentStorage, now: Date): Promise<{ blobs: number; failures: number }> {
+async function collectBlobs(
+  db: Db,
+  storage: AttachmentStorage,
+  now: Date,
+): Promise<{ blobs: number; failures: number }> {
   const before = new Date(now.getTime() - PENDING_GRACE_MS).toISOString();
   let blobs = 0;
   let failures = 0;
@@ -165,7 +188,10 @@ async function collectBlobs(db: Db, storage: AttachmentStorage, now: Date): Prom
     for (const key of keys) {
       if (!(await repo.deleteOrphanBlob(db, key, before))) continue;
       progress++;
-      if (storage.kind !== 'database') await storage.delete(key).catch(() => { failures++; });
+      if (storage.kind !== 'database')
+        await storage.delete(key).catch(() => {
+          failures++;
+        });
     }
     blobs += progress;
     if (keys.length < 100 || progress === 0) return { blobs, failures };
@@ -173,7 +199,11 @@ async function collectBlobs(db: Db, storage: AttachmentStorage, now: Date): Prom
 }
 
 /** The periodic job: unreferenced attachments past their grace, then what no attachment uses. */
-export async function collectGarbage(db: Db, storage: AttachmentStorage, now: Date): Promise<{ attachments: number; blobs: number; failures: number }> {
+export async function collectGarbage(
+  db: Db,
+  storage: AttachmentStorage,
+  now: Date,
+): Promise<{ attachments: number; blobs: number; failures: number }> {
   const attachments = await repo.deleteUnreferenced(db, new Date(now.getTime() - UNREFERENCED_GRACE_MS).toISOString());
   return { attachments, ...(await collectBlobs(db, storage, now)) };
 }
@@ -187,10 +217,20 @@ export async function discardIfUnused(s: AttachmentServices, ownerId: string, id
 }
 
 /** A second attachment with the same bytes (a WebDAV COPY): the blob is shared, nothing is stored again. */
-export async function duplicate(s: AttachmentServices, ownerId: string, id: string, filename: string): Promise<Attachment> {
+export async function duplicate(
+  s: AttachmentServices,
+  ownerId: string,
+  id: string,
+  filename: string,
+): Promise<Attachment> {
   const source = await find(s, ownerId, id);
   const copy: Attachment = {
-    id: newId(), filename: cleanFilename(filename), content_type: source.content_type, size: Number(source.size), sha256: source.sha256, created_at: nowIso(),
+    id: newId(),
+    filename: cleanFilename(filename),
+    content_type: source.content_type,
+    size: Number(source.size),
+    sha256: source.sha256,
+    created_at: nowIso(),
   };
   await repo.insertAttachment(s.db, { ...copy, owner_id: ownerId });
   return copy;

@@ -8,10 +8,19 @@ export async function insertChunk(db: Db, storageKey: string, seq: number, data:
 }
 
 /** One chunk's bytes (at most `chunkBytes`); undefined when there is no such chunk. */
-export async function readChunk(db: Db, storageKey: string, seq: number, chunkBytes: number): Promise<Buffer | undefined> {
+export async function readChunk(
+  db: Db,
+  storageKey: string,
+  seq: number,
+  chunkBytes: number,
+): Promise<Buffer | undefined> {
   const bytes = bytesOf(db, 'data', chunkBytes);
-  const row = await db.selectFrom('attachment_chunks').select(bytes.expressions)
-    .where('storage_key', '=', storageKey).where('seq', '=', seq).executeTakeFirst();
+  const row = await db
+    .selectFrom('attachment_chunks')
+    .select(bytes.expressions)
+    .where('storage_key', '=', storageKey)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
   return row === undefined ? undefined : bytes.decode(row as Record<string, unknown>);
 }
 

@@ -1,6 +1,6 @@
-
 const MARKER = '/api/attachments/';
-const LINK = /\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
+const LINK =
+  /\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
 /** A version links to at most this many attachments (so no save writes an unbounded number of rows). */
 export const REFERENCES_PER_VERSION_MAX = 1000;
 

@@ -16,7 +16,9 @@ function disposition(kind: 'inline' | 'attachment', filename: string): string {
  * as ETag (304); one byte range (206, or 416 past the end).
  */
 export function sendAttachment(
-  services: AttachmentServices, request: FastifyRequest, reply: FastifyReply,
+  services: AttachmentServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
   row: { sha256: string; content_type: string; filename: string; size: number; storage_key: string },
   etag = `"${row.sha256}"`,
 ) {
@@ -30,7 +32,10 @@ export function sendAttachment(
     .header('content-disposition', disposition(inline ? 'inline' : 'attachment', row.filename))
     .type(inline ? row.content_type : 'application/octet-stream');
   const match = request.headers['if-none-match'];
-  if (match !== undefined && (match.trim() === '*' || match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag))) {
+  if (
+    match !== undefined &&
+    (match.trim() === '*' || match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag))
+  ) {
     return reply.code(304).send();
   }
   const range = parseRange(request.headers.range, row.size);
@@ -39,6 +44,9 @@ export function sendAttachment(
     reply.header('content-length', String(row.size));
     return reply.send(open(services, row.storage_key, row.size));
   }
-  reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${row.size}`).header('content-length', String(range.end - range.start + 1));
+  reply
+    .code(206)
+    .header('content-range', `bytes ${range.start}-${range.end}/${row.size}`)
+    .header('content-length', String(range.end - range.start + 1));
   return reply.send(open(services, row.storage_key, row.size, range));
 }

@@ -25,24 +25,30 @@ export const AuthEventSchema = Type.Object(
 
 const EventsQuery = Query({
   ...PaginationQuery.properties,
-  user_id: Type.Optional(explain(Type.String({ pattern: UUID_PATTERN, description: 'only events of this user (UUID)' }), 'must be a UUID')),
+  user_id: Type.Optional(
+    explain(Type.String({ pattern: UUID_PATTERN, description: 'only events of this user (UUID)' }), 'must be a UUID'),
+  ),
   kind: Type.Optional(Type.String({ enum: [...EVENT_KINDS], description: 'only events of this kind' })),
 });
 
 /** The audit trail, for administrators; registered under /api/auth. */
 export const auditRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { db }) => {
-  app.get('/admin/events', {
-    config: { policy: { auth: 'admin', noStore: true }, failureDetail: 'Failed to retrieve events' },
-    schema: {
-      tags: ['admin'],
-      operationId: 'listAuthEvents',
-      summary: 'Read the audit trail',
-      description: 'Authentication events, newest first; an empty page is []',
-      querystring: EventsQuery,
-      response: { 200: Type.Array(AuthEventSchema) },
+  app.get(
+    '/admin/events',
+    {
+      config: { policy: { auth: 'admin', noStore: true }, failureDetail: 'Failed to retrieve events' },
+      schema: {
+        tags: ['admin'],
+        operationId: 'listAuthEvents',
+        summary: 'Read the audit trail',
+        description: 'Authentication events, newest first; an empty page is []',
+        querystring: EventsQuery,
+        response: { 200: Type.Array(AuthEventSchema) },
+      },
     },
-  }, async (request) => {
-    const { user_id, kind, ...page } = request.query;
-    return listEvents(db, { user_id, kind }, pageOf(page));
-  });
+    async (request) => {
+      const { user_id, kind, ...page } = request.query;
+      return listEvents(db, { user_id, kind }, pageOf(page));
+    },
+  );
 };

@@ -69,7 +69,10 @@ export async function audit(s: { db: Db; log: FastifyBaseLogger }, event: AuditE
       created_at: new Date().toISOString(),
     });
   } catch (error) {
-    s.log.error({ err: error, kind: event.kind, outcome: event.outcome, userId: event.userId }, 'recording an auth event failed');
+    s.log.error(
+      { err: error, kind: event.kind, outcome: event.outcome, userId: event.userId },
+      'recording an auth event failed',
+    );
   }
 }
 

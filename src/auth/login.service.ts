@@ -28,7 +28,14 @@ export interface LoginServices extends SessionServices {
 export async function login(s: LoginServices, username: string, password: string, client: ClientInfo, code?: string) {
   // Every failure writes the same kind of event, so the trail adds no timing difference either.
   const fail = async (userId: string | null, detail: string) => {
-    await audit(s, { kind: 'login', outcome: 'failure', userId, username: attemptedUsername(username), client, detail });
+    await audit(s, {
+      kind: 'login',
+      outcome: 'failure',
+      userId,
+      username: attemptedUsername(username),
+      client,
+      detail,
+    });
     return Errors.invalidCredentials();
   };
   if (passwordLength(password) > PASSWORD_MAX_LENGTH) throw await fail(null, 'password too long');
@@ -47,6 +54,11 @@ export async function login(s: LoginServices, username: string, password: string
     throw second === 'missing' ? Errors.mfaRequired() : Errors.invalidMfaCode();
   }
   await s.checkpoint?.('login:verified');
-  const how = second === 'totp' ? 'password and authenticator app' : second === 'recovery' ? 'password and a recovery code' : 'password';
+  const how =
+    second === 'totp'
+      ? 'password and authenticator app'
+      : second === 'recovery'
+        ? 'password and a recovery code'
+        : 'password';
   return openSession(s, row, client, how);
 }

@@ -31,7 +31,11 @@ const hasPassword = (row: users.UserRow): boolean => typeof row.password_hash ==
  * gone). Call it first, before anything of the change is done.
  */
 export async function reauthenticate(
-  s: ReauthenticationServices, caller: Caller, proof: Reauthentication, client: ClientInfo, kind: EventKind,
+  s: ReauthenticationServices,
+  caller: Caller,
+  proof: Reauthentication,
+  client: ClientInfo,
+  kind: EventKind,
 ): Promise<users.UserRow> {
   const row = await users.findUserById(s.db, requireUserId(caller));
   if (row === undefined) throw Errors.userNotFound();
@@ -41,11 +45,14 @@ export async function reauthenticate(
   };
   const withPassword = hasPassword(row);
   const offered = withPassword ? proof.password : proof.code;
-  if (offered === undefined || offered === '') throw await fail(withPassword ? 'password missing' : 'one-time code missing');
+  if (offered === undefined || offered === '')
+    throw await fail(withPassword ? 'password missing' : 'one-time code missing');
 
-  const right = await checkInSession(s, caller, async () => withPassword
-    ? passwordLength(offered) <= PASSWORD_MAX_LENGTH && await s.hasher.verify(row.password_hash, offered)
-    : ['totp', 'recovery'].includes(await checkLoginCode(s, row.id, offered)));
+  const right = await checkInSession(s, caller, async () =>
+    withPassword
+      ? passwordLength(offered) <= PASSWORD_MAX_LENGTH && (await s.hasher.verify(row.password_hash, offered))
+      : ['totp', 'recovery'].includes(await checkLoginCode(s, row.id, offered)),
+  );
   if (!right) throw await fail(withPassword ? 'wrong password' : 'wrong one-time code');
   return row;
 }

@@ -15,9 +15,12 @@ import { CommandError } from './commands.js';
 
 function sqliteFile(database: DatabaseConfig, command: string): string {
   if (database.kind === 'postgres') {
-    throw new CommandError(`${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: use pg_dump / pg_restore (README "Back up and restore")`);
+    throw new CommandError(
+      `${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: use pg_dump / pg_restore (README "Back up and restore")`,
+    );
   }
-  if (database.filename === ':memory:') throw new CommandError(`${command}: sqlite::memory: has nothing to back up or restore`);
+  if (database.filename === ':memory:')
+    throw new CommandError(`${command}: sqlite::memory: has nothing to back up or restore`);
   return database.filename;
 }
 
@@ -72,12 +75,19 @@ function checkCopy(file: string, what: string): { notes: number; versions: numbe
   try {
     const check = db.pragma('integrity_check', { simple: true });
     if (check !== 'ok') throw new CommandError(`${what} fails PRAGMA integrity_check: ${String(check)}`);
-    const hasMigrations = db.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
-    if (hasMigrations === undefined) throw new CommandError(`${what} is not a Vellum database (no kysely_migration table)`);
-    const applied = (db.prepare('select name from kysely_migration').all() as Array<{ name: string }>).map((r) => r.name);
+    const hasMigrations = db
+      .prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'")
+      .get();
+    if (hasMigrations === undefined)
+      throw new CommandError(`${what} is not a Vellum database (no kysely_migration table)`);
+    const applied = (db.prepare('select name from kysely_migration').all() as Array<{ name: string }>).map(
+      (r) => r.name,
+    );
     const unknown = applied.filter((name) => !knownMigrations.includes(name));
     if (unknown.length > 0) {
-      throw new CommandError(`${what} was written by a newer Vellum (migrations ${unknown.join(', ')}); restore it with that version, or an older backup with this one`);
+      throw new CommandError(
+        `${what} was written by a newer Vellum (migrations ${unknown.join(', ')}); restore it with that version, or an older backup with this one`,
+      );
     }
     const count = (table: string) => (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
     return { notes: count('notes'), versions: count('note_versions') };

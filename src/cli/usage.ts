@@ -14,44 +14,65 @@ const PASSWORD_INPUT = 'The password is read from VELLUM_PASSWORD, or else from 
 
 export const COMMANDS: readonly CommandHelp[] = [
   {
-    name: 'migrate', args: '', maxArgs: 0,
+    name: 'migrate',
+    args: '',
+    maxArgs: 0,
     summary: 'apply pending database migrations',
-    details: 'Brings the database named by DATABASE_URL up to date and prints what it applied. The server does this at start-up too.',
+    details:
+      'Brings the database named by DATABASE_URL up to date and prints what it applied. The server does this at start-up too.',
   },
   {
-    name: 'create-admin', args: '[USERNAME]', maxArgs: 1,
+    name: 'create-admin',
+    args: '[USERNAME]',
+    maxArgs: 1,
     summary: 'create an administrator (USERNAME or ADMIN_USERNAME)',
     details: `Creates an administrator account; the username and password follow the signup rules. ${PASSWORD_INPUT}`,
   },
   {
-    name: 'reset-password', args: 'USERNAME', maxArgs: 1,
-    summary: 'set a new password and end all of the user\'s sessions',
+    name: 'reset-password',
+    args: 'USERNAME',
+    maxArgs: 1,
+    summary: "set a new password and end all of the user's sessions",
     details: `Sets the user's password (signup rules apply) and revokes every refresh token of theirs. ${PASSWORD_INPUT}`,
   },
   {
-    name: 'prune-sessions', args: '', maxArgs: 0,
+    name: 'prune-sessions',
+    args: '',
+    maxArgs: 0,
     summary: 'delete refresh tokens that can never be used again',
     details: 'Deletes expired and revoked refresh tokens and prints how many.',
   },
   {
-    name: 'maintenance', args: '', maxArgs: 0,
+    name: 'maintenance',
+    args: '',
+    maxArgs: 0,
     summary: 'run every periodic housekeeping task once now',
-    details: 'Runs the tasks the server runs hourly (history retention, trash purge, search index, audit retention, dead refresh tokens) now, however recently they ran, and prints what each did.',
+    details:
+      'Runs the tasks the server runs hourly (history retention, trash purge, search index, audit retention, dead refresh tokens) now, however recently they ran, and prints what each did.',
   },
   {
-    name: 'prune-history', args: '', maxArgs: 0,
+    name: 'prune-history',
+    args: '',
+    maxArgs: 0,
     summary: 'apply HISTORY_RETENTION now and print the versions it deleted',
-    details: 'Deletes the old versions HISTORY_RETENTION does not keep (never the current or a labelled one), one line per note with the numbers deleted, then the totals. With HISTORY_RETENTION=off it deletes nothing.',
+    details:
+      'Deletes the old versions HISTORY_RETENTION does not keep (never the current or a labelled one), one line per note with the numbers deleted, then the totals. With HISTORY_RETENTION=off it deletes nothing.',
   },
   {
-    name: 'backup', args: 'FILE', maxArgs: 1,
+    name: 'backup',
+    args: 'FILE',
+    maxArgs: 1,
     summary: 'copy the SQLite database to FILE, consistently, while the service runs',
-    details: 'Writes one self-contained, checked copy of the database (recent writes in the -wal file included) to FILE, which must not exist yet. It does not migrate the database. For PostgreSQL use pg_dump (README "Back up and restore").',
+    details:
+      'Writes one self-contained, checked copy of the database (recent writes in the -wal file included) to FILE, which must not exist yet. It does not migrate the database. For PostgreSQL use pg_dump (README "Back up and restore").',
   },
   {
-    name: 'restore', args: 'FILE', maxArgs: 1,
+    name: 'restore',
+    args: 'FILE',
+    maxArgs: 1,
     summary: 'replace the SQLite database with the backup FILE (service stopped)',
-    details: 'Checks the backup, refuses while any process has the database open, keeps the replaced database beside it as DATABASE.before-restore-TIME, and puts the backup in its place. Start the service afterwards; it applies any newer migrations. For PostgreSQL use pg_restore (README "Back up and restore").',
+    details:
+      'Checks the backup, refuses while any process has the database open, keeps the replaced database beside it as DATABASE.before-restore-TIME, and puts the backup in its place. Start the service afterwards; it applies any newer migrations. For PostgreSQL use pg_restore (README "Back up and restore").',
   },
 ];
 

@@ -14,7 +14,13 @@ export function ifLists(headers: DavHeaders): IfList[] | undefined {
 }
 
 /** Whether the If header holds: some list whose every condition does, against its resource. */
-export async function ifHolds(db: Db, lists: IfList[], ownerId: string, located: Located, locks: LockRow[]): Promise<boolean> {
+export async function ifHolds(
+  db: Db,
+  lists: IfList[],
+  ownerId: string,
+  located: Located,
+  locks: LockRow[],
+): Promise<boolean> {
   for (const list of lists) {
     let segments: Segments = located.segments;
     let entry = located.entry;
@@ -29,9 +35,10 @@ export async function ifHolds(db: Db, lists: IfList[], ownerId: string, located:
     const path = lockPathOf(segments);
     const etag = entry === undefined ? undefined : etagOf(entry);
     const holds = list.conditions.every((c) => {
-      const match = c.token !== undefined
-        ? covering(locks, path).some((lock) => lock.token === c.token)
-        : etag !== undefined && sameEtag(c.etag!, etag);
+      const match =
+        c.token !== undefined
+          ? covering(locks, path).some((lock) => lock.token === c.token)
+          : etag !== undefined && sameEtag(c.etag!, etag);
       return c.not ? !match : match;
     });
     if (holds) return true;
@@ -45,7 +52,11 @@ export async function ifHolds(db: Db, lists: IfList[], ownerId: string, located:
  * it when `tree`).
  */
 export async function checkWrite(
-  db: Db, headers: DavHeaders, ownerId: string, located: Located, changed: Array<{ segments: Segments; tree: boolean }>,
+  db: Db,
+  headers: DavHeaders,
+  ownerId: string,
+  located: Located,
+  changed: Array<{ segments: Segments; tree: boolean }>,
 ): Promise<LockRow[]> {
   const locks = await repo.liveLocks(db, ownerId, new Date().toISOString());
   const lists = ifLists(headers);
@@ -63,13 +74,22 @@ export async function checkWrite(
  * match. `refused` is the 412 (a read's names the resource's Last-Modified).
  */
 export function checkMatch(
-  headers: DavHeaders, entry: Entry | undefined, read: boolean, refused: () => AppError = Errors.davPreconditionFailed,
+  headers: DavHeaders,
+  entry: Entry | undefined,
+  read: boolean,
+  refused: () => AppError = Errors.davPreconditionFailed,
 ): 'not-modified' | undefined {
   const etag = entry === undefined ? undefined : etagOf(entry);
-  const tags = (value: string) => value.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const tags = (value: string) =>
+    value
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
   if (headers.ifMatch !== undefined) {
     const list = tags(headers.ifMatch);
-    const holds = entry !== undefined && (list.includes('*') || (etag !== undefined && list.some((t) => !t.startsWith('W/') && t === etag)));
+    const holds =
+      entry !== undefined &&
+      (list.includes('*') || (etag !== undefined && list.some((t) => !t.startsWith('W/') && t === etag)));
     if (!holds) throw refused();
   }
   if (headers.ifNoneMatch !== undefined && entry !== undefined) {
@@ -84,5 +104,9 @@ export function checkMatch(
 
 /** Locks on `path` itself and below it: they go with what a DELETE or MOVE takes away. */
 export async function dropLocksAt(db: Db, ownerId: string, locks: LockRow[], path: string): Promise<void> {
-  await repo.deleteLocksAt(db, ownerId, [...covering(locks, path).filter((l) => l.path === path), ...below(locks, path)].map((l) => l.token));
+  await repo.deleteLocksAt(
+    db,
+    ownerId,
+    [...covering(locks, path).filter((l) => l.path === path), ...below(locks, path)].map((l) => l.token),
+  );
 }

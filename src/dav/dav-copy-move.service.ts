@@ -8,15 +8,37 @@ import { lockPathOf, nameKey, pathOfUrl, segmentsOf, type Segments } from './dav
 import { checkMatch, checkWrite, dropLocksAt } from './dav-conditions.js';
 import type { DavHeaders } from './dav-request.js';
 import * as repo from './dav.repository.js';
-import { checkFileName, checkFolderName, noteText, placeFile, remove, titleFor, uploadStream, type DavServices } from './dav.service.js';
-import { folderIdOf, isCollection, isNoteName, listChildren, locate, noteFileName, type Collection, type Entry } from './tree.js';
+import {
+  checkFileName,
+  checkFolderName,
+  noteText,
+  placeFile,
+  remove,
+  titleFor,
+  uploadStream,
+  type DavServices,
+} from './dav.service.js';
+import {
+  folderIdOf,
+  isCollection,
+  isNoteName,
+  listChildren,
+  locate,
+  noteFileName,
+  type Collection,
+  type Entry,
+} from './tree.js';
 
 /**
  * COPY and MOVE to the Destination header's path: 201 when nothing was there, 204 when something
  * was replaced. A MOVE takes the locks on what it moved away with it.
  */
 export async function davCopyMove(
-  s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders, moving: boolean,
+  s: DavServices,
+  ownerId: string,
+  segments: Segments,
+  headers: DavHeaders,
+  moving: boolean,
 ): Promise<201 | 204> {
   const located = await locate(s.db, ownerId, segments);
   const source = located.entry;
@@ -26,7 +48,8 @@ export async function davCopyMove(
   const from = lockPathOf(segments);
   const to = lockPathOf(target);
   if (target.join('/') === segments.join('/')) throw Errors.davForbidden('The destination is the source');
-  if (isCollection(source) && (from === '' || to.startsWith(`${from}/`))) throw Errors.davForbidden('A folder cannot be copied or moved into itself');
+  if (isCollection(source) && (from === '' || to.startsWith(`${from}/`)))
+    throw Errors.davForbidden('A folder cannot be copied or moved into itself');
   const depth = headers.depth;
   if (isCollection(source) && depth !== undefined && depth !== 'infinity' && (moving || depth !== '0')) {
     throw Errors.invalidDavRequest('Depth must be infinity (or 0 for COPY)');
@@ -39,7 +62,8 @@ export async function davCopyMove(
   if (existing !== undefined && overwrite === 'F') throw Errors.davPreconditionFailed();
   checkMatch(headers, source, false);
   const locks = await checkWrite(s.db, headers, ownerId, located, [
-    { segments: target, tree: true }, ...(moving ? [{ segments, tree: true }] : []),
+    { segments: target, tree: true },
+    ...(moving ? [{ segments, tree: true }] : []),
   ]);
   const status = existing === undefined ? 201 : 204;
   if (moving) {
@@ -57,7 +81,8 @@ async function bytesOf(s: DavServices, ownerId: string, entry: Entry): Promise<B
   if (entry.kind !== 'file') throw Errors.davForbidden('A collection has no content');
   const row = await attachments.find(s.attachments, ownerId, entry.attachment_id);
   const chunks: Buffer[] = [];
-  for await (const chunk of attachments.open(s.attachments, row.storage_key, Number(row.size))) chunks.push(chunk as Buffer);
+  for await (const chunk of attachments.open(s.attachments, row.storage_key, Number(row.size)))
+    chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
 }
 
@@ -68,13 +93,19 @@ async function bytesOf(s: DavServices, ownerId: string, entry: Entry): Promise<B
  * over the original); any other change of kind is a copy and a delete.
  */
 async function move(
-  s: DavServices, ownerId: string, source: Entry, parent: Collection, name: string, existing: Entry | undefined,
+  s: DavServices,
+  ownerId: string,
+  source: Entry,
+  parent: Collection,
+  name: string,
+  existing: Entry | undefined,
 ): Promise<void> {
   if (source.kind === 'root') throw Errors.davForbidden('The top level cannot be moved');
   if (existing?.kind === 'note' && source.kind === 'file') {
     const content = noteText(await bytesOf(s, ownerId, source));
     const note = await getNote(s.db, ownerId, existing.id);
-    if (note.content !== content) await writeVersion(s.db, ownerId, existing.id, { title: note.title, content }, undefined, null);
+    if (note.content !== content)
+      await writeVersion(s.db, ownerId, existing.id, { title: note.title, content }, undefined, null);
     await remove(s, ownerId, source);
     return;
   }
@@ -89,16 +120,23 @@ async function move(
   }
   if (source.kind === 'note' && isNoteName(name)) {
     const note = await getNote(s.db, ownerId, source.id);
-    if (noteFileName(note.title) !== name) await writeVersion(s.db, ownerId, source.id, { title: titleFor(name), content: note.content }, undefined, null);
+    if (noteFileName(note.title) !== name)
+      await writeVersion(s.db, ownerId, source.id, { title: titleFor(name), content: note.content }, undefined, null);
     if (note.folder_id !== folderId) await fileNote(s.db, ownerId, source.id, { folder_id: folderId });
     return;
   }
   if (source.kind === 'file' && !isNoteName(name)) {
     checkFileName(name);
     try {
-      await repo.updateFile(s.db, ownerId, source.id, { folder_id: folderId, name, name_key: nameKey(name), updated_at: nowIso() });
+      await repo.updateFile(s.db, ownerId, source.id, {
+        folder_id: folderId,
+        name,
+        name_key: nameKey(name),
+        updated_at: nowIso(),
+      });
     } catch (error) {
-      if (isUniqueViolation(error)) throw Errors.davConflict('Another file with this name was created at the same time');
+      if (isUniqueViolation(error))
+        throw Errors.davConflict('Another file with this name was created at the same time');
       throw error;
     }
     return;
@@ -109,7 +147,13 @@ async function move(
 }
 
 /** A copy of one note, file or folder (without what is inside) at `name`: the new resource's id. */
-async function copyOne(s: DavServices, ownerId: string, source: Entry, parent: Collection, name: string): Promise<string> {
+async function copyOne(
+  s: DavServices,
+  ownerId: string,
+  source: Entry,
+  parent: Collection,
+  name: string,
+): Promise<string> {
   const folderId = folderIdOf(parent);
   if (source.kind === 'folder' || source.kind === 'root') {
     checkFolderName(name);
@@ -120,15 +164,23 @@ async function copyOne(s: DavServices, ownerId: string, source: Entry, parent: C
     return (await createNote(s.db, ownerId, { title: titleFor(name), content, folder_id: folderId })).id;
   }
   checkFileName(name);
-  const attachment = source.kind === 'file'
-    ? await attachments.duplicate(s.attachments, ownerId, source.attachment_id, name)
-    : await uploadStream(s, ownerId, name, Readable.from([await bytesOf(s, ownerId, source)]));
+  const attachment =
+    source.kind === 'file'
+      ? await attachments.duplicate(s.attachments, ownerId, source.attachment_id, name)
+      : await uploadStream(s, ownerId, name, Readable.from([await bytesOf(s, ownerId, source)]));
   return placeFile(s, ownerId, parent, name, attachment.id);
 }
 
 /** COPY: the resource (and with depth infinity everything in a folder) as new notes, files and folders, dead properties included. */
 async function copy(
-  s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
+  s: DavServices,
+  ownerId: string,
+  source: Entry,
+  sourcePath: Segments,
+  parent: Collection,
+  name: string,
+  existing: Entry | undefined,
+  deep: boolean,
 ): Promise<void> {
   // A folder's whole tree is checked against the folder limits first, so that a copy too deep or too
   // large is refused before any of it is made (each folder is checked again as it is created).
@@ -137,7 +189,14 @@ async function copy(
 }
 
 async function copyTree(
-  s: DavServices, ownerId: string, source: Entry, sourcePath: Segments, parent: Collection, name: string, existing: Entry | undefined, deep: boolean,
+  s: DavServices,
+  ownerId: string,
+  source: Entry,
+  sourcePath: Segments,
+  parent: Collection,
+  name: string,
+  existing: Entry | undefined,
+  deep: boolean,
 ): Promise<void> {
   if (existing !== undefined) await remove(s, ownerId, existing);
   const id = await copyOne(s, ownerId, source, parent, name);

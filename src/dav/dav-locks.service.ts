@@ -21,7 +21,13 @@ const discovery = (lock: LockRow, now: number) =>
   `${XML_DECLARATION}<D:prop xmlns:D="DAV:"><D:lockdiscovery>${activeLock(lock, now)}</D:lockdiscovery></D:prop>`;
 
 /** LOCK: a new write lock (exclusive or shared), or without a body the refresh of one the If header names. */
-export async function davLock(s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders, body: DavBody): Promise<LockOutcome> {
+export async function davLock(
+  s: DavServices,
+  ownerId: string,
+  segments: Segments,
+  headers: DavHeaders,
+  body: DavBody,
+): Promise<LockOutcome> {
   const located = await locate(s.db, ownerId, segments);
   const xml = await body.xml();
   const now = new Date();
@@ -36,38 +42,64 @@ export async function davLock(s: DavServices, ownerId: string, segments: Segment
     const held = covering(locks, path).find((l) => tokens.has(l.token));
     if (held === undefined) throw Errors.davPreconditionFailed();
     await repo.refreshLock(s.db, ownerId, held.token, timeout, expiresAt);
-    return { status: 200, token: undefined, xml: discovery({ ...held, timeout_seconds: timeout, expires_at: expiresAt }, now.getTime()) };
+    return {
+      status: 200,
+      token: undefined,
+      xml: discovery({ ...held, timeout_seconds: timeout, expires_at: expiresAt }, now.getTime()),
+    };
   }
   if (!is(xml, DAV, 'lockinfo')) throw Errors.invalidDavRequest('The body must be a DAV:lockinfo element');
   const scope = child(xml, DAV, 'lockscope');
   const exclusive = scope !== undefined && child(scope, DAV, 'exclusive') !== undefined;
-  if (!exclusive && (scope === undefined || child(scope, DAV, 'shared') === undefined)) throw Errors.invalidDavRequest('DAV:lockscope must be exclusive or shared');
+  if (!exclusive && (scope === undefined || child(scope, DAV, 'shared') === undefined))
+    throw Errors.invalidDavRequest('DAV:lockscope must be exclusive or shared');
   const type = child(xml, DAV, 'locktype');
-  if (type === undefined || child(type, DAV, 'write') === undefined) throw Errors.invalidDavRequest('Only write locks exist');
+  if (type === undefined || child(type, DAV, 'write') === undefined)
+    throw Errors.invalidDavRequest('Only write locks exist');
   const depth = headers.depth ?? 'infinity';
-  if (depth !== '0' && depth !== 'infinity') throw Errors.invalidDavRequest('A lock\'s Depth is 0 or infinity');
+  if (depth !== '0' && depth !== 'infinity') throw Errors.invalidDavRequest("A lock's Depth is 0 or infinity");
   const infinite = depth === 'infinity' && located.entry !== undefined && isCollection(located.entry);
   const conflicting = [...covering(locks, path), ...(infinite ? below(locks, path) : [])];
   if (conflicting.some((l) => exclusive || l.exclusive)) throw Errors.davAlreadyLocked();
-  if (lists !== undefined && !(await ifHolds(s.db, lists, ownerId, located, locks))) throw Errors.davPreconditionFailed();
+  if (lists !== undefined && !(await ifHolds(s.db, lists, ownerId, located, locks)))
+    throw Errors.davPreconditionFailed();
   let created = false;
   if (located.entry === undefined) {
     // RFC 4918 §9.10.4: locking an unmapped URL creates an empty resource.
     if (located.parent === undefined) throw Errors.davNoParent();
-    await put(s, ownerId, located.parent, segments.at(-1)!, undefined, NO_BODY.stream(), async () => Buffer.alloc(0), undefined);
+    await put(
+      s,
+      ownerId,
+      located.parent,
+      segments.at(-1)!,
+      undefined,
+      NO_BODY.stream(),
+      async () => Buffer.alloc(0),
+      undefined,
+    );
     created = true;
   }
   const owner = child(xml, DAV, 'owner');
   const row: LockRow = {
-    token: `${TOKEN_PREFIX}${newId()}`, path, depth_infinity: infinite, exclusive,
-    lock_owner: owner === undefined ? '' : serialize(owner), timeout_seconds: timeout, expires_at: expiresAt,
+    token: `${TOKEN_PREFIX}${newId()}`,
+    path,
+    depth_infinity: infinite,
+    exclusive,
+    lock_owner: owner === undefined ? '' : serialize(owner),
+    timeout_seconds: timeout,
+    expires_at: expiresAt,
   };
   await repo.insertLock(s.db, { ...row, owner_id: ownerId });
   return { status: created ? 201 : 200, token: row.token, xml: discovery(row, now.getTime()) };
 }
 
 /** UNLOCK: the lock whose token the Lock-Token header names, if it applies to this path. */
-export async function davUnlock(s: DavServices, ownerId: string, segments: Segments, headers: DavHeaders): Promise<void> {
+export async function davUnlock(
+  s: DavServices,
+  ownerId: string,
+  segments: Segments,
+  headers: DavHeaders,
+): Promise<void> {
   const token = headers.lockToken;
   if (token === undefined) throw Errors.invalidDavRequest('UNLOCK needs a Lock-Token header: <token>');
   const locks = await repo.liveLocks(s.db, ownerId, new Date().toISOString());

@@ -22,7 +22,8 @@ export function segmentsOf(path: string): Segments {
     } catch {
       throw badPath('The path has a malformed percent-escape');
     }
-    if (name === '.' || name === '..' || /[\p{Cc}/\\]/u.test(name)) throw badPath('The path has a name no file can have');
+    if (name === '.' || name === '..' || /[\p{Cc}/\\]/u.test(name))
+      throw badPath('The path has a name no file can have');
     if (!name.isWellFormed()) throw badPath('The path is not valid Unicode');
     segments.push(name);
   }
@@ -46,7 +47,8 @@ export function hrefOf(segments: Segments, collection: boolean): string {
 }
 
 /** The key locks are stored under: the names joined by `/`, compared ignoring case as names are. */
-export const lockPathOf = (segments: Segments): string => segments.map((s) => s.normalize('NFC').toLowerCase()).join('/');
+export const lockPathOf = (segments: Segments): string =>
+  segments.map((s) => s.normalize('NFC').toLowerCase()).join('/');
 
 /** NFC and lower case: names in one folder are unique under this key, as on case-insensitive disks. */
 export const nameKey = (name: string): string => name.normalize('NFC').toLowerCase();

@@ -16,7 +16,10 @@ import { XML_DECLARATION } from './xml.js';
 const XML_TYPE = 'application/xml; charset=utf-8';
 
 function multistatus(reply: FastifyReply, inner: string): FastifyReply {
-  return reply.code(207).type(XML_TYPE).send(`${XML_DECLARATION}<D:multistatus xmlns:D="DAV:">${inner}</D:multistatus>`);
+  return reply
+    .code(207)
+    .type(XML_TYPE)
+    .send(`${XML_DECLARATION}<D:multistatus xmlns:D="DAV:">${inner}</D:multistatus>`);
 }
 
 /** A header that is not one of Node's known ones may come as an array: the first value counts. */
@@ -51,7 +54,10 @@ interface DavCall {
  * service (dav-*.service.ts) and writes the answer; bodies are left unparsed by Fastify and read by
  * the services when they get to them, each within its limit.
  */
-export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (app: FastifyInstance, { services: s }) => {
+export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (
+  app: FastifyInstance,
+  { services: s },
+) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
@@ -63,8 +69,12 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (a
       reply.header('last-modified', outcome.lastModified);
       if (outcome.kind === 'not-modified') return reply.code(304).header('etag', outcome.etag).send();
       if (outcome.kind === 'file') return sendAttachment(s.attachments, request, reply, outcome.file, outcome.etag);
-      return reply.header('etag', outcome.etag).header('accept-ranges', 'none').type(outcome.contentType)
-        .header('content-length', String(outcome.bytes.length)).send(outcome.bytes);
+      return reply
+        .header('etag', outcome.etag)
+        .header('accept-ranges', 'none')
+        .type(outcome.contentType)
+        .header('content-length', String(outcome.bytes.length))
+        .send(outcome.bytes);
     },
     async PUT({ ownerId, segments, headers, body }, _request, reply) {
       const outcome = await davPut(s, ownerId, segments, headers, body);
@@ -106,18 +116,29 @@ export const davRoutes: FastifyPluginAsync<{ services: DavServices }> = async (a
   async function handler(request: FastifyRequest, reply: FastifyReply) {
     reply.header('dav', '1, 2');
     if (request.method === 'OPTIONS') {
-      return reply.header('allow', ALLOW).header('ms-author-via', 'DAV').header('accept-ranges', 'bytes').code(200).send();
+      return reply
+        .header('allow', ALLOW)
+        .header('ms-author-via', 'DAV')
+        .header('accept-ranges', 'bytes')
+        .code(200)
+        .send();
     }
     const ownerId = callerId(request);
     // A fragment never belongs in a request (litmus's delete_fragment): refused, not cut off.
     if (request.url.includes('#')) throw Errors.invalidDavRequest('The request path must not hold a fragment (#)');
     const segments = segmentsOf(pathOfUrl(request.url));
-    return handlers[request.method]!({ ownerId, segments, headers: headersOf(request), body: davBody(request.body) }, request, reply);
+    return handlers[request.method]!(
+      { ownerId, segments, headers: headersOf(request), body: davBody(request.body) },
+      request,
+      reply,
+    );
   }
 
   for (const url of ['/dav', '/dav/*']) {
     app.route({
-      method: METHODS as HTTPMethods[], url, handler,
+      method: METHODS as HTTPMethods[],
+      url,
+      handler,
       // Whole files go through here; each kind of body has its own limit (dav-request.ts, the services).
       bodyLimit: 2 ** 40,
       schema: { hide: true },

@@ -59,12 +59,27 @@ export function etagOf(entry: Entry): string | undefined {
 }
 
 /** Places a new file (not a note) under `name`. */
-export async function placeFile(s: DavServices, ownerId: string, parent: Collection, name: string, attachmentId: string): Promise<string> {
+export async function placeFile(
+  s: DavServices,
+  ownerId: string,
+  parent: Collection,
+  name: string,
+  attachmentId: string,
+): Promise<string> {
   checkFileName(name);
   const now = nowIso();
   const id = newId();
   try {
-    await repo.insertFile(s.db, { id, owner_id: ownerId, folder_id: folderIdOf(parent), name, name_key: nameKey(name), attachment_id: attachmentId, created_at: now, updated_at: now });
+    await repo.insertFile(s.db, {
+      id,
+      owner_id: ownerId,
+      folder_id: folderIdOf(parent),
+      name,
+      name_key: nameKey(name),
+      attachment_id: attachmentId,
+      created_at: now,
+      updated_at: now,
+    });
   } catch (error) {
     await attachments.discardIfUnused(s.attachments, ownerId, attachmentId);
     if (isUniqueViolation(error)) throw Errors.davConflict('Another file with this name was created at the same time');
@@ -82,8 +97,14 @@ export const uploadStream = (s: DavServices, ownerId: string, name: string, body
  * write conditional, so a change between the check and the write is still a 412.
  */
 export async function put(
-  s: DavServices, ownerId: string, parent: Collection, name: string, existing: Entry | undefined, body: AsyncIterable<Buffer>,
-  readAll: () => Promise<Buffer>, expectedVersion: number | undefined,
+  s: DavServices,
+  ownerId: string,
+  parent: Collection,
+  name: string,
+  existing: Entry | undefined,
+  body: AsyncIterable<Buffer>,
+  readAll: () => Promise<Buffer>,
+  expectedVersion: number | undefined,
 ): Promise<'created' | 'updated'> {
   if (existing !== undefined && (existing.kind === 'folder' || existing.kind === 'root')) {
     throw Errors.davPutCollection(ALLOW_COLLECTION);
@@ -92,7 +113,14 @@ export async function put(
     const content = noteText(await readAll());
     const note = await getNote(s.db, ownerId, existing.id);
     if (note.content !== content) {
-      await writeVersion(s.db, ownerId, existing.id, { title: note.title, content }, expectedVersion === undefined ? undefined : [expectedVersion], null);
+      await writeVersion(
+        s.db,
+        ownerId,
+        existing.id,
+        { title: note.title, content },
+        expectedVersion === undefined ? undefined : [expectedVersion],
+        null,
+      );
     }
     return 'updated';
   }
@@ -136,5 +164,6 @@ export async function remove(s: DavServices, ownerId: string, entry: Entry): Pro
   await deleteFolder(s.db, ownerId, entry.id, s.trashDays, trashNotesInFolders);
   const gone = inside.filter((i) => i.kind !== 'note');
   await repo.removeProperties(s.db, [entry.id, ...gone.map((i) => i.id)]);
-  for (const file of gone) if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
+  for (const file of gone)
+    if (file.kind === 'file') await attachments.discardIfUnused(s.attachments, ownerId, file.attachment_id);
 }

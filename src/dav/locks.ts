@@ -12,7 +12,8 @@ export const DEFAULT_TIMEOUT_SECONDS = 600;
 
 export const locked = Errors.davLocked;
 
-const isBelow = (ancestor: string, path: string): boolean => (ancestor === '' ? path !== '' : path.startsWith(`${ancestor}/`));
+const isBelow = (ancestor: string, path: string): boolean =>
+  ancestor === '' ? path !== '' : path.startsWith(`${ancestor}/`);
 
 /** Locks that apply to `path`: on it, or on a collection above it with depth infinity. */
 export const covering = (locks: LockRow[], path: string): LockRow[] =>
@@ -46,15 +47,18 @@ export function parseTimeout(header: string | undefined): number {
 export function activeLock(lock: LockRow, now: number): string {
   const remaining = Math.max(0, Math.ceil((Date.parse(lock.expires_at) - now) / 1000));
   const root = lock.path === '' ? [] : lock.path.split('/');
-  return '<D:activelock><D:locktype><D:write/></D:locktype>'
-    + `<D:lockscope>${lock.exclusive ? '<D:exclusive/>' : '<D:shared/>'}</D:lockscope>`
-    + `<D:depth>${lock.depth_infinity ? 'infinity' : '0'}</D:depth>`
-    + lock.lock_owner
-    + `<D:timeout>Second-${remaining}</D:timeout>`
-    + `<D:locktoken><D:href>${escapeXml(lock.token)}</D:href></D:locktoken>`
-    + `<D:lockroot><D:href>${escapeXml(hrefOf(root as Segments, false))}</D:href></D:lockroot>`
-    + '</D:activelock>';
+  return (
+    '<D:activelock><D:locktype><D:write/></D:locktype>' +
+    `<D:lockscope>${lock.exclusive ? '<D:exclusive/>' : '<D:shared/>'}</D:lockscope>` +
+    `<D:depth>${lock.depth_infinity ? 'infinity' : '0'}</D:depth>` +
+    lock.lock_owner +
+    `<D:timeout>Second-${remaining}</D:timeout>` +
+    `<D:locktoken><D:href>${escapeXml(lock.token)}</D:href></D:locktoken>` +
+    `<D:lockroot><D:href>${escapeXml(hrefOf(root as Segments, false))}</D:href></D:lockroot>` +
+    '</D:activelock>'
+  );
 }
 
-export const SUPPORTED_LOCK = '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>'
-  + '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';
+export const SUPPORTED_LOCK =
+  '<D:lockentry><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>' +
+  '<D:lockentry><D:lockscope><D:shared/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockentry>';

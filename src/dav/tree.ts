@@ -14,20 +14,39 @@ import * as repo from './dav.repository.js';
 export type Entry =
   | { kind: 'root'; id: string; name: ''; created_at: string; updated_at: string }
   | { kind: 'folder'; id: string; name: string; created_at: string; updated_at: string }
-  | { kind: 'note'; id: string; name: string; title: string; version: number; version_id: string; created_at: string; updated_at: string; size: number }
   | {
-    kind: 'file'; id: string; name: string; attachment_id: string; sha256: string; size: number; content_type: string;
-    created_at: string; updated_at: string;
-  };
+      kind: 'note';
+      id: string;
+      name: string;
+      title: string;
+      version: number;
+      version_id: string;
+      created_at: string;
+      updated_at: string;
+      size: number;
+    }
+  | {
+      kind: 'file';
+      id: string;
+      name: string;
+      attachment_id: string;
+      sha256: string;
+      size: number;
+      content_type: string;
+      created_at: string;
+      updated_at: string;
+    };
 
 export type Collection = Extract<Entry, { kind: 'root' | 'folder' }>;
 
 export const NOTE_EXTENSION = '.md';
-export const isNoteName = (name: string): boolean => name.endsWith(NOTE_EXTENSION) && name.length > NOTE_EXTENSION.length;
+export const isNoteName = (name: string): boolean =>
+  name.endsWith(NOTE_EXTENSION) && name.length > NOTE_EXTENSION.length;
 export const titleOfName = (name: string): string => name.slice(0, -NOTE_EXTENSION.length);
 export const isCollection = (entry: Entry): entry is Collection => entry.kind === 'root' || entry.kind === 'folder';
 /** The folder id children of this collection have (null at the top level). */
-export const folderIdOf = (collection: Collection): string | null => (collection.kind === 'root' ? null : collection.id);
+export const folderIdOf = (collection: Collection): string | null =>
+  collection.kind === 'root' ? null : collection.id;
 
 /** The file name of a note's title: characters no file name can hold become `_`. */
 export function noteFileName(title: string): string {
@@ -50,7 +69,9 @@ function claim(name: string, taken: Set<string>): string {
 /** Everything directly in a folder (null: the top level), with the names WebDAV shows. */
 export async function listChildren(db: Db, ownerId: string, folderId: string | null): Promise<Entry[]> {
   const [folders, files, notes] = await Promise.all([
-    repo.childFolders(db, ownerId, folderId), repo.childFiles(db, ownerId, folderId), repo.childNotes(db, ownerId, folderId),
+    repo.childFolders(db, ownerId, folderId),
+    repo.childFiles(db, ownerId, folderId),
+    repo.childNotes(db, ownerId, folderId),
   ]);
   const taken = new Set<string>();
   const entries: Entry[] = [];
@@ -60,14 +81,28 @@ export async function listChildren(db: Db, ownerId: string, folderId: string | n
   }
   for (const f of files) {
     entries.push({
-      kind: 'file', id: f.id, name: claim(f.name, taken), attachment_id: f.attachment_id, sha256: f.sha256, size: Number(f.size),
-      content_type: f.content_type, created_at: f.created_at, updated_at: f.updated_at,
+      kind: 'file',
+      id: f.id,
+      name: claim(f.name, taken),
+      attachment_id: f.attachment_id,
+      sha256: f.sha256,
+      size: Number(f.size),
+      content_type: f.content_type,
+      created_at: f.created_at,
+      updated_at: f.updated_at,
     });
   }
   for (const n of notes) {
     entries.push({
-      kind: 'note', id: n.id, name: claim(noteFileName(n.title), taken), title: n.title, version: n.version, version_id: n.version_id,
-      created_at: n.created_at, updated_at: n.updated_at, size: Number(n.size),
+      kind: 'note',
+      id: n.id,
+      name: claim(noteFileName(n.title), taken),
+      title: n.title,
+      version: n.version,
+      version_id: n.version_id,
+      created_at: n.created_at,
+      updated_at: n.updated_at,
+      size: Number(n.size),
     });
   }
   return entries;
@@ -82,7 +117,13 @@ export interface Located {
 }
 
 export function rootEntry(ownerId: string): Collection {
-  return { kind: 'root', id: ownerId, name: '', created_at: '1970-01-01T00:00:00.000Z', updated_at: '1970-01-01T00:00:00.000Z' };
+  return {
+    kind: 'root',
+    id: ownerId,
+    name: '',
+    created_at: '1970-01-01T00:00:00.000Z',
+    updated_at: '1970-01-01T00:00:00.000Z',
+  };
 }
 
 /** What a path names: folders by their keys one by one, then the last name among its folder's children. */
@@ -96,7 +137,13 @@ export async function locate(db: Db, ownerId: string, segments: Segments): Promi
   for (const name of segments.slice(0, -1)) {
     const folder = await findChildByKey(db, ownerId, folderIdOf(parent), folderNameKey(name));
     if (folder === undefined) return { segments, parent: undefined, entry: undefined };
-    parent = { kind: 'folder', id: folder.id, name: folder.name, created_at: folder.created_at, updated_at: folder.updated_at };
+    parent = {
+      kind: 'folder',
+      id: folder.id,
+      name: folder.name,
+      created_at: folder.created_at,
+      updated_at: folder.updated_at,
+    };
   }
   const last = nameKey(segments.at(-1)!);
   const children = await listChildren(db, ownerId, folderIdOf(parent));

@@ -47,7 +47,8 @@ export function parseXml(text: string): XmlElement {
   let markup = 0;
   let attributeCount = 0;
   const countMarkup = () => {
-    if (++markup > MAX_MARKUP) throw badXml(`more than ${MAX_MARKUP} elements, comments, CDATA sections and processing instructions`);
+    if (++markup > MAX_MARKUP)
+      throw badXml(`more than ${MAX_MARKUP} elements, comments, CDATA sections and processing instructions`);
   };
   parser.on('opentagstart', () => {
     if (stack.length >= XML_MAX_DEPTH) throw badXml(`elements nested deeper than ${XML_MAX_DEPTH}`);
@@ -60,7 +61,8 @@ export function parseXml(text: string): XmlElement {
   });
   parser.on('opentag', (tag) => {
     const element: XmlElement = {
-      ns: tag.uri ?? '', name: tag.local ?? tag.name,
+      ns: tag.uri ?? '',
+      name: tag.local ?? tag.name,
       attributes: Object.values(tag.attributes)
         .filter((a) => a.prefix !== 'xmlns' && a.name !== 'xmlns')
         .map((a) => ({ ns: a.uri, name: a.local, value: a.value })),
@@ -104,9 +106,12 @@ function checkReferences(text: string): void {
   }
 }
 
-export const elements = (element: XmlElement): XmlElement[] => element.children.filter((c): c is XmlElement => typeof c !== 'string');
-export const child = (element: XmlElement, ns: string, name: string) => elements(element).find((c) => c.ns === ns && c.name === name);
-export const textOf = (element: XmlElement): string => element.children.map((c) => (typeof c === 'string' ? c : textOf(c))).join('');
+export const elements = (element: XmlElement): XmlElement[] =>
+  element.children.filter((c): c is XmlElement => typeof c !== 'string');
+export const child = (element: XmlElement, ns: string, name: string) =>
+  elements(element).find((c) => c.ns === ns && c.name === name);
+export const textOf = (element: XmlElement): string =>
+  element.children.map((c) => (typeof c === 'string' ? c : textOf(c))).join('');
 export const is = (element: XmlElement, ns: string, name: string) => element.ns === ns && element.name === name;
 
 export function escapeXml(text: string): string {
@@ -119,9 +124,13 @@ export function escapeXml(text: string): string {
  * prefixes of their own.
  */
 export function serialize(element: XmlElement): string {
-  const attributes = element.attributes.map((a, i) => (a.ns === ''
-    ? ` ${a.name}="${escapeXml(a.value)}"`
-    : ` xmlns:a${i}="${escapeXml(a.ns)}" a${i}:${a.name}="${escapeXml(a.value)}"`)).join('');
+  const attributes = element.attributes
+    .map((a, i) =>
+      a.ns === ''
+        ? ` ${a.name}="${escapeXml(a.value)}"`
+        : ` xmlns:a${i}="${escapeXml(a.ns)}" a${i}:${a.name}="${escapeXml(a.value)}"`,
+    )
+    .join('');
   const open = `${element.name} xmlns="${escapeXml(element.ns)}"${attributes}`;
   if (element.children.length === 0) return `<${open}/>`;
   const inner = element.children.map((c) => (typeof c === 'string' ? escapeXml(c) : serialize(c))).join('');
@@ -129,7 +138,8 @@ export function serialize(element: XmlElement): string {
 }
 
 /** An empty element naming a property (for propname answers and 404 propstats). */
-export const emptyElement = (ns: string, name: string): string => (ns === DAV ? `<D:${name}/>` : `<${name} xmlns="${escapeXml(ns)}"/>`);
+export const emptyElement = (ns: string, name: string): string =>
+  ns === DAV ? `<D:${name}/>` : `<${name} xmlns="${escapeXml(ns)}"/>`;
 
 /** A live property's element with text content. */
 export const davText = (name: string, text: string): string => `<D:${name}>${escapeXml(text)}</D:${name}>`;

@@ -3,14 +3,23 @@
  * they become 503 with Retry-After, and the pool reconnects by itself when the database returns.
  */
 const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03', // admin shutdown, crash shutdown, cannot connect now
   '57P04', // database dropped
   '53300', // too many connections (also a database's or role's CONNECTION LIMIT)
   // object_not_in_prerequisite_state: what connecting to a database with ALLOW_CONNECTIONS false
   // answers. The app uses nothing else that raises it (no currval, no replication slots).
   '55000',
-  'SQLITE_BUSY', 'SQLITE_LOCKED',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
 ]);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -19,5 +28,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   // node-postgres reports these without a code.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+    message,
+  );
 }

@@ -1,4 +1,11 @@
-import { PostgresAdapter, sql, type AliasedRawBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import {
+  PostgresAdapter,
+  sql,
+  type AliasedRawBuilder,
+  type Kysely,
+  type RawBuilder,
+  type SelectQueryBuilder,
+} from 'kysely';
 
 /** Which engine a handle (or transaction) talks to, for the few features written per dialect (search). */
 export function isPostgres(db: Kysely<any>): boolean {
@@ -11,7 +18,11 @@ export function isPostgres(db: Kysely<any>): boolean {
  * locks the whole database, not rows: `takeWriteLock` (a write that changes nothing) runs first, so
  * the transaction holds the write lock now instead of upgrading a read lock later.
  */
-export async function selectForUpdate<O>(trx: Kysely<any>, select: SelectQueryBuilder<any, any, O>, takeWriteLock: () => Promise<unknown>): Promise<O[]> {
+export async function selectForUpdate<O>(
+  trx: Kysely<any>,
+  select: SelectQueryBuilder<any, any, O>,
+  takeWriteLock: () => Promise<unknown>,
+): Promise<O[]> {
   if (isPostgres(trx)) return select.forUpdate().execute();
   await takeWriteLock();
   return select.execute();
@@ -24,7 +35,11 @@ export async function selectForUpdate<O>(trx: Kysely<any>, select: SelectQueryBu
  * FOR UPDATE, which conflicts with the FOR KEY SHARE every referencing insert takes. SQLite: `takeWriteLock`
  * (a write that changes nothing) takes the database's write lock, which serialises everything anyway.
  */
-export async function transactionLock(trx: Kysely<any>, name: string, takeWriteLock: () => Promise<unknown>): Promise<void> {
+export async function transactionLock(
+  trx: Kysely<any>,
+  name: string,
+  takeWriteLock: () => Promise<unknown>,
+): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
   else await takeWriteLock();
 }
@@ -45,8 +60,14 @@ export async function reclaimDeletedRows(db: Kysely<any>, table: string): Promis
  * enough for V8's large-object space, which only a full collection empties (a 25 MiB download in
  * one-piece strings grew the process by 80 MB before one came).
  */
-export function bytesOf(db: Kysely<any>, column: string, maxBytes: number, sliceBytes = 48 * 1024): {
-  expressions: Array<AliasedRawBuilder<unknown, string>>; decode(row: Record<string, unknown>): Buffer;
+export function bytesOf(
+  db: Kysely<any>,
+  column: string,
+  maxBytes: number,
+  sliceBytes = 48 * 1024,
+): {
+  expressions: Array<AliasedRawBuilder<unknown, string>>;
+  decode(row: Record<string, unknown>): Buffer;
 } {
   if (!isPostgres(db)) {
     return {
@@ -57,8 +78,12 @@ export function bytesOf(db: Kysely<any>, column: string, maxBytes: number, slice
   const slices = Math.max(1, Math.ceil(maxBytes / sliceBytes));
   return {
     expressions: Array.from({ length: slices }, (_, i) =>
-      sql`encode(substring(${sql.ref(column)} from ${sql.lit(i * sliceBytes + 1)} for ${sql.lit(sliceBytes)}), 'base64')`.as(`b${i}`)),
-    decode: (row) => Buffer.concat(Array.from({ length: slices }, (_, i) => Buffer.from(String(row[`b${i}`] ?? ''), 'base64'))),
+      sql`encode(substring(${sql.ref(column)} from ${sql.lit(i * sliceBytes + 1)} for ${sql.lit(sliceBytes)}), 'base64')`.as(
+        `b${i}`,
+      ),
+    ),
+    decode: (row) =>
+      Buffer.concat(Array.from({ length: slices }, (_, i) => Buffer.from(String(row[`b${i}`] ?? ''), 'base64'))),
   };
 }
 
@@ -77,12 +102,19 @@ export function byteLength(db: Kysely<any>, column: string): RawBuilder<number> 
  * turns what a row holds into a string (a character the cut went through is dropped). Only the
  * prefix leaves the database (PostgreSQL decompresses a TOASTed value only that far).
  */
-export function textPrefix(db: Kysely<any>, column: string, bytes: number): {
-  expression: RawBuilder<unknown>; decode(value: unknown): string;
+export function textPrefix(
+  db: Kysely<any>,
+  column: string,
+  bytes: number,
+): {
+  expression: RawBuilder<unknown>;
+  decode(value: unknown): string;
 } {
   const ref = sql.ref(column);
   return {
-    expression: isPostgres(db) ? sql`substring(${ref} from 1 for ${sql.lit(bytes)})` : sql`substr(${ref}, 1, ${sql.lit(bytes)})`,
+    expression: isPostgres(db)
+      ? sql`substring(${ref} from 1 for ${sql.lit(bytes)})`
+      : sql`substr(${ref}, 1, ${sql.lit(bytes)})`,
     decode(value) {
       if (value === null || value === undefined) return '';
       // PostgreSQL's bytea arrives as a string already (postgres.ts); SQLite's blob of an expression as bytes.

@@ -11,7 +11,15 @@ import type { Db, Trx } from './schema.js';
  * database handle itself writes its own transaction and records after it has committed.
  */
 
-export const NOTE_CHANGE_TYPES = ['note.created', 'note.updated', 'note.filed', 'note.trashed', 'note.restored', 'note.deleted', 'share.changed'] as const;
+export const NOTE_CHANGE_TYPES = [
+  'note.created',
+  'note.updated',
+  'note.filed',
+  'note.trashed',
+  'note.restored',
+  'note.deleted',
+  'share.changed',
+] as const;
 export type NoteChangeType = (typeof NOTE_CHANGE_TYPES)[number];
 
 /** A note changed: who to tell is its owner and members, or `users` when the change removed what says so (a delete). */
@@ -102,7 +110,8 @@ function isListening(root: Db): boolean {
 function unitOf(trx: Db): UnitOfWork {
   const unit = units.get(trx);
   // A transaction opened with db.transaction() directly has no unit: its effects would be lost.
-  if (unit === undefined) throw new Error('effects: a change recorded in a transaction not opened by inTransaction or inWriteTransaction');
+  if (unit === undefined)
+    throw new Error('effects: a change recorded in a transaction not opened by inTransaction or inWriteTransaction');
   return unit;
 }
 

@@ -32,7 +32,11 @@ export async function inWriteTransaction<T>(db: Db, work: (trx: Db) => Promise<T
  * A write written two ways: on PostgreSQL `postgres`, one statement (a save there is one call of a
  * function, so one round trip), on SQLite `sqlite`, statements inside inWriteTransaction.
  */
-export function writeWith<T>(db: Db, forms: { postgres: (db: Db) => Promise<T>; sqlite: (trx: Db) => Promise<T> }, bytes = 0): Promise<T> {
+export function writeWith<T>(
+  db: Db,
+  forms: { postgres: (db: Db) => Promise<T>; sqlite: (trx: Db) => Promise<T> },
+  bytes = 0,
+): Promise<T> {
   return isPostgres(db) ? forms.postgres(db) : inWriteTransaction(db, forms.sqlite, bytes);
 }
 
@@ -65,7 +69,13 @@ class GroupCommitter {
 
   enqueue<T>(work: (trx: Db) => Promise<T>, bytes: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, bytes, unit: new UnitOfWork(this.db), resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({
+        work,
+        bytes,
+        unit: new UnitOfWork(this.db),
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      });
       if (!this.running) {
         this.running = true;
         // After the current turn: writes parsed from the same burst of input join this batch.
@@ -103,17 +113,23 @@ class GroupCommitter {
       // savepoint, so the failing one rolls back only itself. Savepoints on every write cost a
       // sixth of a save's time (BENCHMARKS.md, "Issue #28"), and failures are rare.
       // The writes of a batch run one after another, so the transaction is each one's in turn.
-      outcomes = batch.length === 1
-        ? [{ ok: true, value: await this.db.transaction().execute((trx) => run(trx, batch[0]!)) }]
-        : await this.db.transaction().execute(async (trx) => {
-          const results: Outcome[] = [];
-          for (const item of batch) results.push({ ok: true, value: await run(trx, item) });
-          return results;
-        }).catch(() => this.db.transaction().execute(async (trx) => {
-          const results: Outcome[] = [];
-          for (const item of batch) results.push(await inSavepoint(trx, (t) => run(t, item)));
-          return results;
-        }));
+      outcomes =
+        batch.length === 1
+          ? [{ ok: true, value: await this.db.transaction().execute((trx) => run(trx, batch[0]!)) }]
+          : await this.db
+              .transaction()
+              .execute(async (trx) => {
+                const results: Outcome[] = [];
+                for (const item of batch) results.push({ ok: true, value: await run(trx, item) });
+                return results;
+              })
+              .catch(() =>
+                this.db.transaction().execute(async (trx) => {
+                  const results: Outcome[] = [];
+                  for (const item of batch) results.push(await inSavepoint(trx, (t) => run(t, item)));
+                  return results;
+                }),
+              );
     } catch (error) {
       // Nothing of this batch committed (a single write's own failure, or the commit itself).
       for (const item of batch) item.reject(error);

@@ -90,7 +90,12 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
     publisherReady ??= (async () => {
       // Bounded, so that a database that stops answering fails a message instead of holding the
       // queue behind it for a TCP time-out.
-      const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PUBLISH_TIMEOUT_MS, query_timeout: PUBLISH_TIMEOUT_MS, keepAlive: true });
+      const client = new pg.Client({
+        connectionString: url,
+        connectionTimeoutMillis: PUBLISH_TIMEOUT_MS,
+        query_timeout: PUBLISH_TIMEOUT_MS,
+        keepAlive: true,
+      });
       client.on('error', (error) => {
         log.warn({ err: error }, 'notifications: the NOTIFY connection failed');
         dropPublisher(client);
@@ -121,19 +126,24 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
     kind: 'postgres',
     publish(payload) {
       if (closed) return Promise.reject(new Error('notifications: closed'));
-      if (waiting >= MAX_WAITING) return Promise.reject(new Error(`notifications: ${waiting} messages already waiting`));
+      if (waiting >= MAX_WAITING)
+        return Promise.reject(new Error(`notifications: ${waiting} messages already waiting`));
       waiting += 1;
-      const sent = last.then(async () => {
-        const client = await connectPublisher();
-        try {
-          await client.query('select pg_notify($1, $2)', [name, payload]);
-        } catch (error) {
-          // A time-out leaves the connection in an unknown state: the next message opens a new one.
-          // Any other refusal (a payload over NOTIFY_MAX_BYTES) leaves it as it was.
-          if (error instanceof Error && /timeout/i.test(error.message)) dropPublisher(client);
-          throw error;
-        }
-      }).finally(() => { waiting -= 1; });
+      const sent = last
+        .then(async () => {
+          const client = await connectPublisher();
+          try {
+            await client.query('select pg_notify($1, $2)', [name, payload]);
+          } catch (error) {
+            // A time-out leaves the connection in an unknown state: the next message opens a new one.
+            // Any other refusal (a payload over NOTIFY_MAX_BYTES) leaves it as it was.
+            if (error instanceof Error && /timeout/i.test(error.message)) dropPublisher(client);
+            throw error;
+          }
+        })
+        .finally(() => {
+          waiting -= 1;
+        });
       last = sent.catch(() => undefined);
       return sent;
     },

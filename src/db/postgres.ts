@@ -68,7 +68,12 @@ export interface PostgresHandle {
 
 export function openPostgresKysely(url: string, max: number, onPoolError?: (error: Error) => void): PostgresHandle {
   const pool = new pg.Pool({
-    connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, types, Client,
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    types,
+    Client,
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on('error', (error) => onPoolError?.(error));

@@ -31,7 +31,9 @@ export function openSqliteKysely(filename: string, options: SqliteOptions = {}):
   sqlite.pragma('busy_timeout = 5000');
   options.setup?.(sqlite);
   const checkpointer = readonly || filename === ':memory:' ? undefined : startCheckpointer(sqlite, filename);
-  return new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => checkpointer?.stop()) }) });
+  return new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => checkpointer?.stop()) }),
+  });
 }
 
 /** How often the checkpoint thread copies the WAL into the database file. */
@@ -46,7 +48,9 @@ const CHECKPOINT_INTERVAL_MS = 250;
  */
 function startCheckpointer(sqlite: BetterSqlite3.Database, filename: string): { stop(): void } {
   sqlite.pragma('wal_autocheckpoint = 0');
-  const worker = startWorker(import.meta.url, 'checkpoint.worker', { workerData: { filename, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  const worker = startWorker(import.meta.url, 'checkpoint.worker', {
+    workerData: { filename, intervalMs: CHECKPOINT_INTERVAL_MS },
+  });
   worker.unref();
   let stopping = false;
   const fallBack = () => {

@@ -46,9 +46,10 @@ const CHANNEL = 'vellum_events';
 
 /** Redis when REDIS_URL is set, else the database's own channel (LISTEN/NOTIFY, or this process on SQLite). */
 export async function createBus(config: Config, log: FastifyBaseLogger): Promise<EventBus> {
-  const channel = config.redisUrl !== undefined
-    ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log)
-    : databaseChannel(config.database, CHANNEL, log);
+  const channel =
+    config.redisUrl !== undefined
+      ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log)
+      : databaseChannel(config.database, CHANNEL, log);
   return {
     kind: channel.kind,
     publish: (event) => channel.publish(JSON.stringify(event)),
@@ -67,10 +68,19 @@ function decodeEvent(text: string): BusMessage | undefined {
   try {
     const value = JSON.parse(text) as LiveEvent & Partial<RecheckSignal>;
     if (value !== null && typeof value === 'object' && 'recheck' in value) {
-      return typeof value.recheck === 'string' && Object.keys(value).length === 1 ? { recheck: value.recheck } : undefined;
+      return typeof value.recheck === 'string' && Object.keys(value).length === 1
+        ? { recheck: value.recheck }
+        : undefined;
     }
-    const list = (users: unknown) => users === undefined || (Array.isArray(users) && users.every((u) => typeof u === 'string'));
-    if (!(EVENT_TYPES as readonly string[]).includes(value.type) || typeof value.data?.id !== 'string' || !list(value.users) || !list(value.alsoTell)) return undefined;
+    const list = (users: unknown) =>
+      users === undefined || (Array.isArray(users) && users.every((u) => typeof u === 'string'));
+    if (
+      !(EVENT_TYPES as readonly string[]).includes(value.type) ||
+      typeof value.data?.id !== 'string' ||
+      !list(value.users) ||
+      !list(value.alsoTell)
+    )
+      return undefined;
     return value;
   } catch {
     return undefined;

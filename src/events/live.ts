@@ -22,7 +22,12 @@ export interface LiveOptions {
   recheckMs: number;
 }
 
-export const LIVE_DEFAULTS: LiveOptions = { heartbeatMs: 25_000, maxBufferedBytes: 256 * 1024, perUser: 20, recheckMs: 4_000 };
+export const LIVE_DEFAULTS: LiveOptions = {
+  heartbeatMs: 25_000,
+  maxBufferedBytes: 256 * 1024,
+  perUser: 20,
+  recheckMs: 4_000,
+};
 
 interface Stream {
   userId: string;
@@ -43,10 +48,18 @@ export class LiveEvents {
   private readonly removeSink: () => void;
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly db: Db, private readonly bus: EventBus, private readonly log: FastifyBaseLogger, readonly options: LiveOptions) {
+  constructor(
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly log: FastifyBaseLogger,
+    readonly options: LiveOptions,
+  ) {
     this.unsubscribe = bus.subscribe((message) => this.deliver(message));
     // Committed changes of notes, whoever made them, onto the bus.
-    this.removeSink = addEffectSink(db, new ChangePublisher(db, bus, log, () => !(bus.kind === 'local' && this.streams.size === 0)));
+    this.removeSink = addEffectSink(
+      db,
+      new ChangePublisher(db, bus, log, () => !(bus.kind === 'local' && this.streams.size === 0)),
+    );
     this.sweeper = setInterval(() => void this.sweep(), options.recheckMs).unref();
   }
 
@@ -62,17 +75,24 @@ export class LiveEvents {
    */
   credentialsRevoked(userId: string): void {
     if (this.bus.kind === 'local' && !this.streams.has(userId)) return;
-    this.bus.publish({ recheck: userId })
+    this.bus
+      .publish({ recheck: userId })
       .catch((error: unknown) => this.log.warn({ err: error, userId }, 'live events: a re-check was not published'));
   }
 
   /** Ends the streams whose credential is no longer valid, of one user or of everyone. */
   private async endRevoked(streams: Stream[]): Promise<void> {
     if (streams.length === 0) return;
-    const valid = await validCredentials(this.db, streams.map((s) => s.credential));
+    const valid = await validCredentials(
+      this.db,
+      streams.map((s) => s.credential),
+    );
     for (const stream of streams) {
       if (valid.has(stream.credential)) continue;
-      this.log.info({ userId: stream.userId, credential: stream.credential.kind }, 'live events: a stream whose credential was revoked was ended');
+      this.log.info(
+        { userId: stream.userId, credential: stream.credential.kind },
+        'live events: a stream whose credential was revoked was ended',
+      );
       stream.end();
     }
   }
@@ -110,7 +130,9 @@ export class LiveEvents {
     this.streams.set(userId, set);
     const heartbeat = setInterval(() => this.write(stream, ': keep-alive\n\n'), this.options.heartbeatMs);
     const stream: Stream = {
-      userId, raw, credential,
+      userId,
+      raw,
+      credential,
       end: () => {
         clearInterval(heartbeat);
         set.delete(stream);
@@ -150,18 +172,25 @@ export class LiveEvents {
     if (this.streams.size === 0) return;
     if (isRecheck(message)) {
       if (!this.streams.has(message.recheck)) return;
-      this.delivering = this.delivering.then(() => this.endRevoked([...this.streams.get(message.recheck) ?? []]))
-        .catch((error: unknown) => this.log.warn({ err: error, userId: message.recheck }, 'live events: a re-check failed'));
+      this.delivering = this.delivering
+        .then(() => this.endRevoked([...(this.streams.get(message.recheck) ?? [])]))
+        .catch((error: unknown) =>
+          this.log.warn({ err: error, userId: message.recheck }, 'live events: a re-check failed'),
+        );
       return;
     }
     const event = message;
-    this.delivering = this.delivering.then(async () => {
-      const users = event.users ?? (this.streams.size === 0 ? [] : await audience(this.db, event.data.id));
-      const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
-      for (const userId of new Set([...users, ...(event.alsoTell ?? [])])) {
-        for (const stream of [...this.streams.get(userId) ?? []]) this.write(stream, text);
-      }
-    }).catch((error: unknown) => this.log.warn({ err: error, type: event.type }, 'live events: a change was not delivered'));
+    this.delivering = this.delivering
+      .then(async () => {
+        const users = event.users ?? (this.streams.size === 0 ? [] : await audience(this.db, event.data.id));
+        const text = `event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+        for (const userId of new Set([...users, ...(event.alsoTell ?? [])])) {
+          for (const stream of [...(this.streams.get(userId) ?? [])]) this.write(stream, text);
+        }
+      })
+      .catch((error: unknown) =>
+        this.log.warn({ err: error, type: event.type }, 'live events: a change was not delivered'),
+      );
   }
 
   private write(stream: Stream, text: string): void {

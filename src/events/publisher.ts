@@ -10,7 +10,9 @@ import type { EventBus } from './bus.js';
  */
 export class ChangePublisher implements EffectSink {
   constructor(
-    private readonly db: Db, private readonly bus: EventBus, private readonly log: FastifyBaseLogger,
+    private readonly db: Db,
+    private readonly bus: EventBus,
+    private readonly log: FastifyBaseLogger,
     private readonly hearing: () => boolean = () => bus.kind !== 'local',
   ) {}
 
@@ -25,11 +27,22 @@ export class ChangePublisher implements EffectSink {
     const { type, noteId } = change;
     const sending = (async () => {
       const author = change.authorId === undefined ? undefined : await this.usernameOf(change.authorId);
-      const data = { id: noteId, ...(change.version !== undefined && { version: change.version }), ...(author !== undefined && { author_username: author }) };
+      const data = {
+        id: noteId,
+        ...(change.version !== undefined && { version: change.version }),
+        ...(author !== undefined && { author_username: author }),
+      };
       // Who is told is worked out where the streams are (an instance without any reads nothing),
       // except when the change removes what says so (a delete): then it was read before.
-      await this.bus.publish({ type, data, ...(change.users !== undefined && { users: change.users }), ...(change.alsoTell !== undefined && { alsoTell: change.alsoTell }) });
-    })().catch((error: unknown) => this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'));
+      await this.bus.publish({
+        type,
+        data,
+        ...(change.users !== undefined && { users: change.users }),
+        ...(change.alsoTell !== undefined && { alsoTell: change.alsoTell }),
+      });
+    })().catch((error: unknown) =>
+      this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'),
+    );
     this.sending.add(sending);
     void sending.finally(() => this.sending.delete(sending));
   }

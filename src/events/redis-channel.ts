@@ -10,9 +10,16 @@ export async function redisChannel(url: string, name: string, log: FastifyBaseLo
   // Never waited for: a Redis that is down or silent must not hold up start-up (the throttle
   // counters' breaker decides about those), and a publish while it is away fails at once and is
   // dropped (no queue growing in memory); the subscriber subscribes again whenever it reconnects.
-  const publisher = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 1_000 });
+  const publisher = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    commandTimeout: 1_000,
+  });
   const subscriber = new Redis(url, { lazyConnect: true, connectTimeout: 2_000 });
-  for (const client of [publisher, subscriber]) client.on('error', (error: Error) => log.warn({ err: error }, 'live events: Redis connection failed'));
+  for (const client of [publisher, subscriber])
+    client.on('error', (error: Error) => log.warn({ err: error }, 'live events: Redis connection failed'));
   const listeners = new Set<(payload: string) => void>();
   subscriber.on('message', (_channel: string, message: string) => {
     for (const fn of listeners) fn(message);

@@ -15,7 +15,10 @@ export type StreamCredential =
 const CHUNK = 500;
 
 /** Of these credentials, the ones still valid: two statements per 500, each an index probe per credential. */
-export async function validCredentials(db: Db, credentials: readonly StreamCredential[]): Promise<Set<StreamCredential>> {
+export async function validCredentials(
+  db: Db,
+  credentials: readonly StreamCredential[],
+): Promise<Set<StreamCredential>> {
   const valid = new Set<StreamCredential>();
   const now = nowIso();
   for (let i = 0; i < credentials.length; i += CHUNK) {
@@ -24,7 +27,11 @@ export async function validCredentials(db: Db, credentials: readonly StreamCrede
     const personal = chunk.filter((c) => c.kind === 'personal');
     const [liveJtis, liveTokens] = await Promise.all([
       liveAccessTokens(db, sessions, now),
-      liveTokenIds(db, personal.map((c) => ({ userId: c.userId, id: c.tokenId })), now),
+      liveTokenIds(
+        db,
+        personal.map((c) => ({ userId: c.userId, id: c.tokenId })),
+        now,
+      ),
     ]);
     for (const c of sessions) if (liveJtis.has(c.jti)) valid.add(c);
     for (const c of personal) if (liveTokens.has(c.tokenId)) valid.add(c);

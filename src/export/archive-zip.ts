@@ -14,7 +14,12 @@ export const ARCHIVE_FILES = 'attachments/';
  * GET /export?format=archive: the JSON export and every attachment's bytes, streamed (yazl reads
  * each entry when the archive reaches it). Failures destroy the returned stream, as markdownZip's.
  */
-export function archiveZip(db: Db, owner: { id: string; username: string }, now: Date, storage: AttachmentStorage): Readable {
+export function archiveZip(
+  db: Db,
+  owner: { id: string; username: string },
+  now: Date,
+  storage: AttachmentStorage,
+): Readable {
   const zip = new yazl.ZipFile();
   const output = zip.outputStream as PassThrough;
   const fail = (error: unknown) => output.destroy(error instanceof Error ? error : new Error(String(error)));

@@ -18,8 +18,14 @@ export interface NoteHead {
  * along the index notes_owner_created. The `created_at >=` bound is what lets both databases start
  * the index scan at the page instead of filtering every earlier note; the `or` only settles ties.
  */
-export function notesPage(db: Db, ownerId: string, after: { created_at: string; id: string } | undefined, limit: number): Promise<NoteHead[]> {
-  let query = db.selectFrom('notes')
+export function notesPage(
+  db: Db,
+  ownerId: string,
+  after: { created_at: string; id: string } | undefined,
+  limit: number,
+): Promise<NoteHead[]> {
+  let query = db
+    .selectFrom('notes')
     .select(['id', 'title', 'created_at', 'updated_at', 'folder_id', 'pinned', 'archived'])
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null);
@@ -42,7 +48,8 @@ export interface VersionRecord {
 
 /** Versions of one note with numbers above `after`, oldest first. */
 export async function versionsPage(db: Db, noteId: string, after: number, limit: number): Promise<VersionRecord[]> {
-  const rows = await db.selectFrom('note_versions')
+  const rows = await db
+    .selectFrom('note_versions')
     .selectAll()
     .where('note_id', '=', noteId)
     .where('version', '>', after)
@@ -53,14 +60,19 @@ export async function versionsPage(db: Db, noteId: string, after: number, limit:
   return rows.map((row) => {
     const meta = row as unknown as { label?: string | null; restored_from?: number | null };
     return {
-      version: row.version, title: row.title, content: row.content, created_at: row.created_at,
-      label: meta.label ?? null, restored_from: meta.restored_from ?? null,
+      version: row.version,
+      title: row.title,
+      content: row.content,
+      created_at: row.created_at,
+      label: meta.label ?? null,
+      restored_from: meta.restored_from ?? null,
     };
   });
 }
 
 export function currentContent(db: Db, ownerId: string, noteId: string) {
-  return db.selectFrom('notes as n')
+  return db
+    .selectFrom('notes as n')
     .innerJoin('note_versions as v', 'v.id', 'n.version_id')
     .select(['n.title', 'v.content'])
     .where('n.id', '=', noteId)
@@ -69,7 +81,12 @@ export function currentContent(db: Db, ownerId: string, noteId: string) {
 }
 
 export function usernameOf(db: Db, userId: string): Promise<string | undefined> {
-  return db.selectFrom('users').select('username').where('id', '=', userId).executeTakeFirst().then((row) => row?.username);
+  return db
+    .selectFrom('users')
+    .select('username')
+    .where('id', '=', userId)
+    .executeTakeFirst()
+    .then((row) => row?.username);
 }
 
 /** Whether note_versions has the version metadata columns (label, restored_from) yet. */

@@ -71,9 +71,18 @@ export function exportDocument(db: Db, owner: { id: string; username: string }, 
     // Every folder's path, parents before their children, so empty folders come back too. One at a
     // time with turns between: an old tree thousands of levels deep has paths of as many names.
     const tree = await folderTree(db, ownerId);
-    const files = (await allAttachments(db, ownerId)).map(({ id, filename, content_type, size, sha256, created_at }) => ({ id, filename, content_type, size, sha256, created_at }));
-    yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},`
-      + `"username":${JSON.stringify(username)},"folders":[`;
+    const files = (await allAttachments(db, ownerId)).map(
+      ({ id, filename, content_type, size, sha256, created_at }) => ({
+        id,
+        filename,
+        content_type,
+        size,
+        sha256,
+        created_at,
+      }),
+    );
+    yield `{"format":"${EXPORT_FORMAT}","format_version":${EXPORT_FORMAT_VERSION},"exported_at":${JSON.stringify(now.toISOString())},` +
+      `"username":${JSON.stringify(username)},"folders":[`;
     const takeTurn = turnTaker();
     let firstFolder = true;
     for (const { names } of tree.walk()) {
@@ -85,16 +94,22 @@ export function exportDocument(db: Db, owner: { id: string; username: string }, 
     let firstNote = true;
     for await (const note of ownerNotes(db, ownerId)) {
       await takeTurn();
-      yield `${firstNote ? '\n' : ',\n'}{"id":${JSON.stringify(note.id)},"title":${JSON.stringify(note.title)},`
-        + `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},`
-        + `"folder":${JSON.stringify(note.folder_id === null ? null : tree.pathOf(note.folder_id) ?? null)},`
-        + `"pinned":${note.pinned},"archived":${note.archived},"versions":[`;
+      yield `${firstNote ? '\n' : ',\n'}{"id":${JSON.stringify(note.id)},"title":${JSON.stringify(note.title)},` +
+        `"created_at":${JSON.stringify(note.created_at)},"updated_at":${JSON.stringify(note.updated_at)},` +
+        `"folder":${JSON.stringify(note.folder_id === null ? null : (tree.pathOf(note.folder_id) ?? null))},` +
+        `"pinned":${note.pinned},"archived":${note.archived},"versions":[`;
       firstNote = false;
       let firstVersion = true;
       for await (const v of noteVersions(db, note.id)) {
-        yield (firstVersion ? '\n' : ',\n') + JSON.stringify({
-          version: v.version, title: v.title, content: v.content, created_at: v.created_at, label: v.label, restored_from: v.restored_from,
-        });
+        yield (firstVersion ? '\n' : ',\n') +
+          JSON.stringify({
+            version: v.version,
+            title: v.title,
+            content: v.content,
+            created_at: v.created_at,
+            label: v.label,
+            restored_from: v.restored_from,
+          });
         firstVersion = false;
       }
       yield ']}';

@@ -132,7 +132,7 @@ const RENAME_SLICE = 256 * 1024;
  */
 async function renameIds(document: Buffer, renamed: ReadonlyMap<string, string>): Promise<void> {
   const pattern = new RegExp(ID_SHAPE);
-  for (let from = 0; from < document.length;) {
+  for (let from = 0; from < document.length; ) {
     const end = Math.min(document.length, from + RENAME_SLICE);
     // An id starting before `end` may run on past it.
     const text = document.toString('latin1', from, Math.min(document.length, end + ID_LENGTH - 1));
@@ -152,10 +152,18 @@ async function renameIds(document: Buffer, renamed: ReadonlyMap<string, string>)
   }
 }
 
-export async function readArchive(s: AttachmentServices, ownerId: string, bytes: Buffer, maxDocumentBytes: number): Promise<ArchiveParts> {
+export async function readArchive(
+  s: AttachmentServices,
+  ownerId: string,
+  bytes: Buffer,
+  maxDocumentBytes: number,
+): Promise<ArchiveParts> {
   await checkDirectory(bytes, {
     kindOf: (name) => (name === ARCHIVE_DOCUMENT ? 'text' : isArchiveFile(name) ? 'file' : 'skip'),
-    maxTextEntry: maxDocumentBytes, maxText: maxDocumentBytes, maxFileEntry: s.maxBytes, maxFiles: maxDocumentBytes,
+    maxTextEntry: maxDocumentBytes,
+    maxText: maxDocumentBytes,
+    maxFileEntry: s.maxBytes,
+    maxFiles: maxDocumentBytes,
   });
   const zip = await openZip(bytes);
   const renamed = new Map<string, string>();
@@ -170,7 +178,11 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
         document = await collect(inflated(await entryStream(zip, entry), entry.fileName), maxDocumentBytes);
       } else if (isArchiveFile(entry.fileName)) {
         const oldId = entry.fileName.slice(ARCHIVE_FILES.length).toLowerCase();
-        const created = await upload(s, ownerId, { filename: oldId, mimetype: undefined, stream: inflated(await entryStream(zip, entry), entry.fileName) });
+        const created = await upload(s, ownerId, {
+          filename: oldId,
+          mimetype: undefined,
+          stream: inflated(await entryStream(zip, entry), entry.fileName),
+        });
         uploaded.push(created.id);
         renamed.set(oldId, created.id);
       }
@@ -192,7 +204,14 @@ export async function readArchive(s: AttachmentServices, ownerId: string, bytes:
         if (ours.has(file.id.toLowerCase())) {
           // A type recognised from the bytes stands; otherwise the document's (as an upload's own would).
           const declared = detectContentType(Buffer.alloc(0), file.content_type);
-          await attachmentsRepo.renameAttachment(s.db, ownerId, file.id.toLowerCase(), cleanFilename(file.filename), declared, INLINE_TYPES);
+          await attachmentsRepo.renameAttachment(
+            s.db,
+            ownerId,
+            file.id.toLowerCase(),
+            cleanFilename(file.filename),
+            declared,
+            INLINE_TYPES,
+          );
         }
       }
     },

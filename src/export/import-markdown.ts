@@ -3,7 +3,15 @@ import * as attachmentsRepo from '../attachments/attachments.repository.js';
 import { upload, type AttachmentServices } from '../attachments/attachments.service.js';
 import { Errors } from '../errors.js';
 import { EXPORT_FORMAT } from './export-format.js';
-import { checkDirectory, collect, eachEntry, entryStream, inflated, openZip, type ArchiveParts } from './import-archive.js';
+import {
+  checkDirectory,
+  collect,
+  eachEntry,
+  entryStream,
+  inflated,
+  openZip,
+  type ArchiveParts,
+} from './import-archive.js';
 import type { ImportDocument } from './import.schema.js';
 import { ATTACHMENTS_DIRECTORY } from './markdown-zip.js';
 
@@ -17,9 +25,14 @@ import { ATTACHMENTS_DIRECTORY } from './markdown-zip.js';
  */
 
 const NOTE_FILE = /\.(md|markdown)$/i;
-const FILE_ENTRY = new RegExp(`^${ATTACHMENTS_DIRECTORY}/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-(.+)$`);
+const FILE_ENTRY = new RegExp(
+  `^${ATTACHMENTS_DIRECTORY}/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-(.+)$`,
+);
 /** A relative link to an exported file, as markdown-zip.ts writes it (URI-encoded, `../` per level). */
-const FILE_LINK = new RegExp(`(?:\\.\\./)*${ATTACHMENTS_DIRECTORY}/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-[^\\s()<>"']*`, 'g');
+const FILE_LINK = new RegExp(
+  `(?:\\.\\./)*${ATTACHMENTS_DIRECTORY}/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})-[^\\s()<>"']*`,
+  'g',
+);
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n(?:\r?\n)?/;
 const MAX_NOTE_FILE_BYTES = 2 * 1024 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -49,9 +62,13 @@ export function markdownNote(bytes: Buffer, name: string, time: string, folder: 
   const base = name.slice(name.lastIndexOf('/') + 1).replace(NOTE_FILE, '');
   const title = scalar(fields.get('title')) ?? base;
   const created = instant(scalar(fields.get('created_at') ?? fields.get('created') ?? fields.get('date'))) ?? time;
-  const updated = instant(scalar(fields.get('updated_at') ?? fields.get('updated'))) ?? (created > time ? created : time);
+  const updated =
+    instant(scalar(fields.get('updated_at') ?? fields.get('updated'))) ?? (created > time ? created : time);
   return {
-    title, created_at: created, updated_at: updated < created ? created : updated, folder,
+    title,
+    created_at: created,
+    updated_at: updated < created ? created : updated,
+    folder,
     versions: [{ version: 1, title, content: text, created_at: updated < created ? created : updated }],
   };
 }
@@ -80,7 +97,11 @@ function scalar(raw: string | undefined): string | undefined {
 
 /** The document of one Markdown file (POST /import with text/markdown). */
 export function markdownFileDocument(bytes: Buffer, now: string): Buffer {
-  const document = { format: EXPORT_FORMAT, format_version: 2, notes: [markdownNote(bytes, 'Imported note.md', now, null)] };
+  const document = {
+    format: EXPORT_FORMAT,
+    format_version: 2,
+    notes: [markdownNote(bytes, 'Imported note.md', now, null)],
+  };
   return Buffer.from(JSON.stringify(document), 'utf8');
 }
 
@@ -104,10 +125,18 @@ export async function zipHolds(bytes: Buffer, name: string): Promise<boolean> {
  * is refused. The notes' text together may inflate to at most `maxTextBytes` (IMPORT_MAX_BYTES, as
  * a JSON document): a small zip can hold gigabytes of well-compressed text, all of it kept here.
  */
-export async function readMarkdownZip(s: AttachmentServices, ownerId: string, bytes: Buffer, maxTextBytes: number): Promise<ArchiveParts> {
+export async function readMarkdownZip(
+  s: AttachmentServices,
+  ownerId: string,
+  bytes: Buffer,
+  maxTextBytes: number,
+): Promise<ArchiveParts> {
   await checkDirectory(bytes, {
     kindOf: (name) => (FILE_ENTRY.test(name) ? 'file' : !name.endsWith('/') && NOTE_FILE.test(name) ? 'text' : 'skip'),
-    maxTextEntry: Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes), maxText: maxTextBytes, maxFileEntry: s.maxBytes, maxFiles: maxTextBytes,
+    maxTextEntry: Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes),
+    maxText: maxTextBytes,
+    maxFileEntry: s.maxBytes,
+    maxFiles: maxTextBytes,
   });
   const zip = await openZip(bytes);
   const folders = new Set<string>();
@@ -123,7 +152,11 @@ export async function readMarkdownZip(s: AttachmentServices, ownerId: string, by
       const name = entry.fileName;
       const file = FILE_ENTRY.exec(name);
       if (file !== null) {
-        const created = await upload(s, ownerId, { filename: file[2]!, mimetype: undefined, stream: inflated(await entryStream(zip, entry), name) });
+        const created = await upload(s, ownerId, {
+          filename: file[2]!,
+          mimetype: undefined,
+          stream: inflated(await entryStream(zip, entry), name),
+        });
         uploaded.push(created.id);
         renamed.set(file[1]!.toLowerCase(), created.id);
       } else if (name.endsWith('/')) {
@@ -132,7 +165,11 @@ export async function readMarkdownZip(s: AttachmentServices, ownerId: string, by
         const slash = name.lastIndexOf('/');
         const folder = slash === -1 ? null : name.slice(0, slash);
         if (folder !== null) folders.add(folder);
-        const content = await collect(inflated(await entryStream(zip, entry), name), Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes - textBytes), name);
+        const content = await collect(
+          inflated(await entryStream(zip, entry), name),
+          Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes - textBytes),
+          name,
+        );
         textBytes += content.length;
         notes.push({ note: markdownNote(content, name, entry.getLastModDate().toISOString(), folder) });
       }
@@ -153,6 +190,11 @@ export async function readMarkdownZip(s: AttachmentServices, ownerId: string, by
       });
     }
   }
-  const document = { format: EXPORT_FORMAT, format_version: 2, folders: [...folders].sort(), notes: notes.map((n) => n.note) };
+  const document = {
+    format: EXPORT_FORMAT,
+    format_version: 2,
+    folders: [...folders].sort(),
+    notes: notes.map((n) => n.note),
+  };
   return { document: Buffer.from(JSON.stringify(document), 'utf8'), abandon, finish: async () => undefined };
 }

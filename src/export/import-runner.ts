@@ -50,7 +50,10 @@ export function workerHeapMb(maxBytes: number): number {
 }
 
 function spawnWorker(length: number | undefined, heapMb: number): Worker {
-  return startWorker(import.meta.url, 'import.worker', { workerData: { length }, resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+  return startWorker(import.meta.url, 'import.worker', {
+    workerData: { length },
+    resourceLimits: { maxOldGenerationSizeMb: heapMb },
+  });
 }
 
 const tooLarge = () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
@@ -59,7 +62,10 @@ const tooLarge = () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
  * The body's first INLINE_LIMIT bytes, and whether that was all of it. Bytes past the route's limit
  * are refused like Fastify refuses them (413), here because this route reads its own body.
  */
-async function head(body: AsyncIterator<Buffer>, maxBytes: number): Promise<{ chunks: Buffer[]; bytes: number; ended: boolean }> {
+async function head(
+  body: AsyncIterator<Buffer>,
+  maxBytes: number,
+): Promise<{ chunks: Buffer[]; bytes: number; ended: boolean }> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   while (bytes <= INLINE_LIMIT) {
@@ -90,16 +96,20 @@ function messagesOf(worker: Worker): () => Promise<ImportWorkerMessage> {
     }
   });
   worker.on('error', (error: Error & { code?: string }) => {
-    fail(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-      ? Errors.invalidImport('it needs more memory to read than an import may use')
-      : error);
+    fail(
+      error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? Errors.invalidImport('it needs more memory to read than an import may use')
+        : error,
+    );
   });
   worker.on('exit', (code) => fail(new Error(`import worker exited with code ${code}`)));
   return () => {
     const message = queued.shift();
     if (message !== undefined) return Promise.resolve(message);
     if (failure !== undefined) return Promise.reject(failure);
-    return new Promise((resolve, reject) => { waiting = { resolve, reject }; });
+    return new Promise((resolve, reject) => {
+      waiting = { resolve, reject };
+    });
   };
 }
 
@@ -108,7 +118,11 @@ async function* fromMemory(batches: Iterable<ImportItem[]>): AsyncGenerator<Impo
 }
 
 /** Checked notes already in memory, as a document to write (small bodies; benchmarks' set-up). */
-export function documentOf(notes: ImportNote[], folders: string[] = [], attachments: ImportSummary['attachments'] = []): ImportDocument {
+export function documentOf(
+  notes: ImportNote[],
+  folders: string[] = [],
+  attachments: ImportSummary['attachments'] = [],
+): ImportDocument {
   return { ...summarise({ notes, folders, attachments }), batches: fromMemory(importBatches(notes)) };
 }
 
@@ -163,7 +177,12 @@ export function createImportRunner(maxBytes: number, checkpoint?: (step: string)
     else running -= 1;
   };
 
-  const read = async <T>(body: Readable, length: number | undefined, write: (document: ImportDocument) => Promise<T>, holding: boolean): Promise<T> => {
+  const read = async <T>(
+    body: Readable,
+    length: number | undefined,
+    write: (document: ImportDocument) => Promise<T>,
+    holding: boolean,
+  ): Promise<T> => {
     if (length !== undefined && length > maxBytes) throw tooLarge();
     const reader = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const first = await head(reader, maxBytes);

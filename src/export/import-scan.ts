@@ -62,8 +62,19 @@ function memberName(bytes: Buffer, start: number, end: number): string {
 }
 
 function isStructural(byte: number): boolean {
-  return byte === 0x7b || byte === 0x7d || byte === 0x5b || byte === 0x5d || byte === 0x2c || byte === 0x3a
-    || byte === QUOTE || byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
+  return (
+    byte === 0x7b ||
+    byte === 0x7d ||
+    byte === 0x5b ||
+    byte === 0x5d ||
+    byte === 0x2c ||
+    byte === 0x3a ||
+    byte === QUOTE ||
+    byte === 0x20 ||
+    byte === 0x0a ||
+    byte === 0x0d ||
+    byte === 0x09
+  );
 }
 
 /**
@@ -81,8 +92,10 @@ export function checkImportShape(bytes: Buffer): void {
     const parent = stack.at(-1);
     if (parent === undefined) return container && !array ? 'document' : 'other';
     switch (parent.role) {
-      case 'notes': return 'note';
-      case 'versions': return 'version';
+      case 'notes':
+        return 'note';
+      case 'versions':
+        return 'version';
       case 'document':
       case 'note':
       case 'version': {
@@ -90,16 +103,20 @@ export function checkImportShape(bytes: Buffer): void {
         if (list !== undefined && parent.key === list[0]) return array ? list[1] : 'field';
         return FIELDS[parent.role]!.has(parent.key) ? 'field' : 'other';
       }
-      default: return 'other';
+      default:
+        return 'other';
     }
   };
   const count = (role: Role) => {
-    if (role === 'note' && ++notes > IMPORT_MAX_NOTES) throw invalid(`notes must hold at most ${IMPORT_MAX_NOTES} notes`);
+    if (role === 'note' && ++notes > IMPORT_MAX_NOTES)
+      throw invalid(`notes must hold at most ${IMPORT_MAX_NOTES} notes`);
     if (role === 'version' && ++versions > IMPORT_MAX_VERSIONS) {
       throw invalid(`the document must hold at most ${IMPORT_MAX_VERSIONS} versions in all`);
     }
     if (role === 'other' && ++other > IMPORT_MAX_OTHER_VALUES) {
-      throw invalid(`the document must hold at most ${IMPORT_MAX_OTHER_VALUES} values in members the format does not define`);
+      throw invalid(
+        `the document must hold at most ${IMPORT_MAX_OTHER_VALUES} values in members the format does not define`,
+      );
     }
   };
 
@@ -109,23 +126,31 @@ export function checkImportShape(bytes: Buffer): void {
     const byte = bytes[i]!;
     const top = stack.at(-1);
     switch (byte) {
-      case 0x20: case 0x0a: case 0x0d: case 0x09: case 0x3a:
+      case 0x20:
+      case 0x0a:
+      case 0x0d:
+      case 0x09:
+      case 0x3a:
         i += 1;
         break;
       case 0x2c: // ,
         if (top?.object) top.expectKey = true;
         i += 1;
         break;
-      case 0x7b: case 0x5b: { // { [
+      case 0x7b:
+      case 0x5b: {
+        // { [
         const array = byte === 0x5b;
         const role = roleOfValue(true, array);
         count(role);
-        if (stack.length >= IMPORT_MAX_DEPTH) throw invalid(`the document must not be nested more than ${IMPORT_MAX_DEPTH} levels deep`);
+        if (stack.length >= IMPORT_MAX_DEPTH)
+          throw invalid(`the document must not be nested more than ${IMPORT_MAX_DEPTH} levels deep`);
         stack.push({ role, object: !array, expectKey: !array, key: '' });
         i += 1;
         break;
       }
-      case 0x7d: case 0x5d: // } ]
+      case 0x7d:
+      case 0x5d: // } ]
         stack.pop();
         i += 1;
         break;

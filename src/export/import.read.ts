@@ -78,10 +78,19 @@ export function* importBatches(notes: ImportNote[]): Generator<ImportItem[]> {
   let text = 0;
   for (const note of notes) {
     const last = note.versions.at(-1)!;
-    batch.push({ head: {
-      created_at: note.created_at, title: last.title, version: last.version, updated_at: last.created_at, versions: note.versions.length,
-      folder: note.folder ?? null, pinned: note.pinned ?? false, archived: note.archived ?? false, tags: encodeTags(extractTags(last.content)),
-    } });
+    batch.push({
+      head: {
+        created_at: note.created_at,
+        title: last.title,
+        version: last.version,
+        updated_at: last.created_at,
+        versions: note.versions.length,
+        folder: note.folder ?? null,
+        pinned: note.pinned ?? false,
+        archived: note.archived ?? false,
+        tags: encodeTags(extractTags(last.content)),
+      },
+    });
     for (const version of note.versions) {
       batch.push({ version });
       versions += 1;

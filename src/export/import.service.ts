@@ -26,7 +26,12 @@ import type { ImportDocument } from './import-runner.js';
  */
 export type ExistingNotes = 'copy' | 'skip' | 'ask';
 
-export async function importNotes(db: Db, ownerId: string, document: ImportDocument, existing: ExistingNotes = 'copy'): Promise<{ notes: number; versions: number; skipped?: number }> {
+export async function importNotes(
+  db: Db,
+  ownerId: string,
+  document: ImportDocument,
+  existing: ExistingNotes = 'copy',
+): Promise<{ notes: number; versions: number; skipped?: number }> {
   const metadata = await hasVersionMetadata(db);
   if (document.labelled && !metadata) {
     throw Errors.invalidImport('this server does not store version labels or restored_from yet');
@@ -42,14 +47,19 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
       // Folders by path, created once (or found among the importer's own, ignoring case), all before
       // any note: the document's list holds every note's folder too (validateImport).
       const folderIds = await importFolders(trx, ownerId, document.folders);
-      const folderOf = async (path: string) => folderIds.get(path) ?? (await importFolders(trx, ownerId, [path])).get(path)!;
+      const folderOf = async (path: string) =>
+        folderIds.get(path) ?? (await importFolders(trx, ownerId, [path])).get(path)!;
       for await (const batch of document.batches) {
         for (const item of batch) {
           if ('head' in item) {
             const head = item.head;
             if (existing !== 'copy') {
               const twin = await notes.findImportedTwin(trx, ownerId, {
-                title: head.title, createdAt: head.created_at, updatedAt: head.updated_at, version: head.version, versions: head.versions,
+                title: head.title,
+                createdAt: head.created_at,
+                updatedAt: head.updated_at,
+                version: head.version,
+                versions: head.versions,
               });
               if (twin !== undefined && !made.has(twin)) {
                 note = { id: '', lastVersionId: '', left: head.versions, skip: true };
@@ -61,9 +71,18 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
             made.add(note.id);
             counts.notes += 1;
             await notes.insertImportedNote(trx, {
-              id: note.id, ownerId, title: head.title, version: head.version, versionId: note.lastVersionId,
-              createdAt: head.created_at, updatedAt: head.updated_at, versions: head.versions,
-              folderId: head.folder === null ? null : await folderOf(head.folder), pinned: head.pinned, archived: head.archived, tags: head.tags,
+              id: note.id,
+              ownerId,
+              title: head.title,
+              version: head.version,
+              versionId: note.lastVersionId,
+              createdAt: head.created_at,
+              updatedAt: head.updated_at,
+              versions: head.versions,
+              folderId: head.folder === null ? null : await folderOf(head.folder),
+              pinned: head.pinned,
+              archived: head.archived,
+              tags: head.tags,
             });
             await insertNoteTags(trx, { noteId: note.id, ownerId, tags: decodeTags(head.tags) });
             // Told once the whole import has committed; nothing if it rolls back.
@@ -75,12 +94,30 @@ export async function importNotes(db: Db, ownerId: string, document: ImportDocum
           if (note.skip) continue;
           counts.versions += 1;
           const id = note.left === 0 ? note.lastVersionId : newId();
-          await notes.insertImportedVersion(trx, {
-            id, noteId: note.id, version: v.version, title: v.title, content: v.content, createdAt: v.created_at,
-            label: v.label, restoredFrom: v.restored_from, authorId: ownerId,
-          }, metadata);
+          await notes.insertImportedVersion(
+            trx,
+            {
+              id,
+              noteId: note.id,
+              version: v.version,
+              title: v.title,
+              content: v.content,
+              createdAt: v.created_at,
+              label: v.label,
+              restoredFrom: v.restored_from,
+              authorId: ownerId,
+            },
+            metadata,
+          );
           await recordReferences(trx, ownerId, id, linkedAttachments(v.content));
-          await indexVersion(trx, { ownerId, noteId: note.id, versionId: id, version: v.version, title: v.title, content: v.content });
+          await indexVersion(trx, {
+            ownerId,
+            noteId: note.id,
+            versionId: id,
+            version: v.version,
+            title: v.title,
+            content: v.content,
+          });
         }
         await nextTurn();
       }

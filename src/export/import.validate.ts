@@ -34,7 +34,6 @@ export interface CheckedImport {
   attachments?: Array<{ id: string; filename: string; content_type: string }>;
 }
 
-
 const invalid = Errors.invalidImport;
 
 /** Folders nest at most FOLDER_MAX_DEPTH deep (folder-limits.ts): a deeper path is refused before anything is written. */
@@ -58,7 +57,13 @@ export function validateImport(document: unknown): CheckedImport {
   validate ??= createAjv().compile(ImportDocument);
   if (!validate(document)) {
     const failure = firstFailure(validate.errors!);
-    throw invalid(failure.path === '' ? (failure.explained ? failure.rule : `the document ${failure.rule}`) : `${failure.path} ${failure.rule}`);
+    throw invalid(
+      failure.path === ''
+        ? failure.explained
+          ? failure.rule
+          : `the document ${failure.rule}`
+        : `${failure.path} ${failure.rule}`,
+    );
   }
   const valid = document as ImportDocument;
   // Paths as the schema checked them (FOLDER_PATH_PATTERN); the document's own list first.
@@ -83,20 +88,33 @@ export function validateImport(document: unknown): CheckedImport {
       // The schema's pattern keeps every time's year at four digits, so ISO strings compare as times.
       const created = new Date(version.created_at).toISOString();
       if (created < (previous?.created_at ?? createdAt)) {
-        throw invalid(previous === undefined
-          ? `${at}.created_at must not be before the note's created_at`
-          : `${at}.created_at must not be before the version before it`);
+        throw invalid(
+          previous === undefined
+            ? `${at}.created_at must not be before the note's created_at`
+            : `${at}.created_at must not be before the version before it`,
+        );
       }
       const restoredFrom = version.restored_from ?? null;
       if (restoredFrom !== null && restoredFrom >= version.version) {
         throw invalid(`${at}.restored_from must be null or an earlier version number`);
       }
       const label = version.label === undefined || version.label === null ? null : version.label.trim();
-      previous = { version: version.version, title: version.title, content: version.content, created_at: created, label, restored_from: restoredFrom };
+      previous = {
+        version: version.version,
+        title: version.title,
+        content: version.content,
+        created_at: created,
+        label,
+        restored_from: restoredFrom,
+      };
       return previous;
     });
     return { created_at: createdAt, versions, folder, pinned: note.pinned ?? false, archived: note.archived ?? false };
   });
-  const attachments = (valid.attachments ?? []).map(({ id, filename, content_type }) => ({ id, filename, content_type }));
+  const attachments = (valid.attachments ?? []).map(({ id, filename, content_type }) => ({
+    id,
+    filename,
+    content_type,
+  }));
   return { notes, folders: [...folders], attachments };
 }

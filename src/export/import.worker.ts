@@ -41,15 +41,23 @@ function read(): void {
     port.postMessage({ type: 'ready', summary: summarise(checked) } satisfies ImportWorkerMessage);
   } catch (error) {
     if (!(error instanceof AppError)) throw error; // the worker's 'error' event: a 500, logged
-    port.postMessage({ type: 'invalid', status: error.status, code: error.code, detail: error.detail } satisfies ImportWorkerMessage);
+    port.postMessage({
+      type: 'invalid',
+      status: error.status,
+      code: error.code,
+      detail: error.detail,
+    } satisfies ImportWorkerMessage);
   }
 }
 
 port.on('message', (message: Uint8Array | 'end' | 'next') => {
   if (message === 'end') return read();
-  if (message === 'next') { // after 'done', another 'next' answers 'done' again
+  if (message === 'next') {
+    // after 'done', another 'next' answers 'done' again
     const next = batches!.next();
-    return port.postMessage((next.done ? { type: 'done' } : { type: 'batch', items: next.value }) satisfies ImportWorkerMessage);
+    return port.postMessage(
+      (next.done ? { type: 'done' } : { type: 'batch', items: next.value }) satisfies ImportWorkerMessage,
+    );
   }
   append(message);
 });

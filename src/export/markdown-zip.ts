@@ -32,7 +32,12 @@ export function markdownZip(db: Db, ownerId: string, storage: AttachmentStorage)
 }
 
 async function addEntries(
-  db: Db, ownerId: string, zip: yazl.ZipFile, output: PassThrough, fail: (error: unknown) => void, storage: AttachmentStorage,
+  db: Db,
+  ownerId: string,
+  zip: yazl.ZipFile,
+  output: PassThrough,
+  fail: (error: unknown) => void,
+  storage: AttachmentStorage,
 ): Promise<void> {
   // Folders become directories as they are: their names are valid directory names on every system
   // and unique among siblings ignoring case (src/folders/folder-name.ts). Each directory (by folder
@@ -66,17 +71,29 @@ async function addEntries(
     const key = note.folder_id !== null && directories.has(note.folder_id) ? note.folder_id : '';
     const directory = key === '' ? '' : tree.pathOf(key)!;
     const name = directories.get(key)!.take(note.title);
-    zip.addReadStreamLazy(directory === '' ? name : `${directory}/${name}`, { mtime: zipTime(note.updated_at) }, (done) => {
-      takeTurn().then(() => noteFile(db, ownerId, note, (content) => relativeLinks(content, files, directory))).then(
-        (bytes) => done(null, Readable.from([bytes])),
-        (error: unknown) => done(toError(error), undefined as never),
-      ).catch(fail); // done() runs yazl's next step, which may throw
-    });
+    zip.addReadStreamLazy(
+      directory === '' ? name : `${directory}/${name}`,
+      { mtime: zipTime(note.updated_at) },
+      (done) => {
+        takeTurn()
+          .then(() => noteFile(db, ownerId, note, (content) => relativeLinks(content, files, directory)))
+          .then(
+            (bytes) => done(null, Readable.from([bytes])),
+            (error: unknown) => done(toError(error), undefined as never),
+          )
+          .catch(fail); // done() runs yazl's next step, which may throw
+      },
+    );
   }
   zip.end();
 }
 
-async function noteFile(db: Db, ownerId: string, note: repo.NoteHead, rewrite: (content: string) => string): Promise<Buffer> {
+async function noteFile(
+  db: Db,
+  ownerId: string,
+  note: repo.NoteHead,
+  rewrite: (content: string) => string,
+): Promise<Buffer> {
   const row = await repo.currentContent(db, ownerId, note.id);
   // A note deleted meanwhile still gets its file (the list was taken first), empty.
   return Buffer.from(markdownFile(note, rewrite(row?.content ?? '')), 'utf8');
@@ -89,7 +106,11 @@ export const ATTACHMENTS_DIRECTORY = 'attachments';
  * the notes are); a storage failure destroys the archive through `fail`.
  */
 export function addStoredFile(
-  zip: yazl.ZipFile, name: string, file: { storage_key: string; size: number; created_at: string }, storage: AttachmentStorage, fail: (error: unknown) => void,
+  zip: yazl.ZipFile,
+  name: string,
+  file: { storage_key: string; size: number; created_at: string },
+  storage: AttachmentStorage,
+  fail: (error: unknown) => void,
 ): void {
   zip.addReadStreamLazy(name, { mtime: zipTime(file.created_at), compress: false }, (done) => {
     try {
@@ -101,7 +122,8 @@ export function addStoredFile(
     }
   });
 }
-const ATTACHMENT_LINK = /(?:https?:\/\/[^\s()<>"']*?)?\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
+const ATTACHMENT_LINK =
+  /(?:https?:\/\/[^\s()<>"']*?)?\/api\/attachments\/([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})(?![0-9a-fA-F-])/g;
 
 /** Links to the app's attachment URLs, as paths to the zip's copies, relative to the note's directory. */
 export function relativeLinks(content: string, files: ReadonlyMap<string, string>, directory: string): string {
@@ -115,14 +137,21 @@ export function relativeLinks(content: string, files: ReadonlyMap<string, string
 
 /** A file name any system accepts: letters, digits, spaces, dots, dashes and underscores, at most 100 characters. */
 function safeFileName(name: string): string {
-  const safe = name.normalize('NFC').replace(/[^\p{L}\p{N} ._-]/gu, '_').replace(/^[ .]+|[ .]+$/g, '').slice(0, 100);
+  const safe = name
+    .normalize('NFC')
+    .replace(/[^\p{L}\p{N} ._-]/gu, '_')
+    .replace(/^[ .]+|[ .]+$/g, '')
+    .slice(0, 100);
   return safe === '' ? 'file' : safe;
 }
 
 const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
 /** Front matter in YAML: JSON strings are valid YAML double-quoted scalars, so any title is safe. */
-export function markdownFile(note: { id: string; title: string; created_at: string; updated_at: string }, content: string): string {
+export function markdownFile(
+  note: { id: string; title: string; created_at: string; updated_at: string },
+  content: string,
+): string {
   return `---\ntitle: ${JSON.stringify(note.title)}\nid: ${note.id}\ncreated_at: ${note.created_at}\nupdated_at: ${note.updated_at}\n---\n\n${content}`;
 }
 

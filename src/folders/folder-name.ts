@@ -8,8 +8,9 @@
 
 export const FOLDER_NAME_MAX_CHARACTERS = 100;
 
-export const FOLDER_NAME_RULE = `must be 1 to ${FOLDER_NAME_MAX_CHARACTERS} characters (trimmed) without / \\ < > : " | ? * `
-  + 'or control characters, not end with a dot, and not be a device name Windows reserves (CON, PRN, AUX, NUL, COM1, LPT1, ...)';
+export const FOLDER_NAME_RULE =
+  `must be 1 to ${FOLDER_NAME_MAX_CHARACTERS} characters (trimmed) without / \\ < > : " | ? * ` +
+  'or control characters, not end with a dot, and not be a device name Windows reserves (CON, PRN, AUX, NUL, COM1, LPT1, ...)';
 
 // One character of a name, and one that may end it (not whitespace, which trimming removes, nor a dot).
 const CHAR = '[^\\p{Cc}\\p{Cs}/\\\\<>:"|?*]';

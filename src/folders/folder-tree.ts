@@ -58,7 +58,11 @@ export class FolderTree {
     if (known !== undefined) return known;
     const names: string[] = [];
     // At most one step per folder: a cycle (which moves prevent) cannot loop here.
-    for (let at = this.byId.get(id), steps = 0; at !== undefined && steps <= this.byId.size; at = at.parent_id === null ? undefined : this.byId.get(at.parent_id), steps += 1) {
+    for (
+      let at = this.byId.get(id), steps = 0;
+      at !== undefined && steps <= this.byId.size;
+      at = at.parent_id === null ? undefined : this.byId.get(at.parent_id), steps += 1
+    ) {
       names.push(at.name);
     }
     if (names.length === 0) return undefined;

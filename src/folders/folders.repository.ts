@@ -13,11 +13,22 @@ export interface FolderRecord {
 const FOLDER = ['id', 'name', 'parent_id', 'created_at', 'updated_at'] as const;
 
 export function listFolders(db: Db, ownerId: string): Promise<FolderRecord[]> {
-  return db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId).orderBy('name_key').orderBy('id').execute();
+  return db
+    .selectFrom('folders')
+    .select(FOLDER)
+    .where('owner_id', '=', ownerId)
+    .orderBy('name_key')
+    .orderBy('id')
+    .execute();
 }
 
 /** A page of the owner's folders by id, after `afterId`: for export, which reads them all without holding the event loop. */
-export function foldersPage(db: Db, ownerId: string, afterId: string | undefined, limit: number): Promise<FolderRecord[]> {
+export function foldersPage(
+  db: Db,
+  ownerId: string,
+  afterId: string | undefined,
+  limit: number,
+): Promise<FolderRecord[]> {
   let query = db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId);
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   return query.orderBy('id').limit(limit).execute();
@@ -37,15 +48,26 @@ export async function noteCounts(db: Db, ownerId: string): Promise<Map<string, n
 }
 
 export function findFolder(db: Db, ownerId: string, id: string): Promise<FolderRecord | undefined> {
-  return db.selectFrom('folders').select(FOLDER).where('id', '=', id).where('owner_id', '=', ownerId).executeTakeFirst();
+  return db
+    .selectFrom('folders')
+    .select(FOLDER)
+    .where('id', '=', id)
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirst();
 }
 
-export async function insertFolder(db: Db, folder: FolderRecord & { owner_id: string; name_key: string }): Promise<void> {
+export async function insertFolder(
+  db: Db,
+  folder: FolderRecord & { owner_id: string; name_key: string },
+): Promise<void> {
   await db.insertInto('folders').values(folder).execute();
 }
 
 export async function updateFolder(
-  db: Db, ownerId: string, id: string, change: { name?: string; name_key?: string; parent_id?: string | null; updated_at: string },
+  db: Db,
+  ownerId: string,
+  id: string,
+  change: { name?: string; name_key?: string; parent_id?: string | null; updated_at: string },
 ): Promise<void> {
   await db.updateTable('folders').set(change).where('id', '=', id).where('owner_id', '=', ownerId).execute();
 }
@@ -59,10 +81,12 @@ export async function updateFolder(
  * database write lock at once.
  */
 export async function lockTree(trx: Trx, ownerId: string): Promise<void> {
-  await transactionLock(
-    trx,
-    `folders:${ownerId}`,
-    () => trx.updateTable('folders').set((eb) => ({ name: eb.ref('name') })).where('id', '=', ownerId).execute(),
+  await transactionLock(trx, `folders:${ownerId}`, () =>
+    trx
+      .updateTable('folders')
+      .set((eb) => ({ name: eb.ref('name') }))
+      .where('id', '=', ownerId)
+      .execute(),
   );
 }
 
@@ -95,7 +119,12 @@ export async function deleteFolder(db: Db, ownerId: string, id: string): Promise
 }
 
 /** A child of `parentId` (null: the top level) with this name key, for import's path look-ups. */
-export function findChildByKey(db: Db, ownerId: string, parentId: string | null, nameKey: string): Promise<FolderRecord | undefined> {
+export function findChildByKey(
+  db: Db,
+  ownerId: string,
+  parentId: string | null,
+  nameKey: string,
+): Promise<FolderRecord | undefined> {
   let query = db.selectFrom('folders').select(FOLDER).where('owner_id', '=', ownerId).where('name_key', '=', nameKey);
   query = parentId === null ? query.where('parent_id', 'is', null) : query.where('parent_id', '=', parentId);
   return query.executeTakeFirst();
@@ -103,7 +132,11 @@ export function findChildByKey(db: Db, ownerId: string, parentId: string | null,
 
 /** How many folders the owner has. */
 export async function countFolders(db: Db, ownerId: string): Promise<number> {
-  const row = await db.selectFrom('folders').select(sql<number>`count(*)`.as('count')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('folders')
+    .select(sql<number>`count(*)`.as('count'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 

@@ -37,8 +37,15 @@ function nameTaken(error: unknown): never {
  * limits (folder-limits.ts). Inside a transaction that holds lockTree, so that two creates at
  * 9,999 cannot both count 9,999.
  */
-export async function requireRoom(trx: Trx, ownerId: string, parentId: string | null, height: number, adding: number): Promise<void> {
-  if (parentId !== null && (await repo.depthOf(trx, parentId)) + height > FOLDER_MAX_DEPTH) throw Errors.folderTooDeep();
+export async function requireRoom(
+  trx: Trx,
+  ownerId: string,
+  parentId: string | null,
+  height: number,
+  adding: number,
+): Promise<void> {
+  if (parentId !== null && (await repo.depthOf(trx, parentId)) + height > FOLDER_MAX_DEPTH)
+    throw Errors.folderTooDeep();
   if ((await repo.countFolders(trx, ownerId)) + adding > FOLDERS_MAX) throw Errors.folderLimit();
 }
 
@@ -46,7 +53,12 @@ export async function requireRoom(trx: Trx, ownerId: string, parentId: string | 
  * Whether a copy of `folderId` and everything below it fits under `parentId`, checked before a
  * WebDAV COPY starts (it creates the folders one by one, each checked again as it is created).
  */
-export async function requireRoomForCopy(db: Db, ownerId: string, folderId: string, parentId: string | null): Promise<void> {
+export async function requireRoomForCopy(
+  db: Db,
+  ownerId: string,
+  folderId: string,
+  parentId: string | null,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await repo.lockTree(trx, ownerId);
     const { height, count } = await repo.subtreeShape(trx, folderId);
@@ -55,7 +67,12 @@ export async function requireRoomForCopy(db: Db, ownerId: string, folderId: stri
 }
 
 /** Whether moving `folderId` under `parentId` keeps within the depth limit (WebDAV asks before it replaces what is at the destination). */
-export async function requireRoomForMove(db: Db, ownerId: string, folderId: string, parentId: string | null): Promise<void> {
+export async function requireRoomForMove(
+  db: Db,
+  ownerId: string,
+  folderId: string,
+  parentId: string | null,
+): Promise<void> {
   if (parentId === null) return;
   await db.transaction().execute(async (trx) => {
     const folder = await requireFolder(trx, ownerId, folderId);
@@ -64,11 +81,20 @@ export async function requireRoomForMove(db: Db, ownerId: string, folderId: stri
 }
 
 export async function createFolder(
-  db: Db, ownerId: string, input: { name: string; parent_id?: string | null }, checkpoint?: (step: string) => Promise<void>,
+  db: Db,
+  ownerId: string,
+  input: { name: string; parent_id?: string | null },
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<Folder> {
   const parentId = input.parent_id ?? null;
   const now = nowIso();
-  const folder: Folder = { id: newId(), name: cleanFolderName(input.name), parent_id: parentId, created_at: now, updated_at: now };
+  const folder: Folder = {
+    id: newId(),
+    name: cleanFolderName(input.name),
+    parent_id: parentId,
+    created_at: now,
+    updated_at: now,
+  };
   try {
     await db.transaction().execute(async (trx) => {
       await repo.lockTree(trx, ownerId);
@@ -90,7 +116,10 @@ export async function createFolder(
  * move that answered before it and none can slip in between (see lockTree).
  */
 export async function updateFolder(
-  db: Db, ownerId: string, folderId: string, change: { name?: string; parent_id?: string | null },
+  db: Db,
+  ownerId: string,
+  folderId: string,
+  change: { name?: string; parent_id?: string | null },
   checkpoint?: (step: string) => Promise<void>,
 ): Promise<Folder> {
   try {
@@ -107,7 +136,10 @@ export async function updateFolder(
       const name = change.name === undefined ? folder.name : cleanFolderName(change.name);
       const updated: Folder = { ...folder, name, parent_id: parentId, updated_at: nowIso() };
       await repo.updateFolder(trx, ownerId, folderId, {
-        name, name_key: folderNameKey(name), parent_id: parentId, updated_at: updated.updated_at,
+        name,
+        name_key: folderNameKey(name),
+        parent_id: parentId,
+        updated_at: updated.updated_at,
       });
       return updated;
     });
@@ -133,14 +165,25 @@ async function requireDepthAfterMove(trx: Trx, folder: Folder, parentId: string)
  * given by the caller: the notes are not this module's): into the trash at `now`, or deleted when
  * `now` is null. Returns the ids of the notes it took.
  */
-export type TakeNotesInFolders = (trx: Trx, ownerId: string, folderIds: readonly string[], now: string | null) => Promise<string[]>;
+export type TakeNotesInFolders = (
+  trx: Trx,
+  ownerId: string,
+  folderIds: readonly string[],
+  now: string | null,
+) => Promise<string[]>;
 
 /**
  * Deletes the folder and every folder below it; the notes inside go to the trash (or, with
  * TRASH_DAYS=0, are deleted). A trashed note whose folder is gone comes back to the top level.
  * Returns the notes it trashed (or deleted).
  */
-export async function deleteFolder(db: Db, ownerId: string, folderId: string, trashDays: number, takeNotes: TakeNotesInFolders): Promise<string[]> {
+export async function deleteFolder(
+  db: Db,
+  ownerId: string,
+  folderId: string,
+  trashDays: number,
+  takeNotes: TakeNotesInFolders,
+): Promise<string[]> {
   return inTransaction(db, async (trx) => {
     await repo.lockTree(trx, ownerId);
     await requireFolder(trx, ownerId, folderId);
@@ -161,7 +204,11 @@ const FOLDERS_PAGE = 1_000;
  */
 export async function folderTree(db: Db, ownerId: string): Promise<FolderTree> {
   const tree = new FolderTree();
-  for (let page = await repo.foldersPage(db, ownerId, undefined, FOLDERS_PAGE); ; page = await repo.foldersPage(db, ownerId, page.at(-1)!.id, FOLDERS_PAGE)) {
+  for (
+    let page = await repo.foldersPage(db, ownerId, undefined, FOLDERS_PAGE);
+    ;
+    page = await repo.foldersPage(db, ownerId, page.at(-1)!.id, FOLDERS_PAGE)
+  ) {
     tree.add(page);
     if (page.length < FOLDERS_PAGE) break;
     await nextTurn();
@@ -195,12 +242,16 @@ export async function importFolders(trx: Trx, ownerId: string, paths: readonly s
   if (paths.length === 0) return ids;
   if (folderPrefixCount(paths) > FOLDERS_MAX) throw Errors.folderLimit();
   await repo.lockTree(trx, ownerId);
-  let room = FOLDERS_MAX - await repo.countFolders(trx, ownerId);
+  let room = FOLDERS_MAX - (await repo.countFolders(trx, ownerId));
   const byKey = new Map<string, string>();
   for (const path of paths) {
-    if (!ids.has(path)) ids.set(path, await resolveFolderPath(trx, ownerId, path, byKey, () => {
-      if (--room < 0) throw Errors.folderLimit();
-    }));
+    if (!ids.has(path))
+      ids.set(
+        path,
+        await resolveFolderPath(trx, ownerId, path, byKey, () => {
+          if (--room < 0) throw Errors.folderLimit();
+        }),
+      );
   }
   return ids;
 }
@@ -211,7 +262,11 @@ export async function importFolders(trx: Trx, ownerId: string, paths: readonly s
  * its transaction. Returns the last folder's id.
  */
 export async function resolveFolderPath(
-  db: Db, ownerId: string, path: string, cache = new Map<string, string>(), created: () => void = () => undefined,
+  db: Db,
+  ownerId: string,
+  path: string,
+  cache = new Map<string, string>(),
+  created: () => void = () => undefined,
 ): Promise<string> {
   let parentId: string | null = null;
   let key = '';
@@ -230,7 +285,15 @@ export async function resolveFolderPath(
       const now = nowIso();
       const name = cleanFolderName(segment);
       id = newId();
-      await repo.insertFolder(db, { id, owner_id: ownerId, parent_id: parentId, name, name_key: folderNameKey(name), created_at: now, updated_at: now });
+      await repo.insertFolder(db, {
+        id,
+        owner_id: ownerId,
+        parent_id: parentId,
+        name,
+        name_key: folderNameKey(name),
+        created_at: now,
+        updated_at: now,
+      });
       created();
     }
     cache.set(key, id);

@@ -27,7 +27,6 @@ export function parseBearer(header: string | undefined): string | undefined {
   return fields[1];
 }
 
-
 export type PersonalScope = 'notes:read' | 'notes:write' | 'dav';
 
 /** A personal access token that authenticated a request: its id, and when it expires (null: never). */
@@ -94,11 +93,24 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
    * A personal access token, where the route takes one (never under /api/auth): the user it names
    * becomes the caller, with claims of an access token that grants no administration.
    */
-  async function authenticatePersonal(request: FastifyRequest, token: string, scope: PersonalScope, unauthenticated: () => AppError): Promise<void> {
+  async function authenticatePersonal(
+    request: FastifyRequest,
+    token: string,
+    scope: PersonalScope,
+    unauthenticated: () => AppError,
+  ): Promise<void> {
     const found = await personal.authenticate(token, scope);
     if (found === undefined) throw unauthenticated();
     const now = Math.floor(Date.now() / 1000);
-    request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.claims = {
+      sub: found.userId,
+      admin: false,
+      type: 'access',
+      jti: 'personal-token',
+      iat: now,
+      nbf: now,
+      exp: now + 60,
+    };
     request.personalToken = { id: found.id, expiresAt: found.expiresAt };
   }
   /**
@@ -139,7 +151,15 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
     const account = found === undefined ? undefined : await findAccount(found.userId);
     if (found === undefined || account?.username !== username) throw Errors.davUnauthorized();
     const now = Math.floor(Date.now() / 1000);
-    request.claims = { sub: found.userId, admin: false, type: 'access', jti: 'personal-token', iat: now, nbf: now, exp: now + 60 };
+    request.claims = {
+      sub: found.userId,
+      admin: false,
+      type: 'access',
+      jti: 'personal-token',
+      iat: now,
+      nbf: now,
+      exp: now + 60,
+    };
     request.personalToken = { id: found.id, expiresAt: found.expiresAt };
   }
   app.decorateRequest('claims', null);
@@ -159,25 +179,26 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
     };
     const methods = [route.method].flat();
     const scope: PersonalScope = methods.every((m) => m === 'GET' || m === 'HEAD') ? 'notes:read' : 'notes:write';
-    const hook: onRequestAsyncHookHandler = auth === 'access'
-      ? async (request) => {
-        const token = parseBearer(request.headers.authorization);
-        if (token !== undefined && personal.looksLike(token)) {
-          if (!takesPersonal) throw unauthenticated();
-          return authenticatePersonal(request, token, scope, unauthenticated);
-        }
-        await requireLiveSession(authenticate(request, unauthenticated));
-      }
-      // The claim alone is not enough: an access token outlives a deletion or a demotion by up to
-      // its lifetime, so every admin call reads the account as it is now.
-      : async (request) => {
-        const claims = authenticate(request, unauthenticated);
-        await requireLiveSession(claims);
-        if (!claims.admin) throw Errors.forbidden();
-        const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
-        if (account === undefined) throw Errors.unauthorized();
-        if (!account.is_admin) throw Errors.forbidden();
-      };
+    const hook: onRequestAsyncHookHandler =
+      auth === 'access'
+        ? async (request) => {
+            const token = parseBearer(request.headers.authorization);
+            if (token !== undefined && personal.looksLike(token)) {
+              if (!takesPersonal) throw unauthenticated();
+              return authenticatePersonal(request, token, scope, unauthenticated);
+            }
+            await requireLiveSession(authenticate(request, unauthenticated));
+          }
+        : // The claim alone is not enough: an access token outlives a deletion or a demotion by up to
+          // its lifetime, so every admin call reads the account as it is now.
+          async (request) => {
+            const claims = authenticate(request, unauthenticated);
+            await requireLiveSession(claims);
+            if (!claims.admin) throw Errors.forbidden();
+            const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
+            if (account === undefined) throw Errors.unauthorized();
+            if (!account.is_admin) throw Errors.forbidden();
+          };
     return { onRequest: [hook] };
   };
 }

@@ -37,7 +37,12 @@ export interface BreakerOptions {
  * request that sent it has moved on, but an answer at all means Redis is back. Each change of state
  * is logged once, not once per request.
  */
-export function createBreaker({ log, budgetMs = REDIS_BUDGET_MS, coolDownMs = REDIS_COOL_DOWN_MS, now = Date.now }: BreakerOptions): Breaker {
+export function createBreaker({
+  log,
+  budgetMs = REDIS_BUDGET_MS,
+  coolDownMs = REDIS_COOL_DOWN_MS,
+  now = Date.now,
+}: BreakerOptions): Breaker {
   let state: BreakerState = 'closed';
   let openedAt = 0;
 
@@ -47,7 +52,10 @@ export function createBreaker({ log, budgetMs = REDIS_BUDGET_MS, coolDownMs = RE
     const wasProbing = state === 'half-open';
     state = 'open';
     if (!wasProbing) {
-      log.warn({ err: error, reason }, 'Redis breaker open: throttling counts in memory on this instance until Redis answers again');
+      log.warn(
+        { err: error, reason },
+        'Redis breaker open: throttling counts in memory on this instance until Redis answers again',
+      );
     }
   };
   const close = () => {
@@ -86,7 +94,10 @@ export function createBreaker({ log, budgetMs = REDIS_BUDGET_MS, coolDownMs = RE
         }
         if (probing) {
           // Redis may still answer the probe; an answer at all means it is back.
-          attempt.then(() => state === 'open' && close(), () => {});
+          attempt.then(
+            () => state === 'open' && close(),
+            () => {},
+          );
         } else {
           attempt.catch(() => {}); // ioredis rejects it at its own time-out
         }

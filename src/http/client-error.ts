@@ -42,11 +42,11 @@ export function clientErrorHandler(config: Config) {
       const json = JSON.stringify(body);
       socket.write(
         `HTTP/1.1 ${body.status} ${body.title}\r\n` +
-        `content-type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-        `content-length: ${Buffer.byteLength(json)}\r\n` +
-        headerLines +
-        'connection: close\r\n\r\n' +
-        json,
+          `content-type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+          `content-length: ${Buffer.byteLength(json)}\r\n` +
+          headerLines +
+          'connection: close\r\n\r\n' +
+          json,
       );
     }
     socket.destroy();

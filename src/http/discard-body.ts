@@ -16,7 +16,12 @@ export const DISCARD_MAX_MS = 10_000;
  * Never rejects. A body announced more than `maxBytes` over `limit` (the route's body limit) is
  * not read at all: it would not fit the bound anyway.
  */
-export function discardBody(request: IncomingMessage, limit: number, maxBytes = DISCARD_MAX_BYTES, maxMs = DISCARD_MAX_MS): Promise<void> {
+export function discardBody(
+  request: IncomingMessage,
+  limit: number,
+  maxBytes = DISCARD_MAX_BYTES,
+  maxMs = DISCARD_MAX_MS,
+): Promise<void> {
   // `complete`: Node's own flag; `readableEnded` also covers requests made without a socket (inject).
   if (request.complete || request.readableEnded || request.destroyed) return Promise.resolve();
   const announced = Number(request.headers['content-length']);

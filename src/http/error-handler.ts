@@ -30,13 +30,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const known = toAppError(error, request);
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
-      const send = () => sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+      const send = () =>
+        sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
       // A body refused before it was read (over the route's limit): Fastify answers it with
       // Connection: close, and closing while the client still sends resets the connection before
       // the client reads the answer. So the rest is read and thrown away first, within a bound.
       // A route that reads its own body (POST /import) refuses it as a 413 from the handler, where
       // Fastify sets no Connection: close: the same then, or the half-read body stalls the socket.
-      if ((known.status === 413 && !request.raw.complete) || String(reply.getHeader('connection')).toLowerCase() === 'close') {
+      if (
+        (known.status === 413 && !request.raw.complete) ||
+        String(reply.getHeader('connection')).toLowerCase() === 'close'
+      ) {
         reply.header('connection', 'close');
         return discardBody(request.raw, request.routeOptions.bodyLimit ?? 0).then(send);
       }
@@ -45,7 +49,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const step = error instanceof StepFailure ? error : undefined;
     if (isDatabaseUnavailable(step?.cause ?? error)) {
       request.log.error({ err: error }, 'database unavailable');
-      return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), { 'retry-after': '5' });
+      return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), {
+        'retry-after': '5',
+      });
     }
     request.log.error({ err: error }, 'unhandled error');
     const detail = step?.detail ?? request.routeOptions.config?.failureDetail ?? 'Internal Server Error';
@@ -57,9 +63,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const path = request.url.split('?')[0]!;
     const allowed = allowedMethods(path);
     if (allowed.length > 0) {
-      return sendProblem(reply, problem(405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, 'method_not_allowed'), {
-        allow: allowed.join(', '),
-      });
+      return sendProblem(
+        reply,
+        problem(405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, 'method_not_allowed'),
+        {
+          allow: allowed.join(', '),
+        },
+      );
     }
     return sendProblem(reply, problem(404, `No route for ${request.method} ${path}`, 'route_not_found'));
   });
@@ -90,7 +100,8 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError | un
 }
 
 /** `if-match` → `If-Match`: header names as people write them. */
-const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+const headerName = (name: string) =>
+  name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
 
 /**
  * A request that fails its route schema (validator.ts), answered in the contract's words
@@ -106,16 +117,23 @@ function validationError(error: FastifyError, request: FastifyRequest): AppError
     case 'params':
       return (PARAM_ERRORS[failure.path] ?? Errors.resourceIdMissing)();
     case 'querystring': {
-      if (failure.keyword === 'additionalProperties') return Errors.invalidQuery(`Unknown query parameter "${failure.path}"`);
+      if (failure.keyword === 'additionalProperties')
+        return Errors.invalidQuery(`Unknown query parameter "${failure.path}"`);
       // A parameter given twice arrives as an array.
-      if (Array.isArray(failure.data) && failure.path !== '') return Errors.invalidQuery(`Query parameter "${failure.path}" must be given once`);
+      if (Array.isArray(failure.data) && failure.path !== '')
+        return Errors.invalidQuery(`Query parameter "${failure.path}" must be given once`);
       return Errors.invalidQuery(`Query parameter "${failure.path}" ${failure.rule}`);
     }
     case 'headers':
       return Errors.validation(`${headerName(failure.path)} ${failure.rule}`);
     default: {
       // A rule explained for the whole body reads on its own ("give exactly one of ...").
-      const reason = failure.path === '' ? (failure.explained ? failure.rule : `body ${failure.rule}`) : `${failure.path} ${failure.rule}`;
+      const reason =
+        failure.path === ''
+          ? failure.explained
+            ? failure.rule
+            : `body ${failure.rule}`
+          : `${failure.path} ${failure.rule}`;
       const custom = request.routeOptions.config?.invalidBody?.(reason);
       if (custom !== undefined) return custom;
       return failure.explained ? Errors.validation(reason[0]!.toUpperCase() + reason.slice(1)) : Errors.invalidBody();

@@ -12,9 +12,12 @@ export function frameworkErrors(config: Config) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     // Refused before routing: nothing says what the path holds, so nothing may keep the answer.
     applyHeaders(headers, reply, true);
-    const body = error.code === 'FST_ERR_BAD_URL' ? problem(400, 'Malformed URL', 'bad_url')
-      : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? problem(414, 'URL path segment too long', 'uri_too_long')
-      : problem(500, 'Internal Server Error', 'internal_error');
+    const body =
+      error.code === 'FST_ERR_BAD_URL'
+        ? problem(400, 'Malformed URL', 'bad_url')
+        : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? problem(414, 'URL path segment too long', 'uri_too_long')
+          : problem(500, 'Internal Server Error', 'internal_error');
     if (body.status >= 500) request.log.error({ err: error }, 'request failed before routing');
     sendProblem(reply, body);
   };

@@ -17,7 +17,8 @@ export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // Decoding would silently turn invalid bytes into U+FFFD and store text the client never sent.
-    if (!isUtf8(body as Buffer)) return done(Errors.validation('Invalid request body: it is not valid UTF-8'), undefined);
+    if (!isUtf8(body as Buffer))
+      return done(Errors.validation('Invalid request body: it is not valid UTF-8'), undefined);
     // JSON.parse pays for every level it builds (6.5 MiB of `[[[…]]]` held the event loop for seconds).
     if (!withinJsonDepth(body as Buffer)) return done(Errors.nestedTooDeep(JSON_MAX_DEPTH), undefined);
     const text = body.toString('utf8');

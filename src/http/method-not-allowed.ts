@@ -49,7 +49,9 @@ export function trackAllowedMethods(app: FastifyInstance): (path: string) => str
   const shapes = new Map<string, Shape>();
   app.addHook('onRoute', (route) => {
     if (route.url.includes('*')) return;
-    const segments = segmentsOf(route.url).map((text): Segment => ({ kind: text.startsWith(':') ? PARAMETER : STATIC, text }));
+    const segments = segmentsOf(route.url).map(
+      (text): Segment => ({ kind: text.startsWith(':') ? PARAMETER : STATIC, text }),
+    );
     // Routes that differ only in their parameters' names have one shape.
     const key = segments.map((s) => (s.kind === STATIC ? `=${s.text}` : String(s.kind))).join('/');
     const shape = shapes.get(key) ?? { segments, methods: new Set<string>() };

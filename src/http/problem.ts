@@ -12,7 +12,12 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-export function problem(status: number, detail: string, code?: string, extensions: Record<string, unknown> = {}): Problem {
+export function problem(
+  status: number,
+  detail: string,
+  code?: string,
+  extensions: Record<string, unknown> = {},
+): Problem {
   const body: Problem = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
   if (code !== undefined) body.code = code;
   // Extensions follow the standard members and can never replace them.

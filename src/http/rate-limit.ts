@@ -25,7 +25,11 @@ export interface AddressLimits {
  * a route's policy names (password, signup, refresh, breach check), or none for probes (unlimited). Counts go to
  * `store` (throttle-counters.ts: Redis behind a breaker), or to the plugin's own memory.
  */
-export async function addressLimits(app: FastifyInstance, limits: Config['rateLimits'], store: ThrottleStore | undefined): Promise<AddressLimits> {
+export async function addressLimits(
+  app: FastifyInstance,
+  limits: Config['rateLimits'],
+  store: ThrottleStore | undefined,
+): Promise<AddressLimits> {
   await app.register(fastifyRateLimit, {
     global: false,
     ...(store === undefined ? {} : { store: pluginStore(store) }),
@@ -79,8 +83,15 @@ export async function addressLimits(app: FastifyInstance, limits: Config['rateLi
 /** @fastify/rate-limit's store interface over a ThrottleStore; keys already name their bucket. */
 function pluginStore(store: ThrottleStore) {
   return class implements FastifyRateLimitStore {
-    incr(key: string, callback: (error: Error | null, result?: { current: number; ttl: number }) => void, timeWindow: number): void {
-      store.hit(key, timeWindow).then(({ count, remainingMs }) => callback(null, { current: count, ttl: remainingMs }), (error: Error) => callback(error));
+    incr(
+      key: string,
+      callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
+      timeWindow: number,
+    ): void {
+      store.hit(key, timeWindow).then(
+        ({ count, remainingMs }) => callback(null, { current: count, ttl: remainingMs }),
+        (error: Error) => callback(error),
+      );
     }
     child(): FastifyRateLimitStore {
       return this;

@@ -13,7 +13,11 @@ export type PolicyHooks = { [S in Stage]?: Array<HookOf<S>> };
  * nothing of this layer. `instance` is the scope the route is declared in (the cookie layer looks
  * for the cookie plugin there). A layer may throw to stop start-up on a route it cannot serve.
  */
-export type PolicyLayer = (policy: RoutePolicy, route: RouteOptions, instance: FastifyInstance) => PolicyHooks | undefined;
+export type PolicyLayer = (
+  policy: RoutePolicy,
+  route: RouteOptions,
+  instance: FastifyInstance,
+) => PolicyHooks | undefined;
 
 /**
  * The one order in which the layers' hooks run, within each stage, ahead of the route's own hooks
@@ -61,9 +65,9 @@ export function registerRoutePolicy(app: FastifyInstance, layers: PolicyLayers):
     const onSend: Array<HookOf<'onSend'>> = [];
     for (const layer of ordered) {
       const hooks = layer(policy, route, this);
-      onRequest.push(...hooks?.onRequest ?? []);
-      preHandler.push(...hooks?.preHandler ?? []);
-      onSend.push(...hooks?.onSend ?? []);
+      onRequest.push(...(hooks?.onRequest ?? []));
+      preHandler.push(...(hooks?.preHandler ?? []));
+      onSend.push(...(hooks?.onSend ?? []));
     }
     if (onRequest.length > 0) route.onRequest = [...onRequest, ...toArray(route.onRequest)];
     if (preHandler.length > 0) route.preHandler = [...preHandler, ...toArray(route.preHandler)];

@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import { createBreaker, type BreakerState } from './breaker.js';
-import { connectRedis, createBreakerStore, createMemoryStore, createRedisStore, type ThrottleStore } from './throttle-store.js';
+import {
+  connectRedis,
+  createBreakerStore,
+  createMemoryStore,
+  createRedisStore,
+  type ThrottleStore,
+} from './throttle-store.js';
 
 /**
  * Where throttling keeps its counts: in this process, or in Redis when REDIS_URL is set so that
@@ -23,9 +29,16 @@ export interface ThrottleTesting {
 }
 
 /** In memory, or the Redis-backed stores, each behind one breaker that falls back to counting in memory. */
-export async function throttleCounters(app: FastifyInstance, config: Config, testing: ThrottleTesting = {}): Promise<ThrottleCounters> {
+export async function throttleCounters(
+  app: FastifyInstance,
+  config: Config,
+  testing: ThrottleTesting = {},
+): Promise<ThrottleCounters> {
   if (config.redisUrl === undefined) return { login: createMemoryStore() };
-  const { redis, answering, reason } = await connectRedis(config.redisUrl, testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs });
+  const { redis, answering, reason } = await connectRedis(
+    config.redisUrl,
+    testing.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: testing.redisCommandTimeoutMs },
+  );
   app.addHook('onClose', async () => {
     // quit() waits for an answer that a hung Redis never gives.
     if (breaker.state === 'closed') await redis.quit().catch(() => redis.disconnect());
@@ -33,6 +46,7 @@ export async function throttleCounters(app: FastifyInstance, config: Config, tes
   });
   const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
   if (!answering) breaker.trip(reason ?? 'Redis accepted the connection at start-up but did not answer');
-  const behindBreaker = (name: string) => createBreakerStore(createRedisStore(redis, `${config.redisKeyPrefix}${name}:`), createMemoryStore(), breaker);
+  const behindBreaker = (name: string) =>
+    createBreakerStore(createRedisStore(redis, `${config.redisKeyPrefix}${name}:`), createMemoryStore(), breaker);
   return { rate: behindBreaker('rate'), login: behindBreaker('login'), redisBreaker: () => breaker.state };
 }

@@ -145,12 +145,36 @@ export function createRedisStore(redis: Redis, prefix: string): ThrottleStore {
  */
 export function createBreakerStore(redis: ThrottleStore, memory: ThrottleStore, breaker: Breaker): ThrottleStore {
   return {
-    increment: (key, ttlMs) => breaker.run(() => redis.increment(key, ttlMs), () => memory.increment(key, ttlMs)),
-    hit: (key, ttlMs) => breaker.run(() => redis.hit(key, ttlMs), () => memory.hit(key, ttlMs)),
-    claim: (key, ttlMs) => breaker.run(() => redis.claim(key, ttlMs), () => memory.claim(key, ttlMs)),
-    remaining: (key) => breaker.run(() => redis.remaining(key), () => memory.remaining(key)),
-    expire: (key, ttlMs) => breaker.run(() => redis.expire(key, ttlMs), () => memory.expire(key, ttlMs)),
-    delete: (...keys) => breaker.run(() => redis.delete(...keys), () => memory.delete(...keys)),
+    increment: (key, ttlMs) =>
+      breaker.run(
+        () => redis.increment(key, ttlMs),
+        () => memory.increment(key, ttlMs),
+      ),
+    hit: (key, ttlMs) =>
+      breaker.run(
+        () => redis.hit(key, ttlMs),
+        () => memory.hit(key, ttlMs),
+      ),
+    claim: (key, ttlMs) =>
+      breaker.run(
+        () => redis.claim(key, ttlMs),
+        () => memory.claim(key, ttlMs),
+      ),
+    remaining: (key) =>
+      breaker.run(
+        () => redis.remaining(key),
+        () => memory.remaining(key),
+      ),
+    expire: (key, ttlMs) =>
+      breaker.run(
+        () => redis.expire(key, ttlMs),
+        () => memory.expire(key, ttlMs),
+      ),
+    delete: (...keys) =>
+      breaker.run(
+        () => redis.delete(...keys),
+        () => memory.delete(...keys),
+      ),
   };
 }
 
@@ -185,7 +209,9 @@ export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {
   });
   // Without a listener ioredis would print connection errors itself; the breaker logs what matters.
   let socketError: Error | undefined;
-  redis.on('error', (error: Error) => { socketError ??= error; });
+  redis.on('error', (error: Error) => {
+    socketError ??= error;
+  });
   const ready = redis.connect();
   ready.catch(() => {}); // a handshake that fails after start-up is the breaker's business
   try {
@@ -202,7 +228,10 @@ export async function connectRedis(url: string, { commandTimeoutMs = 1_000 } = {
   }
   let timer: NodeJS.Timeout | undefined;
   const answered = await Promise.race([
-    ready.then(() => true, () => false),
+    ready.then(
+      () => true,
+      () => false,
+    ),
     new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), STARTUP_ANSWER_MS))),
   ]);
   clearTimeout(timer);

@@ -13,22 +13,36 @@ import type { Db } from '../db/schema.js';
  * claiming at once exactly one wins, on PostgreSQL and on a SQLite file shared by workers.
  * Returns the previous start time on success (to give the claim back if the run fails).
  */
-export async function claimRun(db: Db, task: string, now: Date, notSince?: Date): Promise<{ claimed: true; previous: string | null } | { claimed: false; lastRunAt: string }> {
-  await sql`insert into maintenance_runs (task, last_run_at) values (${task}, null) on conflict (task) do nothing`.execute(db);
-  const before = await sql<{ last_run_at: string | null }>`select last_run_at from maintenance_runs where task = ${task}`.execute(db);
+export async function claimRun(
+  db: Db,
+  task: string,
+  now: Date,
+  notSince?: Date,
+): Promise<{ claimed: true; previous: string | null } | { claimed: false; lastRunAt: string }> {
+  await sql`insert into maintenance_runs (task, last_run_at) values (${task}, null) on conflict (task) do nothing`.execute(
+    db,
+  );
+  const before = await sql<{
+    last_run_at: string | null;
+  }>`select last_run_at from maintenance_runs where task = ${task}`.execute(db);
   const previous = before.rows[0]?.last_run_at ?? null;
-  const result = notSince === undefined
-    ? await sql`update maintenance_runs set last_run_at = ${now.toISOString()} where task = ${task}`.execute(db)
-    : await sql`update maintenance_runs set last_run_at = ${now.toISOString()}
+  const result =
+    notSince === undefined
+      ? await sql`update maintenance_runs set last_run_at = ${now.toISOString()} where task = ${task}`.execute(db)
+      : await sql`update maintenance_runs set last_run_at = ${now.toISOString()}
         where task = ${task} and (last_run_at is null or last_run_at <= ${notSince.toISOString()})`.execute(db);
   if (Number(result.numAffectedRows ?? 0n) > 0) return { claimed: true, previous };
-  const current = await sql<{ last_run_at: string }>`select last_run_at from maintenance_runs where task = ${task}`.execute(db);
+  const current = await sql<{
+    last_run_at: string;
+  }>`select last_run_at from maintenance_runs where task = ${task}`.execute(db);
   return { claimed: false, lastRunAt: current.rows[0]?.last_run_at ?? '' };
 }
 
 /** After a failed run: the claim goes back, so the next tick (here or elsewhere) tries again. */
 export async function releaseRun(db: Db, task: string, claimedAt: Date, previous: string | null): Promise<void> {
-  await sql`update maintenance_runs set last_run_at = ${previous} where task = ${task} and last_run_at = ${claimedAt.toISOString()}`.execute(db);
+  await sql`update maintenance_runs set last_run_at = ${previous} where task = ${task} and last_run_at = ${claimedAt.toISOString()}`.execute(
+    db,
+  );
 }
 
 export async function recordSummary(db: Db, task: string, summary: string): Promise<void> {

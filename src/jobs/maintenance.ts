@@ -64,7 +64,12 @@ const runningByDatabase = new WeakMap<Database, Set<string>>();
  * request. On both, the claim in maintenance_runs makes a scheduled run happen once per interval
  * across every instance and worker; a failed run gives its claim back.
  */
-export async function runTask(database: Database, task: MaintenanceTask, now: Date, { everyMs }: RunOptions = {}): Promise<TaskOutcome> {
+export async function runTask(
+  database: Database,
+  task: MaintenanceTask,
+  now: Date,
+  { everyMs }: RunOptions = {},
+): Promise<TaskOutcome> {
   let running = runningByDatabase.get(database);
   if (running === undefined) runningByDatabase.set(database, (running = new Set()));
   if (running.has(task.name)) return { task: task.name, status: 'skipped' };
@@ -75,7 +80,9 @@ export async function runTask(database: Database, task: MaintenanceTask, now: Da
       // Changes the task makes on this connection are told as any other (db/effects.ts).
       sameEffectsAs(conn, database.db);
       const key = lockKey(task.name);
-      const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
+      const { rows } = await sql<{
+        locked: boolean;
+      }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
       if (rows[0]?.locked !== true) return { task: task.name, status: 'skipped' } as const;
       try {
         return await claimAndRun(conn, task, now, everyMs);
@@ -90,8 +97,18 @@ export async function runTask(database: Database, task: MaintenanceTask, now: Da
   }
 }
 
-async function claimAndRun(db: Db, task: MaintenanceTask, now: Date, everyMs: number | undefined): Promise<TaskOutcome> {
-  const claim = await claimRun(db, task.name, now, everyMs === undefined ? undefined : new Date(now.getTime() - everyMs + CLAIM_SLACK_MS));
+async function claimAndRun(
+  db: Db,
+  task: MaintenanceTask,
+  now: Date,
+  everyMs: number | undefined,
+): Promise<TaskOutcome> {
+  const claim = await claimRun(
+    db,
+    task.name,
+    now,
+    everyMs === undefined ? undefined : new Date(now.getTime() - everyMs + CLAIM_SLACK_MS),
+  );
   if (!claim.claimed) return { task: task.name, status: 'not-due', lastRunAt: claim.lastRunAt };
   let counts: Record<string, number>;
   try {
@@ -106,7 +123,12 @@ async function claimAndRun(db: Db, task: MaintenanceTask, now: Date, everyMs: nu
 }
 
 /** Runs every task once, one after another; one failing task does not stop the others. */
-export async function runTasks(database: Database, tasks: readonly MaintenanceTask[], now: Date, options: RunOptions = {}): Promise<TaskOutcome[]> {
+export async function runTasks(
+  database: Database,
+  tasks: readonly MaintenanceTask[],
+  now: Date,
+  options: RunOptions = {},
+): Promise<TaskOutcome[]> {
   const outcomes: TaskOutcome[] = [];
   for (const task of tasks) outcomes.push(await runTask(database, task, now, options));
   return outcomes;
@@ -134,22 +156,36 @@ export interface Maintenance {
  * interval, and a restart does not repeat a pass that just happened. The timer does not keep the
  * process alive, and a pass that is still running when the next tick comes is not overlapped.
  */
-export function startMaintenance({ database, tasks, log, intervalMs = MAINTENANCE_INTERVAL_MS, clock = () => new Date() }: MaintenanceOptions): Maintenance {
+export function startMaintenance({
+  database,
+  tasks,
+  log,
+  intervalMs = MAINTENANCE_INTERVAL_MS,
+  clock = () => new Date(),
+}: MaintenanceOptions): Maintenance {
   let stopped = false;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
   const pass = async () => {
     for (const outcome of await runTasks(database, tasks, clock(), { everyMs: intervalMs })) {
-      if (outcome.status === 'failed') log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
-      else if (outcome.status === 'done') log.info({ task: outcome.task, ...outcome.counts }, `maintenance ${outcome.task}: ${outcome.summary}`);
-      else if (outcome.status === 'not-due') log.debug({ task: outcome.task, lastRunAt: outcome.lastRunAt }, `maintenance ${outcome.task}: not due, last run ${outcome.lastRunAt}`);
+      if (outcome.status === 'failed')
+        log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
+      else if (outcome.status === 'done')
+        log.info({ task: outcome.task, ...outcome.counts }, `maintenance ${outcome.task}: ${outcome.summary}`);
+      else if (outcome.status === 'not-due')
+        log.debug(
+          { task: outcome.task, lastRunAt: outcome.lastRunAt },
+          `maintenance ${outcome.task}: not due, last run ${outcome.lastRunAt}`,
+        );
       else log.debug({ task: outcome.task }, `maintenance ${outcome.task}: skipped, running elsewhere`);
     }
   };
   const tick = () => {
     if (stopped || busy) return;
     busy = true;
-    current = pass().finally(() => { busy = false; });
+    current = pass().finally(() => {
+      busy = false;
+    });
   };
   tick();
   const timer = setInterval(tick, intervalMs);

@@ -22,9 +22,10 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     {
       name: HISTORY_RETENTION_TASK,
       run: async (db, now) => ({ ...(await pruneHistory(db, now, config.historyRetention)) }),
-      describe: ({ versions = 0, notes = 0 }) => config.historyRetention === null
-        ? 'HISTORY_RETENTION is off; every version kept'
-        : `deleted ${versions} old ${plural(versions, 'version')} of ${notes} ${plural(notes, 'note')}`,
+      describe: ({ versions = 0, notes = 0 }) =>
+        config.historyRetention === null
+          ? 'HISTORY_RETENTION is off; every version kept'
+          : `deleted ${versions} old ${plural(versions, 'version')} of ${notes} ${plural(notes, 'note')}`,
     },
     {
       name: 'trash-purge',
@@ -34,17 +35,24 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     {
       name: 'search-index',
       run: (db) => indexMissingVersions(db),
-      describe: ({ versions = 0 }) => (versions === 0 ? 'search index complete' : `indexed ${versions} ${plural(versions, 'version')} the search index lacked`),
+      describe: ({ versions = 0 }) =>
+        versions === 0
+          ? 'search index complete'
+          : `indexed ${versions} ${plural(versions, 'version')} the search index lacked`,
     },
     {
       name: 'tags-backfill',
       run: (db) => deriveMissingTags(db),
-      describe: ({ notes = 0 }) => (notes === 0 ? 'every note\'s tags derived' : `derived the tags of ${notes} ${plural(notes, 'note')} written before tags existed`),
+      describe: ({ notes = 0 }) =>
+        notes === 0
+          ? "every note's tags derived"
+          : `derived the tags of ${notes} ${plural(notes, 'note')} written before tags existed`,
     },
     {
       name: 'audit-retention',
       run: (db, now) => pruneAuditEvents(db, now, config),
-      describe: ({ events = 0 }) => `deleted ${events} auth ${plural(events, 'event')} older than ${config.auditRetentionDays} days`,
+      describe: ({ events = 0 }) =>
+        `deleted ${events} auth ${plural(events, 'event')} older than ${config.auditRetentionDays} days`,
     },
     {
       name: 'refresh-token-prune',
@@ -59,13 +67,15 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     {
       name: 'attachments-gc',
       run: (db, now) => collectGarbage(db, createStorage(config, db), now),
-      describe: ({ attachments = 0, blobs = 0, failures = 0 }) => `deleted ${attachments} ${plural(attachments, 'attachment')} no version linked to `
-        + `within 24 hours and ${blobs} stored ${plural(blobs, 'file')} nothing uses${failures > 0 ? `; ${failures} could not be removed from the store` : ''}`,
+      describe: ({ attachments = 0, blobs = 0, failures = 0 }) =>
+        `deleted ${attachments} ${plural(attachments, 'attachment')} no version linked to ` +
+        `within 24 hours and ${blobs} stored ${plural(blobs, 'file')} nothing uses${failures > 0 ? `; ${failures} could not be removed from the store` : ''}`,
     },
     {
       name: 'dav-properties',
       run: async (db) => ({ properties: await pruneOrphanProperties(db) }),
-      describe: ({ properties = 0 }) => `deleted ${properties} WebDAV ${plural(properties, 'property', 'properties')} of notes, folders and files deleted outside WebDAV`,
+      describe: ({ properties = 0 }) =>
+        `deleted ${properties} WebDAV ${plural(properties, 'property', 'properties')} of notes, folders and files deleted outside WebDAV`,
     },
   ];
 }

@@ -48,7 +48,13 @@ export class OwnerCache {
  * not found`, alike. The caller's own note (known from `owners`) is settled without a look-up: every
  * query on it names its owner and skips the trash, so a missing or trashed one is still 404.
  */
-export async function actingOwner(db: Db, owners: OwnerCache, userId: string, noteId: string, needed: NeededRole): Promise<string> {
+export async function actingOwner(
+  db: Db,
+  owners: OwnerCache,
+  userId: string,
+  noteId: string,
+  needed: NeededRole,
+): Promise<string> {
   if (owners.get(noteId) === userId) return userId;
   const access = await repo.findAccess(db, userId, noteId);
   if (access !== undefined) owners.set(noteId, access.owner_id);
@@ -68,14 +74,19 @@ export async function listMembers(db: Db, ownerId: string, noteId: string): Prom
   return repo.listMembers(db, noteId);
 }
 
-export async function addMember(db: Db, ownerId: string, noteId: string, input: { username: string; role: Role }): Promise<Member> {
+export async function addMember(
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  input: { username: string; role: Role },
+): Promise<Member> {
   await requireNote(db, ownerId, noteId);
   // A name no account can have names no account (and never reaches the database: NUL and the like).
   const username = normalizeUsername(input.username);
   const user = isValidUsername(username) ? await findUserByUsername(db, username) : undefined;
   if (user === undefined) throw Errors.userNotFound();
   if (user.id === ownerId) throw Errors.memberIsOwner();
-  if (await repo.countMembers(db, noteId) >= MEMBERS_MAX) throw Errors.membersLimit(MEMBERS_MAX);
+  if ((await repo.countMembers(db, noteId)) >= MEMBERS_MAX) throw Errors.membersLimit(MEMBERS_MAX);
   const member: Member = { user_id: user.id, username: user.username, role: input.role, created_at: nowIso() };
   try {
     await repo.insertMember(db, { note_id: noteId, user_id: user.id, role: input.role, created_at: member.created_at });
@@ -96,7 +107,13 @@ export async function changeRole(db: Db, ownerId: string, noteId: string, userId
 }
 
 /** The owner removes a member, or a member leaves: anyone else is refused. */
-export async function removeMember(db: Db, callerId: string, ownerId: string, noteId: string, userId: string): Promise<void> {
+export async function removeMember(
+  db: Db,
+  callerId: string,
+  ownerId: string,
+  noteId: string,
+  userId: string,
+): Promise<void> {
   await requireNote(db, ownerId, noteId);
   if (callerId !== ownerId && callerId !== userId) throw Errors.forbidden();
   if (!(await repo.deleteMember(db, noteId, userId))) throw memberNotFound();

@@ -23,10 +23,12 @@ export function noteAccess(app: FastifyInstance, db: Db): PolicyLayer {
   return ({ note }) => {
     if (note === undefined) return undefined;
     return {
-      preHandler: [async (request: FastifyRequest) => {
-        const noteId = normalizeId((request.params as { noteID: string }).noteID);
-        request.noteOwner = await actingOwner(db, owners, callerId(request), noteId, note);
-      }],
+      preHandler: [
+        async (request: FastifyRequest) => {
+          const noteId = normalizeId((request.params as { noteID: string }).noteID);
+          request.noteOwner = await actingOwner(db, owners, callerId(request), noteId, note);
+        },
+      ],
     };
   };
 }

@@ -3,7 +3,10 @@ import { Timestamp, Uuid } from '../http/schemas.js';
 import { ReauthenticationFields } from '../sessions/sessions.schemas.js';
 
 /** A TOTP code (6 digits) or a recovery code (24 letters and digits, dashes and spaces allowed). */
-export const Code = Type.String({ maxLength: 64, description: 'a 6-digit code from the authenticator app, or a recovery code' });
+export const Code = Type.String({
+  maxLength: 64,
+  description: 'a 6-digit code from the authenticator app, or a recovery code',
+});
 export const CodeBody = Type.Object({ code: Code });
 /** The password asked again (ReauthenticationFields) and a current code of the factor. */
 export const PasswordAndCodeBody = Type.Object({ password: ReauthenticationFields.password, code: Code });
@@ -17,7 +20,10 @@ export const RecoveryCodes = Type.Object({
   recovery_codes: Type.Array(Type.String(), { description: 'shown only here; each works once' }),
 });
 
-export const MfaStatusSchema = Type.Object({ totp: Type.Boolean(), passkeys: Type.Integer({ minimum: 0 }) }, { $id: 'MfaStatus' });
+export const MfaStatusSchema = Type.Object(
+  { totp: Type.Boolean(), passkeys: Type.Integer({ minimum: 0 }) },
+  { $id: 'MfaStatus' },
+);
 
 /**
  * The body limit of the two routes that take a passkey's answer. It holds every field below at its
@@ -30,42 +36,63 @@ export const PASSKEY_BODY_LIMIT = 64 * 1024;
 const CREDENTIAL_ID_MAX = 1364;
 /** WebAuthn's JSON, as @simplewebauthn/browser produces it; the library checks the rest. */
 const Base64Url = (maxLength: number) => Type.String({ maxLength, pattern: '^[A-Za-z0-9_-]*$' });
-const credential = (response: Record<string, ReturnType<typeof Type.String>>) => Type.Object({
-  id: Type.String({ minLength: 1, maxLength: CREDENTIAL_ID_MAX, pattern: '^[A-Za-z0-9_-]+$' }),
-  rawId: Base64Url(CREDENTIAL_ID_MAX),
-  type: Type.Literal('public-key'),
-  response: Type.Object({ clientDataJSON: Base64Url(8 * 1024), ...response }, { additionalProperties: true }),
-  clientExtensionResults: Type.Object({}, { additionalProperties: true }),
-  authenticatorAttachment: Type.Optional(Type.String({ maxLength: 64 })),
-}, { additionalProperties: true });
+const credential = (response: Record<string, ReturnType<typeof Type.String>>) =>
+  Type.Object(
+    {
+      id: Type.String({ minLength: 1, maxLength: CREDENTIAL_ID_MAX, pattern: '^[A-Za-z0-9_-]+$' }),
+      rawId: Base64Url(CREDENTIAL_ID_MAX),
+      type: Type.Literal('public-key'),
+      response: Type.Object({ clientDataJSON: Base64Url(8 * 1024), ...response }, { additionalProperties: true }),
+      clientExtensionResults: Type.Object({}, { additionalProperties: true }),
+      authenticatorAttachment: Type.Optional(Type.String({ maxLength: 64 })),
+    },
+    { additionalProperties: true },
+  );
 
 export const RegistrationCredential = credential({ attestationObject: Base64Url(16 * 1024) });
-export const AuthenticationCredential = credential({ authenticatorData: Base64Url(8 * 1024), signature: Base64Url(8 * 1024) });
+export const AuthenticationCredential = credential({
+  authenticatorData: Base64Url(8 * 1024),
+  signature: Base64Url(8 * 1024),
+});
 
-export const PasskeyName = Type.String({ minLength: 1, maxLength: 100, pattern: '\\S', description: '1 to 100 characters, not only spaces' });
+export const PasskeyName = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '\\S',
+  description: '1 to 100 characters, not only spaces',
+});
 export const RegisterPasskeyBody = Type.Object({
   name: PasskeyName,
   credential: RegistrationCredential,
-  password: Type.Optional(Type.String({
-    // Bounded so that PASSKEY_BODY_LIMIT holds the whole body; no password is longer than 256.
-    maxLength: 1024,
-    description: 'the account password, asked again, unless it came with the options of this challenge: '
-      + 'without it on either step the answer is 401 "reauthentication_required"',
-  })),
+  password: Type.Optional(
+    Type.String({
+      // Bounded so that PASSKEY_BODY_LIMIT holds the whole body; no password is longer than 256.
+      maxLength: 1024,
+      description:
+        'the account password, asked again, unless it came with the options of this challenge: ' +
+        'without it on either step the answer is 401 "reauthentication_required"',
+    }),
+  ),
 });
 export const PasskeyLoginBody = Type.Object({ credential: AuthenticationCredential });
 
-export const PasskeySchema = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  created_at: Timestamp,
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-  backed_up: Type.Boolean({ description: 'a synced passkey (in a password manager or a platform account)' }),
-}, { $id: 'Passkey' });
+export const PasskeySchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    created_at: Timestamp,
+    last_used_at: Type.Union([Timestamp, Type.Null()]),
+    backed_up: Type.Boolean({ description: 'a synced passkey (in a password manager or a platform account)' }),
+  },
+  { $id: 'Passkey' },
+);
 
 export const PasskeyParams = Type.Object({ id: Uuid });
 
-export const WebAuthnOptions = Type.Object({ challenge: Type.String() }, {
-  additionalProperties: true,
-  description: 'PublicKeyCredential options in WebAuthn\'s JSON form, for @simplewebauthn/browser',
-});
+export const WebAuthnOptions = Type.Object(
+  { challenge: Type.String() },
+  {
+    additionalProperties: true,
+    description: "PublicKeyCredential options in WebAuthn's JSON form, for @simplewebauthn/browser",
+  },
+);

@@ -45,19 +45,28 @@ export async function startTotp(s: MfaServices, user: { id: string; username: st
 /** Step 2: the first right code turns the factor on and hands out the recovery codes, once. */
 export async function confirmTotp(s: MfaServices, userId: string, code: string, client: ClientInfo) {
   const factor = await store.findTotp(s.db, userId);
-  if (factor === undefined || factor.confirmed_at !== null) throw factor === undefined ? Errors.totpNotStarted() : Errors.totpEnabled();
+  if (factor === undefined || factor.confirmed_at !== null)
+    throw factor === undefined ? Errors.totpNotStarted() : Errors.totpEnabled();
   const step = matchStep(s.box.open(userId, factor.secret), code, Date.now());
   const codes = freshRecoveryCodes(userId);
-  const confirmed = step !== null && await s.db.transaction().execute(async (trx) => {
-    if (!(await store.acceptStep(trx, userId, step, false, nowIso()))) return false;
-    await store.replaceRecoveryCodes(trx, codes.rows, userId);
-    return true;
-  });
+  const confirmed =
+    step !== null &&
+    (await s.db.transaction().execute(async (trx) => {
+      if (!(await store.acceptStep(trx, userId, step, false, nowIso()))) return false;
+      await store.replaceRecoveryCodes(trx, codes.rows, userId);
+      return true;
+    }));
   if (!confirmed) {
     await audit(s, { kind: 'mfa_enrol', outcome: 'failure', userId, client, detail: 'authenticator app: wrong code' });
     throw Errors.invalidMfaCode();
   }
-  await audit(s, { kind: 'mfa_enrol', outcome: 'success', userId, client, detail: `authenticator app; ${RECOVERY_CODE_COUNT} recovery codes` });
+  await audit(s, {
+    kind: 'mfa_enrol',
+    outcome: 'success',
+    userId,
+    client,
+    detail: `authenticator app; ${RECOVERY_CODE_COUNT} recovery codes`,
+  });
   return { recovery_codes: codes.plain };
 }
 
@@ -65,7 +74,13 @@ export async function confirmTotp(s: MfaServices, userId: string, code: string, 
  * Removal and new recovery codes both ask for a current code (TOTP or recovery), after the
  * password (which the route asks for again first, auth/reauthentication.service.ts).
  */
-async function confirmCode(s: MfaServices, userId: string, code: string, client: ClientInfo, kind: 'mfa_remove' | 'recovery_codes'): Promise<void> {
+async function confirmCode(
+  s: MfaServices,
+  userId: string,
+  code: string,
+  client: ClientInfo,
+  kind: 'mfa_remove' | 'recovery_codes',
+): Promise<void> {
   const factor = await store.findTotp(s.db, userId);
   if (factor?.confirmed_at == null) throw Errors.totpNotEnabled();
   if ((await checkCode(s, userId, factor.secret, code)) === null) {
@@ -80,21 +95,38 @@ export async function removeTotp(s: MfaServices, userId: string, code: string, c
     await store.deleteTotp(trx, userId);
     await store.deleteRecoveryCodes(trx, userId);
   });
-  await audit(s, { kind: 'mfa_remove', outcome: 'success', userId, client, detail: 'authenticator app and recovery codes' });
+  await audit(s, {
+    kind: 'mfa_remove',
+    outcome: 'success',
+    userId,
+    client,
+    detail: 'authenticator app and recovery codes',
+  });
 }
 
 export async function regenerateRecoveryCodes(s: MfaServices, userId: string, code: string, client: ClientInfo) {
   await confirmCode(s, userId, code, client, 'recovery_codes');
   const codes = freshRecoveryCodes(userId);
   await store.replaceRecoveryCodes(s.db, codes.rows, userId);
-  await audit(s, { kind: 'recovery_codes', outcome: 'success', userId, client, detail: `${RECOVERY_CODE_COUNT} new recovery codes; the old ones no longer work` });
+  await audit(s, {
+    kind: 'recovery_codes',
+    outcome: 'success',
+    userId,
+    client,
+    detail: `${RECOVERY_CODE_COUNT} new recovery codes; the old ones no longer work`,
+  });
   return { recovery_codes: codes.plain };
 }
 
 function freshRecoveryCodes(userId: string) {
   const plain = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
   const now = nowIso();
-  const rows = plain.map((code) => ({ id: newId(), user_id: userId, code_hash: hashRecoveryCode(normalizeRecoveryCode(code)!), created_at: now }));
+  const rows = plain.map((code) => ({
+    id: newId(),
+    user_id: userId,
+    code_hash: hashRecoveryCode(normalizeRecoveryCode(code)!),
+    created_at: now,
+  }));
   return { plain, rows };
 }
 
@@ -102,7 +134,12 @@ function freshRecoveryCodes(userId: string) {
  * Spends a code: a TOTP code whose time step is later than the last one accepted, or an unused
  * recovery code. Each is one conditional update, so a code works once even under concurrency.
  */
-async function checkCode(s: Pick<MfaServices, 'db' | 'box'>, userId: string, sealedSecret: string, code: string): Promise<'totp' | 'recovery' | null> {
+async function checkCode(
+  s: Pick<MfaServices, 'db' | 'box'>,
+  userId: string,
+  sealedSecret: string,
+  code: string,
+): Promise<'totp' | 'recovery' | null> {
   const trimmed = code.trim();
   if (TOTP_CODE.test(trimmed)) {
     const step = matchStep(s.box.open(userId, sealedSecret), trimmed, Date.now());
@@ -117,7 +154,11 @@ async function checkCode(s: Pick<MfaServices, 'db' | 'box'>, userId: string, sea
  * The second step of a password login. 'none': the account has no second factor. 'missing': it
  * has one and no code came. Otherwise the kind of code that was accepted, or 'wrong'.
  */
-export async function checkLoginCode(s: Pick<MfaServices, 'db' | 'box'>, userId: string, code: string | undefined): Promise<'none' | 'missing' | 'wrong' | 'totp' | 'recovery'> {
+export async function checkLoginCode(
+  s: Pick<MfaServices, 'db' | 'box'>,
+  userId: string,
+  code: string | undefined,
+): Promise<'none' | 'missing' | 'wrong' | 'totp' | 'recovery'> {
   const factor = await store.findTotp(s.db, userId);
   if (factor?.confirmed_at == null) return 'none';
   if (code === undefined || code === '') return 'missing';
@@ -125,10 +166,21 @@ export async function checkLoginCode(s: Pick<MfaServices, 'db' | 'box'>, userId:
 }
 
 /** An administrator removes every second factor of a user (a lost phone and lost codes). */
-export async function adminRemoveFactors(s: MfaServices, actorId: string | null, userId: string, client: ClientInfo): Promise<void> {
+export async function adminRemoveFactors(
+  s: MfaServices,
+  actorId: string | null,
+  userId: string,
+  client: ClientInfo,
+): Promise<void> {
   const user = await users.findUserById(s.db, userId);
   if (user === undefined) {
-    await audit(s, { kind: 'admin_remove_mfa', outcome: 'failure', userId: actorId, client, detail: `user ${userId} not found` });
+    await audit(s, {
+      kind: 'admin_remove_mfa',
+      outcome: 'failure',
+      userId: actorId,
+      client,
+      detail: `user ${userId} not found`,
+    });
     throw Errors.userNotFound();
   }
   const passkeys = await s.db.transaction().execute(async (trx) => {
@@ -136,5 +188,11 @@ export async function adminRemoveFactors(s: MfaServices, actorId: string | null,
     await store.deleteRecoveryCodes(trx, userId);
     return store.deletePasskeys(trx, userId);
   });
-  await audit(s, { kind: 'admin_remove_mfa', outcome: 'success', userId: actorId, client, detail: `user ${userId}: authenticator app, recovery codes and ${passkeys} passkeys removed` });
+  await audit(s, {
+    kind: 'admin_remove_mfa',
+    outcome: 'success',
+    userId: actorId,
+    client,
+    detail: `user ${userId}: authenticator app, recovery codes and ${passkeys} passkeys removed`,
+  });
 }

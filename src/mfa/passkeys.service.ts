@@ -1,4 +1,8 @@
-import type { AuthenticationResponseJSON, AuthenticatorTransport, RegistrationResponseJSON } from '@simplewebauthn/server';
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransport,
+  RegistrationResponseJSON,
+} from '@simplewebauthn/server';
 import * as users from '../accounts/user.repository.js';
 import { audit } from '../audit/audit.service.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
@@ -25,10 +29,11 @@ export function webAuthnSettings(publicUrl: string): WebAuthnSettings {
  * server loads it once it is listening (preloadPasskeys), not in the first passkey request.
  */
 let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
-const webauthn = () => library ??= import('@simplewebauthn/server').catch((error: unknown) => {
-  library = undefined; // tried again by the next request
-  throw error;
-});
+const webauthn = () =>
+  (library ??= import('@simplewebauthn/server').catch((error: unknown) => {
+    library = undefined; // tried again by the next request
+    throw error;
+  }));
 
 /** Loads the WebAuthn library now; a failure is met again (and retried) by the first passkey request. */
 export function preloadPasskeys(): void {
@@ -48,7 +53,11 @@ export interface Passkey {
 }
 
 const toPasskey = (row: store.PasskeyRow): Passkey => ({
-  id: row.id, name: row.name, created_at: row.created_at, last_used_at: row.last_used_at, backed_up: row.backed_up,
+  id: row.id,
+  name: row.name,
+  created_at: row.created_at,
+  last_used_at: row.last_used_at,
+  backed_up: row.backed_up,
 });
 
 /** The challenge inside the browser's answer, to find the one we handed out; null when unreadable. */
@@ -75,7 +84,12 @@ export async function listPasskeys(s: SessionServices, userId: string): Promise<
  * verification. `reauthenticated`: the caller gave the password again with this request, so the
  * answer to this challenge needs no password of its own.
  */
-export async function registrationOptions(s: SessionServices, web: WebAuthnSettings, userId: string, reauthenticated: boolean) {
+export async function registrationOptions(
+  s: SessionServices,
+  web: WebAuthnSettings,
+  userId: string,
+  reauthenticated: boolean,
+) {
   const user = await users.findUserById(s.db, userId);
   if (user === undefined) throw Errors.userNotFound();
   const existing = await store.listPasskeys(s.db, userId);
@@ -96,7 +110,9 @@ export async function registrationOptions(s: SessionServices, web: WebAuthnSetti
 }
 
 function transportsOf(row: store.PasskeyRow): { transports?: AuthenticatorTransport[] } {
-  return row.transports === null || row.transports === '' ? {} : { transports: row.transports.split(',') as AuthenticatorTransport[] };
+  return row.transports === null || row.transports === ''
+    ? {}
+    : { transports: row.transports.split(',') as AuthenticatorTransport[] };
 }
 
 /**
@@ -106,13 +122,24 @@ function transportsOf(row: store.PasskeyRow): { transports?: AuthenticatorTransp
  * password is left in place for another try with it.
  */
 export async function registerPasskey(
-  s: SessionServices, web: WebAuthnSettings, userId: string, name: string, credential: RegistrationResponseJSON, client: ClientInfo,
+  s: SessionServices,
+  web: WebAuthnSettings,
+  userId: string,
+  name: string,
+  credential: RegistrationResponseJSON,
+  client: ClientInfo,
   reauthenticated: boolean,
 ): Promise<Passkey> {
   const challenge = challengeOf(credential);
-  const purposes = reauthenticated ? ['register', 'register_reauthenticated'] as const : ['register_reauthenticated'] as const;
+  const purposes = reauthenticated
+    ? (['register', 'register_reauthenticated'] as const)
+    : (['register_reauthenticated'] as const);
   if (challenge === null || !(await store.consumeChallenge(s.db, challenge, purposes, userId, nowIso()))) {
-    if (!reauthenticated && challenge !== null && await store.hasChallenge(s.db, challenge, 'register', userId, nowIso())) {
+    if (
+      !reauthenticated &&
+      challenge !== null &&
+      (await store.hasChallenge(s.db, challenge, 'register', userId, nowIso()))
+    ) {
       await audit(s, { kind: 'mfa_enrol', outcome: 'failure', userId, client, detail: 'passkey: password missing' });
       throw Errors.reauthenticationRequired();
     }
@@ -122,7 +149,11 @@ export async function registerPasskey(
   let verified;
   try {
     verified = await verifyRegistrationResponse({
-      response: credential, expectedChallenge: challenge, expectedOrigin: web.origin, expectedRPID: web.rpId, requireUserVerification: true,
+      response: credential,
+      expectedChallenge: challenge,
+      expectedOrigin: web.origin,
+      expectedRPID: web.rpId,
+      requireUserVerification: true,
     });
   } catch (error) {
     s.log.info({ err: error }, 'passkey registration refused');
@@ -163,8 +194,17 @@ export async function deletePasskey(s: SessionServices, userId: string, id: stri
 /** Request options for a passwordless login: any discoverable passkey of this site, user verification required. */
 export async function loginOptions(s: SessionServices, web: WebAuthnSettings) {
   const { generateAuthenticationOptions } = await webauthn();
-  const options = await generateAuthenticationOptions({ rpID: web.rpId, userVerification: 'required', timeout: TIMEOUT_MS });
-  await store.storeChallenge(s.db, { challenge: options.challenge, user_id: null, purpose: 'login', expires_at: expiry() });
+  const options = await generateAuthenticationOptions({
+    rpID: web.rpId,
+    userVerification: 'required',
+    timeout: TIMEOUT_MS,
+  });
+  await store.storeChallenge(s.db, {
+    challenge: options.challenge,
+    user_id: null,
+    purpose: 'login',
+    expires_at: expiry(),
+  });
   return options;
 }
 
@@ -173,13 +213,19 @@ export async function loginOptions(s: SessionServices, web: WebAuthnSettings) {
  * know, the signature right with user verification, and the counter moving forward (or 0 for
  * synced passkeys, which do not count). Every refusal is the same 401 as a wrong password.
  */
-export async function passkeyLogin(s: SessionServices, web: WebAuthnSettings, credential: AuthenticationResponseJSON, client: ClientInfo) {
+export async function passkeyLogin(
+  s: SessionServices,
+  web: WebAuthnSettings,
+  credential: AuthenticationResponseJSON,
+  client: ClientInfo,
+) {
   const fail = async (userId: string | null, detail: string) => {
     await audit(s, { kind: 'login', outcome: 'failure', userId, client, detail: `passkey: ${detail}` });
     return Errors.invalidCredentials();
   };
   const challenge = challengeOf(credential);
-  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'login', null, nowIso()))) throw await fail(null, 'unknown or used challenge');
+  if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'login', null, nowIso())))
+    throw await fail(null, 'unknown or used challenge');
   const passkey = await store.findPasskeyByCredential(s.db, credential.id);
   if (passkey === undefined) throw await fail(null, 'unknown credential');
   const { verifyAuthenticationResponse } = await webauthn();
@@ -191,7 +237,12 @@ export async function passkeyLogin(s: SessionServices, web: WebAuthnSettings, cr
       expectedOrigin: web.origin,
       expectedRPID: web.rpId,
       requireUserVerification: true,
-      credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: passkey.counter, ...transportsOf(passkey) },
+      credential: {
+        id: passkey.credential_id,
+        publicKey: Buffer.from(passkey.public_key, 'base64url'),
+        counter: passkey.counter,
+        ...transportsOf(passkey),
+      },
     });
   } catch (error) {
     s.log.info({ err: error }, 'passkey login refused');
@@ -199,7 +250,16 @@ export async function passkeyLogin(s: SessionServices, web: WebAuthnSettings, cr
   }
   if (verified?.verified !== true) throw await fail(passkey.user_id, 'response not verified');
   const info = verified.authenticationInfo;
-  if (!(await store.recordPasskeyUse(s.db, passkey.id, passkey.counter, info.newCounter, info.credentialBackedUp, nowIso()))) {
+  if (
+    !(await store.recordPasskeyUse(
+      s.db,
+      passkey.id,
+      passkey.counter,
+      info.newCounter,
+      info.credentialBackedUp,
+      nowIso(),
+    ))
+  ) {
     throw await fail(passkey.user_id, 'used twice at once');
   }
   const row = await users.findUserById(s.db, passkey.user_id);

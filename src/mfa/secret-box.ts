@@ -22,11 +22,17 @@ export function createSecretBox(secret: string): SecretBox {
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(aad));
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return [
+      VERSION,
+      iv.toString('base64url'),
+      body.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
   };
   const open = (aad: string, sealed: string) => {
     const [version, iv, body, tag] = sealed.split('.');
-    if (version !== VERSION || iv === undefined || body === undefined || tag === undefined) throw new Error('not a sealed secret');
+    if (version !== VERSION || iv === undefined || body === undefined || tag === undefined)
+      throw new Error('not a sealed secret');
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(aad));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));

@@ -13,7 +13,14 @@ export function newTotpSecret(): string {
 }
 
 function totp(secretBase32: string, label = ''): TOTP {
-  return new TOTP({ issuer: ISSUER, label, algorithm: 'SHA1', digits: DIGITS, period: PERIOD, secret: Secret.fromBase32(secretBase32) });
+  return new TOTP({
+    issuer: ISSUER,
+    label,
+    algorithm: 'SHA1',
+    digits: DIGITS,
+    period: PERIOD,
+    secret: Secret.fromBase32(secretBase32),
+  });
 }
 
 export function otpauthUrl(secretBase32: string, username: string): string {

@@ -66,7 +66,9 @@ export interface QueueLimits {
   maxWaitMs: number;
 }
 
-export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHARS, maxWaitMs: MAX_WAIT_MS }): DiffRunner {
+export function createDiffRunner(
+  limits: QueueLimits = { maxChars: QUEUE_MAX_CHARS, maxWaitMs: MAX_WAIT_MS },
+): DiffRunner {
   let worker: Worker | undefined;
   let nextId = 0;
   // One job at a time on the worker; the others wait here, in order, so that their wait can be bounded.
@@ -138,7 +140,10 @@ export function createDiffRunner(limits: QueueLimits = { maxChars: QUEUE_MAX_CHA
     merge(base, ours, theirs) {
       // Trivial when the two sides together are (a merge's searches compare base with each side).
       if (isTrivial(base + ours, theirs)) return Promise.resolve(mergeContent(base, ours, theirs));
-      return enqueue({ kind: 'merge', base, ours, theirs }, base.length + ours.length + theirs.length) as Promise<MergeOutcome>;
+      return enqueue(
+        { kind: 'merge', base, ours, theirs },
+        base.length + ours.length + theirs.length,
+      ) as Promise<MergeOutcome>;
     },
     async close() {
       const w = worker;

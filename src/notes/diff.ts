@@ -75,7 +75,11 @@ function anchors(a: Int32Array, b: Int32Array, count: number): { ai: Int32Array;
   }
   const ai = new Int32Array(tails.length);
   const bj = new Int32Array(tails.length);
-  for (let p = tails.length > 0 ? tails[tails.length - 1]! : -1, n = tails.length - 1; p >= 0; p = previous[p]!, n -= 1) {
+  for (
+    let p = tails.length > 0 ? tails[tails.length - 1]! : -1, n = tails.length - 1;
+    p >= 0;
+    p = previous[p]!, n -= 1
+  ) {
     ai[n] = pairI[p]!;
     bj[n] = pairJ[p]!;
   }
@@ -292,8 +296,10 @@ export function diffJson(from: string, to: string, context: number, header: stri
       if (op !== ADD) fromCount += 1;
       if (op !== REMOVE) toCount += 1;
     }
-    hunks.push(`{"from_start":${fromCount === 0 ? fromStart - 1 : fromStart},"from_lines":${fromCount},`
-      + `"to_start":${toCount === 0 ? toStart - 1 : toStart},"to_lines":${toCount},"lines":[${lines.join(',')}]}`);
+    hunks.push(
+      `{"from_start":${fromCount === 0 ? fromStart - 1 : fromStart},"from_lines":${fromCount},` +
+        `"to_start":${toCount === 0 ? toStart - 1 : toStart},"to_lines":${toCount},"lines":[${lines.join(',')}]}`,
+    );
     body.push(`@@ -${range(fromStart, fromCount)} +${range(toStart, toCount)} @@\n`, text.join(''));
     k = stop;
   }

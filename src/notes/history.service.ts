@@ -26,13 +26,18 @@ export async function labelVersion(db: Db, ownerId: string, noteId: string, vers
 
 /** POST /notes/{id}/restore: a new version with the chosen one's title and content. */
 export async function restoreVersion(
-  db: Db, ownerId: string, noteId: string, which: { version: number } | { version_id: string },
-  expected: number[] | undefined, authorId = ownerId,
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  which: { version: number } | { version_id: string },
+  expected: number[] | undefined,
+  authorId = ownerId,
 ): Promise<Note> {
-  const source = 'version' in which
-    ? await repo.findVersionByNumber(db, ownerId, noteId, which.version)
-    // Ids in the body are normalised like ids in the path (an upper-case UUID names the same version).
-    : await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id));
+  const source =
+    'version' in which
+      ? await repo.findVersionByNumber(db, ownerId, noteId, which.version)
+      : // Ids in the body are normalised like ids in the path (an upper-case UUID names the same version).
+        await repo.findVersion(db, ownerId, noteId, normalizeId(which.version_id));
   if (source === undefined) return versionNotFound(db, ownerId, noteId);
   const written = await writeVersion(db, ownerId, noteId, source, expected, source.version, authorId);
   const note = await getNote(db, ownerId, noteId).catch(() => undefined);
@@ -65,7 +70,13 @@ const side = (v: repo.VersionRecord) => ({ version: v.version, version_id: v.id,
  * GET /notes/{id}/diff, answered as UTF-8 JSON: the diff's lines are serialised and encoded where
  * they are computed (on the diff worker for large versions), never walked again on the event loop.
  */
-export async function diffVersions(db: Db, runner: DiffRunner, ownerId: string, noteId: string, query: DiffQuery): Promise<Buffer> {
+export async function diffVersions(
+  db: Db,
+  runner: DiffRunner,
+  ownerId: string,
+  noteId: string,
+  query: DiffQuery,
+): Promise<Buffer> {
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
   if (current === undefined) throw Errors.noteNotFound();
   const toNumber = query.to ?? current;
@@ -80,7 +91,12 @@ export async function diffVersions(db: Db, runner: DiffRunner, ownerId: string, 
     if (previous !== undefined) from = await repo.findVersionByNumber(db, ownerId, noteId, previous);
   }
   const fromLabel = from === undefined ? '/dev/null' : `v${from.version}`;
-  const diff = await runner.run(from?.content ?? '', to.content, query.context, `--- ${fromLabel}\n+++ v${to.version}\n`);
+  const diff = await runner.run(
+    from?.content ?? '',
+    to.content,
+    query.context,
+    `--- ${fromLabel}\n+++ v${to.version}\n`,
+  );
   const head = JSON.stringify({
     note_id: noteId,
     from: from === undefined ? null : side(from),

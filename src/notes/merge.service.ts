@@ -25,8 +25,14 @@ const isVersionMismatch = (error: unknown) => error instanceof AppError && error
  * request again). `checkpoint` (tests only) pauses between the read and the save.
  */
 export async function addVersionMerging(
-  db: Db, runner: DiffRunner, ownerId: string, noteId: string, input: { title: string; content: string },
-  expected: number[] | undefined, authorId: string, checkpoint?: (step: string) => Promise<void>,
+  db: Db,
+  runner: DiffRunner,
+  ownerId: string,
+  noteId: string,
+  input: { title: string; content: string },
+  expected: number[] | undefined,
+  authorId: string,
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<MergingSave> {
   try {
     return { merged: false, version: await addVersion(db, ownerId, noteId, input, expected, authorId) };
@@ -38,7 +44,8 @@ export async function addVersionMerging(
     // Tags naming a later version than the current one never existed; a pruned one is gone. Either
     // way there is no base, and the answer is the 412 of a plain save.
     const known = expected.filter((v) => v < current.version);
-    const base = known.length === 0 ? undefined : await repo.findVersionByNumber(db, ownerId, noteId, Math.max(...known));
+    const base =
+      known.length === 0 ? undefined : await repo.findVersionByNumber(db, ownerId, noteId, Math.max(...known));
     if (base === undefined) throw Errors.versionMismatch(current.version);
 
     const conflicts: Conflict[] = [];
@@ -56,8 +63,12 @@ export async function addVersionMerging(
       return {
         merged: true,
         note: {
-          ...current, ...merged,
-          version: written.version, version_id: written.versionId, updated_at: written.updatedAt, tags: extractTags(merged.content),
+          ...current,
+          ...merged,
+          version: written.version,
+          version_id: written.versionId,
+          updated_at: written.updatedAt,
+          tags: extractTags(merged.content),
         },
       };
     } catch (error) {

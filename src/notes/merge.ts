@@ -49,7 +49,15 @@ export function splitLines(text: string): string[] {
  * n², a few lines repeated throughout (blank lines, "---") up to n³.
  */
 function mergeCost(
-  o: string[], os: number, oe: number, a: string[], as: number, ae: number, b: string[], bs: number, be: number,
+  o: string[],
+  os: number,
+  oe: number,
+  a: string[],
+  as: number,
+  ae: number,
+  b: string[],
+  bs: number,
+  be: number,
 ): number {
   const inBase = new Map<string, number>();
   for (let i = os; i < oe; i += 1) inBase.set(o[i]!, (inBase.get(o[i]!) ?? 0) + 1);
@@ -73,11 +81,17 @@ function append(out: string[], lines: string[], from: number, to: number): void 
 }
 
 const range = (lines: string[], from: number, count: number): LineRange => ({
-  start: from + 1, end: from + count, text: lines.slice(from, from + count).join(''),
+  start: from + 1,
+  end: from + count,
+  text: lines.slice(from, from + count).join(''),
 });
 
 /** A title is one line: only one side's change is taken; two different changes conflict. */
-export function mergeTitle(base: string, ours: string, theirs: string): { merged: true; title: string } | { merged: false; conflict: Conflict } {
+export function mergeTitle(
+  base: string,
+  ours: string,
+  theirs: string,
+): { merged: true; title: string } | { merged: false; conflict: Conflict } {
   if (ours === theirs || theirs === base) return { merged: true, title: ours };
   if (ours === base) return { merged: true, title: theirs };
   const line = (text: string): LineRange => ({ start: 1, end: 1, text });
@@ -96,9 +110,13 @@ export function mergeContent(base: string, ours: string, theirs: string, budget 
   while (head < o.length && head < a.length && head < b.length && o[head] === a[head] && o[head] === b[head]) head += 1;
   let tail = 0;
   while (
-    tail < o.length - head && tail < a.length - head && tail < b.length - head
-    && o[o.length - 1 - tail] === a[a.length - 1 - tail] && o[o.length - 1 - tail] === b[b.length - 1 - tail]
-  ) tail += 1;
+    tail < o.length - head &&
+    tail < a.length - head &&
+    tail < b.length - head &&
+    o[o.length - 1 - tail] === a[a.length - 1 - tail] &&
+    o[o.length - 1 - tail] === b[b.length - 1 - tail]
+  )
+    tail += 1;
 
   const out: string[] = o.slice(0, head);
   const conflicts: Conflict[] = [];
@@ -109,9 +127,16 @@ export function mergeContent(base: string, ours: string, theirs: string, budget 
     if (same(a, ai, ae, o, oi, oe) || same(a, ai, ae, b, bi, be)) append(out, b, bi, be);
     else if (same(b, bi, be, o, oi, oe)) append(out, a, ai, ae);
     else if (mergeCost(o, oi, oe, a, ai, ae, b, bi, be) > budget) {
-      conflicts.push({ field: 'content', base: range(o, oi, oe - oi), ours: range(a, ai, ae - ai), theirs: range(b, bi, be - bi) });
+      conflicts.push({
+        field: 'content',
+        base: range(o, oi, oe - oi),
+        ours: range(a, ai, ae - ai),
+        theirs: range(b, bi, be - bi),
+      });
     } else {
-      for (const region of diff3Merge(a.slice(ai, ae), o.slice(oi, oe), b.slice(bi, be), { excludeFalseConflicts: true })) {
+      for (const region of diff3Merge(a.slice(ai, ae), o.slice(oi, oe), b.slice(bi, be), {
+        excludeFalseConflicts: true,
+      })) {
         if (region.ok !== undefined) append(out, region.ok, 0, region.ok.length);
         else if (region.conflict !== undefined) {
           const c = region.conflict;
@@ -144,7 +169,7 @@ function anchorsOf(o: string[], a: string[], b: string[], head: number, tail: nu
     for (let i = head; i < lines.length - tail; i += 1) {
       const line = lines[i]!;
       let at = seen.get(line);
-      if (at === undefined) seen.set(line, at = [-1, -1, -1]);
+      if (at === undefined) seen.set(line, (at = [-1, -1, -1]));
       // -1: not seen yet; -2: seen more than once.
       at[side] = at[side] === -1 ? i : -2;
     }

@@ -24,35 +24,96 @@ export interface NoteRecord {
 /** What a list row and a full note say about where the note is filed. */
 const FILING = ['folder_id', 'pinned', 'archived', 'tags'] as const;
 
-const insertNoteQuery = compiled((db, p: { id: string; owner_id: string; title: Buffer; version_id: string; now: string; folder_id: string | null; tags: string }) =>
-  db.insertInto('notes').values({
-    id: p.id, owner_id: p.owner_id, title: p.title, version: 1, version_id: p.version_id, created_at: p.now, updated_at: p.now,
-    folder_id: p.folder_id, tags: p.tags,
-  }));
+const insertNoteQuery = compiled(
+  (
+    db,
+    p: {
+      id: string;
+      owner_id: string;
+      title: Buffer;
+      version_id: string;
+      now: string;
+      folder_id: string | null;
+      tags: string;
+    },
+  ) =>
+    db.insertInto('notes').values({
+      id: p.id,
+      owner_id: p.owner_id,
+      title: p.title,
+      version: 1,
+      version_id: p.version_id,
+      created_at: p.now,
+      updated_at: p.now,
+      folder_id: p.folder_id,
+      tags: p.tags,
+    }),
+);
 
 export async function insertNote(
   db: Db,
-  note: { id: string; owner_id: string; title: string; version_id: string; now: string; folder_id?: string | null; tags?: string },
+  note: {
+    id: string;
+    owner_id: string;
+    title: string;
+    version_id: string;
+    now: string;
+    folder_id?: string | null;
+    tags?: string;
+  },
 ): Promise<void> {
-  await insertNoteQuery.run(db, { ...note, title: encodeText(note.title), folder_id: note.folder_id ?? null, tags: note.tags ?? '' });
+  await insertNoteQuery.run(db, {
+    ...note,
+    title: encodeText(note.title),
+    folder_id: note.folder_id ?? null,
+    tags: note.tags ?? '',
+  });
 }
 
-const insertVersionQuery = compiled((db, p: {
-  id: string; note_id: string; version: number; title: Buffer; content: Buffer; created_at: string; restored_from: number | null; author_id: string;
-}) =>
-  db.insertInto('note_versions').values({
-    id: p.id, note_id: p.note_id, version: p.version, title: p.title, content: p.content, created_at: p.created_at,
-    restored_from: p.restored_from, author_id: p.author_id,
-  }));
+const insertVersionQuery = compiled(
+  (
+    db,
+    p: {
+      id: string;
+      note_id: string;
+      version: number;
+      title: Buffer;
+      content: Buffer;
+      created_at: string;
+      restored_from: number | null;
+      author_id: string;
+    },
+  ) =>
+    db.insertInto('note_versions').values({
+      id: p.id,
+      note_id: p.note_id,
+      version: p.version,
+      title: p.title,
+      content: p.content,
+      created_at: p.created_at,
+      restored_from: p.restored_from,
+      author_id: p.author_id,
+    }),
+);
 
 export async function insertVersion(
   db: Db,
   version: {
-    id: string; note_id: string; version: number; title: string; content: string; created_at: string; restored_from?: number | null; author_id: string;
+    id: string;
+    note_id: string;
+    version: number;
+    title: string;
+    content: string;
+    created_at: string;
+    restored_from?: number | null;
+    author_id: string;
   },
 ): Promise<void> {
   await insertVersionQuery.run(db, {
-    ...version, title: encodeText(version.title), content: encodeText(version.content), restored_from: version.restored_from ?? null,
+    ...version,
+    title: encodeText(version.title),
+    content: encodeText(version.content),
+    restored_from: version.restored_from ?? null,
   });
 }
 
@@ -60,11 +121,24 @@ const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
   db
     .selectFrom('notes as n')
     .innerJoin('note_versions as v', 'v.id', 'n.version_id')
-    .select(['n.id', 'n.owner_id', 'n.title', 'v.content', 'n.version', 'n.version_id', 'n.created_at', 'n.updated_at',
-      'n.folder_id', 'n.pinned', 'n.archived', 'n.tags'])
+    .select([
+      'n.id',
+      'n.owner_id',
+      'n.title',
+      'v.content',
+      'n.version',
+      'n.version_id',
+      'n.created_at',
+      'n.updated_at',
+      'n.folder_id',
+      'n.pinned',
+      'n.archived',
+      'n.tags',
+    ])
     .where('n.id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
-    .where('n.deleted_at', 'is', null));
+    .where('n.deleted_at', 'is', null),
+);
 
 /** The note with its current version's content: two primary-key look-ups, no history scan. */
 export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteRecord | undefined> {
@@ -72,10 +146,20 @@ export function findNote(db: Db, ownerId: string, noteId: string): Promise<NoteR
 }
 
 const findNoteVersionNumberQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
-  db.selectFrom('notes').select(['version', 'pruned']).where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+  db
+    .selectFrom('notes')
+    .select(['version', 'pruned'])
+    .where('id', '=', p.noteId)
+    .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null),
+);
 
 /** The current version number and how many versions retention removed, for history pages. */
-export function findNoteHistoryShape(db: Db, ownerId: string, noteId: string): Promise<{ version: number; pruned: number } | undefined> {
+export function findNoteHistoryShape(
+  db: Db,
+  ownerId: string,
+  noteId: string,
+): Promise<{ version: number; pruned: number } | undefined> {
   return findNoteVersionNumberQuery.takeFirst(db, { ownerId, noteId });
 }
 
@@ -98,16 +182,23 @@ function filtered(db: Db, ownerId: string, filter: NoteFilter) {
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is', null)
     .where('archived', '=', filter.archived);
-  if (filter.folder !== undefined) query = filter.folder === null ? query.where('folder_id', 'is', null) : query.where('folder_id', '=', filter.folder);
+  if (filter.folder !== undefined)
+    query =
+      filter.folder === null ? query.where('folder_id', 'is', null) : query.where('folder_id', '=', filter.folder);
   if (filter.pinned !== undefined) query = query.where('pinned', '=', filter.pinned);
   if (filter.tag !== undefined) {
     const tag = filter.tag;
     // A probe of note_tags' primary key (note_id, tag) per note. Written without the owner on purpose:
     // with it, PostgreSQL without statistics yet (a freshly filled table) chose to rescan the
     // (owner, tag) range for every note — 2,000 notes took 550 ms instead of 7 ms.
-    query = query.where(({ exists, selectFrom }) => exists(
-      selectFrom('note_tags as t').select('t.note_id').whereRef('t.note_id', '=', 'notes.id').where('t.tag', '=', tag),
-    ));
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('note_tags as t')
+          .select('t.note_id')
+          .whereRef('t.note_id', '=', 'notes.id')
+          .where('t.tag', '=', tag),
+      ),
+    );
   }
   return query;
 }
@@ -116,11 +207,18 @@ function filtered(db: Db, ownerId: string, filter: NoteFilter) {
  * The caller's notes, pinned first, then most recently updated: a range scan of notes_owner_list
  * or, within a folder, notes_owner_folder; a tag is a primary-key probe of note_tags per note.
  */
-export async function listNotes(db: Db, ownerId: string, filter: NoteFilter, page: { limit: number; offset: number } | undefined) {
+export async function listNotes(
+  db: Db,
+  ownerId: string,
+  filter: NoteFilter,
+  page: { limit: number; offset: number } | undefined,
+) {
   let query = filtered(db, ownerId, filter)
     // version_id: the current version, whose preview (preview.ts) may be known already.
     .select(['id', 'owner_id', 'title', 'updated_at', 'version_id', ...FILING])
-    .orderBy('pinned', 'desc').orderBy('updated_at', 'desc').orderBy('id', 'desc');
+    .orderBy('pinned', 'desc')
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc');
   if (page !== undefined) query = query.limit(page.limit).offset(page.offset);
   return query.execute();
 }
@@ -131,8 +229,11 @@ export async function versionHeads(db: Db, versionIds: string[], bytes: number):
   const heads = new Map<string, string>();
   // In slices: an unpaged list can hold more notes than a statement may have parameters.
   for (let at = 0; at < versionIds.length; at += 500) {
-    const rows = await db.selectFrom('note_versions').select(['id', head.expression.as('head')])
-      .where('id', 'in', versionIds.slice(at, at + 500)).execute();
+    const rows = await db
+      .selectFrom('note_versions')
+      .select(['id', head.expression.as('head')])
+      .where('id', 'in', versionIds.slice(at, at + 500))
+      .execute();
     for (const row of rows) heads.set(row.id, head.decode(row.head));
   }
   return heads;
@@ -140,16 +241,25 @@ export async function versionHeads(db: Db, versionIds: string[], bytes: number):
 
 /** How many notes listNotes would return without a page: the same index ranges, counted. */
 export async function countNotes(db: Db, ownerId: string, filter: NoteFilter): Promise<number> {
-  const row = await filtered(db, ownerId, filter).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
+  const row = await filtered(db, ownerId, filter)
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 /** Files a note (folder, pin, archive): no new version, no new update time. */
 export async function fileNote(
-  db: Db, ownerId: string, noteId: string, change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
 ): Promise<boolean> {
-  const result = await db.updateTable('notes').set(change)
-    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
+  const result = await db
+    .updateTable('notes')
+    .set(change)
+    .where('id', '=', noteId)
+    .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
@@ -161,8 +271,13 @@ export async function setNoteTags(db: Db, noteId: string, tags: string): Promise
 
 /** The back-fill's write: only while no save has derived them meanwhile. */
 export async function setMissingNoteTags(db: Db, noteId: string, versionId: string, tags: string): Promise<boolean> {
-  const result = await db.updateTable('notes').set({ tags })
-    .where('id', '=', noteId).where('version_id', '=', versionId).where('tags', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('notes')
+    .set({ tags })
+    .where('id', '=', noteId)
+    .where('version_id', '=', versionId)
+    .where('tags', 'is', null)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
@@ -181,22 +296,40 @@ export function notesWithoutTags(db: Db, limit: number) {
  * Deleting a folder: its notes (those `folderIds` hold) go to the trash, or, with TRASH_DAYS=0,
  * are deleted at once. Returns the ids of the notes it took.
  */
-export async function trashNotesInFolders(db: Db, ownerId: string, folderIds: readonly string[], now: string | null): Promise<string[]> {
+export async function trashNotesInFolders(
+  db: Db,
+  ownerId: string,
+  folderIds: readonly string[],
+  now: string | null,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < folderIds.length; i += 500) {
     const chunk = folderIds.slice(i, i + 500);
-    const rows = now === null
-      ? await db.deleteFrom('notes').where('owner_id', '=', ownerId).where('deleted_at', 'is', null).where('folder_id', 'in', chunk)
-        .returning('id').execute()
-      : await db.updateTable('notes').set({ deleted_at: now }).where('owner_id', '=', ownerId).where('deleted_at', 'is', null)
-        .where('folder_id', 'in', chunk).returning('id').execute();
+    const rows =
+      now === null
+        ? await db
+            .deleteFrom('notes')
+            .where('owner_id', '=', ownerId)
+            .where('deleted_at', 'is', null)
+            .where('folder_id', 'in', chunk)
+            .returning('id')
+            .execute()
+        : await db
+            .updateTable('notes')
+            .set({ deleted_at: now })
+            .where('owner_id', '=', ownerId)
+            .where('deleted_at', 'is', null)
+            .where('folder_id', 'in', chunk)
+            .returning('id')
+            .execute();
     ids.push(...rows.map((row) => row.id));
   }
   return ids;
 }
 
 const deleteNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
-  db.deleteFrom('notes').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+  db.deleteFrom('notes').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null),
+);
 
 /** Deletes a note that is not in the trash, with its history, for good. */
 export async function deleteNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
@@ -205,8 +338,13 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string): Promi
 }
 
 const trashNoteQuery = compiled((db, p: { ownerId: string; noteId: string; now: string }) =>
-  db.updateTable('notes').set({ deleted_at: p.now })
-    .where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null));
+  db
+    .updateTable('notes')
+    .set({ deleted_at: p.now })
+    .where('id', '=', p.noteId)
+    .where('owner_id', '=', p.ownerId)
+    .where('deleted_at', 'is', null),
+);
 
 /** Moves a note that is not in the trash into it. */
 export async function trashNote(db: Db, ownerId: string, noteId: string, now: string): Promise<boolean> {
@@ -223,29 +361,33 @@ interface VersionChange {
 }
 
 function advanceVersionBuilder(db: Db, p: VersionChange) {
-  return db
-    .updateTable('notes')
-    .set((eb) => ({
-      version: eb('version', '+', 1),
-      version_id: p.versionId,
-      title: p.title,
-      updated_at: sql<string>`case when updated_at > ${p.now} then updated_at else ${p.now} end`,
-    }))
-    .where('id', '=', p.noteId)
-    .where('owner_id', '=', p.ownerId)
-    .where('deleted_at', 'is', null)
-    // At the highest number nothing qualifies (PostgreSQL would fail with "integer out of range",
-    // SQLite would go past it); the caller tells that apart from a stale If-Match.
-    .where('version', '<', VERSION_MAX);
+  return (
+    db
+      .updateTable('notes')
+      .set((eb) => ({
+        version: eb('version', '+', 1),
+        version_id: p.versionId,
+        title: p.title,
+        updated_at: sql<string>`case when updated_at > ${p.now} then updated_at else ${p.now} end`,
+      }))
+      .where('id', '=', p.noteId)
+      .where('owner_id', '=', p.ownerId)
+      .where('deleted_at', 'is', null)
+      // At the highest number nothing qualifies (PostgreSQL would fail with "integer out of range",
+      // SQLite would go past it); the caller tells that apart from a stale If-Match.
+      .where('version', '<', VERSION_MAX)
+  );
 }
 
 // `tags` is not set here, so it returns the tags before this save: the caller rewrites them only if they changed.
 const advanceVersionQuery = compiled((db, p: VersionChange) =>
-  advanceVersionBuilder(db, p).returning(['version', 'updated_at', 'tags']));
+  advanceVersionBuilder(db, p).returning(['version', 'updated_at', 'tags']),
+);
 
 /** With If-Match: one expected version is the usual case; lists of several are built each time. */
 const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: number }) =>
-  advanceVersionBuilder(db, p).where('version', '=', p.expected).returning(['version', 'updated_at', 'tags']));
+  advanceVersionBuilder(db, p).where('version', '=', p.expected).returning(['version', 'updated_at', 'tags']),
+);
 
 /**
  * Moves the note to its next version number and returns it with the new update time. The UPDATE
@@ -256,17 +398,41 @@ const advanceVersionIfQuery = compiled((db, p: VersionChange & { expected: numbe
  */
 export async function advanceVersion(
   db: Db,
-  change: { ownerId: string; noteId: string; versionId: string; title: string; now: string; expected: number[] | undefined },
+  change: {
+    ownerId: string;
+    noteId: string;
+    versionId: string;
+    title: string;
+    now: string;
+    expected: number[] | undefined;
+  },
 ): Promise<{ version: number; updated_at: string; tags: string | null } | undefined> {
   const { expected } = change;
   if (expected?.length === 0) return undefined;
-  const p: VersionChange = { ownerId: change.ownerId, noteId: change.noteId, versionId: change.versionId, title: encodeText(change.title), now: change.now };
+  const p: VersionChange = {
+    ownerId: change.ownerId,
+    noteId: change.noteId,
+    versionId: change.versionId,
+    title: encodeText(change.title),
+    now: change.now,
+  };
   if (expected === undefined) return advanceVersionQuery.takeFirst(db, p);
   if (expected.length === 1) return advanceVersionIfQuery.takeFirst(db, { ...p, expected: expected[0]! });
-  return advanceVersionBuilder(db, p).where('version', 'in', expected).returning(['version', 'updated_at', 'tags']).executeTakeFirst();
+  return advanceVersionBuilder(db, p)
+    .where('version', 'in', expected)
+    .returning(['version', 'updated_at', 'tags'])
+    .executeTakeFirst();
 }
 
-const VERSION_ROW = ['v.id', 'v.title', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'] as const;
+const VERSION_ROW = [
+  'v.id',
+  'v.title',
+  'v.version',
+  'v.created_at',
+  'v.label',
+  'v.restored_from',
+  'a.username as author_username',
+] as const;
 
 const listVersionsQuery = compiled((db, p: { noteId: string; top: number; limit: number }) =>
   db
@@ -276,7 +442,8 @@ const listVersionsQuery = compiled((db, p: { noteId: string; top: number; limit:
     .where('v.note_id', '=', p.noteId)
     .where('v.version', '<=', p.top)
     .orderBy('v.version', 'desc')
-    .limit(p.limit));
+    .limit(p.limit),
+);
 
 const versionAtOffsetQuery = compiled((db, p: { noteId: string; offset: number }) =>
   db
@@ -285,7 +452,8 @@ const versionAtOffsetQuery = compiled((db, p: { noteId: string; offset: number }
     .where('note_id', '=', p.noteId)
     .orderBy('version', 'desc')
     .limit(1)
-    .offset(p.offset));
+    .offset(p.offset),
+);
 
 /**
  * One page of history, newest first: a keyset scan down from the page's top version number, on
@@ -293,7 +461,13 @@ const versionAtOffsetQuery = compiled((db, p: { noteId: string; offset: number }
  * current − offset. With gaps the offset counts the versions that remain, so the top is found by
  * skipping `offset` entries of that key — numbers only, from the index — which retention keeps short.
  */
-export async function listVersions(db: Db, noteId: string, shape: { version: number; pruned: number }, limit: number, offset: number) {
+export async function listVersions(
+  db: Db,
+  noteId: string,
+  shape: { version: number; pruned: number },
+  limit: number,
+  offset: number,
+) {
   let top = shape.version - offset;
   if (shape.pruned > 0) {
     const row = await versionAtOffsetQuery.takeFirst(db, { noteId, offset });
@@ -308,11 +482,22 @@ const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; ver
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
     .leftJoin('users as a', 'a.id', 'v.author_id')
-    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'])
+    .select([
+      'v.id',
+      'v.note_id',
+      'v.title',
+      'v.content',
+      'v.version',
+      'v.created_at',
+      'v.label',
+      'v.restored_from',
+      'a.username as author_username',
+    ])
     .where('v.id', '=', p.versionId)
     .where('v.note_id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
-    .where('n.deleted_at', 'is', null));
+    .where('n.deleted_at', 'is', null),
+);
 
 export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
   return findVersionQuery.takeFirst(db, { ownerId, noteId, versionId });
@@ -336,13 +521,29 @@ const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: str
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
     .leftJoin('users as a', 'a.id', 'v.author_id')
-    .select(['v.id', 'v.note_id', 'v.title', 'v.content', 'v.version', 'v.created_at', 'v.label', 'v.restored_from', 'a.username as author_username'])
+    .select([
+      'v.id',
+      'v.note_id',
+      'v.title',
+      'v.content',
+      'v.version',
+      'v.created_at',
+      'v.label',
+      'v.restored_from',
+      'a.username as author_username',
+    ])
     .where('v.note_id', '=', p.noteId)
     .where('v.version', '=', p.version)
     .where('n.owner_id', '=', p.ownerId)
-    .where('n.deleted_at', 'is', null));
+    .where('n.deleted_at', 'is', null),
+);
 
-export async function findVersionByNumber(db: Db, ownerId: string, noteId: string, version: number): Promise<VersionRecord | undefined> {
+export async function findVersionByNumber(
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  version: number,
+): Promise<VersionRecord | undefined> {
   if (version > VERSION_MAX) return undefined; // a larger number names no version (and cannot be bound as one)
   return findVersionByNumberQuery.takeFirst(db, { ownerId, noteId, version });
 }
@@ -354,7 +555,8 @@ const previousVersionNumberQuery = compiled((db, p: { noteId: string; below: num
     .where('note_id', '=', p.noteId)
     .where('version', '<', p.below)
     .orderBy('version', 'desc')
-    .limit(1));
+    .limit(1),
+);
 
 /** The newest version that still exists below `below` (retention may have removed the one just before). */
 export async function previousVersionNumber(db: Db, noteId: string, below: number): Promise<number | undefined> {
@@ -368,25 +570,62 @@ const setLabelQuery = compiled((db, p: { ownerId: string; noteId: string; versio
     .where('id', '=', p.versionId)
     .where('note_id', '=', p.noteId)
     .where('note_id', 'in', (eb) =>
-      eb.selectFrom('notes').select('id').where('id', '=', p.noteId).where('owner_id', '=', p.ownerId).where('deleted_at', 'is', null)));
+      eb
+        .selectFrom('notes')
+        .select('id')
+        .where('id', '=', p.noteId)
+        .where('owner_id', '=', p.ownerId)
+        .where('deleted_at', 'is', null),
+    ),
+);
 
-export async function setLabel(db: Db, ownerId: string, noteId: string, versionId: string, label: string | null): Promise<boolean> {
+export async function setLabel(
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  versionId: string,
+  label: string | null,
+): Promise<boolean> {
   const result = await setLabelQuery.run(db, { ownerId, noteId, versionId, label });
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** Import: a note row as the document gives it (its last version is written next, with this id). */
-export async function insertImportedNote(trx: Trx, note: {
-  id: string; ownerId: string; title: string; version: number; versionId: string; createdAt: string; updatedAt: string; versions: number;
-  folderId: string | null; pinned: boolean; archived: boolean; tags: string;
-}): Promise<void> {
-  await trx.insertInto('notes').values({
-    id: note.id, owner_id: note.ownerId, title: Buffer.from(note.title, 'utf8'), version: note.version, version_id: note.versionId,
-    created_at: note.createdAt, updated_at: note.updatedAt,
-    folder_id: note.folderId, pinned: note.pinned, archived: note.archived, tags: note.tags,
-    // Numbers may skip (a pruned history); history pages need to know (see listVersions).
-    pruned: note.version - note.versions,
-  }).execute();
+export async function insertImportedNote(
+  trx: Trx,
+  note: {
+    id: string;
+    ownerId: string;
+    title: string;
+    version: number;
+    versionId: string;
+    createdAt: string;
+    updatedAt: string;
+    versions: number;
+    folderId: string | null;
+    pinned: boolean;
+    archived: boolean;
+    tags: string;
+  },
+): Promise<void> {
+  await trx
+    .insertInto('notes')
+    .values({
+      id: note.id,
+      owner_id: note.ownerId,
+      title: Buffer.from(note.title, 'utf8'),
+      version: note.version,
+      version_id: note.versionId,
+      created_at: note.createdAt,
+      updated_at: note.updatedAt,
+      folder_id: note.folderId,
+      pinned: note.pinned,
+      archived: note.archived,
+      tags: note.tags,
+      // Numbers may skip (a pruned history); history pages need to know (see listVersions).
+      pruned: note.version - note.versions,
+    })
+    .execute();
 }
 
 /**
@@ -394,14 +633,29 @@ export async function insertImportedNote(trx: Trx, note: {
  * title, creation and last-change times, current version number and number of versions — which
  * is what importing the same export again finds.
  */
-export async function findImportedTwin(trx: Trx, ownerId: string, note: {
-  title: string; createdAt: string; updatedAt: string; version: number; versions: number;
-}): Promise<string | undefined> {
-  const row = await trx.selectFrom('notes').select('id')
-    .where('owner_id', '=', ownerId).where('updated_at', '=', note.updatedAt).where('created_at', '=', note.createdAt)
-    .where('version', '=', note.version).where('pruned', '=', note.version - note.versions)
-    .where(sql<boolean>`title = ${encodeText(note.title)}`).where('deleted_at', 'is', null)
-    .limit(1).executeTakeFirst();
+export async function findImportedTwin(
+  trx: Trx,
+  ownerId: string,
+  note: {
+    title: string;
+    createdAt: string;
+    updatedAt: string;
+    version: number;
+    versions: number;
+  },
+): Promise<string | undefined> {
+  const row = await trx
+    .selectFrom('notes')
+    .select('id')
+    .where('owner_id', '=', ownerId)
+    .where('updated_at', '=', note.updatedAt)
+    .where('created_at', '=', note.createdAt)
+    .where('version', '=', note.version)
+    .where('pruned', '=', note.version - note.versions)
+    .where(sql<boolean>`title = ${encodeText(note.title)}`)
+    .where('deleted_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   return row?.id;
 }
 
@@ -409,16 +663,37 @@ export async function findImportedTwin(trx: Trx, ownerId: string, note: {
  * Import: one version as the document gives it. `withMetadata` is false on a database whose
  * migrations have not yet added label and restored_from (a rolling upgrade).
  */
-export async function insertImportedVersion(trx: Trx, v: {
-  id: string; noteId: string; version: number; title: string; content: string; createdAt: string; label: string | null; restoredFrom: number | null;
-  /** The importing user: the versions become theirs. */
-  authorId: string;
-}, withMetadata: boolean): Promise<void> {
-  await trx.insertInto('note_versions').values({
-    id: v.id, note_id: v.noteId, version: v.version, title: Buffer.from(v.title, 'utf8'),
-    content: Buffer.from(v.content, 'utf8'), created_at: v.createdAt, author_id: v.authorId,
-  }).execute();
+export async function insertImportedVersion(
+  trx: Trx,
+  v: {
+    id: string;
+    noteId: string;
+    version: number;
+    title: string;
+    content: string;
+    createdAt: string;
+    label: string | null;
+    restoredFrom: number | null;
+    /** The importing user: the versions become theirs. */
+    authorId: string;
+  },
+  withMetadata: boolean,
+): Promise<void> {
+  await trx
+    .insertInto('note_versions')
+    .values({
+      id: v.id,
+      note_id: v.noteId,
+      version: v.version,
+      title: Buffer.from(v.title, 'utf8'),
+      content: Buffer.from(v.content, 'utf8'),
+      created_at: v.createdAt,
+      author_id: v.authorId,
+    })
+    .execute();
   if (withMetadata && (v.label !== null || v.restoredFrom !== null)) {
-    await sql`update note_versions set label = ${v.label}, restored_from = ${v.restoredFrom} where id = ${v.id}`.execute(trx);
+    await sql`update note_versions set label = ${v.label}, restored_from = ${v.restoredFrom} where id = ${v.id}`.execute(
+      trx,
+    );
   }
 }

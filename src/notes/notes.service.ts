@@ -33,7 +33,10 @@ export interface Note {
 }
 
 /** A list row: the note without its content and version. */
-export type NoteRow = Pick<Note, 'id' | 'owner_id' | 'title' | 'updated_at' | 'folder_id' | 'pinned' | 'archived' | 'tags'> & { preview: string };
+export type NoteRow = Pick<
+  Note,
+  'id' | 'owner_id' | 'title' | 'updated_at' | 'folder_id' | 'pinned' | 'archived' | 'tags'
+> & { preview: string };
 
 export const PLACEHOLDER_TITLE = 'Untitled';
 
@@ -48,7 +51,9 @@ export function checkText(content: string): void {
 }
 
 export async function createNote(
-  db: Db, ownerId: string, input: { title?: string; content?: string; folder_id?: string | null },
+  db: Db,
+  ownerId: string,
+  input: { title?: string; content?: string; folder_id?: string | null },
 ): Promise<Note> {
   const title = input.title ?? PLACEHOLDER_TITLE;
   const content = input.content ?? '';
@@ -60,23 +65,51 @@ export async function createNote(
   const versionId = newId();
   const now = nowIso();
   try {
-    const created = await writeWith(db, {
-      postgres: (one) => onePostgresCall.createNote(one, {
-        id, ownerId, versionId, title, content, now, folderId, tags: encodeTags(tags), tagRows: searchableTags(tags), links,
-        tsvector: searchVector(title, content),
-      }),
-      sqlite: async (trx) => {
-        if (folderId !== null) await requireFolder(trx, ownerId, folderId);
-        await repo.insertNote(trx, { id, owner_id: ownerId, title, version_id: versionId, now, folder_id: folderId, tags: encodeTags(tags) });
-        await insertNoteTags(trx, { noteId: id, ownerId, tags });
-        await repo.insertVersion(trx, {
-          id: versionId, note_id: id, version: 1, title, content, created_at: now, author_id: ownerId,
-        });
-        await recordReferences(trx, ownerId, versionId, links);
-        await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
-        return true;
+    const created = await writeWith(
+      db,
+      {
+        postgres: (one) =>
+          onePostgresCall.createNote(one, {
+            id,
+            ownerId,
+            versionId,
+            title,
+            content,
+            now,
+            folderId,
+            tags: encodeTags(tags),
+            tagRows: searchableTags(tags),
+            links,
+            tsvector: searchVector(title, content),
+          }),
+        sqlite: async (trx) => {
+          if (folderId !== null) await requireFolder(trx, ownerId, folderId);
+          await repo.insertNote(trx, {
+            id,
+            owner_id: ownerId,
+            title,
+            version_id: versionId,
+            now,
+            folder_id: folderId,
+            tags: encodeTags(tags),
+          });
+          await insertNoteTags(trx, { noteId: id, ownerId, tags });
+          await repo.insertVersion(trx, {
+            id: versionId,
+            note_id: id,
+            version: 1,
+            title,
+            content,
+            created_at: now,
+            author_id: ownerId,
+          });
+          await recordReferences(trx, ownerId, versionId, links);
+          await indexVersion(trx, { ownerId, noteId: id, versionId, version: 1, title, content });
+          return true;
+        },
       },
-    }, content.length);
+      content.length,
+    );
     if (!created) throw Errors.folderNotFound();
     noteChanged(db, { type: 'note.created', noteId: id });
   } catch (error) {
@@ -85,8 +118,18 @@ export async function createNote(
     throw error;
   }
   return {
-    id, owner_id: ownerId, title, content, version: 1, version_id: versionId, created_at: now, updated_at: now,
-    folder_id: folderId, pinned: false, archived: false, tags,
+    id,
+    owner_id: ownerId,
+    title,
+    content,
+    version: 1,
+    version_id: versionId,
+    created_at: now,
+    updated_at: now,
+    folder_id: folderId,
+    pinned: false,
+    archived: false,
+    tags,
   };
 }
 
@@ -105,7 +148,12 @@ export interface ListFilter {
 }
 
 /** A page of the caller's notes and how many there are in all (X-Total-Count). */
-export async function listNotes(db: Db, ownerId: string, filter: ListFilter, page: Page | undefined): Promise<{ rows: NoteRow[]; total: number }> {
+export async function listNotes(
+  db: Db,
+  ownerId: string,
+  filter: ListFilter,
+  page: Page | undefined,
+): Promise<{ rows: NoteRow[]; total: number }> {
   const folder = filter.folder === undefined ? undefined : filter.folder === 'root' ? null : filter.folder;
   if (folder != null) await requireFolder(db, ownerId, folder);
   const where: repo.NoteFilter = {
@@ -116,7 +164,11 @@ export async function listNotes(db: Db, ownerId: string, filter: ListFilter, pag
   };
   const listed = await repo.listNotes(db, ownerId, where, page);
   const previews = await previewsOf(db, listed);
-  const rows = listed.map(({ version_id: _, ...row }, i) => ({ ...row, tags: decodeTags(row.tags), preview: previews[i]! }));
+  const rows = listed.map(({ version_id: _, ...row }, i) => ({
+    ...row,
+    tags: decodeTags(row.tags),
+    preview: previews[i]!,
+  }));
   // A short page is the last one, so it tells the total itself; only a full page (or an empty
   // one past the end) needs the count.
   const last = page === undefined || (rows.length < page.limit && (rows.length > 0 || page.offset === 0));
@@ -129,7 +181,10 @@ export async function listNotes(db: Db, ownerId: string, filter: ListFilter, pag
  * A folder that is not the caller's is 404 like a missing one.
  */
 export async function fileNote(
-  db: Db, ownerId: string, noteId: string, change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  change: { folder_id?: string | null; pinned?: boolean; archived?: boolean },
 ): Promise<Note> {
   try {
     await inWriteTransaction(db, async (trx) => {
@@ -146,20 +201,21 @@ export async function fileNote(
 
 /** DELETE /notes/{id}: into the trash, or gone at once when the trash keeps nothing (TRASH_DAYS=0). */
 export async function deleteNote(db: Db, ownerId: string, noteId: string, trashDays: number): Promise<void> {
-  const done = trashDays === 0
-    ? await inWriteTransaction(db, async (trx) => {
-      // The note and its members are gone after: who to tell is read first.
-      const users = anyoneListening(trx) ? await audience(trx, noteId) : [];
-      const deleted = await repo.deleteNote(trx, ownerId, noteId);
-      if (deleted) noteChanged(trx, { type: 'note.deleted', noteId, users });
-      return deleted;
-    })
-    : await inWriteTransaction(db, async (trx) => {
-      const trashed = await repo.trashNote(trx, ownerId, noteId, nowIso());
-      if (trashed) await removeNoteTags(trx, [noteId]);
-      if (trashed) noteChanged(trx, { type: 'note.trashed', noteId });
-      return trashed;
-    });
+  const done =
+    trashDays === 0
+      ? await inWriteTransaction(db, async (trx) => {
+          // The note and its members are gone after: who to tell is read first.
+          const users = anyoneListening(trx) ? await audience(trx, noteId) : [];
+          const deleted = await repo.deleteNote(trx, ownerId, noteId);
+          if (deleted) noteChanged(trx, { type: 'note.deleted', noteId, users });
+          return deleted;
+        })
+      : await inWriteTransaction(db, async (trx) => {
+          const trashed = await repo.trashNote(trx, ownerId, noteId, nowIso());
+          if (trashed) await removeNoteTags(trx, [noteId]);
+          if (trashed) noteChanged(trx, { type: 'note.trashed', noteId });
+          return trashed;
+        });
   if (!done) throw Errors.noteNotFound();
 }
 
@@ -169,7 +225,12 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string, trashD
  * VERSION_MAX takes no more versions: 409 `version_limit`, whatever If-Match says.
  */
 export async function addVersion(
-  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined, authorId = ownerId,
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  input: { title: string; content: string },
+  expected: number[] | undefined,
+  authorId = ownerId,
 ): Promise<number> {
   checkText(input.content);
   return (await writeVersion(db, ownerId, noteId, input, expected, null, authorId)).version;
@@ -180,8 +241,13 @@ export async function addVersion(
  * `authorId` is who writes it: the owner, or an editor the note is shared with.
  */
 export async function writeVersion(
-  db: Db, ownerId: string, noteId: string, input: { title: string; content: string }, expected: number[] | undefined,
-  restoredFrom: number | null, authorId = ownerId,
+  db: Db,
+  ownerId: string,
+  noteId: string,
+  input: { title: string; content: string },
+  expected: number[] | undefined,
+  restoredFrom: number | null,
+  authorId = ownerId,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
   const versionId = newId();
   const now = nowIso();
@@ -190,28 +256,57 @@ export async function writeVersion(
   const tags = extractTags(input.content);
   const encoded = encodeTags(tags);
   const links = linkedAttachments(input.content);
-  const next = await writeWith(db, {
-    postgres: (one) => onePostgresCall.saveVersion(one, {
-      ownerId, noteId, versionId, title, content: input.content, now, expected, restoredFrom, authorId,
-      tags: encoded, tagRows: searchableTags(tags), links, tsvector: searchVector(title, input.content),
-    }),
-    sqlite: async (trx) => {
-      const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
-      if (advanced === undefined) return undefined;
-      await repo.insertVersion(trx, {
-        id: versionId, note_id: noteId, version: advanced.version, title, content: input.content, created_at: advanced.updated_at,
-        restored_from: restoredFrom, author_id: authorId,
-      });
-      await recordReferences(trx, ownerId, versionId, links);
-      await indexVersion(trx, { ownerId, noteId, versionId, version: advanced.version, title: input.title, content: input.content });
-      // Most saves leave the tags as they were: then nothing more is written.
-      if (encoded !== advanced.tags) {
-        await repo.setNoteTags(trx, noteId, encoded);
-        await replaceNoteTags(trx, { noteId, ownerId, tags });
-      }
-      return advanced;
+  const next = await writeWith(
+    db,
+    {
+      postgres: (one) =>
+        onePostgresCall.saveVersion(one, {
+          ownerId,
+          noteId,
+          versionId,
+          title,
+          content: input.content,
+          now,
+          expected,
+          restoredFrom,
+          authorId,
+          tags: encoded,
+          tagRows: searchableTags(tags),
+          links,
+          tsvector: searchVector(title, input.content),
+        }),
+      sqlite: async (trx) => {
+        const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
+        if (advanced === undefined) return undefined;
+        await repo.insertVersion(trx, {
+          id: versionId,
+          note_id: noteId,
+          version: advanced.version,
+          title,
+          content: input.content,
+          created_at: advanced.updated_at,
+          restored_from: restoredFrom,
+          author_id: authorId,
+        });
+        await recordReferences(trx, ownerId, versionId, links);
+        await indexVersion(trx, {
+          ownerId,
+          noteId,
+          versionId,
+          version: advanced.version,
+          title: input.title,
+          content: input.content,
+        });
+        // Most saves leave the tags as they were: then nothing more is written.
+        if (encoded !== advanced.tags) {
+          await repo.setNoteTags(trx, noteId, encoded);
+          await replaceNoteTags(trx, { noteId, ownerId, tags });
+        }
+        return advanced;
+      },
     },
-  }, input.content.length);
+    input.content.length,
+  );
   if (next !== undefined) {
     noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId });
     return { version: next.version, versionId, updatedAt: next.updated_at };

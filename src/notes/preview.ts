@@ -15,7 +15,10 @@ const cache = new Map<string, string>();
  * The previews of list rows (each with its current version's id and its title), in their order.
  * Known ones come from the cache; the rest read their text's first bytes (repository.versionHeads).
  */
-export async function previewsOf(db: Db, rows: ReadonlyArray<{ version_id: string; title: string }>): Promise<string[]> {
+export async function previewsOf(
+  db: Db,
+  rows: ReadonlyArray<{ version_id: string; title: string }>,
+): Promise<string[]> {
   const missing = rows.filter((row) => !cache.has(row.version_id)).map((row) => row.version_id);
   if (missing.length > 0) {
     const heads = await versionHeads(db, [...new Set(missing)], PREVIEW_SOURCE_BYTES);
@@ -51,5 +54,8 @@ function plainText(markdown: string): string {
     at = end;
   }
   text += markdown.slice(at);
-  return text.replace(/<\/?[a-zA-Z][^<>\n]{0,200}>/g, ' ').replace(/[\s\p{Cc}]+/gu, ' ').trim();
+  return text
+    .replace(/<\/?[a-zA-Z][^<>\n]{0,200}>/g, ' ')
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim();
 }

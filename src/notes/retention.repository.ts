@@ -4,15 +4,25 @@ import type { Db } from '../db/schema.js';
 import type { RetentionCandidate } from './retention.js';
 
 /** Notes (after `after`, by id; from the first when undefined) that have a version other than the current one older than `oldest`. */
-export function notesWithOldVersions(db: Db, after: string | undefined, oldest: string, limit: number): Promise<{ id: string; version: number }[]> {
+export function notesWithOldVersions(
+  db: Db,
+  after: string | undefined,
+  oldest: string,
+  limit: number,
+): Promise<{ id: string; version: number }[]> {
   return db
     .selectFrom('notes as n')
     .select(['n.id', 'n.version'])
     .$if(after !== undefined, (qb) => qb.where('n.id', '>', after!))
-    .where(({ exists, selectFrom }) => exists(
-      selectFrom('note_versions as v').select(sql`1`.as('one'))
-        .whereRef('v.note_id', '=', 'n.id').whereRef('v.version', '<>', 'n.version').where('v.created_at', '<', oldest),
-    ))
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('note_versions as v')
+          .select(sql`1`.as('one'))
+          .whereRef('v.note_id', '=', 'n.id')
+          .whereRef('v.version', '<>', 'n.version')
+          .where('v.created_at', '<', oldest),
+      ),
+    )
     .orderBy('n.id')
     .limit(limit)
     .execute();
@@ -47,14 +57,27 @@ export async function deleteVersions(trx: Db, noteId: string, ids: string[]): Pr
       .where('label', 'is', null)
       .where('version', '<', (eb) => eb.selectFrom('notes').select('version').where('id', '=', noteId))
       // A version a share link pins stays, whatever the policy says (it is what the link shows).
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('shares').select('shares.id')
-        .where('shares.note_id', '=', noteId).whereRef('shares.version', '=', 'note_versions.version'))))
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('shares')
+              .select('shares.id')
+              .where('shares.note_id', '=', noteId)
+              .whereRef('shares.version', '=', 'note_versions.version'),
+          ),
+        ),
+      )
       .returning('version')
       .execute();
     for (const row of rows) deleted.push(row.version);
   }
   if (deleted.length > 0) {
-    await trx.updateTable('notes').set((eb) => ({ pruned: eb('pruned', '+', deleted.length) })).where('id', '=', noteId).execute();
+    await trx
+      .updateTable('notes')
+      .set((eb) => ({ pruned: eb('pruned', '+', deleted.length) }))
+      .where('id', '=', noteId)
+      .execute();
   }
   return deleted;
 }

@@ -38,7 +38,12 @@ function bucket(tier: RetentionTierName, iso: string): string {
  * must hold every version of the note created in the window the caller read (see pruneHistory),
  * so that "newest of its bucket" is judged against all of them.
  */
-export function planPrune(versions: readonly RetentionCandidate[], current: number, now: Date, policy: HistoryRetention): RetentionCandidate[] {
+export function planPrune(
+  versions: readonly RetentionCandidate[],
+  current: number,
+  now: Date,
+  policy: HistoryRetention,
+): RetentionCandidate[] {
   const nowMs = now.getTime();
   const newestFirst = [...versions].sort((a, b) => b.version - a.version);
   const keep = new Set<number>();
@@ -51,8 +56,13 @@ export function planPrune(versions: readonly RetentionCandidate[], current: numb
       if (nowMs - Date.parse(v.created_at) < tier.ms) keep.add(v.version);
     }
   }
-  return newestFirst.filter((v) =>
-    v.version !== current && v.label === null && !(nowMs - Date.parse(v.created_at) < policy.allMs) && !keep.has(v.version));
+  return newestFirst.filter(
+    (v) =>
+      v.version !== current &&
+      v.label === null &&
+      !(nowMs - Date.parse(v.created_at) < policy.allMs) &&
+      !keep.has(v.version),
+  );
 }
 
 /** Notes examined per round. */
@@ -71,7 +81,9 @@ export interface PruneSummary {
  * each version once. `onPruned` hears each note's deleted version numbers (for the CLI).
  */
 export async function pruneHistory(
-  db: Db, now: Date, policy: HistoryRetention | null,
+  db: Db,
+  now: Date,
+  policy: HistoryRetention | null,
   onPruned?: (noteId: string, versions: number[]) => void,
 ): Promise<PruneSummary> {
   const summary: PruneSummary = { notes: 0, versions: 0 };
@@ -88,11 +100,20 @@ export async function pruneHistory(
       const versions = await repo.versionsBefore(db, note.id, window);
       const doomed = planPrune(versions, note.version, now, policy);
       if (doomed.length === 0) continue;
-      const deleted = await db.transaction().execute((trx) => repo.deleteVersions(trx, note.id, doomed.map((v) => v.id)));
+      const deleted = await db.transaction().execute((trx) =>
+        repo.deleteVersions(
+          trx,
+          note.id,
+          doomed.map((v) => v.id),
+        ),
+      );
       if (deleted.length === 0) continue;
       summary.notes += 1;
       summary.versions += deleted.length;
-      onPruned?.(note.id, deleted.sort((a, b) => a - b));
+      onPruned?.(
+        note.id,
+        deleted.sort((a, b) => a - b),
+      );
     }
     if (notes.length < NOTE_BATCH) break;
     after = notes.at(-1)!.id;

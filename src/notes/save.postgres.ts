@@ -38,11 +38,27 @@ export interface SaveOnPostgres {
 }
 
 /** The new version and update time, or undefined when nothing qualified (missing, stale, at the limit). */
-export async function saveVersion(db: Db, s: SaveOnPostgres): Promise<{ version: number; updated_at: string } | undefined> {
-  const { rows } = await db.executeQuery<{ version: number; updated_at: string }>(CompiledQuery.raw(SAVE_VERSION, [
-    s.ownerId, s.noteId, s.versionId, encodeText(s.title), encodeText(s.content), s.now, s.expected ?? null, s.restoredFrom,
-    s.authorId, s.tags, s.tagRows, s.links, s.tsvector,
-  ]));
+export async function saveVersion(
+  db: Db,
+  s: SaveOnPostgres,
+): Promise<{ version: number; updated_at: string } | undefined> {
+  const { rows } = await db.executeQuery<{ version: number; updated_at: string }>(
+    CompiledQuery.raw(SAVE_VERSION, [
+      s.ownerId,
+      s.noteId,
+      s.versionId,
+      encodeText(s.title),
+      encodeText(s.content),
+      s.now,
+      s.expected ?? null,
+      s.restoredFrom,
+      s.authorId,
+      s.tags,
+      s.tagRows,
+      s.links,
+      s.tsvector,
+    ]),
+  );
   return rows[0];
 }
 
@@ -66,8 +82,20 @@ export interface CreateOnPostgres {
 
 /** False when the folder is not the owner's (or gone); a deleted account fails on its foreign key. */
 export async function createNote(db: Db, c: CreateOnPostgres): Promise<boolean> {
-  const { rows } = await db.executeQuery<{ created: boolean }>(CompiledQuery.raw(CREATE_NOTE, [
-    c.id, c.ownerId, c.versionId, encodeText(c.title), encodeText(c.content), c.now, c.folderId, c.tags, c.tagRows, c.links, c.tsvector,
-  ]));
+  const { rows } = await db.executeQuery<{ created: boolean }>(
+    CompiledQuery.raw(CREATE_NOTE, [
+      c.id,
+      c.ownerId,
+      c.versionId,
+      encodeText(c.title),
+      encodeText(c.content),
+      c.now,
+      c.folderId,
+      c.tags,
+      c.tagRows,
+      c.links,
+      c.tsvector,
+    ]),
+  );
   return rows[0]!.created;
 }

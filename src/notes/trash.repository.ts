@@ -17,23 +17,32 @@ export function listTrash(db: Db, ownerId: string, page: { limit: number; offset
 
 /** Takes a note out of the trash; false when it is not there (or not the caller's). */
 export async function restoreNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
-  const result = await db.updateTable('notes').set({ deleted_at: null })
-    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is not', null)
+  const result = await db
+    .updateTable('notes')
+    .set({ deleted_at: null })
+    .where('id', '=', noteId)
+    .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is not', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
 /** Deletes a trashed note for good; its versions (and their search entries) go with it by cascade. */
 export async function purgeNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
-  const result = await db.deleteFrom('notes')
-    .where('id', '=', noteId).where('owner_id', '=', ownerId).where('deleted_at', 'is not', null)
+  const result = await db
+    .deleteFrom('notes')
+    .where('id', '=', noteId)
+    .where('owner_id', '=', ownerId)
+    .where('deleted_at', 'is not', null)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
 /** Up to `limit` ids of notes trashed at or before `cutoff`, oldest first. */
 export async function expiredIds(db: Db, cutoff: string, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom('notes').select('id')
+  const rows = await db
+    .selectFrom('notes')
+    .select('id')
     .where('deleted_at', 'is not', null)
     .where('deleted_at', '<=', cutoff)
     .orderBy('deleted_at')
@@ -45,7 +54,8 @@ export async function expiredIds(db: Db, cutoff: string, limit: number): Promise
 /** Deletes these notes if they are still in the trash (a restore may have won the race): the ids it deleted. */
 export async function deleteTrashed(db: Db, ids: string[], cutoff: string): Promise<string[]> {
   if (ids.length === 0) return [];
-  const rows = await db.deleteFrom('notes')
+  const rows = await db
+    .deleteFrom('notes')
     .where('id', 'in', ids)
     .where('deleted_at', 'is not', null)
     .where('deleted_at', '<=', cutoff)

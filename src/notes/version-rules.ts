@@ -34,8 +34,7 @@ export const LABEL_RULE = `must be null or 1 to ${LABEL_MAX_CHARACTERS} characte
  * DEL and the C1 controls (a label is a one-line name), `\p{Cs}` unpaired surrogates (not storable
  * as UTF-8); 1 to 100 characters (code points) once trimmed.
  */
-export const LABEL_PATTERN =
-  `^\\s*[^\\p{Cc}\\p{Cs}\\s](?:[^\\p{Cc}\\p{Cs}]{0,${LABEL_MAX_CHARACTERS - 2}}[^\\p{Cc}\\p{Cs}\\s])?\\s*$`;
+export const LABEL_PATTERN = `^\\s*[^\\p{Cc}\\p{Cs}\\s](?:[^\\p{Cc}\\p{Cs}]{0,${LABEL_MAX_CHARACTERS - 2}}[^\\p{Cc}\\p{Cs}\\s])?\\s*$`;
 
 /** Text that UTF-8 can carry unchanged: no unpaired surrogates (a JSON string may hold one, escaped). */
 export const WELL_FORMED_PATTERN = '^\\P{Cs}*$';

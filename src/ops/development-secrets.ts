@@ -11,7 +11,8 @@ type Env = Record<string, string | undefined>;
  * (config.ts); anything else keeps per-process random secrets, as before.
  */
 export function withDevelopmentSecrets(env: Env): { env: Env; file?: string } {
-  if ((env.NODE_ENV ?? 'development') === 'production' || nonEmpty(env.JWT_SECRET) || nonEmpty(env.CSRF_SECRET)) return { env };
+  if ((env.NODE_ENV ?? 'development') === 'production' || nonEmpty(env.JWT_SECRET) || nonEmpty(env.CSRF_SECRET))
+    return { env };
   const url = nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db';
   if (!url.startsWith('sqlite:')) return { env };
   const database = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -30,8 +31,13 @@ interface Secrets {
 function readSecrets(file: string): Secrets | undefined {
   try {
     const value = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Secrets>;
-    return typeof value.jwt === 'string' && value.jwt.length >= 32 && typeof value.csrf === 'string' && value.csrf.length >= 32 && value.jwt !== value.csrf
-      ? { jwt: value.jwt, csrf: value.csrf } : undefined;
+    return typeof value.jwt === 'string' &&
+      value.jwt.length >= 32 &&
+      typeof value.csrf === 'string' &&
+      value.csrf.length >= 32 &&
+      value.jwt !== value.csrf
+      ? { jwt: value.jwt, csrf: value.csrf }
+      : undefined;
   } catch {
     return undefined;
   }

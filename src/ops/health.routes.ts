@@ -14,7 +14,10 @@ const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
  * this one. While the app drains (ops/graceful-close.ts) /healthz still answers 200: the process
  * is alive and finishing its work, and a supervisor must not kill it for that.
  */
-export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: () => boolean }> = async (app, { database, draining = () => false }) => {
+export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: () => boolean }> = async (
+  app,
+  { database, draining = () => false },
+) => {
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
@@ -23,14 +26,18 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: (
       const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(database.db);
       const applied = row.rows[0]?.name ?? null;
       if (applied !== latestMigration) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), { 'retry-after': '5' });
+        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
+          'retry-after': '5',
+        });
       }
       return { status: 'ready', migration: applied };
     } catch (error) {
       // A database that was never migrated has no kysely_migration table: that is "not migrated",
       // not an outage (it used to say "Database unavailable", sending operators the wrong way).
       if (isMissingTable(error)) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), { 'retry-after': '5' });
+        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
+          'retry-after': '5',
+        });
       }
       request.log.warn({ err: error }, 'readiness check failed');
       return sendProblem(reply, problem(503, 'Database unavailable', 'database_unavailable'), { 'retry-after': '5' });
@@ -42,5 +49,8 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: (
 function isMissingTable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   if (e === null || typeof e !== 'object') return false;
-  return e.code === '42P01' || (e.code === 'SQLITE_ERROR' && typeof e.message === 'string' && e.message.startsWith('no such table'));
+  return (
+    e.code === '42P01' ||
+    (e.code === 'SQLITE_ERROR' && typeof e.message === 'string' && e.message.startsWith('no such table'))
+  );
 }

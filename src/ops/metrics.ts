@@ -26,32 +26,46 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
   let requestsCollect = () => {};
   const requests = new Counter({
-    name: 'vellum_http_requests_total', help: 'HTTP requests by route and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    name: 'vellum_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
     collect: () => requestsCollect(),
   });
   const duration = new Histogram({
-    name: 'vellum_http_request_duration_seconds', help: 'HTTP request latency by route and status',
-    labelNames: ['method', 'route', 'status'] as const, registers: [registry],
+    name: 'vellum_http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
   new Gauge({
-    name: 'vellum_password_hash_queue_depth', help: 'Argon2 hashes running or waiting',
-    registers: [registry], collect() { this.set(sources.hasher.depth); },
+    name: 'vellum_password_hash_queue_depth',
+    help: 'Argon2 hashes running or waiting',
+    registers: [registry],
+    collect() {
+      this.set(sources.hasher.depth);
+    },
   });
   if (sources.redisBreaker !== undefined) {
     const state = sources.redisBreaker;
     // 1 while this instance counts in memory (open or probing): its limits are no longer shared.
     new Gauge({
-      name: 'vellum_redis_breaker_open', help: 'Whether the Redis breaker is open (throttling counts in this instance\'s memory)',
-      registers: [registry], collect() { this.set(state() === 'closed' ? 0 : 1); },
+      name: 'vellum_redis_breaker_open',
+      help: "Whether the Redis breaker is open (throttling counts in this instance's memory)",
+      registers: [registry],
+      collect() {
+        this.set(state() === 'closed' ? 0 : 1);
+      },
     });
   }
   if (sources.pool !== undefined) {
     const pool = sources.pool;
     new Gauge({
-      name: 'vellum_db_pool_connections', help: 'PostgreSQL pool connections by state',
-      labelNames: ['state'] as const, registers: [registry],
+      name: 'vellum_db_pool_connections',
+      help: 'PostgreSQL pool connections by state',
+      labelNames: ['state'] as const,
+      registers: [registry],
       collect() {
         const { total, idle, waiting } = pool();
         this.set({ state: 'total' }, total);
@@ -64,7 +78,12 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
   // Per method, route and status, what prom-client needs made once: the label object and its
   // histogram child. The request counter is the histogram's count, added to the counter when
   // /metrics is read, so a request hashes its labels at most once, not twice.
-  interface Series { labels: Record<'method' | 'route' | 'status', string>; observe: (seconds: number) => void; count: number; counted: number }
+  interface Series {
+    labels: Record<'method' | 'route' | 'status', string>;
+    observe: (seconds: number) => void;
+    count: number;
+    counted: number;
+  }
   const series = new Map<string, Series>();
   requestsCollect = () => {
     for (const s of series.values()) {
@@ -88,12 +107,16 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
   });
 
   // Scraped from one address many times a minute; METRICS_TOKEN (checked here) is not an access token.
-  app.get('/metrics', { schema: { hide: true }, config: { policy: { auth: 'public', limit: 'unlimited' } } }, async (request, reply) => {
-    if (sources.token !== undefined && !sameSecret(parseBearer(request.headers.authorization), sources.token)) {
-      throw Errors.unauthorized();
-    }
-    return reply.type(registry.contentType).send(await registry.metrics());
-  });
+  app.get(
+    '/metrics',
+    { schema: { hide: true }, config: { policy: { auth: 'public', limit: 'unlimited' } } },
+    async (request, reply) => {
+      if (sources.token !== undefined && !sameSecret(parseBearer(request.headers.authorization), sources.token)) {
+        throw Errors.unauthorized();
+      }
+      return reply.type(registry.contentType).send(await registry.metrics());
+    },
+  );
 }
 
 function sameSecret(given: string | undefined, expected: string): boolean {

@@ -21,31 +21,48 @@ export interface RouteDocs {
   links?: Partial<Record<number, Record<string, Link>>>;
 }
 
-const HEADERS: Record<HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-After', { description: string; schema: object }> = {
+const HEADERS: Record<
+  HeaderName | 'X-Request-Id' | 'WWW-Authenticate' | 'Retry-After',
+  { description: string; schema: object }
+> = {
   'X-Request-Id': {
-    description: 'The request id: the caller\'s own X-Request-Id when it was safe to keep, else a new one. Quote it in reports.',
+    description:
+      "The request id: the caller's own X-Request-Id when it was safe to keep, else a new one. Quote it in reports.",
     schema: { type: 'string', maxLength: 128 },
   },
   'WWW-Authenticate': { description: 'Always `Bearer`, possibly with an error attribute', schema: { type: 'string' } },
   'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 0 } },
   ETag: {
-    description: 'Strong entity tag: of a note, its current version (e.g. `"3"`; send it back in If-Match); of a file, its SHA-256 (send it back in If-None-Match)',
+    description:
+      'Strong entity tag: of a note, its current version (e.g. `"3"`; send it back in If-Match); of a file, its SHA-256 (send it back in If-None-Match)',
     schema: { type: 'string' },
   },
   Location: { description: 'Path of what was created', schema: { type: 'string' } },
-  'X-Total-Count': { description: 'How many items match in all, whatever page (limit, offset) was asked for', schema: { type: 'integer', minimum: 0 } },
+  'X-Total-Count': {
+    description: 'How many items match in all, whatever page (limit, offset) was asked for',
+    schema: { type: 'integer', minimum: 0 },
+  },
   'Set-Cookie': {
-    description: 'The refresh cookie `app.refresh_token` (HttpOnly, Path /api/auth/cookie) and the view cookie `app.expires_at` '
-      + '(Path /), SameSite=Strict, Secure in production; cleared with Max-Age 0 on logout and account deletion. '
-      + 'The CSRF route sets the CSRF secret cookie instead.',
+    description:
+      'The refresh cookie `app.refresh_token` (HttpOnly, Path /api/auth/cookie) and the view cookie `app.expires_at` ' +
+      '(Path /), SameSite=Strict, Secure in production; cleared with Max-Age 0 on logout and account deletion. ' +
+      'The CSRF route sets the CSRF secret cookie instead.',
     schema: { type: 'string' },
   },
-  'X-CSRF-Token': { description: 'The CSRF token to send back in the X-CSRF-Token header of POST /api/auth/cookie/refresh', schema: { type: 'string' } },
-  'Cache-Control': { description: '`no-store` (tokens and account data), or `private, no-cache` (a file: kept by the browser, asked again before use)', schema: { type: 'string' } },
+  'X-CSRF-Token': {
+    description: 'The CSRF token to send back in the X-CSRF-Token header of POST /api/auth/cookie/refresh',
+    schema: { type: 'string' },
+  },
+  'Cache-Control': {
+    description:
+      '`no-store` (tokens and account data), or `private, no-cache` (a file: kept by the browser, asked again before use)',
+    schema: { type: 'string' },
+  },
 };
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Adds the headers every response has, those that come with a status, and the route's own. */
 const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created', 204: 'Done; no body' };
@@ -54,7 +71,8 @@ const SUCCESS_DESCRIPTIONS: Record<string, string> = { 200: 'OK', 201: 'Created'
 export function completeResponses(responses: Json, docs: RouteDocs | undefined, noStore = false): void {
   for (const [status, response] of Object.entries(responses)) {
     if (!isObject(response)) continue;
-    if (response.description === 'Default Response' && SUCCESS_DESCRIPTIONS[status] !== undefined) response.description = SUCCESS_DESCRIPTIONS[status];
+    if (response.description === 'Default Response' && SUCCESS_DESCRIPTIONS[status] !== undefined)
+      response.description = SUCCESS_DESCRIPTIONS[status];
     const names: string[] = ['X-Request-Id'];
     if (status === '401') names.push('WWW-Authenticate');
     if (status === '429' || status === '503') names.push('Retry-After');

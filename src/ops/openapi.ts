@@ -45,7 +45,8 @@ function errorStatuses(route: RouteOptions, policy: RoutePolicy): number[] {
   const statuses = [400, 429, 500, 503];
   if (auth !== 'public') statuses.push(401);
   // A member whose role on the note is not enough (note-access.ts); no role is enough for an owner route.
-  if (auth === 'admin' || auth === 'cookie' || (policy.note !== undefined && policy.note !== 'viewer')) statuses.push(403);
+  if (auth === 'admin' || auth === 'cookie' || (policy.note !== undefined && policy.note !== 'viewer'))
+    statuses.push(403);
   // A path parameter names something that may not exist (or not be the caller's).
   if (route.url.includes(':')) statuses.push(404);
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))) statuses.push(413, 415);
@@ -86,7 +87,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       };
     }
     for (const status of [201, 204]) {
-      if (response[status] === undefined && expectsEmpty(route, status)) response[status] = { type: 'null', description: 'No content' };
+      if (response[status] === undefined && expectsEmpty(route, status))
+        response[status] = { type: 'null', description: 'No content' };
     }
     schema.security ??= SECURITY[auth];
   });
@@ -94,7 +96,9 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
     // Shared schemas keep their $id (User, Note, ...) as their name under components.schemas
     // instead of the plugin's positional def-0, def-1, which change whenever a schema is added.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
     // One documented form per path: `/api/auth/owner/` and `/api/auth/owner` are one route.
     transform: ({ schema, url }) => {
       const trimmed = url.length > 1 ? url.replace(/\/+$/, '') : url;
@@ -103,16 +107,32 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return { schema: { ...schema, hide }, url: trimmed };
     },
     transformObject: (documentObject) => {
-      const document = ('openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject) as {
-        paths?: Record<string, Record<string, { operationId?: string; summary?: string; description?: string; responses?: Record<string, unknown>; requestBody?: { required?: boolean } }>>;
+      const document = (
+        'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
+      ) as {
+        paths?: Record<
+          string,
+          Record<
+            string,
+            {
+              operationId?: string;
+              summary?: string;
+              description?: string;
+              responses?: Record<string, unknown>;
+              requestBody?: { required?: boolean };
+            }
+          >
+        >;
       };
       for (const [path, item] of Object.entries(document.paths ?? {})) {
         for (const [method, operation] of Object.entries(item)) {
           const declared = operations.get(`${method} ${path}`);
           operation.operationId ??= derivedOperationId(method, path);
           operation.summary ??= operation.description ?? `${method.toUpperCase()} ${path}`;
-          if (operation.responses !== undefined) completeResponses(operation.responses, declared?.docs, declared?.noStore === true);
-          if (declared?.optionalBody === true && operation.requestBody !== undefined) operation.requestBody.required = false;
+          if (operation.responses !== undefined)
+            completeResponses(operation.responses, declared?.docs, declared?.noStore === true);
+          if (declared?.optionalBody === true && operation.requestBody !== undefined)
+            operation.requestBody.required = false;
         }
       }
       return document as never;
@@ -122,26 +142,38 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Vellum API',
         version: '1.0.0',
-        description: 'Accounts with token authentication, administrator functions and notes that keep every version. '
-          + 'Errors are RFC 9457 application/problem+json. Log in for a 15-minute access token (send it as '
-          + '`Authorization: Bearer`); the refresh cookie, with the CSRF token from GET /api/auth/cookie/csrf, gets a new one.',
+        description:
+          'Accounts with token authentication, administrator functions and notes that keep every version. ' +
+          'Errors are RFC 9457 application/problem+json. Log in for a 15-minute access token (send it as ' +
+          '`Authorization: Bearer`); the refresh cookie, with the CSRF token from GET /api/auth/cookie/csrf, gets a new one.',
         license: { name: 'Proprietary', identifier: 'LicenseRef-Vellum' },
       },
       servers: [{ url: '/', description: 'this Vellum instance' }],
       tags: [
-        { name: 'auth', description: 'Sign up, log in, tokens and cookies, the caller\'s own account and sessions' },
+        { name: 'auth', description: "Sign up, log in, tokens and cookies, the caller's own account and sessions" },
         { name: 'admin', description: 'Administrators only: every account and the audit trail' },
-        { name: 'notes', description: 'The caller\'s notes and the history of their versions' },
-        { name: 'search', description: 'Full-text search through the caller\'s notes, optionally through their history' },
+        { name: 'notes', description: "The caller's notes and the history of their versions" },
+        {
+          name: 'search',
+          description: "Full-text search through the caller's notes, optionally through their history",
+        },
         { name: 'trash', description: 'Deleted notes, restorable until they are purged' },
         { name: 'export', description: 'Every note with its whole history out as JSON or Markdown, and back in' },
       ],
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access token from login or refresh (15 minutes)' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'access token from login or refresh (15 minutes)',
+          },
           refreshCookie: {
-            type: 'apiKey', in: 'cookie', name: 'app.refresh_token',
-            description: 'refresh token cookie (7 days, single use); POST also needs X-CSRF-Token from GET /api/auth/cookie/csrf',
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'app.refresh_token',
+            description:
+              'refresh token cookie (7 days, single use); POST also needs X-CSRF-Token from GET /api/auth/cookie/csrf',
           },
         },
       },
@@ -153,10 +185,20 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     logo: { type: 'image/svg+xml', content: Buffer.from(VELLUM_LOGO_SVG), href: '/api/docs', target: '_self' },
     theme: {
       title: 'Vellum API',
-      favicon: [{ filename: 'favicon.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: Buffer.from(VELLUM_LOGO_SVG) }],
+      favicon: [
+        {
+          filename: 'favicon.svg',
+          rel: 'icon',
+          sizes: 'any',
+          type: 'image/svg+xml',
+          content: Buffer.from(VELLUM_LOGO_SVG),
+        },
+      ],
     },
   });
-  app.get('/api/openapi.json', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, async () =>
+    app.swagger(),
+  );
 }
 
 /** DELETE answers 204; other routes that do say so in config.docs. */

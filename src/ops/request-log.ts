@@ -74,14 +74,30 @@ class LazyRequestLogger {
     this.log.level = level;
   }
 
-  fatal(...args: unknown[]) { this.call('fatal', args); }
-  error(...args: unknown[]) { this.call('error', args); }
-  warn(...args: unknown[]) { this.call('warn', args); }
-  info(...args: unknown[]) { this.call('info', args); }
-  debug(...args: unknown[]) { this.call('debug', args); }
-  trace(...args: unknown[]) { this.call('trace', args); }
-  silent(...args: unknown[]) { this.call('silent', args); }
-  child(bindings: Record<string, unknown>, options?: object) { return this.log.child(bindings, options); }
+  fatal(...args: unknown[]) {
+    this.call('fatal', args);
+  }
+  error(...args: unknown[]) {
+    this.call('error', args);
+  }
+  warn(...args: unknown[]) {
+    this.call('warn', args);
+  }
+  info(...args: unknown[]) {
+    this.call('info', args);
+  }
+  debug(...args: unknown[]) {
+    this.call('debug', args);
+  }
+  trace(...args: unknown[]) {
+    this.call('trace', args);
+  }
+  silent(...args: unknown[]) {
+    this.call('silent', args);
+  }
+  child(bindings: Record<string, unknown>, options?: object) {
+    return this.log.child(bindings, options);
+  }
 }
 
 export const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>

@@ -8,7 +8,7 @@ import { Errors } from '../errors.js';
  * instead of ~40 ms) exists only for the test suite; config.ts refuses it outside NODE_ENV=test.
  */
 export const ARGON2_COSTS = {
-  'owasp': { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
+  owasp: { memoryCost: 19_456, timeCost: 2, parallelism: 1 },
   'test-cheap': { memoryCost: 64, timeCost: 1, parallelism: 1 },
 } as const satisfies Record<Argon2Cost, { memoryCost: number; timeCost: number; parallelism: number }>;
 

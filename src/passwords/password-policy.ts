@@ -12,7 +12,8 @@ export interface PasswordPolicy {
 }
 
 /** The length rule's words after "Password" (signup's schema says them too). */
-export const passwordTooShort = (minLength: number) => `must be at least ${minLength} characters long; a few unrelated words make a strong one`;
+export const passwordTooShort = (minLength: number) =>
+  `must be at least ${minLength} characters long; a few unrelated words make a strong one`;
 export const PASSWORD_TOO_LONG = `must be at most ${PASSWORD_MAX_LENGTH} characters long`;
 
 /** Length in code points, so every script and emoji counts as the user sees it. */
@@ -35,7 +36,9 @@ export async function validatePassword(policy: PasswordPolicy, password: string)
     throw Errors.validation('This password appears in known data breaches; choose a different one');
   }
   if (passwordEntropy(password) < policy.minEntropy) {
-    throw Errors.validation('Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters');
+    throw Errors.validation(
+      'Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters',
+    );
   }
 }
 

@@ -131,10 +131,16 @@ export function toFts5(clauses: Clause[], columns: string, join: 'AND' | 'OR'): 
 
 /** PostgreSQL tsquery text; `weight` 'A' restricts a clause to the title. Lexemes are quoted. */
 export function toTsquery(clauses: Clause[], join: '&' | '|', weight = ''): string {
-  return clauses.map((c) => {
-    const last = c.terms.length - 1;
-    const lexemes = c.terms.map((t, k) => `'${t.replaceAll('\\', '\\\\').replaceAll("'", "''")}'${
-      (k === last && c.prefix) || weight !== '' ? `:${k === last && c.prefix ? '*' : ''}${weight}` : ''}`);
-    return `(${lexemes.join(' <-> ')})`;
-  }).join(` ${join} `);
+  return clauses
+    .map((c) => {
+      const last = c.terms.length - 1;
+      const lexemes = c.terms.map(
+        (t, k) =>
+          `'${t.replaceAll('\\', '\\\\').replaceAll("'", "''")}'${
+            (k === last && c.prefix) || weight !== '' ? `:${k === last && c.prefix ? '*' : ''}${weight}` : ''
+          }`,
+      );
+      return `(${lexemes.join(' <-> ')})`;
+    })
+    .join(` ${join} `);
 }

@@ -24,20 +24,31 @@ export interface VersionToIndex {
 // Written as fixed SQL texts: every save runs them, and building them with Kysely each time cost
 // more than running them. The drivers keep them prepared (src/db/sqlite.ts, postgres.ts).
 // On SQLite a trigger on this view writes the key and the FTS5 row (migration 2026-11-23-06-2).
-const SQLITE_ENTRY = 'insert into search_entries (version_id, note_id, version, owner, title, body) values (?, ?, ?, ?, ?, ?)';
-const POSTGRES_ENTRY = 'insert into search_history (version_id, note_id, owner_id, version, tsv) values ($1, $2, $3, $4, $5::tsvector)';
+const SQLITE_ENTRY =
+  'insert into search_entries (version_id, note_id, version, owner, title, body) values (?, ?, ?, ?, ?, ?)';
+const POSTGRES_ENTRY =
+  'insert into search_history (version_id, note_id, owner_id, version, tsv) values ($1, $2, $3, $4, $5::tsvector)';
 registerStatement(POSTGRES_ENTRY);
 
 export async function indexVersion(db: Db, version: VersionToIndex): Promise<void> {
   if (isPostgres(db)) {
     const tsv = searchVector(version.title, version.content);
-    await db.executeQuery(CompiledQuery.raw(POSTGRES_ENTRY, [version.versionId, version.noteId, version.ownerId, version.version, tsv]));
+    await db.executeQuery(
+      CompiledQuery.raw(POSTGRES_ENTRY, [version.versionId, version.noteId, version.ownerId, version.version, tsv]),
+    );
     return;
   }
   const terms = documentTerms(version.title, version.content);
-  await db.executeQuery(CompiledQuery.raw(SQLITE_ENTRY, [
-    version.versionId, version.noteId, version.version, ownerTerm(version.ownerId), terms.title.join(' '), terms.body.join(' '),
-  ]));
+  await db.executeQuery(
+    CompiledQuery.raw(SQLITE_ENTRY, [
+      version.versionId,
+      version.noteId,
+      version.version,
+      ownerTerm(version.ownerId),
+      terms.title.join(' '),
+      terms.body.join(' '),
+    ]),
+  );
 }
 
 /** A version's PostgreSQL index entry, as a tsvector literal (for a save made in one call, notes/save.postgres.ts). */
@@ -93,14 +104,28 @@ export async function indexMissingVersions(db: Db): Promise<{ versions: number }
   const entries = sql.table(isPostgres(db) ? 'search_history' : 'search_version_keys');
   let versions = 0;
   for (;;) {
-    const { rows } = await sql<{ id: string; note_id: string; version: number; title: string; content: string; owner_id: string }>`
+    const { rows } = await sql<{
+      id: string;
+      note_id: string;
+      version: number;
+      title: string;
+      content: string;
+      owner_id: string;
+    }>`
       select v.id, v.note_id, v.version, v.title, v.content, n.owner_id
       from note_versions v join notes n on n.id = v.note_id
       where not exists (select 1 from ${entries} e where e.version_id = v.id)
       limit ${BACKFILL_BATCH}`.execute(db);
     await db.transaction().execute(async (trx) => {
       for (const row of rows) {
-        await indexVersion(trx, { ownerId: row.owner_id, noteId: row.note_id, versionId: row.id, version: row.version, title: row.title, content: row.content });
+        await indexVersion(trx, {
+          ownerId: row.owner_id,
+          noteId: row.note_id,
+          versionId: row.id,
+          version: row.version,
+          title: row.title,
+          content: row.content,
+        });
       }
     });
     versions += rows.length;

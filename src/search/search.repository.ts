@@ -41,7 +41,11 @@ export const DEFAULT_SCOPE: SearchScope = { archived: false, tags: [], notTags: 
 
 /** Whether only what every search leaves out (archived notes) is left out: SQLite's fast path. */
 export const isDefaultScope = (scope: SearchScope) =>
-  !scope.archived && scope.folder === undefined && scope.tags.length === 0 && scope.notTags.length === 0 && scope.shared === undefined;
+  !scope.archived &&
+  scope.folder === undefined &&
+  scope.tags.length === 0 &&
+  scope.notTags.length === 0 &&
+  scope.shared === undefined;
 
 /** Whose notes a search looks at: the searcher's, and those of people who shared notes with them. */
 const ownersOf = (ownerId: string, scope: SearchScope): string[] => [ownerId, ...(scope.shared?.owners ?? [])];
@@ -52,13 +56,17 @@ export function scopeConditions(scope: SearchScope) {
   // Of the sharers' notes, only those shared with the searcher (the searcher's own always pass).
   if (scope.shared !== undefined) {
     const viewer = scope.shared.viewer;
-    parts.push(sql`(n.owner_id = ${viewer} or exists (select 1 from note_members m where m.note_id = n.id and m.user_id = ${viewer}))`);
+    parts.push(
+      sql`(n.owner_id = ${viewer} or exists (select 1 from note_members m where m.note_id = n.id and m.user_id = ${viewer}))`,
+    );
   }
   if (scope.folder === null) parts.push(sql`n.folder_id is null`);
   else if (scope.folder !== undefined) parts.push(sql`n.folder_id = ${scope.folder}`);
   // Primary-key probes of note_tags (see listNotes in notes.repository.ts for why not by owner).
-  for (const tag of scope.tags) parts.push(sql`exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
-  for (const tag of scope.notTags) parts.push(sql`not exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
+  for (const tag of scope.tags)
+    parts.push(sql`exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
+  for (const tag of scope.notTags)
+    parts.push(sql`not exists (select 1 from note_tags t where t.note_id = n.id and t.tag = ${tag})`);
   return sql.join(parts, sql` and `);
 }
 
@@ -69,7 +77,13 @@ export function scopeConditions(scope: SearchScope) {
  * `history`, every version counts and each note appears once, for its newest matching version.
  */
 export function findMatches(
-  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope, budgeted = false,
+  db: Db,
+  ownerId: string,
+  query: SearchQuery,
+  history: boolean,
+  page: SearchPage,
+  scope: SearchScope,
+  budgeted = false,
 ): Promise<Hit[]> {
   return isPostgres(db)
     ? postgresMatches(db, ownerId, query, history, page, scope)
@@ -85,10 +99,18 @@ export function findMatches(
 export const BUDGET_FUNCTION = 'search_budget';
 
 async function sqliteMatches(
-  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope, budgeted: boolean,
+  db: Db,
+  ownerId: string,
+  query: SearchQuery,
+  history: boolean,
+  page: SearchPage,
+  scope: SearchScope,
+  budgeted: boolean,
 ): Promise<Hit[]> {
   const budget = (rowid: string) => (budgeted ? sql` and ${sql.raw(BUDGET_FUNCTION)}(${sql.raw(rowid)})` : sql``);
-  const owner = `{owner} : (${ownersOf(ownerId, scope).map((id) => `"${ownerTerm(id)}"`).join(' OR ')})`;
+  const owner = `{owner} : (${ownersOf(ownerId, scope)
+    .map((id) => `"${ownerTerm(id)}"`)
+    .join(' OR ')})`;
   let match = owner;
   if (query.include.length > 0) match += ` AND ${toFts5(query.include, 'title body', 'AND')}`;
   if (query.exclude.length > 0) match = `(${match}) NOT ${toFts5(query.exclude, 'title body', 'OR')}`;
@@ -132,10 +154,11 @@ async function sqliteMatches(
   // History: rank the newest HISTORY_CANDIDATES matching versions (FTS5 walks rowids, which grow
   // with every version written, newest first and stops there), so a word found in 100,000 old
   // versions costs what 5,000 do. The title tier is looked up within the same rowid range.
-  const titled = query.include.length > 0
-    ? sql`(cand.id in (select rowid from search_history where search_history match ${titleMatch}
+  const titled =
+    query.include.length > 0
+      ? sql`(cand.id in (select rowid from search_history where search_history match ${titleMatch}
         and rowid >= (select min(id) from cand)${budget('rowid')}))`
-    : sql`0`;
+      : sql`0`;
   const { rows } = await sql<Hit>`
     with cand as (
       select rowid as id, bm25(search_history, 0, 4, 1) as score from search_history
@@ -153,7 +176,14 @@ async function sqliteMatches(
   return rows;
 }
 
-async function postgresMatches(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: SearchPage, scope: SearchScope): Promise<Hit[]> {
+async function postgresMatches(
+  db: Db,
+  ownerId: string,
+  query: SearchQuery,
+  history: boolean,
+  page: SearchPage,
+  scope: SearchScope,
+): Promise<Hit[]> {
   const parts: string[] = [];
   if (query.include.length > 0) parts.push(`(${toTsquery(query.include, '&')})`);
   for (const clause of query.exclude) parts.push(`!${toTsquery([clause], '&')}`);
@@ -213,7 +243,13 @@ export function versionTexts(db: Db, versionIds: string[]) {
 
 /** The people who shared notes (outside the trash) with the user: a search looks at their notes too. */
 export async function sharers(db: Db, userId: string): Promise<string[]> {
-  const rows = await db.selectFrom('note_members as m').innerJoin('notes as n', 'n.id', 'm.note_id')
-    .select('n.owner_id').distinct().where('m.user_id', '=', userId).where('n.deleted_at', 'is', null).execute();
+  const rows = await db
+    .selectFrom('note_members as m')
+    .innerJoin('notes as n', 'n.id', 'm.note_id')
+    .select('n.owner_id')
+    .distinct()
+    .where('m.user_id', '=', userId)
+    .where('n.deleted_at', 'is', null)
+    .execute();
   return rows.map((row) => row.owner_id);
 }

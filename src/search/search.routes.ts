@@ -23,9 +23,10 @@ const SearchQuery = Query({
   q: Type.String({
     minLength: 1,
     maxLength: QUERY_MAX_CHARACTERS,
-    description: 'words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored; '
-      + '`tag:name` keeps notes with that tag (or a tag below it), `-tag:name` leaves them out; only tag: terms list those notes, newest first. '
-      + 'At most 32 different words, phrases and tags, and at most 32 words in a phrase (else 400)',
+    description:
+      'words (all must match), "a phrase", -excluded, prefix*; case and accents are ignored; ' +
+      '`tag:name` keeps notes with that tag (or a tag below it), `-tag:name` leaves them out; only tag: terms list those notes, newest first. ' +
+      'At most 32 different words, phrases and tags, and at most 32 words in a phrase (else 400)',
   }),
   history: Type.Optional(BooleanString('also search earlier versions')),
   folder: Type.Optional(FolderFilter),
@@ -35,17 +36,20 @@ const SearchQuery = Query({
   offset: Type.Optional(Offset()),
 });
 
-const SearchResultSchema = Type.Object({
-  id: Uuid,
-  title: Type.String(),
-  updated_at: Timestamp,
-  snippet: Type.String({ maxLength: 200, description: 'plain text around the best match' }),
-  highlights: Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 2, maxItems: 2 }), {
-    description: '[start, end) of each matched word in snippet, in JavaScript string indices',
-  }),
-  version: Type.Optional(Type.Integer({ minimum: 1, description: 'history=true: the newest version that matches' })),
-  version_id: Type.Optional(Uuid),
-}, { $id: 'SearchResult' });
+const SearchResultSchema = Type.Object(
+  {
+    id: Uuid,
+    title: Type.String(),
+    updated_at: Timestamp,
+    snippet: Type.String({ maxLength: 200, description: 'plain text around the best match' }),
+    highlights: Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 2, maxItems: 2 }), {
+      description: '[start, end) of each matched word in snippet, in JavaScript string indices',
+    }),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'history=true: the newest version that matches' })),
+    version_id: Type.Optional(Uuid),
+  },
+  { $id: 'SearchResult' },
+);
 
 /** Every route here: the caller's own notes, with a valid access token. */
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
@@ -53,23 +57,36 @@ const SIGNED_IN: RoutePolicy = { auth: 'access' };
 export const searchRoutes: FastifyPluginAsyncTypebox<SearchRoutesOptions> = async (app, { db, database }) => {
   const runner = createSearchRunner();
   app.addHook('onClose', async () => runner.close());
-  const source = database.kind === 'postgres' ? { kind: 'postgres' as const, url: database.url }
-    : database.filename === ':memory:' ? undefined : { kind: 'sqlite' as const, filename: database.filename };
+  const source =
+    database.kind === 'postgres'
+      ? { kind: 'postgres' as const, url: database.url }
+      : database.filename === ':memory:'
+        ? undefined
+        : { kind: 'sqlite' as const, filename: database.filename };
   const context = { db, runner, source };
 
-  app.get('/', {
-    config: { policy: SIGNED_IN, docs: { errors: [404] } },
-    schema: {
-      tags: ['search'],
-      summary: 'Full-text search of your notes (optionally through their history)',
-      querystring: SearchQuery,
-      response: { 200: Type.Array(SearchResultSchema) },
+  app.get(
+    '/',
+    {
+      config: { policy: SIGNED_IN, docs: { errors: [404] } },
+      schema: {
+        tags: ['search'],
+        summary: 'Full-text search of your notes (optionally through their history)',
+        querystring: SearchQuery,
+        response: { 200: Type.Array(SearchResultSchema) },
+      },
     },
-  }, async (request) => {
-    const { q, history, limit = DEFAULT_LIMIT, offset = 0, folder, tag, archived } = request.query;
-    return searchNotes(context, callerId(request), {
-      q, history: isTrue(history), limit, offset, tag, archived: isTrue(archived),
-      folder: folder === undefined ? undefined : folder === 'root' ? null : normalizeId(folder),
-    });
-  });
+    async (request) => {
+      const { q, history, limit = DEFAULT_LIMIT, offset = 0, folder, tag, archived } = request.query;
+      return searchNotes(context, callerId(request), {
+        q,
+        history: isTrue(history),
+        limit,
+        offset,
+        tag,
+        archived: isTrue(archived),
+        folder: folder === undefined ? undefined : folder === 'root' ? null : normalizeId(folder),
+      });
+    },
+  );
 };

@@ -16,10 +16,21 @@ import type { SearchResult } from './search.service.js';
  * Each worker takes one job at a time.
  */
 export type SearchJob =
-  | { kind: 'sqlite'; filename: string; ownerId: string; query: SearchQuery; history: boolean; page: SearchPage; scope: SearchScope }
+  | {
+      kind: 'sqlite';
+      filename: string;
+      ownerId: string;
+      query: SearchQuery;
+      history: boolean;
+      page: SearchPage;
+      scope: SearchScope;
+    }
   | { kind: 'postgres'; url: string; hits: Hit[]; query: SearchQuery; history: boolean };
 
-export type SearchAnswer = { id: number; results: SearchResult[] } | { id: number; tooExpensive: number } | { id: number; error: string };
+export type SearchAnswer =
+  | { id: number; results: SearchResult[] }
+  | { id: number; tooExpensive: number }
+  | { id: number; error: string };
 
 /** Workers: one per core beside the event loop's, at least one (the machine this runs on has 2). */
 export const WORKERS = Math.max(1, Math.min(2, availableParallelism() - 1));

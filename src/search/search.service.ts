@@ -80,7 +80,15 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
     // Only tag: terms: the notes that carry them, newest first; an index look-up, no engine work.
     return ctx.db.transaction().execute(async (trx) => {
       const hits = await repo.findInScope(trx, ownerId, scope, page);
-      return buildResults(hits, await repo.versionTexts(trx, hits.map((h) => h.version_id)), query, input.history);
+      return buildResults(
+        hits,
+        await repo.versionTexts(
+          trx,
+          hits.map((h) => h.version_id),
+        ),
+        query,
+        input.history,
+      );
     });
   }
   if (ctx.source?.kind === 'postgres') {
@@ -89,11 +97,26 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
     return ctx.runner.run({ kind: 'postgres', url: ctx.source.url, hits, query, history: input.history });
   }
   if (ctx.source === undefined) return searchDatabase(ctx.db, ownerId, query, input.history, page, scope, false);
-  return ctx.runner.run({ kind: 'sqlite', filename: ctx.source.filename, ownerId, query, history: input.history, page, scope });
+  return ctx.runner.run({
+    kind: 'sqlite',
+    filename: ctx.source.filename,
+    ownerId,
+    query,
+    history: input.history,
+    page,
+    scope,
+  });
 }
 
 /** PostgreSQL cancels the statement at the budget (for this transaction only); that is the 400. */
-async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, scope: repo.SearchScope) {
+async function postgresHits(
+  db: Db,
+  ownerId: string,
+  query: SearchQuery,
+  history: boolean,
+  page: repo.SearchPage,
+  scope: repo.SearchScope,
+) {
   try {
     return await db.transaction().execute(async (trx) => {
       await sql.raw(`set local statement_timeout = ${SEARCH_BUDGET_MS}`).execute(trx);
@@ -112,24 +135,39 @@ async function postgresHits(db: Db, ownerId: string, query: SearchQuery, history
  * those of the versions found.
  */
 export function searchDatabase(
-  db: Db, ownerId: string, query: SearchQuery, history: boolean, page: repo.SearchPage, scope: repo.SearchScope, budgeted: boolean,
+  db: Db,
+  ownerId: string,
+  query: SearchQuery,
+  history: boolean,
+  page: repo.SearchPage,
+  scope: repo.SearchScope,
+  budgeted: boolean,
 ) {
   return db.transaction().execute(async (trx) => {
     const hits = await repo.findMatches(trx, ownerId, query, history, page, scope, budgeted);
-    const texts = await repo.versionTexts(trx, hits.map((h) => h.version_id));
+    const texts = await repo.versionTexts(
+      trx,
+      hits.map((h) => h.version_id),
+    );
     return buildResults(hits, texts, query, history);
   });
 }
 
 /** The result rows of a page of hits: a snippet from the content, else the title, else the content's start. */
-export function buildResults(hits: repo.Hit[], versionTexts: VersionText[], query: SearchQuery, history: boolean): SearchResult[] {
+export function buildResults(
+  hits: repo.Hit[],
+  versionTexts: VersionText[],
+  query: SearchQuery,
+  history: boolean,
+): SearchResult[] {
   const texts = new Map(versionTexts.map((row) => [row.id, row]));
   const budget = { chars: PAGE_SCAN_CHARS };
   return hits.map((hit) => {
     const text = texts.get(hit.version_id);
     const title = text?.title ?? '';
     const content = text?.content ?? '';
-    const snippet = makeSnippet(content, query.include, budget) ?? makeSnippet(title, query.include) ?? leadSnippet(content);
+    const snippet =
+      makeSnippet(content, query.include, budget) ?? makeSnippet(title, query.include) ?? leadSnippet(content);
     const result: SearchResult = { id: hit.id, title, updated_at: hit.updated_at, ...snippet };
     if (history) {
       result.version = hit.version;

@@ -60,10 +60,11 @@ function connection(filename: string): Kysely<Tables> {
   if (db === undefined) {
     db = openSqliteKysely(filename, {
       readonly: true,
-      setup: (sqlite) => sqlite.function(BUDGET_FUNCTION, { deterministic: false }, (_rowid: unknown) => {
-        if (!withinBudget()) throw new BudgetSpent('search budget spent');
-        return 1;
-      }),
+      setup: (sqlite) =>
+        sqlite.function(BUDGET_FUNCTION, { deterministic: false }, (_rowid: unknown) => {
+          if (!withinBudget()) throw new BudgetSpent('search budget spent');
+          return 1;
+        }),
     });
     connections.set(filename, db);
   }
@@ -86,7 +87,10 @@ async function run(job: SearchJob) {
   if (job.kind === 'postgres') {
     // Versions are never changed once written: read on another connection, they are the ones found
     // (one pruned or purged meanwhile gives a snippet of its absence, as it would inline).
-    const texts = await versionTexts(postgres(job.url), job.hits.map((h) => h.version_id));
+    const texts = await versionTexts(
+      postgres(job.url),
+      job.hits.map((h) => h.version_id),
+    );
     return buildResults(job.hits, texts, job.query, job.history);
   }
   return searchDatabase(connection(job.filename), job.ownerId, job.query, job.history, job.page, job.scope, true);

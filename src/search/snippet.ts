@@ -96,7 +96,8 @@ function bestMatch(matches: Match[], _clauses: number): { index: number; score: 
   for (let i = 0; i < matches.length; i += 1) {
     const start = matches[i]!.words[0]![0];
     const seen = new Set<number>();
-    for (let j = i; j < matches.length && matches[j]!.words.at(-1)![1] - start <= SNIPPET_LENGTH - LEAD; j += 1) seen.add(matches[j]!.clause);
+    for (let j = i; j < matches.length && matches[j]!.words.at(-1)![1] - start <= SNIPPET_LENGTH - LEAD; j += 1)
+      seen.add(matches[j]!.clause);
     if (seen.size > bestScore) {
       best = i;
       bestScore = seen.size;
@@ -114,12 +115,20 @@ export interface Snippet {
  * At most 200 characters of plain text around the best match (the place where the most different
  * query clauses occur close together, earliest on a tie), with the matched words' offsets in it.
  */
-export function makeSnippet(text: string, clauses: Clause[], budget: ScanBudget = { chars: SCAN_CHARS }): Snippet | undefined {
+export function makeSnippet(
+  text: string,
+  clauses: Clause[],
+  budget: ScanBudget = { chars: SCAN_CHARS },
+): Snippet | undefined {
   if (clauses.length === 0) return undefined;
   const matches = findMatches(text, clauses, budget);
   if (matches.length === 0) return undefined;
   const { anchor } = bestMatch(matches, clauses.length);
-  return cut(text, anchor, matches.flatMap((m) => m.words));
+  return cut(
+    text,
+    anchor,
+    matches.flatMap((m) => m.words),
+  );
 }
 
 /** The start of the text as plain text, without highlights (a note found for what it lacks). */

@@ -93,7 +93,9 @@ export function documentTerms(title: string, content: string): { title: string[]
   if (title.length + content.length <= DISTINCT_TERM_BYTES && ASCII.test(title) && ASCII.test(content)) {
     const terms = (text: string) => {
       const found = text.toLowerCase().match(ASCII_TERM) ?? [];
-      return found.some((term) => term.length > MAX_TERM_LENGTH) ? found.filter((term) => term.length <= MAX_TERM_LENGTH) : found;
+      return found.some((term) => term.length > MAX_TERM_LENGTH)
+        ? found.filter((term) => term.length <= MAX_TERM_LENGTH)
+        : found;
     };
     return { title: terms(title), body: terms(content) };
   }

@@ -31,7 +31,8 @@ export async function registerCookies(scope: FastifyInstance, config: Config): P
 export const cookieParsing: PolicyLayer = ({ auth }, route, scope) => {
   if (auth !== 'cookie') return undefined;
   // Outside a scope with the plugin every call would fail; stop start-up instead.
-  if (!scope.hasDecorator('parseCookie')) throw new Error(`cookie route ${route.url} is declared outside the scope of registerCookies`);
+  if (!scope.hasDecorator('parseCookie'))
+    throw new Error(`cookie route ${route.url} is declared outside the scope of registerCookies`);
   const parse: onRequestHookHandler = (request, _reply, done) => {
     const header = request.headers.cookie;
     request.cookies = header === undefined ? {} : scope.parseCookie(header);

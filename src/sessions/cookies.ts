@@ -25,7 +25,12 @@ export function csrfCookieOptions(config: CookieConfig): CookieSerializeOptions 
 }
 
 /** Spec §5.6: set on login, password change and refresh. */
-export function setAuthCookies(reply: FastifyReply, config: CookieConfig, refreshToken: string, expiresAt: number): void {
+export function setAuthCookies(
+  reply: FastifyReply,
+  config: CookieConfig,
+  refreshToken: string,
+  expiresAt: number,
+): void {
   reply.setCookie(REFRESH_COOKIE, refreshToken, {
     ...baseOptions(config, COOKIE_ROUTES_PATH),
     httpOnly: true,

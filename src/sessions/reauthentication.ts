@@ -18,4 +18,9 @@ export interface Reauthentication {
  * app.ts hands to the routes that ask: it checks second factors too, which sit above sessions).
  * Answers the caller's row; `kind` names the change in the audit trail.
  */
-export type Reauthenticate = (caller: Claims, proof: Reauthentication, client: ClientInfo, kind: EventKind) => Promise<UserRow>;
+export type Reauthenticate = (
+  caller: Claims,
+  proof: Reauthentication,
+  client: ClientInfo,
+  kind: EventKind,
+) => Promise<UserRow>;

@@ -21,15 +21,35 @@ export interface NewRefreshToken {
 
 /** Named, not `*`: a prepared statement's result columns must not change under it (compiled.ts). */
 const TOKEN_COLUMNS = [
-  'id', 'user_id', 'family_id', 'parent_id', 'token_hash', 'expires_at', 'revoked', 'revoked_at', 'created_at', 'user_agent', 'ip_address',
+  'id',
+  'user_id',
+  'family_id',
+  'parent_id',
+  'token_hash',
+  'expires_at',
+  'revoked',
+  'revoked_at',
+  'created_at',
+  'user_agent',
+  'ip_address',
 ] as const;
 
 const insertQuery = compiled((db, p: NewRefreshToken) =>
   db.insertInto('refresh_tokens').values({
-    id: p.id, user_id: p.user_id, family_id: p.family_id, parent_id: p.parent_id, token_hash: p.token_hash,
-    expires_at: p.expires_at, revoked: false, revoked_at: null, created_at: p.created_at,
-    user_agent: p.user_agent, ip_address: p.ip_address, access_jti: p.access_jti ?? null,
-  }));
+    id: p.id,
+    user_id: p.user_id,
+    family_id: p.family_id,
+    parent_id: p.parent_id,
+    token_hash: p.token_hash,
+    expires_at: p.expires_at,
+    revoked: false,
+    revoked_at: null,
+    created_at: p.created_at,
+    user_agent: p.user_agent,
+    ip_address: p.ip_address,
+    access_jti: p.access_jti ?? null,
+  }),
+);
 
 export async function insertRefreshToken(db: Db, token: NewRefreshToken): Promise<void> {
   await insertQuery.run(db, token);
@@ -46,14 +66,16 @@ const revokeIfActiveQuery = compiled((db, p: { tokenHash: string; now: string })
     .where('token_hash', '=', p.tokenHash)
     .where('revoked', '=', false)
     .where('expires_at', '>', p.now)
-    .returning(TOKEN_COLUMNS));
+    .returning(TOKEN_COLUMNS),
+);
 
 export function revokeIfActive(db: Db, tokenHash: string, now: string): Promise<RefreshTokenRow | undefined> {
   return revokeIfActiveQuery.takeFirst(db, { tokenHash, now });
 }
 
 const findByHashQuery = compiled((db, p: { tokenHash: string }) =>
-  db.selectFrom('refresh_tokens').select(TOKEN_COLUMNS).where('token_hash', '=', p.tokenHash));
+  db.selectFrom('refresh_tokens').select(TOKEN_COLUMNS).where('token_hash', '=', p.tokenHash),
+);
 
 export function findByHash(db: Db, tokenHash: string): Promise<RefreshTokenRow | undefined> {
   return findByHashQuery.takeFirst(db, { tokenHash });
@@ -102,10 +124,15 @@ export async function pruneRefreshTokens(db: Db, now: string): Promise<number> {
         eb('expires_at', '<=', now),
         eb.and([
           eb('revoked', '=', true),
-          eb('family_id', 'not in', eb.selectFrom('refresh_tokens as live')
-            .select('live.family_id')
-            .where('live.revoked', '=', false)
-            .where('live.expires_at', '>', now)),
+          eb(
+            'family_id',
+            'not in',
+            eb
+              .selectFrom('refresh_tokens as live')
+              .select('live.family_id')
+              .where('live.revoked', '=', false)
+              .where('live.expires_at', '>', now),
+          ),
         ]),
       ]),
     )
@@ -129,8 +156,13 @@ export interface ActiveTokenRow {
  */
 /** The session (family) whose refresh token was issued with the access token `accessJti`, if any. */
 export async function familyOfAccessToken(db: Db, userId: string, accessJti: string): Promise<string | undefined> {
-  const row = await db.selectFrom('refresh_tokens').select('family_id')
-    .where('user_id', '=', userId).where('access_jti', '=', accessJti).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('refresh_tokens')
+    .select('family_id')
+    .where('user_id', '=', userId)
+    .where('access_jti', '=', accessJti)
+    .limit(1)
+    .executeTakeFirst();
   return row?.family_id;
 }
 
@@ -142,28 +174,49 @@ export async function familyOfAccessToken(db: Db, userId: string, accessJti: str
  * and deletion leave the family with no active token (or no rows), and the token is refused.
  */
 const accessTokenIsLiveQuery = compiled((db, p: { userId: string; accessJti: string; now: string }) =>
-  db.selectFrom('refresh_tokens as t').select('t.family_id')
+  db
+    .selectFrom('refresh_tokens as t')
+    .select('t.family_id')
     .where('t.access_jti', '=', p.accessJti) // refresh_tokens_access_jti
     .where('t.user_id', '=', p.userId)
-    .where((eb) => eb.exists(eb.selectFrom('refresh_tokens as f').select('f.id')
-      .whereRef('f.family_id', '=', 't.family_id') // refresh_tokens_family_id
-      .where('f.revoked', '=', false)
-      .where('f.expires_at', '>', p.now)))
-    .limit(1));
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('refresh_tokens as f')
+          .select('f.id')
+          .whereRef('f.family_id', '=', 't.family_id') // refresh_tokens_family_id
+          .where('f.revoked', '=', false)
+          .where('f.expires_at', '>', p.now),
+      ),
+    )
+    .limit(1),
+);
 
 export async function accessTokenIsLive(db: Db, userId: string, accessJti: string, now: string): Promise<boolean> {
   return (await accessTokenIsLiveQuery.takeFirst(db, { userId, accessJti, now })) !== undefined;
 }
 
 /** Of these access tokens (jti and user), the jtis whose session is alive, as accessTokenIsLive; one statement. */
-export async function liveAccessTokens(db: Db, tokens: ReadonlyArray<{ userId: string; jti: string }>, now: string): Promise<Set<string>> {
+export async function liveAccessTokens(
+  db: Db,
+  tokens: ReadonlyArray<{ userId: string; jti: string }>,
+  now: string,
+): Promise<Set<string>> {
   if (tokens.length === 0) return new Set();
-  const rows = await db.selectFrom('refresh_tokens as t').select(['t.access_jti', 't.user_id'])
+  const rows = await db
+    .selectFrom('refresh_tokens as t')
+    .select(['t.access_jti', 't.user_id'])
     .where('t.access_jti', 'in', [...new Set(tokens.map((t) => t.jti))])
-    .where((eb) => eb.exists(eb.selectFrom('refresh_tokens as f').select('f.id')
-      .whereRef('f.family_id', '=', 't.family_id')
-      .where('f.revoked', '=', false)
-      .where('f.expires_at', '>', now)))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('refresh_tokens as f')
+          .select('f.id')
+          .whereRef('f.family_id', '=', 't.family_id')
+          .where('f.revoked', '=', false)
+          .where('f.expires_at', '>', now),
+      ),
+    )
     .execute();
   const owner = new Map(rows.map((r) => [r.access_jti, r.user_id]));
   return new Set(tokens.filter((t) => owner.get(t.jti) === t.userId).map((t) => t.jti));
@@ -180,7 +233,8 @@ export function listActiveTokens(db: Db, userId: string, now: string): Promise<A
       't.created_at',
       't.user_agent',
       't.ip_address',
-      eb.selectFrom('refresh_tokens as f')
+      eb
+        .selectFrom('refresh_tokens as f')
         .select((f) => f.fn.min('f.created_at').as('first'))
         .whereRef('f.family_id', '=', 't.family_id')
         .as('started_at'),

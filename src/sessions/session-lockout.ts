@@ -28,7 +28,11 @@ export interface SessionLockoutServices {
  * unless the session's rows were deleted in between, and a check with nothing to count it against
  * would be an unlimited one.
  */
-export async function checkInSession(s: SessionLockoutServices, caller: Caller, check: () => Promise<boolean>): Promise<boolean> {
+export async function checkInSession(
+  s: SessionLockoutServices,
+  caller: Caller,
+  check: () => Promise<boolean>,
+): Promise<boolean> {
   const session = await familyOfAccessToken(s.db, requireUserId(caller), caller.jti);
   if (session === undefined) throw Errors.unauthorized();
   let refusal: number | undefined;

@@ -24,58 +24,78 @@ const WITH_PASSWORD: RoutePolicy = { ...SIGNED_IN, limit: 'password', hashesPass
 const tags = ['auth'];
 
 /** The caller's sessions; under /api/auth (signing in and out and the refresh cookie: auth/auth.routes.ts). */
-export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { config, services, reauthenticate }) => {
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (
+  app,
+  { config, services, reauthenticate },
+) => {
   const sendTokens = (reply: Parameters<typeof setAuthCookies>[0], issued: sessions.IssuedTokens) =>
     setAuthCookies(reply, config, issued.refreshToken, issued.refreshExpiresAt);
 
-  app.get('/sessions', {
-    config: { policy: SIGNED_IN, failureDetail: 'Failed to retrieve sessions' },
-    schema: {
-      tags,
-      operationId: 'listSessions',
-      summary: 'List the caller\'s sessions',
-      description: 'Active sessions of the caller, newest first',
-      response: { 200: Type.Array(schemas.SessionSchema) },
+  app.get(
+    '/sessions',
+    {
+      config: { policy: SIGNED_IN, failureDetail: 'Failed to retrieve sessions' },
+      schema: {
+        tags,
+        operationId: 'listSessions',
+        summary: "List the caller's sessions",
+        description: 'Active sessions of the caller, newest first',
+        response: { 200: Type.Array(schemas.SessionSchema) },
+      },
     },
-  }, async (request) => sessions.listSessions(services, callerId(request), callerClaims(request).jti));
+    async (request) => sessions.listSessions(services, callerId(request), callerClaims(request).jti),
+  );
 
-  app.post('/sessions/end-others', {
-    bodyLimit: AUTH_BODY_LIMIT,
-    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to generate tokens', docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } } },
-    schema: {
-      tags,
-      operationId: 'endOtherSessions',
-      summary: 'Sign out everywhere else',
-      description: 'Ends every session of the caller, as a password change does, and starts a new one here: a new access token '
-        + `and refresh cookie. Offered after a second factor is added or removed. ${schemas.REAUTHENTICATION_NOTE}`,
-      body: schemas.ReauthenticationBody,
-      response: { 200: schemas.AccessTokenResponse },
+  app.post(
+    '/sessions/end-others',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: {
+        policy: WITH_PASSWORD,
+        failureDetail: 'Failed to generate tokens',
+        docs: { errors: [404], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+      },
+      schema: {
+        tags,
+        operationId: 'endOtherSessions',
+        summary: 'Sign out everywhere else',
+        description:
+          'Ends every session of the caller, as a password change does, and starts a new one here: a new access token ' +
+          `and refresh cookie. Offered after a second factor is added or removed. ${schemas.REAUTHENTICATION_NOTE}`,
+        body: schemas.ReauthenticationBody,
+        response: { 200: schemas.AccessTokenResponse },
+      },
+      preValidation: absentBodyAsEmpty,
     },
-    preValidation: absentBodyAsEmpty,
-  }, async (request, reply) => {
-    const userId = callerId(request);
-    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'logout');
-    const issued = await sessions.restartSessions(services, userId, clientInfo(request));
-    sendTokens(reply, issued);
-    return { access_token: issued.accessToken };
-  });
+    async (request, reply) => {
+      const userId = callerId(request);
+      await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'logout');
+      const issued = await sessions.restartSessions(services, userId, clientInfo(request));
+      sendTokens(reply, issued);
+      return { access_token: issued.accessToken };
+    },
+  );
 
-  app.delete('/sessions/:sessionID', {
-    bodyLimit: AUTH_BODY_LIMIT,
-    config: { policy: WITH_PASSWORD, failureDetail: 'Failed to revoke session' },
-    schema: {
-      tags,
-      operationId: 'revokeSession',
-      summary: 'End one session',
-      description: `Revokes one session (every refresh token of it). ${schemas.REAUTHENTICATION_NOTE}`,
-      params: schemas.SessionParams,
-      body: schemas.ReauthenticationBody,
+  app.delete(
+    '/sessions/:sessionID',
+    {
+      bodyLimit: AUTH_BODY_LIMIT,
+      config: { policy: WITH_PASSWORD, failureDetail: 'Failed to revoke session' },
+      schema: {
+        tags,
+        operationId: 'revokeSession',
+        summary: 'End one session',
+        description: `Revokes one session (every refresh token of it). ${schemas.REAUTHENTICATION_NOTE}`,
+        params: schemas.SessionParams,
+        body: schemas.ReauthenticationBody,
+      },
+      preValidation: absentBodyAsEmpty,
     },
-    preValidation: absentBodyAsEmpty,
-  }, async (request, reply) => {
-    const userId = callerId(request);
-    await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'session_revoke');
-    await sessions.revokeSession(services, userId, normalizeId(request.params.sessionID), clientInfo(request));
-    return reply.code(204).send();
-  });
+    async (request, reply) => {
+      const userId = callerId(request);
+      await reauthenticate(callerClaims(request), request.body, clientInfo(request), 'session_revoke');
+      await sessions.revokeSession(services, userId, normalizeId(request.params.sessionID), clientInfo(request));
+      return reply.code(204).send();
+    },
+  );
 };

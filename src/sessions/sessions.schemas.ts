@@ -5,17 +5,22 @@ import { BooleanString, Query, Timestamp, Uuid } from '../http/schemas.js';
 export const Credentials = Type.Object({
   username: Type.String({ examples: ['alice'] }),
   password: Type.String({ examples: ['correct horse battery staple'] }),
-  code: Type.Optional(Type.String({
-    maxLength: 64,
-    description: 'for an account with two-step sign-in: a 6-digit code from the authenticator app, or a recovery code. '
-      + 'Without it such an account answers 401 with code "mfa_required".',
-  })),
+  code: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'for an account with two-step sign-in: a 6-digit code from the authenticator app, or a recovery code. ' +
+        'Without it such an account answers 401 with code "mfa_required".',
+    }),
+  ),
 });
 
 export const CsrfHeaders = Type.Object({
-  'x-csrf-token': Type.Optional(Type.String({
-    description: 'the token from GET /api/auth/cookie/csrf; required: without a valid one the answer is 403',
-  })),
+  'x-csrf-token': Type.Optional(
+    Type.String({
+      description: 'the token from GET /api/auth/cookie/csrf; required: without a valid one the answer is 403',
+    }),
+  ),
 });
 
 export const LoginQuery = Query({
@@ -48,17 +53,24 @@ export const SessionParams = Type.Object({ sessionID: Uuid });
  * auth/reauthentication.service.ts); spread into the change's body.
  */
 export const ReauthenticationFields = {
-  password: Type.Optional(Type.String({
-    examples: ['correct horse battery staple'],
-    description: 'the account password, asked again: missing or wrong is 401 with code "reauthentication_required", '
-      + 'and a wrong one counts against this session\'s failure limit (429 once the session is locked; failed logins do not lock it)',
-  })),
-  code: Type.Optional(Type.String({
-    maxLength: 64,
-    description: 'only for an account without a password: a current code from the authenticator app, or a recovery code, in its place',
-  })),
+  password: Type.Optional(
+    Type.String({
+      examples: ['correct horse battery staple'],
+      description:
+        'the account password, asked again: missing or wrong is 401 with code "reauthentication_required", ' +
+        "and a wrong one counts against this session's failure limit (429 once the session is locked; failed logins do not lock it)",
+    }),
+  ),
+  code: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'only for an account without a password: a current code from the authenticator app, or a recovery code, in its place',
+    }),
+  ),
 };
 export const ReauthenticationBody = Type.Object(ReauthenticationFields);
 /** Said in the description of every route that asks for the password again. */
-export const REAUTHENTICATION_NOTE = 'Needs the password again (`password`): 401 `reauthentication_required` when it is missing or wrong; '
-  + 'wrong ones count against this session\'s failure limit (the login\'s thresholds, not its per-account lockout), and a locked session gets 429.';
+export const REAUTHENTICATION_NOTE =
+  'Needs the password again (`password`): 401 `reauthentication_required` when it is missing or wrong; ' +
+  "wrong ones count against this session's failure limit (the login's thresholds, not its per-account lockout), and a locked session gets 429.";

@@ -71,7 +71,12 @@ export async function issueTokenPair(
     // Which session an access token belongs to, for "this device", without a claim of our own in it.
     access_jti: access.claims.jti,
   });
-  return { accessToken: access.token, refreshToken: refresh.token, refreshExpiresAt: refresh.claims.exp, sessionId: familyId };
+  return {
+    accessToken: access.token,
+    refreshToken: refresh.token,
+    refreshExpiresAt: refresh.claims.exp,
+    sessionId: familyId,
+  };
 }
 
 /**
@@ -96,7 +101,14 @@ export async function openSession(s: SessionServices, row: users.UserRow, client
     if (error instanceof SessionsEnded) throw await fail('sessions ended while logging in');
     throw error;
   }
-  await audit(s, { kind: 'login', outcome: 'success', userId: user.id, username: user.username, client, detail: how === 'password' ? `session ${issued.sessionId}` : `session ${issued.sessionId}; ${how}` });
+  await audit(s, {
+    kind: 'login',
+    outcome: 'success',
+    userId: user.id,
+    username: user.username,
+    client,
+    detail: how === 'password' ? `session ${issued.sessionId}` : `session ${issued.sessionId}; ${how}`,
+  });
   return { issued, user };
 }
 
@@ -121,7 +133,11 @@ export async function logout(s: SessionServices, userId: string, client: ClientI
  * Presenting a token that was already rotated revokes its whole family: one of the two holders is
  * not the rightful client, and we cannot tell which.
  */
-export async function refresh(s: SessionServices, token: string | undefined, client: ClientInfo): Promise<IssuedTokens> {
+export async function refresh(
+  s: SessionServices,
+  token: string | undefined,
+  client: ClientInfo,
+): Promise<IssuedTokens> {
   if (token === undefined || token === '') throw Errors.unauthorized();
   const claims = s.tokens.verify(token);
   if (claims === null) throw Errors.unauthorized();
@@ -136,14 +152,19 @@ export async function refresh(s: SessionServices, token: string | undefined, cli
     rotation = await s.db.transaction().execute(async (trx) => {
       // The user row first, as everything that ends sessions takes it first: a logout that comes
       // now waits for this rotation to commit and then revokes its new token too.
-      if (subject !== null && (await users.lockSessions(trx, subject)) === undefined) return { old: undefined, issued: undefined, gone: true };
+      if (subject !== null && (await users.lockSessions(trx, subject)) === undefined)
+        return { old: undefined, issued: undefined, gone: true };
       await s.checkpoint?.('refresh:locked');
       const old = await refreshTokens.revokeIfActive(trx, tokenHash, now).catch((error: unknown) => {
         throw new StepFailure('Failed to revoke token', error); // spec §4.1 rule 9.4 has its own 500
       });
       // Spec order: revoke, then the sub check (the 400 below); the revocation is kept.
       if (old === undefined || subject === null) return { old, issued: undefined, gone: false };
-      return { old, issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old), gone: false };
+      return {
+        old,
+        issued: await issueTokenPair(trx, s.tokens, { id: subject, admin: claims.admin }, client, old),
+        gone: false,
+      };
     });
   } catch (error) {
     if (!isForeignKeyViolation(error)) throw error;
@@ -164,7 +185,13 @@ export async function refresh(s: SessionServices, token: string | undefined, cli
   }
   requireUserId(claims);
   const issued = rotation.issued!;
-  await audit(s, { kind: 'refresh', outcome: 'success', userId: subject, client, detail: `session ${issued.sessionId}` });
+  await audit(s, {
+    kind: 'refresh',
+    outcome: 'success',
+    userId: subject,
+    client,
+    detail: `session ${issued.sessionId}`,
+  });
   return issued;
 }
 
@@ -172,7 +199,13 @@ export async function refresh(s: SessionServices, token: string | undefined, cli
  * A token that was rotated (it has a successor) and is presented again: revoke the session. A
  * token revoked by logout, a password change or a session revoke is merely invalid.
  */
-async function detectReuse(s: SessionServices, tokenHash: string, now: string, subject: string | null, client: ClientInfo) {
+async function detectReuse(
+  s: SessionServices,
+  tokenHash: string,
+  now: string,
+  subject: string | null,
+  client: ClientInfo,
+) {
   const row = await refreshTokens.findByHash(s.db, tokenHash);
   if (row === undefined || !row.revoked || !(await refreshTokens.wasRotated(s.db, row))) {
     const detail = row === undefined ? 'unknown token' : row.revoked ? 'revoked token' : 'expired token';
@@ -182,14 +215,26 @@ async function detectReuse(s: SessionServices, tokenHash: string, now: string, s
   // Two tabs or a retry racing with one token: the loser comes within the grace and is only refused.
   const sinceRotation = Date.parse(now) - Date.parse(row.revoked_at ?? now);
   if (sinceRotation < s.reuseGraceSeconds * 1000) {
-    await audit(s, { kind: 'refresh', outcome: 'failure', userId: row.user_id, client, detail: `rotated token replayed within the grace (session ${row.family_id})` });
+    await audit(s, {
+      kind: 'refresh',
+      outcome: 'failure',
+      userId: row.user_id,
+      client,
+      detail: `rotated token replayed within the grace (session ${row.family_id})`,
+    });
     return;
   }
   const revokedCount = await refreshTokens.revokeFamily(s.db, row.family_id, now);
   s.credentialsRevoked?.(row.user_id);
-  s.log.warn({ userId: row.user_id, familyId: row.family_id, revokedCount }, 'refresh token reuse detected; session revoked');
+  s.log.warn(
+    { userId: row.user_id, familyId: row.family_id, revokedCount },
+    'refresh token reuse detected; session revoked',
+  );
   await audit(s, {
-    kind: 'refresh_reuse', outcome: 'failure', userId: row.user_id, client,
+    kind: 'refresh_reuse',
+    outcome: 'failure',
+    userId: row.user_id,
+    client,
     detail: `a rotated token of session ${row.family_id} was presented again; ${revokedCount} active tokens revoked`,
   });
 }
@@ -241,12 +286,23 @@ export async function restartSessions(s: SessionServices, userId: string, client
     return issueTokenPair(trx, s.tokens, { id: row.id, admin: row.is_admin }, client);
   });
   s.credentialsRevoked?.(userId);
-  await audit(s, { kind: 'logout', outcome: 'success', userId, client, detail: `every other session revoked; new session ${issued.sessionId}` });
+  await audit(s, {
+    kind: 'logout',
+    outcome: 'success',
+    userId,
+    client,
+    detail: `every other session revoked; new session ${issued.sessionId}`,
+  });
   return issued;
 }
 
 /** Signs the session out everywhere it is used; its access tokens are refused on /api/auth from now on, elsewhere when they expire. */
-export async function revokeSession(s: SessionServices, userId: string, sessionId: string, client: ClientInfo): Promise<void> {
+export async function revokeSession(
+  s: SessionServices,
+  userId: string,
+  sessionId: string,
+  client: ClientInfo,
+): Promise<void> {
   // The user row's lock first, as refreshes take it: one in flight for this session commits its new
   // token before this revokes the session, or finds its token revoked.
   const revoked = await s.db.transaction().execute(async (trx) => {

@@ -54,9 +54,14 @@ export function createTokenService(secret: string): TokenService {
 function isClaims(value: unknown): value is Claims {
   const c = value as Partial<Claims> | null;
   return (
-    typeof c === 'object' && c !== null &&
-    typeof c.sub === 'string' && typeof c.admin === 'boolean' &&
-    (c.type === 'access' || c.type === 'refresh') && typeof c.jti === 'string' &&
-    typeof c.iat === 'number' && typeof c.nbf === 'number' && typeof c.exp === 'number'
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.sub === 'string' &&
+    typeof c.admin === 'boolean' &&
+    (c.type === 'access' || c.type === 'refresh') &&
+    typeof c.jti === 'string' &&
+    typeof c.iat === 'number' &&
+    typeof c.nbf === 'number' &&
+    typeof c.exp === 'number'
   );
 }

@@ -10,5 +10,8 @@ export function startWorker(callerUrl: string, name: string, options: WorkerOpti
   const url = new URL(`./${name}${typescript ? '.ts' : '.js'}`, callerUrl);
   if (!typescript) return new Worker(url, options);
   const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`, { ...options, eval: true });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(url.href)}); });`,
+    { ...options, eval: true },
+  );
 }

@@ -83,7 +83,12 @@ function codeRanges(text: string): Array<[number, number]> {
     const fenceLike = line.includes('```') || line.includes('~~~');
     if (fence !== undefined) {
       const close = fenceLike ? FENCE.exec(line) : null;
-      if (close !== null && close[1]![0] === fence.char && close[1]!.length >= fence.length && close[2]!.trim() === '') {
+      if (
+        close !== null &&
+        close[1]![0] === fence.char &&
+        close[1]!.length >= fence.length &&
+        close[2]!.trim() === ''
+      ) {
         ranges.push([fence.start, lineEnd]);
         fence = undefined;
       }
@@ -101,7 +106,8 @@ function codeRanges(text: string): Array<[number, number]> {
     }
     lineStart = lineEnd + 1;
   }
-  if (fence !== undefined) ranges.push([fence.start, text.length]); // an unclosed fence runs to the end
+  if (fence !== undefined)
+    ranges.push([fence.start, text.length]); // an unclosed fence runs to the end
   else if (paragraphStart >= 0) codeSpans(text, paragraphStart, text.length, ranges);
   return ranges.sort((a, b) => a[0] - b[0]);
 }
@@ -117,7 +123,10 @@ function codeSpans(text: string, start: number, end: number, ranges: Array<[numb
   for (let m = BACKTICKS.exec(text); m !== null && m.index < end; m = BACKTICKS.exec(text)) {
     let at = m.index;
     let length = m[0].length;
-    if (at > 0 && text[at - 1] === '\\') { at += 1; length -= 1; } // an escaped backtick is text
+    if (at > 0 && text[at - 1] === '\\') {
+      at += 1;
+      length -= 1;
+    } // an escaped backtick is text
     if (length > 0) runs.push({ at, length });
   }
   const byLength = new Map<number, number[]>();

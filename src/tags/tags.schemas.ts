@@ -8,8 +8,14 @@ import { TAG_MAX_LENGTH } from './extract.js';
  * dropped the rule), and the length is said again in code points, which needs no regex at all.
  */
 const TAG_FILTER_PATTERN = `^#?(?:\\p{L}|\\p{M}|\\p{N}|[_/-]){1,${TAG_MAX_LENGTH}}$`;
-export const TagFilter = explain(Type.String({
-  minLength: 1, maxLength: TAG_MAX_LENGTH + 1, pattern: TAG_FILTER_PATTERN,
-  description: 'only notes with this tag or a tag below it (`a` finds `#a/b`): 1 to 64 letters, digits, _, - or /, '
-    + 'optionally after a #; case is ignored',
-}), 'must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #');
+export const TagFilter = explain(
+  Type.String({
+    minLength: 1,
+    maxLength: TAG_MAX_LENGTH + 1,
+    pattern: TAG_FILTER_PATTERN,
+    description:
+      'only notes with this tag or a tag below it (`a` finds `#a/b`): 1 to 64 letters, digits, _, - or /, ' +
+      'optionally after a #; case is ignored',
+  }),
+  'must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #',
+);

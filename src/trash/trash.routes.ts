@@ -13,12 +13,15 @@ export interface TrashRoutesOptions {
   trashDays: number;
 }
 
-const TrashEntrySchema = Type.Object({
-  id: Uuid,
-  title: Type.String(),
-  deleted_at: Timestamp,
-  purge_at: { ...Timestamp, description: 'when the hourly job deletes it for good (deleted_at + TRASH_DAYS)' },
-}, { $id: 'TrashEntry' });
+const TrashEntrySchema = Type.Object(
+  {
+    id: Uuid,
+    title: Type.String(),
+    deleted_at: Timestamp,
+    purge_at: { ...Timestamp, description: 'when the hourly job deletes it for good (deleted_at + TRASH_DAYS)' },
+  },
+  { $id: 'TrashEntry' },
+);
 
 const tags = ['trash'];
 
@@ -26,29 +29,47 @@ const tags = ['trash'];
 const SIGNED_IN: RoutePolicy = { auth: 'access' };
 
 export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async (app, { db, trashDays }) => {
-
-  app.get('/', {
-    config: { policy: SIGNED_IN },
-    schema: {
-      tags, summary: 'Notes in the trash, most recently deleted first',
-      querystring: PaginationQuery, response: { 200: Type.Array(TrashEntrySchema) },
+  app.get(
+    '/',
+    {
+      config: { policy: SIGNED_IN },
+      schema: {
+        tags,
+        summary: 'Notes in the trash, most recently deleted first',
+        querystring: PaginationQuery,
+        response: { 200: Type.Array(TrashEntrySchema) },
+      },
     },
-  }, async (request) => trash.listTrash(db, callerId(request), pageOf(request.query), trashDays));
+    async (request) => trash.listTrash(db, callerId(request), pageOf(request.query), trashDays),
+  );
 
-  app.post('/:noteID/restore', {
-    config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
-    schema: { tags, summary: 'Restore a note from the trash with its whole history', params: NoteParams, response: { 200: NoteSchema } },
-  }, async (request, reply) => {
-    const note = await trash.restoreFromTrash(db, callerId(request), normalizeId(request.params.noteID));
-    return reply.header('etag', `"${note.version}"`).send(note);
-  });
+  app.post(
+    '/:noteID/restore',
+    {
+      config: { policy: SIGNED_IN, docs: { headers: { 200: ['ETag'] } } },
+      schema: {
+        tags,
+        summary: 'Restore a note from the trash with its whole history',
+        params: NoteParams,
+        response: { 200: NoteSchema },
+      },
+    },
+    async (request, reply) => {
+      const note = await trash.restoreFromTrash(db, callerId(request), normalizeId(request.params.noteID));
+      return reply.header('etag', `"${note.version}"`).send(note);
+    },
+  );
 
-  app.delete('/:noteID', {
-    config: { policy: SIGNED_IN },
-    schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
-  }, async (request, reply) => {
-    const noteId = normalizeId(request.params.noteID);
-    await trash.deleteFromTrash(db, callerId(request), noteId);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/:noteID',
+    {
+      config: { policy: SIGNED_IN },
+      schema: { tags, summary: 'Delete a trashed note and its history for good', params: NoteParams },
+    },
+    async (request, reply) => {
+      const noteId = normalizeId(request.params.noteID);
+      await trash.deleteFromTrash(db, callerId(request), noteId);
+      return reply.code(204).send();
+    },
+  );
 };

@@ -33,7 +33,10 @@ export const CLIENT_CSP = [
  * `?remote-images=on`: a reader allowed a note's images from other sites (web/src/markdown/remote-images.ts),
  * and the client still loads only the images of notes so allowed. Everything else stays as strict.
  */
-export const CLIENT_CSP_REMOTE_IMAGES = CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:");
+export const CLIENT_CSP_REMOTE_IMAGES = CLIENT_CSP.replace(
+  "img-src 'self' data: blob:",
+  "img-src 'self' data: blob: http: https:",
+);
 
 const API_PREFIXES = ['/api', '/healthz', '/readyz', '/metrics'];
 
@@ -57,7 +60,10 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     const pathname = request.url.split('?', 1)[0]!;
     if (isServicePath(pathname)) return reply.callNotFound();
     const query = new URLSearchParams(request.url.slice(pathname.length + 1));
-    reply.header('content-security-policy', query.get('remote-images') === 'on' ? CLIENT_CSP_REMOTE_IMAGES : CLIENT_CSP);
+    reply.header(
+      'content-security-policy',
+      query.get('remote-images') === 'on' ? CLIENT_CSP_REMOTE_IMAGES : CLIENT_CSP,
+    );
     // A shared note's page (/s/{token}): nobody's to index, and its address must not leak onwards.
     if (pathname.startsWith('/s/')) reply.header('x-robots-tag', 'noindex').header('referrer-policy', 'no-referrer');
     if (pathname.startsWith('/assets/')) {
@@ -70,9 +76,19 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     }
     if (!fs.existsSync(indexPath)) {
       // An API-only build (tests, or `tsc` without `vite build`): client paths are simply not here.
-      return sendProblem(reply, problem(404, 'The web client is not built: run `npm run build` (npm start does it for you)', 'web_client_not_built'));
+      return sendProblem(
+        reply,
+        problem(
+          404,
+          'The web client is not built: run `npm run build` (npm start does it for you)',
+          'web_client_not_built',
+        ),
+      );
     }
-    return reply.header('cache-control', 'no-cache').type('text/html; charset=utf-8').sendFile('index.html', root, { cacheControl: false });
+    return reply
+      .header('cache-control', 'no-cache')
+      .type('text/html; charset=utf-8')
+      .sendFile('index.html', root, { cacheControl: false });
   };
   // Pages, not API: kept out of the OpenAPI document.
   app.get('/', { schema: { hide: true }, config: { policy: { auth: 'public' } } }, serve);

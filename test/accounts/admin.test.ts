@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { assertProblem, bearer, newAdminSession, refreshSession } from '../helpers/auth.js';
-import { forEachDatabase, GOOD_PASSWORD, login, newSession, problemOf, signup, type Session } from '../helpers/harness.js';
+import {
+  forEachDatabase,
+  GOOD_PASSWORD,
+  login,
+  newSession,
+  problemOf,
+  signup,
+  type Session,
+} from '../helpers/harness.js';
 
 const LIMIT_MESSAGE = 'Query parameter "limit" must be an integer from 1 to 100';
 const OFFSET_MESSAGE = 'Query parameter "offset" must be an integer 0 or more';
@@ -28,7 +36,13 @@ forEachDatabase('admin routes', (ctx) => {
     }));
     await ctx.database.db.insertInto('users').values(rows).execute();
     const expected = rows
-      .map((r) => ({ id: r.id, username: r.username, is_admin: false, created_at: r.created_at, updated_at: r.updated_at }))
+      .map((r) => ({
+        id: r.id,
+        username: r.username,
+        is_admin: false,
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+      }))
       .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
 
     const page = async (query: string) => {
@@ -43,7 +57,11 @@ forEachDatabase('admin routes', (ctx) => {
     assert.deepEqual(await page('?limit=1'), expected.slice(0, 1));
     assert.deepEqual(await page('?limit=7&offset=3'), expected.slice(3, 10));
     assert.deepEqual(await page('?offset=100&limit=5'), expected.slice(100, 105));
-    const stitched = [...(await page('?limit=40')), ...(await page('?limit=40&offset=40')), ...(await page('?limit=25&offset=80'))];
+    const stitched = [
+      ...(await page('?limit=40')),
+      ...(await page('?limit=40&offset=40')),
+      ...(await page('?limit=25&offset=80')),
+    ];
     assert.deepEqual(stitched, expected);
     // Accounts made today come after them; the administrator among them.
     const tail = (await page('?offset=105')) as Array<{ id: string; is_admin: boolean }>;
@@ -68,7 +86,10 @@ forEachDatabase('admin routes', (ctx) => {
     for (const offset of ['-1', 'abc', '1.5', '', '9007199254740992', '1e3']) {
       assertProblem(await list(`?offset=${offset}`), 400, OFFSET_MESSAGE);
     }
-    for (const [query, name] of [['?limit=5&limit=6', 'limit'], ['?offset=1&offset=2', 'offset']]) {
+    for (const [query, name] of [
+      ['?limit=5&limit=6', 'limit'],
+      ['?offset=1&offset=2', 'offset'],
+    ]) {
       const res = await list(query);
       assert.equal(res.statusCode, 400);
       assert.match(problemOf(res).detail, new RegExp(`"${name}"`));
@@ -82,7 +103,11 @@ forEachDatabase('admin routes', (ctx) => {
     assertProblem(await list('', admin.refreshToken), 401, 'Unauthorized');
     assertProblem(await list('', user.accessToken), 403, 'Forbidden');
     assertProblem(await list('?limit=0', user.accessToken), 403, 'Forbidden');
-    assertProblem(await ctx.app.inject({ method: 'DELETE', url: `/api/auth/admin/${user.userId}` }), 401, 'Unauthorized');
+    assertProblem(
+      await ctx.app.inject({ method: 'DELETE', url: `/api/auth/admin/${user.userId}` }),
+      401,
+      'Unauthorized',
+    );
     assertProblem(await remove(admin.userId, user.accessToken), 403, 'Forbidden');
     assertProblem(await remove('not-a-uuid', user.accessToken), 403, 'Forbidden');
     assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: admin.auth })).statusCode, 200);
@@ -97,7 +122,11 @@ forEachDatabase('admin routes', (ctx) => {
     assert.equal(res.body, '');
     assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: a.auth }), 401, 'Unauthorized');
     for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
-    const relogin = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
+    const relogin = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: GOOD_PASSWORD },
+    });
     assertProblem(relogin, 401, 'Invalid credentials');
     const all = (await list('?limit=100&offset=100')).json() as Array<{ id: string }> | null;
     assert.ok(!(all ?? []).some((u) => u.id === a.userId));
@@ -115,16 +144,27 @@ forEachDatabase('admin routes', (ctx) => {
     admin ??= await newAdminSession(ctx);
     assertProblem(await remove(randomUUID()), 404, 'User not found');
     const uuid = randomUUID();
-    for (const id of ['', 'not-a-uuid', '123', `${uuid}0`, uuid.slice(1), uuid.replaceAll('-', ''), `{${uuid}}`, `urn:uuid:${uuid}`, '%20']) {
+    for (const id of [
+      '',
+      'not-a-uuid',
+      '123',
+      `${uuid}0`,
+      uuid.slice(1),
+      uuid.replaceAll('-', ''),
+      `{${uuid}}`,
+      `urn:uuid:${uuid}`,
+      '%20',
+    ]) {
       assertProblem(await remove(id), 400, 'Resource ID missing');
     }
   });
 
-  test('admin routes read the caller\'s account on every call: deleted 401, demoted 403', async () => {
+  test("admin routes read the caller's account on every call: deleted 401, demoted 403", async () => {
     const gone = await newAdminSession(ctx);
     const demoted = await newAdminSession(ctx);
     const target = await newSession(ctx.app);
-    const events = (token: string) => ctx.app.inject({ method: 'GET', url: '/api/auth/admin/events', headers: bearer(token) });
+    const events = (token: string) =>
+      ctx.app.inject({ method: 'GET', url: '/api/auth/admin/events', headers: bearer(token) });
     assert.equal((await list('', gone.accessToken)).statusCode, 200);
     await ctx.database.db.deleteFrom('users').where('id', '=', gone.userId).execute();
     await ctx.database.db.updateTable('users').set({ is_admin: false }).where('id', '=', demoted.userId).execute();
@@ -143,7 +183,10 @@ forEachDatabase('admin routes', (ctx) => {
     await ctx.database.db.updateTable('users').set({ is_admin: false }).where('id', '!=', solo.userId).execute();
     assertProblem(await remove(solo.userId, solo.accessToken), 409, 'Cannot delete the last administrator');
     const own = await ctx.app.inject({
-      method: 'DELETE', url: '/api/auth/owner', headers: bearer(solo.accessToken), payload: { password: GOOD_PASSWORD },
+      method: 'DELETE',
+      url: '/api/auth/owner',
+      headers: bearer(solo.accessToken),
+      payload: { password: GOOD_PASSWORD },
     });
     assertProblem(own, 409, 'Cannot delete the last administrator');
     assert.equal((await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: solo.auth })).statusCode, 200);

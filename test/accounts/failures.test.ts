@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { assertProblem, bearer, getCsrf, newAdminSession, postRefresh, refreshSession } from '../helpers/auth.js';
 import { buildTestApp, forEachDatabase, GOOD_PASSWORD, newSession, problemOf } from '../helpers/harness.js';
 
@@ -11,11 +18,16 @@ type Kind = 'InsertQueryNode' | 'UpdateQueryNode' | 'DeleteQueryNode' | 'SelectQ
 
 /** Makes every query of one kind on one table throw, as a broken disk or a lost constraint would. */
 class FailingPlugin implements KyselyPlugin {
-  constructor(private readonly kind: Kind, private readonly table: string) {}
+  constructor(
+    private readonly kind: Kind,
+    private readonly table: string,
+  ) {}
 
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     const n = node as unknown as { kind: string; into?: unknown; table?: unknown; from?: { froms?: unknown[] } };
-    const target = (n.into ?? n.table ?? n.from?.froms?.[0]) as { table?: { identifier?: { name?: string } } } | undefined;
+    const target = (n.into ?? n.table ?? n.from?.froms?.[0]) as
+      | { table?: { identifier?: { name?: string } } }
+      | undefined;
     if (n.kind === this.kind && target?.table?.identifier?.name === this.table) {
       throw new Error(`injected failure: ${this.kind} on ${this.table} (internal detail)`);
     }
@@ -30,7 +42,11 @@ class FailingPlugin implements KyselyPlugin {
 forEachDatabase('storage failures', (ctx) => {
   /** An app on the same data whose queries of `kind` on `table` fail; closed after `body`. */
   async function withFailing(kind: Kind, table: string, body: (app: FastifyInstance) => Promise<void>): Promise<void> {
-    const database = { ...ctx.database, db: ctx.database.db.withPlugin(new FailingPlugin(kind, table)), close: async () => {} };
+    const database = {
+      ...ctx.database,
+      db: ctx.database.db.withPlugin(new FailingPlugin(kind, table)),
+      close: async () => {},
+    };
     const app = await buildTestApp(ctx.config, database);
     try {
       await body(app);
@@ -46,7 +62,11 @@ forEachDatabase('storage failures', (ctx) => {
 
   test('signup: Failed to create user', async () => {
     await withFailing('InsertQueryNode', 'users', async (app) => {
-      const res = await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: 'failing-signup', password: GOOD_PASSWORD } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/signup',
+        payload: { username: 'failing-signup', password: GOOD_PASSWORD },
+      });
       assert500(res, 'Failed to create user');
     });
   });
@@ -54,7 +74,11 @@ forEachDatabase('storage failures', (ctx) => {
   test('login: Failed to generate tokens', async () => {
     const s = await newSession(ctx.app);
     await withFailing('InsertQueryNode', 'refresh_tokens', async (app) => {
-      const res = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username, password: s.password } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username: s.username, password: s.password },
+      });
       assert500(res, 'Failed to generate tokens');
       assert.equal(res.headers['set-cookie'], undefined);
     });
@@ -64,7 +88,10 @@ forEachDatabase('storage failures', (ctx) => {
     const s = await newSession(ctx.app);
     await withFailing('UpdateQueryNode', 'users', async (app) => {
       const res = await app.inject({
-        method: 'PUT', url: '/api/auth/owner/', headers: s.auth, payload: { old_password: s.password, new_password: 'amber-Falcon-meadow-77-softly-x' },
+        method: 'PUT',
+        url: '/api/auth/owner/',
+        headers: s.auth,
+        payload: { old_password: s.password, new_password: 'amber-Falcon-meadow-77-softly-x' },
       });
       assert500(res, 'Failed to update password');
     });
@@ -75,8 +102,19 @@ forEachDatabase('storage failures', (ctx) => {
     const admin = await newAdminSession(ctx);
     const s = await newSession(ctx.app);
     await withFailing('DeleteQueryNode', 'users', async (app) => {
-      assert500(await app.inject({ method: 'DELETE', url: '/api/auth/owner/', headers: s.auth, payload: { password: s.password } }), 'Failed to delete user');
-      assert500(await app.inject({ method: 'DELETE', url: `/api/auth/admin/${s.userId}`, headers: admin.auth }), 'Failed to delete user');
+      assert500(
+        await app.inject({
+          method: 'DELETE',
+          url: '/api/auth/owner/',
+          headers: s.auth,
+          payload: { password: s.password },
+        }),
+        'Failed to delete user',
+      );
+      assert500(
+        await app.inject({ method: 'DELETE', url: `/api/auth/admin/${s.userId}`, headers: admin.auth }),
+        'Failed to delete user',
+      );
     });
   });
 
@@ -84,8 +122,21 @@ forEachDatabase('storage failures', (ctx) => {
     const admin = await newAdminSession(ctx);
     const [a, b] = [await newSession(ctx.app), await newSession(ctx.app)];
     await withFailing('UpdateQueryNode', 'refresh_tokens', async (app) => {
-      assert.equal((await app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: a.auth, payload: { password: a.password } })).statusCode, 204);
-      assert.equal((await app.inject({ method: 'DELETE', url: `/api/auth/admin/${b.userId}`, headers: admin.auth })).statusCode, 204);
+      assert.equal(
+        (
+          await app.inject({
+            method: 'DELETE',
+            url: '/api/auth/owner',
+            headers: a.auth,
+            payload: { password: a.password },
+          })
+        ).statusCode,
+        204,
+      );
+      assert.equal(
+        (await app.inject({ method: 'DELETE', url: `/api/auth/admin/${b.userId}`, headers: admin.auth })).statusCode,
+        204,
+      );
     });
     for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
   });
@@ -93,7 +144,10 @@ forEachDatabase('storage failures', (ctx) => {
   test('admin list: Failed to retrieve users', async () => {
     const admin = await newAdminSession(ctx);
     await withFailing('SelectQueryNode', 'users', async (app) => {
-      assert500(await app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: bearer(admin.accessToken) }), 'Failed to retrieve users');
+      assert500(
+        await app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: bearer(admin.accessToken) }),
+        'Failed to retrieve users',
+      );
     });
   });
 

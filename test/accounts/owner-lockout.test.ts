@@ -20,7 +20,12 @@ const NEW_PASSWORD = 'amber-Falcon-meadow-77-softly-x';
 
 forEachDatabase('own account: password checks limited per session', (ctx) => {
   const change = (on: FastifyInstance, token: string, oldPassword: string, newPassword = NEW_PASSWORD) =>
-    on.inject({ method: 'PUT', url: '/api/auth/owner', headers: bearer(token), payload: { old_password: oldPassword, new_password: newPassword } });
+    on.inject({
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: bearer(token),
+      payload: { old_password: oldPassword, new_password: newPassword },
+    });
   const remove = (on: FastifyInstance, token: string, password: string) =>
     on.inject({ method: 'DELETE', url: '/api/auth/owner', headers: bearer(token), payload: { password } });
   const endOthers = (on: FastifyInstance, token: string, password: string) =>
@@ -35,7 +40,11 @@ forEachDatabase('own account: password checks limited per session', (ctx) => {
   };
 
   test('N wrong old passwords (PUT and DELETE alike): the next is 429 even when right; the login still works', async () => {
-    const { username, logins: [session], app } = await setUp(3);
+    const {
+      username,
+      logins: [session],
+      app,
+    } = await setUp(3);
     try {
       assertProblem(await change(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
       assertProblem(await remove(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
@@ -51,7 +60,11 @@ forEachDatabase('own account: password checks limited per session', (ctx) => {
   });
 
   test('with the account locked by failed logins, the signed-in owner ends the other sessions and changes the password', async () => {
-    const { username, logins: [owner, other], app } = await setUp(2, 2);
+    const {
+      username,
+      logins: [owner, other],
+      app,
+    } = await setUp(2, 2);
     try {
       for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(app, username, WRONG)).statusCode, 401);
       assertThrottled(await loginAttempt(app, username, GOOD_PASSWORD), 60);
@@ -65,10 +78,14 @@ forEachDatabase('own account: password checks limited per session', (ctx) => {
     }
   });
 
-  test('a thief\'s wrong guesses lock only the stolen session: the owner\'s changes the password', async () => {
-    const { logins: [owner, stolen], app } = await setUp(3, 2);
+  test("a thief's wrong guesses lock only the stolen session: the owner's changes the password", async () => {
+    const {
+      logins: [owner, stolen],
+      app,
+    } = await setUp(3, 2);
     try {
-      for (let i = 0; i < 3; i++) assertProblem(await change(app, stolen!.accessToken, `${WRONG}${i}`), 401, 'Invalid credentials');
+      for (let i = 0; i < 3; i++)
+        assertProblem(await change(app, stolen!.accessToken, `${WRONG}${i}`), 401, 'Invalid credentials');
       assertThrottled(await change(app, stolen!.accessToken, GOOD_PASSWORD), 60);
       const changed = await change(app, owner!.accessToken, GOOD_PASSWORD);
       assert.equal(changed.statusCode, 200, changed.body);
@@ -79,9 +96,14 @@ forEachDatabase('own account: password checks limited per session', (ctx) => {
   });
 
   test('parallel wrong old passwords get no more checks than the limit allows', async () => {
-    const { logins: [session], app } = await setUp(3);
+    const {
+      logins: [session],
+      app,
+    } = await setUp(3);
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => change(app, session!.accessToken, `${WRONG}${i}`)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => change(app, session!.accessToken, `${WRONG}${i}`)),
+      );
       const statuses = results.map((r) => r.statusCode);
       assert.equal(statuses.filter((code) => code === 401).length, 3, statuses.join(','));
       for (const res of results.filter((r) => r.statusCode !== 401)) assertThrottled(res, 60);
@@ -91,12 +113,17 @@ forEachDatabase('own account: password checks limited per session', (ctx) => {
   });
 
   test('the right password clears the count: two wrong, one right, two wrong is not three in a row', async () => {
-    const { logins: [session], app } = await setUp(3);
+    const {
+      logins: [session],
+      app,
+    } = await setUp(3);
     try {
-      for (let i = 0; i < 2; i++) assertProblem(await change(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
+      for (let i = 0; i < 2; i++)
+        assertProblem(await change(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
       // Right, with a new password the rules refuse: the old one was checked, nothing changes.
       assert.equal((await change(app, session!.accessToken, GOOD_PASSWORD, 'short')).statusCode, 400);
-      for (let i = 0; i < 3; i++) assertProblem(await change(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
+      for (let i = 0; i < 3; i++)
+        assertProblem(await change(app, session!.accessToken, WRONG), 401, 'Invalid credentials');
       assertThrottled(await change(app, session!.accessToken, GOOD_PASSWORD), 60);
     } finally {
       await ctx.rebuild();

@@ -12,7 +12,12 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
   const put = (url: string, token: string, payload: unknown, headers: Record<string, string> = {}) =>
     ctx.app.inject({ method: 'PUT', url, headers: { ...bearer(token), ...headers }, payload: payload as string });
   const del = (url: string, token: string, payload?: unknown) =>
-    ctx.app.inject({ method: 'DELETE', url, headers: bearer(token), ...(payload === undefined ? {} : { payload: payload as string }) });
+    ctx.app.inject({
+      method: 'DELETE',
+      url,
+      headers: bearer(token),
+      ...(payload === undefined ? {} : { payload: payload as string }),
+    });
 
   test('GET /auth/me: exactly the public user, and which second factors it has', async () => {
     const s = await newSession(ctx.app);
@@ -45,35 +50,84 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
 
   test('logout without valid claims: 401 Not authenticated', async () => {
     const s = await newSession(ctx.app);
-    for (const headers of [{}, { authorization: 'Bearer nope' }, bearer(s.refreshToken), { authorization: s.accessToken }]) {
-      assertProblem(await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers }), 401, 'Not authenticated');
+    for (const headers of [
+      {},
+      { authorization: 'Bearer nope' },
+      bearer(s.refreshToken),
+      { authorization: s.accessToken },
+    ]) {
+      assertProblem(
+        await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers }),
+        401,
+        'Not authenticated',
+      );
     }
   });
 
   for (const url of PATHS) {
     test(`PUT ${url}: old password first (401), then the new one's rules (400)`, async () => {
       const s = await newSession(ctx.app);
-      assertProblem(await put(url, s.accessToken, { old_password: `${GOOD_PASSWORD}x`, new_password: NEW_PASSWORD }), 401, 'Invalid credentials');
-      assertProblem(await put(url, s.accessToken, { old_password: `${GOOD_PASSWORD}x`, new_password: 'short' }), 401, 'Invalid credentials');
-      assertProblem(await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'short' }), 400,
-        'Password must be at least 15 characters long; a few unrelated words make a strong one');
-      assertProblem(await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'passwordpassword' }), 400,
-        'This password appears in known data breaches; choose a different one');
-      assertProblem(await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'zzzzzzzzzzzzzzzzzzzz1' }), 400,
-        'Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters');
+      assertProblem(
+        await put(url, s.accessToken, { old_password: `${GOOD_PASSWORD}x`, new_password: NEW_PASSWORD }),
+        401,
+        'Invalid credentials',
+      );
+      assertProblem(
+        await put(url, s.accessToken, { old_password: `${GOOD_PASSWORD}x`, new_password: 'short' }),
+        401,
+        'Invalid credentials',
+      );
+      assertProblem(
+        await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'short' }),
+        400,
+        'Password must be at least 15 characters long; a few unrelated words make a strong one',
+      );
+      assertProblem(
+        await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'passwordpassword' }),
+        400,
+        'This password appears in known data breaches; choose a different one',
+      );
+      assertProblem(
+        await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'zzzzzzzzzzzzzzzzzzzz1' }),
+        400,
+        'Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters',
+      );
       // Nothing changed: the old password still logs in.
       assert.equal((await login(ctx.app, s.username)).userId, s.userId);
     });
 
     test(`PUT ${url}: a malformed body is 400, 415 or 413; no token is 401`, async () => {
       const s = await newSession(ctx.app);
-      for (const body of [{}, { old_password: GOOD_PASSWORD }, { new_password: NEW_PASSWORD }, { old_password: 1, new_password: NEW_PASSWORD }, '{"old_password":', '']) {
-        assertProblem(await put(url, s.accessToken, body, { 'content-type': 'application/json' }), 400, 'Invalid request body');
+      for (const body of [
+        {},
+        { old_password: GOOD_PASSWORD },
+        { new_password: NEW_PASSWORD },
+        { old_password: 1, new_password: NEW_PASSWORD },
+        '{"old_password":',
+        '',
+      ]) {
+        assertProblem(
+          await put(url, s.accessToken, body, { 'content-type': 'application/json' }),
+          400,
+          'Invalid request body',
+        );
       }
       const json = JSON.stringify({ old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD });
-      assertProblem(await put(url, s.accessToken, json, { 'content-type': 'text/plain' }), 415, 'Unsupported content type: send application/json');
-      assertProblem(await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'x'.repeat(17_000) }), 413, 'Request body is too large');
-      const anonymous = await ctx.app.inject({ method: 'PUT', url, payload: { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD } });
+      assertProblem(
+        await put(url, s.accessToken, json, { 'content-type': 'text/plain' }),
+        415,
+        'Unsupported content type: send application/json',
+      );
+      assertProblem(
+        await put(url, s.accessToken, { old_password: GOOD_PASSWORD, new_password: 'x'.repeat(17_000) }),
+        413,
+        'Request body is too large',
+      );
+      const anonymous = await ctx.app.inject({
+        method: 'PUT',
+        url,
+        payload: { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD },
+      });
       assertProblem(anonymous, 401, 'Unauthorized');
       assert.equal((await me(s.accessToken)).statusCode, 200);
     });
@@ -90,9 +144,14 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.ok(body.user.updated_at >= body.user.created_at, 'updated_at is the change time');
       const { mfa: _mfa, ...meUser } = (await me(body.access_token)).json();
       assert.deepEqual(body.user, meUser);
-      for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
+      for (const s of [a, b])
+        assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
       assert.equal((await refreshSession(ctx.app, cookieValue(res, REFRESH)!)).statusCode, 200, 'the new pair works');
-      const old = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
+      const old = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username, password: GOOD_PASSWORD },
+      });
       assertProblem(old, 401, 'Invalid credentials');
       assert.equal((await login(ctx.app, username, NEW_PASSWORD)).userId, a.userId);
     });
@@ -105,7 +164,11 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       for (const body of [undefined, {}, { password: 7 }, { pass: GOOD_PASSWORD }]) {
         assertProblem(await del(url, a.accessToken, body), 400, 'Invalid request body');
       }
-      assertProblem(await ctx.app.inject({ method: 'DELETE', url, payload: { password: GOOD_PASSWORD } }), 401, 'Unauthorized');
+      assertProblem(
+        await ctx.app.inject({ method: 'DELETE', url, payload: { password: GOOD_PASSWORD } }),
+        401,
+        'Unauthorized',
+      );
       assert.equal((await me(a.accessToken)).statusCode, 200, 'still there');
 
       const res = await del(url, a.accessToken, { password: GOOD_PASSWORD });
@@ -113,8 +176,13 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.equal(res.body, '');
       // The account's sessions ended with it: its tokens are refused on /api/auth (CONTRACT.md part 3).
       assertProblem(await me(a.accessToken), 401, 'Unauthorized');
-      for (const s of [a, b]) assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
-      const relogin = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
+      for (const s of [a, b])
+        assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
+      const relogin = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username, password: GOOD_PASSWORD },
+      });
       assertProblem(relogin, 401, 'Invalid credentials');
       assertProblem(await del(url, b.accessToken, { password: GOOD_PASSWORD }), 401, 'Unauthorized');
     });

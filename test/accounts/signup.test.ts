@@ -40,24 +40,51 @@ forEachDatabase('POST /auth/signup', (ctx) => {
     const name = uniqueName('dup');
     assert.equal((await post({ username: name, password: GOOD_PASSWORD })).statusCode, 201);
     assertProblem(await post({ username: name, password: GOOD_PASSWORD }), 409, 'Username is already in use');
-    assertProblem(await post({ username: name.toUpperCase(), password: GOOD_PASSWORD }), 409, 'Username is already in use');
+    assertProblem(
+      await post({ username: name.toUpperCase(), password: GOOD_PASSWORD }),
+      409,
+      'Username is already in use',
+    );
   });
 
   test('a body cannot make an administrator', async () => {
     const name = uniqueName('sneaky');
-    assert.equal((await post({ username: name, password: GOOD_PASSWORD, is_admin: true, admin: true })).statusCode, 201);
+    assert.equal(
+      (await post({ username: name, password: GOOD_PASSWORD, is_admin: true, admin: true })).statusCode,
+      201,
+    );
     const session = await login(ctx.app, name);
     const me = await ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: session.auth });
     assert.equal(me.json().is_admin, false);
-    const all = await ctx.app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: bearer(session.accessToken) });
+    const all = await ctx.app.inject({
+      method: 'GET',
+      url: '/api/auth/admin/all',
+      headers: bearer(session.accessToken),
+    });
     assertProblem(all, 403, 'Forbidden');
   });
 
   test('the username rule: 400 with the rule as message', async () => {
     const bad = [
-      '', 'ab', 'a'.repeat(33), '-abc', 'abc-', '.abc', 'abc_', 'ab c', 'ab@c', 'üser', 'user\n', 'a/b', 'İstanbul',
+      '',
+      'ab',
+      'a'.repeat(33),
+      '-abc',
+      'abc-',
+      '.abc',
+      'abc_',
+      'ab c',
+      'ab@c',
+      'üser',
+      'user\n',
+      'a/b',
+      'İstanbul',
       // Never as far as the database (PostgreSQL refuses U+0000 in text): 400, not 500.
-      'abc\u0000', '\u0000abc', 'a\u0000c', 'x'.repeat(1000), '\u{1F600}\u{1F4DD}\u{1F600}',
+      'abc\u0000',
+      '\u0000abc',
+      'a\u0000c',
+      'x'.repeat(1000),
+      '\u{1F600}\u{1F4DD}\u{1F600}',
     ];
     for (const username of bad) {
       assertProblem(await post({ username, password: GOOD_PASSWORD }), 400, USERNAME_RULE);
@@ -69,7 +96,11 @@ forEachDatabase('POST /auth/signup', (ctx) => {
     const res = await post({ username: `\u212A${name}`, password: GOOD_PASSWORD });
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.json().username, `k${name}`);
-    assertProblem(await post({ username: `\u212A${name}`, password: GOOD_PASSWORD }), 409, 'Username is already in use');
+    assertProblem(
+      await post({ username: `\u212A${name}`, password: GOOD_PASSWORD }),
+      409,
+      'Username is already in use',
+    );
   });
 
   test('usernames at the edges of the rule pass it (then fail on the password, which comes second)', async () => {
@@ -81,11 +112,19 @@ forEachDatabase('POST /auth/signup', (ctx) => {
     const username = uniqueName();
     assertProblem(await post({ username, password: 'Xq7#mZ2!vL9@pR' }), 400, TOO_SHORT);
     assertProblem(await post({ username, password: '🦊🌲🎻🧭🪁🐙🍋🚲🧩🎈🪐🦉🌵🥁' }), 400, TOO_SHORT);
-    assertProblem(await post({ username, password: `${GOOD_PASSWORD} ${'x'.repeat(256)}`.slice(0, 257) }), 400, TOO_LONG);
+    assertProblem(
+      await post({ username, password: `${GOOD_PASSWORD} ${'x'.repeat(256)}`.slice(0, 257) }),
+      400,
+      TOO_LONG,
+    );
     assertProblem(await post({ username, password: '               ' }), 400, TOO_GUESSABLE);
     // Spaces around a password are part of it.
     assert.equal((await post({ username, password: `  ${GOOD_PASSWORD}  ` })).statusCode, 201);
-    const wrong = await ctx.app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
+    const wrong = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: GOOD_PASSWORD },
+    });
     assertProblem(wrong, 401, 'Invalid credentials');
     assert.equal((await login(ctx.app, username, `  ${GOOD_PASSWORD}  `)).username, username);
   });
@@ -109,9 +148,19 @@ forEachDatabase('POST /auth/signup', (ctx) => {
 
   test('missing fields, wrong types and broken JSON: 400 Invalid request body', async () => {
     const bodies: unknown[] = [
-      {}, { username: uniqueName() }, { password: GOOD_PASSWORD }, { username: 42, password: GOOD_PASSWORD },
-      { username: uniqueName(), password: null }, { username: [uniqueName()], password: GOOD_PASSWORD },
-      [], 'null', '"text"', '{"username":', '{username: "a"}', '', '   ',
+      {},
+      { username: uniqueName() },
+      { password: GOOD_PASSWORD },
+      { username: 42, password: GOOD_PASSWORD },
+      { username: uniqueName(), password: null },
+      { username: [uniqueName()], password: GOOD_PASSWORD },
+      [],
+      'null',
+      '"text"',
+      '{"username":',
+      '{username: "a"}',
+      '',
+      '   ',
       // Prototype poisoning is refused outright.
       `{"username":"${uniqueName()}","password":"${GOOD_PASSWORD}","__proto__":{"is_admin":true}}`,
       `{"username":"${uniqueName()}","password":"${GOOD_PASSWORD}","constructor":{"prototype":{"is_admin":true}}}`,
@@ -121,7 +170,12 @@ forEachDatabase('POST /auth/signup', (ctx) => {
 
   test('a body that is not JSON: 415', async () => {
     const text = `{"username":"${uniqueName()}","password":"${GOOD_PASSWORD}"}`;
-    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+    ]) {
       const res = await post(text, { 'content-type': type });
       assertProblem(res, 415, 'Unsupported content type: send application/json');
     }

@@ -10,7 +10,10 @@ import S3rver from 's3rver';
 import type { Session } from '../helpers/harness.js';
 
 /** A multipart/form-data body with one file part, as a browser's FormData sends it. */
-export function multipart(bytes: Buffer, { filename = 'file.bin', type = 'application/octet-stream', field = 'file' } = {}) {
+export function multipart(
+  bytes: Buffer,
+  { filename = 'file.bin', type = 'application/octet-stream', field = 'file' } = {},
+) {
   const boundary = `----vellum${randomBytes(8).toString('hex')}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`;
   return {
@@ -28,23 +31,46 @@ export interface Uploaded {
   created_at: string;
 }
 
-export function uploadRaw(app: FastifyInstance, session: Session, bytes: Buffer, options: Parameters<typeof multipart>[1] = {}) {
+export function uploadRaw(
+  app: FastifyInstance,
+  session: Session,
+  bytes: Buffer,
+  options: Parameters<typeof multipart>[1] = {},
+) {
   const body = multipart(bytes, options);
-  return app.inject({ method: 'POST', url: '/api/attachments', headers: { ...session.auth, ...body.headers }, payload: body.payload });
+  return app.inject({
+    method: 'POST',
+    url: '/api/attachments',
+    headers: { ...session.auth, ...body.headers },
+    payload: body.payload,
+  });
 }
 
-export async function upload(app: FastifyInstance, session: Session, bytes: Buffer, options: Parameters<typeof multipart>[1] = {}): Promise<Uploaded> {
+export async function upload(
+  app: FastifyInstance,
+  session: Session,
+  bytes: Buffer,
+  options: Parameters<typeof multipart>[1] = {},
+): Promise<Uploaded> {
   const res = await uploadRaw(app, session, bytes, options);
   assert.equal(res.statusCode, 201, res.body);
   return res.json() as Uploaded;
 }
 
-export function download(app: FastifyInstance, session: Session, id: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+export function download(
+  app: FastifyInstance,
+  session: Session,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'GET', url: `/api/attachments/${id}`, headers: { ...session.auth, ...headers } });
 }
 
 /** 1×1 transparent PNG. */
-export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+export const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /**
  * A real S3-compatible server for the s3 backend's tests: s3rver, from npm (MinIO, Garage and
@@ -61,8 +87,13 @@ export async function startS3(): Promise<{ env: Record<string, string>; close():
   const { port } = server.address() as AddressInfo;
   return {
     env: {
-      ATTACHMENT_STORAGE: 's3', S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_BUCKET: bucket, S3_REGION: 'us-east-1',
-      S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: 'on',
+      ATTACHMENT_STORAGE: 's3',
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_BUCKET: bucket,
+      S3_REGION: 'us-east-1',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'on',
     },
     async close() {
       server.closeAllConnections();

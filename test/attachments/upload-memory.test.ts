@@ -28,7 +28,9 @@ function rss(pid: number): number {
 /** The highest RSS seen while `work` runs, sampled every 10 ms. */
 async function peakDuring(pid: number, work: () => Promise<void>): Promise<number> {
   let peak = rss(pid);
-  const timer = setInterval(() => { peak = Math.max(peak, rss(pid)); }, 10);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rss(pid));
+  }, 10);
   try {
     await work();
   } finally {
@@ -38,7 +40,9 @@ async function peakDuring(pid: number, work: () => Promise<void>): Promise<numbe
 }
 
 for (const kind of databaseKinds) {
-  describe(`a 25 MiB file never sits whole in the server's memory [${kind}]`, { skip: process.platform !== 'linux' ? 'reads /proc' : false }, () => {
+  describe(`a 25 MiB file never sits whole in the server's memory [${kind}]`, {
+    skip: process.platform !== 'linux' ? 'reads /proc' : false,
+  }, () => {
     let server: ServerProcess | undefined;
     let scratch: ScratchDatabase | undefined;
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-rss-'));
@@ -48,28 +52,53 @@ for (const kind of databaseKinds) {
       fs.rmSync(home, { recursive: true, force: true });
     });
 
-    test('upload and download of 25 MiB: byte-exact; RSS within 60 MB of idle while uploading (100 MB downloading)', { timeout: 120_000 }, async () => {
+    test('upload and download of 25 MiB: byte-exact; RSS within 60 MB of idle while uploading (100 MB downloading)', {
+      timeout: 120_000,
+    }, async () => {
       scratch = await createScratchDatabase(kind);
       server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
-          ...TEST_ENV, DATABASE_URL: scratch.url, HOME: home, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET,
-          PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_SECONDS: '0', MALLOC_MMAP_THRESHOLD_: '1048576',
+          ...TEST_ENV,
+          DATABASE_URL: scratch.url,
+          HOME: home,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          JWT_SECRET,
+          CSRF_SECRET,
+          PWNED_PASSWORDS_URL: 'off',
+          RATE_LIMIT: 'off',
+          LOG_LEVEL: 'info',
+          SHUTDOWN_DRAIN_SECONDS: '0',
+          MALLOC_MMAP_THRESHOLD_: '1048576',
         },
       });
       const pid = server.child.pid!;
       const base = `http://127.0.0.1:${await server.port()}`;
       const json = { 'content-type': 'application/json' };
       const username = uniqueName('rss');
-      assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
-      const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      assert.equal(
+        (
+          await fetch(`${base}/api/auth/signup`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+          })
+        ).status,
+        201,
+      );
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      });
       const auth = { authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` };
       const send = async (bytes: Buffer) => {
         const form = new FormData();
         form.append('file', new Blob([bytes]), 'big.bin');
         const res = await fetch(`${base}/api/attachments`, { method: 'POST', headers: auth, body: form });
         assert.equal(res.status, 201, await res.clone().text());
-        return ((await res.json()) as { id: string; sha256: string });
+        return (await res.json()) as { id: string; sha256: string };
       };
       const fetchBack = async (id: string) => {
         const res = await fetch(`${base}/api/attachments/${id}`, { headers: auth });
@@ -84,15 +113,27 @@ for (const kind of databaseKinds) {
 
       const big = randomBytes(25 * MiB);
       let stored!: { id: string; sha256: string };
-      const uploadPeak = await peakDuring(pid, async () => { stored = await send(big); });
+      const uploadPeak = await peakDuring(pid, async () => {
+        stored = await send(big);
+      });
       assert.equal(stored.sha256, createHash('sha256').update(big).digest('hex'));
       let downloaded = '';
-      const downloadPeak = await peakDuring(pid, async () => { downloaded = await fetchBack(stored.id); });
+      const downloadPeak = await peakDuring(pid, async () => {
+        downloaded = await fetchBack(stored.id);
+      });
       assert.equal(downloaded, stored.sha256, 'the same bytes back');
       const figures = `idle ${(idle / MiB).toFixed(1)} MiB, upload peak ${(uploadPeak / MiB).toFixed(1)}, download peak ${(downloadPeak / MiB).toFixed(1)}`;
-      assert.ok(uploadPeak - idle < UPLOAD_BUDGET, `the upload grew RSS ${((uploadPeak - idle) / MiB).toFixed(1)} MiB (${figures})`);
-      assert.ok(downloadPeak - idle < DOWNLOAD_BUDGET, `the download grew RSS ${((downloadPeak - idle) / MiB).toFixed(1)} MiB (${figures})`);
-      console.log(`# ${kind}: idle ${(idle / MiB).toFixed(1)} MiB, upload peak +${((uploadPeak - idle) / MiB).toFixed(1)} MiB, download peak +${((downloadPeak - idle) / MiB).toFixed(1)} MiB`);
+      assert.ok(
+        uploadPeak - idle < UPLOAD_BUDGET,
+        `the upload grew RSS ${((uploadPeak - idle) / MiB).toFixed(1)} MiB (${figures})`,
+      );
+      assert.ok(
+        downloadPeak - idle < DOWNLOAD_BUDGET,
+        `the download grew RSS ${((downloadPeak - idle) / MiB).toFixed(1)} MiB (${figures})`,
+      );
+      console.log(
+        `# ${kind}: idle ${(idle / MiB).toFixed(1)} MiB, upload peak +${((uploadPeak - idle) / MiB).toFixed(1)} MiB, download peak +${((downloadPeak - idle) / MiB).toFixed(1)} MiB`,
+      );
     });
   });
 }

@@ -13,21 +13,63 @@ forEachDatabase('auth retention', (ctx) => {
     const day = 86_400_000;
     const tag = `retention-${randomUUID()}`;
     const at = (daysAgo: number) => new Date(now.getTime() - daysAgo * day).toISOString();
-    await ctx.database.db.insertInto('auth_events').values([
-      { id: randomUUID(), kind: 'login', outcome: 'failure', user_id: null, username: tag, ip_address: null, user_agent: null, detail: 'old', created_at: at(91) },
-      { id: randomUUID(), kind: 'login', outcome: 'failure', user_id: null, username: tag, ip_address: null, user_agent: null, detail: 'edge', created_at: at(89) },
-      { id: randomUUID(), kind: 'login', outcome: 'failure', user_id: null, username: tag, ip_address: null, user_agent: null, detail: 'new', created_at: at(1) },
-    ]).execute();
+    await ctx.database.db
+      .insertInto('auth_events')
+      .values([
+        {
+          id: randomUUID(),
+          kind: 'login',
+          outcome: 'failure',
+          user_id: null,
+          username: tag,
+          ip_address: null,
+          user_agent: null,
+          detail: 'old',
+          created_at: at(91),
+        },
+        {
+          id: randomUUID(),
+          kind: 'login',
+          outcome: 'failure',
+          user_id: null,
+          username: tag,
+          ip_address: null,
+          user_agent: null,
+          detail: 'edge',
+          created_at: at(89),
+        },
+        {
+          id: randomUUID(),
+          kind: 'login',
+          outcome: 'failure',
+          user_id: null,
+          username: tag,
+          ip_address: null,
+          user_agent: null,
+          detail: 'new',
+          created_at: at(1),
+        },
+      ])
+      .execute();
     const summary = await pruneAuditEvents(ctx.database.db, now, { auditRetentionDays: 90 });
     assert.ok(summary.events >= 1);
-    const left = await ctx.database.db.selectFrom('auth_events').select('detail').where('username', '=', tag).orderBy('created_at').execute();
-    assert.deepEqual(left.map((r) => r.detail), ['edge', 'new']);
+    const left = await ctx.database.db
+      .selectFrom('auth_events')
+      .select('detail')
+      .where('username', '=', tag)
+      .orderBy('created_at')
+      .execute();
+    assert.deepEqual(
+      left.map((r) => r.detail),
+      ['edge', 'new'],
+    );
     assert.deepEqual(await pruneAuditEvents(ctx.database.db, now, { auditRetentionDays: 90 }), { events: 0 });
   });
 
-  test('dead refresh tokens are pruned; a live session\'s tokens stay', async () => {
+  test("dead refresh tokens are pruned; a live session's tokens stay", async () => {
     const session = await newSession(ctx.app);
-    const count = () => ctx.database.db.selectFrom('refresh_tokens').select('id').where('user_id', '=', session.userId).execute();
+    const count = () =>
+      ctx.database.db.selectFrom('refresh_tokens').select('id').where('user_id', '=', session.userId).execute();
     assert.equal((await count()).length, 1);
     await pruneDeadRefreshTokens(ctx.database.db, new Date());
     assert.equal((await count()).length, 1);

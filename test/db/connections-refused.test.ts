@@ -14,12 +14,32 @@ function assertUnavailable(res: LightMyRequestResponse, detail: string): void {
   assert.equal(res.statusCode, 503, res.body);
   assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
   assert.equal(res.headers['retry-after'], '5');
-  assert.deepEqual(res.json(), { type: 'about:blank', title: 'Service Unavailable', status: 503, detail, code: 'database_unavailable' });
+  assert.deepEqual(res.json(), {
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    detail,
+    code: 'database_unavailable',
+  });
 }
 
 describe('"cannot connect now" errors are outages, not bugs', () => {
   test('every such SQLSTATE and socket error is recognised; request errors are not', () => {
-    for (const code of ['55000', '57P01', '57P02', '57P03', '57P04', '53300', '08000', '08001', '08003', '08004', '08006', 'ECONNREFUSED', 'SQLITE_BUSY']) {
+    for (const code of [
+      '55000',
+      '57P01',
+      '57P02',
+      '57P03',
+      '57P04',
+      '53300',
+      '08000',
+      '08001',
+      '08003',
+      '08004',
+      '08006',
+      'ECONNREFUSED',
+      'SQLITE_BUSY',
+    ]) {
       assert.equal(isDatabaseUnavailable({ code, message: 'x' }), true, code);
     }
     for (const code of ['23505', '42P01', '22P02', '40001', 'SQLITE_CONSTRAINT']) {
@@ -71,7 +91,8 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
       // The first may meet a pooled connection that was terminated (57P01); later ones need a new one.
       for (let i = 0; i < 3; i++) assertUnavailable(await list(), 'Service temporarily unavailable');
       assertUnavailable(await app.inject({ method: 'GET', url: '/readyz' }), 'Database unavailable');
-      const refused = logs.lines.map((l) => JSON.parse(l) as { msg: string; err?: { code?: string } })
+      const refused = logs.lines
+        .map((l) => JSON.parse(l) as { msg: string; err?: { code?: string } })
         .filter((e) => e.msg === 'database unavailable' && e.err?.code === '55000');
       assert.ok(refused.length >= 1, logs.lines.join('\n'));
 

@@ -16,12 +16,21 @@ for (const kind of databaseKinds) {
       const channel = databaseChannel(testConfig(url).database, `vellum_test_${process.pid}`, quiet);
       const heard: string[] = [];
       let wake = () => {};
-      channel.subscribe((payload) => { heard.push(payload); wake(); });
-      const until = (check: () => boolean, ms = 10_000) => new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out; heard ${heard.length}`)), ms);
-        wake = () => { if (check()) { clearTimeout(timer); resolve(); } };
+      channel.subscribe((payload) => {
+        heard.push(payload);
         wake();
       });
+      const until = (check: () => boolean, ms = 10_000) =>
+        new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`timed out; heard ${heard.length}`)), ms);
+          wake = () => {
+            if (check()) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          wake();
+        });
       const query = pg.Client.prototype.query;
       try {
         // The listening connection starts beside the first publish: a message sent before its
@@ -39,7 +48,11 @@ for (const kind of databaseKinds) {
           running += 1;
           most = Math.max(most, running);
           const result = (query as (...a: unknown[]) => unknown).apply(this, args);
-          void Promise.resolve(result).finally(() => { running -= 1; }).catch(() => undefined);
+          void Promise.resolve(result)
+            .finally(() => {
+              running -= 1;
+            })
+            .catch(() => undefined);
           return result;
         } as typeof query;
         const sent = Array.from({ length: 50 }, (_, i) => `m${i}`);
@@ -51,7 +64,10 @@ for (const kind of databaseKinds) {
 
         if (kind === 'postgres') {
           // PostgreSQL refuses a payload over its limit: that message fails, the next one goes.
-          const [tooBig, after] = await Promise.allSettled([channel.publish('x'.repeat(NOTIFY_MAX_BYTES + 1)), channel.publish('after')]);
+          const [tooBig, after] = await Promise.allSettled([
+            channel.publish('x'.repeat(NOTIFY_MAX_BYTES + 1)),
+            channel.publish('after'),
+          ]);
           assert.equal(tooBig.status, 'rejected');
           assert.equal(after.status, 'fulfilled');
           await until(() => heard.includes('after'));

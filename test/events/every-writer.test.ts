@@ -33,10 +33,15 @@ forEachDatabase('live changes from every writer', (ctx) => {
   });
   const call = (who: Session, method: string, url: string, payload?: object) =>
     ctx.app.inject({ method: method as 'GET', url, headers: who.auth, ...(payload === undefined ? {} : { payload }) });
-  const importDoc = (who: Session, doc: unknown, existing = 'copy') => ctx.app.inject({
-    method: 'POST', url: `/api/import?existing=${existing}`, headers: { ...who.auth, 'content-type': 'application/json' }, payload: JSON.stringify(doc),
-  });
-  const idsOf = async (who: Session): Promise<string[]> => ((await call(who, 'GET', '/api/notes')).json() as Array<{ id: string }>).map((n) => n.id);
+  const importDoc = (who: Session, doc: unknown, existing = 'copy') =>
+    ctx.app.inject({
+      method: 'POST',
+      url: `/api/import?existing=${existing}`,
+      headers: { ...who.auth, 'content-type': 'application/json' },
+      payload: JSON.stringify(doc),
+    });
+  const idsOf = async (who: Session): Promise<string[]> =>
+    ((await call(who, 'GET', '/api/notes')).json() as Array<{ id: string }>).map((n) => n.id);
   /** A change of the user's own after everything before it: once it arrives, nothing else is on the way. */
   async function nothingElse(who: Session, stream: Stream): Promise<void> {
     const sentinel = (await call(who, 'POST', '/api/notes', { title: 'sentinel' })).json().id as string;
@@ -49,7 +54,9 @@ forEachDatabase('live changes from every writer', (ctx) => {
     const stream = await open(user);
     const first = (await call(user, 'POST', '/api/notes', { title: 'First', content: 'one' })).json().id as string;
     await stream.next('note.created', first);
-    const exported = JSON.parse((await call(user, 'GET', '/api/export')).body) as { notes: Array<Record<string, unknown>> };
+    const exported = JSON.parse((await call(user, 'GET', '/api/export')).body) as {
+      notes: Array<Record<string, unknown>>;
+    };
 
     const res = await importDoc(user, exported);
     assert.equal(res.statusCode, 201, res.body);
@@ -58,7 +65,11 @@ forEachDatabase('live changes from every writer', (ctx) => {
     assert.deepEqual((await stream.next('note.created', copy)).data, { id: copy });
 
     // One note already here and one new: existing=ask writes the new one, then rolls everything back (409).
-    const fresh = { ...exported.notes[0]!, title: 'Fresh', versions: (exported.notes[0]!.versions as object[]).map((v) => ({ ...v, title: 'Fresh' })) };
+    const fresh = {
+      ...exported.notes[0]!,
+      title: 'Fresh',
+      versions: (exported.notes[0]!.versions as object[]).map((v) => ({ ...v, title: 'Fresh' })),
+    };
     const refused = await importDoc(user, { ...exported, notes: [fresh, exported.notes[0]] }, 'ask');
     assert.equal(refused.statusCode, 409, refused.body);
     assert.equal((await idsOf(user)).length, 2);
@@ -73,10 +84,13 @@ forEachDatabase('live changes from every writer', (ctx) => {
     const stream = await open(member);
     const told = (noteId: string) => ({ type: 'note.deleted' as const, noteId, users: [member.userId] });
     const boom = new Error('boom');
-    await assert.rejects(inTransaction(ctx.database.db, async (trx) => {
-      noteChanged(trx, told('10000000-0000-4000-8000-000000000001'));
-      throw boom;
-    }), boom);
+    await assert.rejects(
+      inTransaction(ctx.database.db, async (trx) => {
+        noteChanged(trx, told('10000000-0000-4000-8000-000000000001'));
+        throw boom;
+      }),
+      boom,
+    );
     // Two writes at once share a batch on SQLite: the failing one makes the batch run again, each in a savepoint.
     const kept = '10000000-0000-4000-8000-000000000003';
     const [ok, failed] = await Promise.allSettled([
@@ -99,26 +113,44 @@ forEachDatabase('live changes from every writer', (ctx) => {
   test('WebDAV: PUT, MOVE, COPY and DELETE of notes and folders tell the owner and the members', async () => {
     const owner = await newSession(ctx.app, 'fxdav');
     const member = await newSession(ctx.app, 'fxdavm');
-    const token = (await call(owner, 'POST', '/api/auth/tokens', { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD })).json().token as string;
+    const token = (
+      await call(owner, 'POST', '/api/auth/tokens', { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD })
+    ).json().token as string;
     const basic = { authorization: `Basic ${Buffer.from(`${owner.username}:${token}`).toString('base64')}` };
     const dav = (method: string, url: string, headers: Record<string, string> = {}, payload?: string) =>
-      ctx.app.inject({ method: method as 'GET', url, headers: { ...basic, ...headers }, ...(payload === undefined ? {} : { payload }) });
+      ctx.app.inject({
+        method: method as 'GET',
+        url,
+        headers: { ...basic, ...headers },
+        ...(payload === undefined ? {} : { payload }),
+      });
     const [ownerStream, memberStream] = [await open(owner), await open(member)];
 
     assert.equal((await dav('PUT', '/dav/Plan.md', { 'content-type': 'text/markdown' }, 'v1')).statusCode, 201);
     const [id] = await idsOf(owner);
     assert.ok(id !== undefined);
     await ownerStream.next('note.created', id);
-    assert.equal((await call(owner, 'POST', `/api/notes/${id}/members`, { username: member.username, role: 'viewer' })).statusCode, 201);
+    assert.equal(
+      (await call(owner, 'POST', `/api/notes/${id}/members`, { username: member.username, role: 'viewer' })).statusCode,
+      201,
+    );
     await memberStream.next('share.changed', id);
 
     assert.equal((await dav('PUT', '/dav/Plan.md', { 'content-type': 'text/markdown' }, 'v2')).statusCode, 204);
     for (const stream of [ownerStream, memberStream]) {
-      assert.deepEqual((await stream.next('note.updated', id)).data, { id, version: 2, author_username: owner.username });
+      assert.deepEqual((await stream.next('note.updated', id)).data, {
+        id,
+        version: 2,
+        author_username: owner.username,
+      });
     }
     // A new name is a new title (a version); another folder is filing.
     assert.equal((await dav('MOVE', '/dav/Plan.md', { destination: '/dav/Renamed.md' })).statusCode, 201);
-    assert.deepEqual((await memberStream.next('note.updated', id)).data, { id, version: 3, author_username: owner.username });
+    assert.deepEqual((await memberStream.next('note.updated', id)).data, {
+      id,
+      version: 3,
+      author_username: owner.username,
+    });
     assert.equal((await dav('MKCOL', '/dav/Box/')).statusCode, 201);
     assert.equal((await dav('MOVE', '/dav/Renamed.md', { destination: '/dav/Box/Renamed.md' })).statusCode, 201);
     await memberStream.next('note.filed', id);
@@ -135,7 +167,8 @@ forEachDatabase('live changes from every writer', (ctx) => {
     await ownerStream.next('note.created', copied);
     assert.equal((await dav('DELETE', '/dav/Box/')).statusCode, 204);
     await memberStream.next('note.trashed', id);
-    for (const type of ['share.changed', 'note.updated', 'note.filed', 'note.restored', 'note.trashed']) await ownerStream.next(type, id);
+    for (const type of ['share.changed', 'note.updated', 'note.filed', 'note.restored', 'note.trashed'])
+      await ownerStream.next(type, id);
     await nothingElse(member, memberStream);
     await nothingElse(owner, ownerStream);
   });
@@ -145,7 +178,10 @@ forEachDatabase('live changes from every writer', (ctx) => {
     const member = await newSession(ctx.app, 'fxpurm');
     const memberStream = await open(member);
     const id = (await call(owner, 'POST', '/api/notes', { title: 'Doomed' })).json().id as string;
-    assert.equal((await call(owner, 'POST', `/api/notes/${id}/members`, { username: member.username, role: 'editor' })).statusCode, 201);
+    assert.equal(
+      (await call(owner, 'POST', `/api/notes/${id}/members`, { username: member.username, role: 'editor' })).statusCode,
+      201,
+    );
     await memberStream.next('share.changed', id);
     assert.equal((await call(owner, 'DELETE', `/api/notes/${id}`)).statusCode, 204);
     await memberStream.next('note.trashed', id);
@@ -162,23 +198,30 @@ forEachDatabase('live changes from every writer', (ctx) => {
 
   // The CLI is its own process: on PostgreSQL its purge reaches the server's streams by NOTIFY (on
   // SQLite without Redis there is no channel between processes, so no one to tell).
-  if (ctx.kind === 'postgres') test('the CLI\'s maintenance tells the server\'s streams of the notes its purge deleted', async () => {
-    const owner = await newSession(ctx.app, 'fxcli');
-    const stream = await open(owner);
-    const id = (await call(owner, 'POST', '/api/notes', { title: 'Gone' })).json().id as string;
-    await stream.next('note.created', id);
-    assert.equal((await call(owner, 'DELETE', `/api/notes/${id}`)).statusCode, 204);
-    await stream.next('note.trashed', id);
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn(process.execPath, [...entryArgs('cli'), 'maintenance'], {
-        cwd: path.resolve(import.meta.dirname, '../..'),
-        env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), DATABASE_URL: (ctx.config.database as { url: string }).url, TRASH_DAYS: '0', LOG_LEVEL: 'silent' },
-        stdio: 'ignore',
+  if (ctx.kind === 'postgres')
+    test("the CLI's maintenance tells the server's streams of the notes its purge deleted", async () => {
+      const owner = await newSession(ctx.app, 'fxcli');
+      const stream = await open(owner);
+      const id = (await call(owner, 'POST', '/api/notes', { title: 'Gone' })).json().id as string;
+      await stream.next('note.created', id);
+      assert.equal((await call(owner, 'DELETE', `/api/notes/${id}`)).statusCode, 204);
+      await stream.next('note.trashed', id);
+      const code = await new Promise<number | null>((resolve, reject) => {
+        const child = spawn(process.execPath, [...entryArgs('cli'), 'maintenance'], {
+          cwd: path.resolve(import.meta.dirname, '../..'),
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: os.tmpdir(),
+            DATABASE_URL: (ctx.config.database as { url: string }).url,
+            TRASH_DAYS: '0',
+            LOG_LEVEL: 'silent',
+          },
+          stdio: 'ignore',
+        });
+        child.on('error', reject);
+        child.on('close', resolve);
       });
-      child.on('error', reject);
-      child.on('close', resolve);
+      assert.equal(code, 0);
+      await stream.next('note.deleted', id);
     });
-    assert.equal(code, 0);
-    await stream.next('note.deleted', id);
-  });
 });

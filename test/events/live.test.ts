@@ -27,7 +27,11 @@ forEachDatabase('live changes', (ctx) => {
     const owner = await newSession(ctx.app, 'liveo');
     const editor = await newSession(ctx.app, 'livee');
     const stranger = await newSession(ctx.app, 'lives');
-    const [ownerStream, editorStream, strangerStream] = [await open(owner.accessToken), await open(editor.accessToken), await open(stranger.accessToken)];
+    const [ownerStream, editorStream, strangerStream] = [
+      await open(owner.accessToken),
+      await open(editor.accessToken),
+      await open(stranger.accessToken),
+    ];
     assert.equal(ownerStream.status, 200);
 
     const id = (await call(owner, 'POST', '/api/notes', { title: 'Live', content: 'v1' })).json().id as string;
@@ -36,9 +40,16 @@ forEachDatabase('live changes', (ctx) => {
     await ownerStream.next('share.changed', id);
     await editorStream.next('share.changed', id);
 
-    assert.equal((await call(editor, 'POST', `/api/notes/${id}/versions`, { title: 'Live', content: 'v2' })).statusCode, 204);
+    assert.equal(
+      (await call(editor, 'POST', `/api/notes/${id}/versions`, { title: 'Live', content: 'v2' })).statusCode,
+      204,
+    );
     for (const stream of [ownerStream, editorStream]) {
-      assert.deepEqual((await stream.next('note.updated', id)).data, { id, version: 2, author_username: editor.username });
+      assert.deepEqual((await stream.next('note.updated', id)).data, {
+        id,
+        version: 2,
+        author_username: editor.username,
+      });
     }
     await call(owner, 'PATCH', `/api/notes/${id}`, { pinned: true });
     await editorStream.next('note.filed', id);
@@ -83,7 +94,9 @@ forEachDatabase('live changes', (ctx) => {
     const user = await newSession(ctx.app, 'live');
     const now = Math.floor(Date.now() / 1000);
     // The session's own jti: a stream opens only on an access token whose session is alive.
-    const shortLived = forgeToken(claims(user.userId, 'access', { exp: now + 1, jti: decodeJwt(user.accessToken).payload.jti }));
+    const shortLived = forgeToken(
+      claims(user.userId, 'access', { exp: now + 1, jti: decodeJwt(user.accessToken).payload.jti }),
+    );
     const stream = await open(shortLived);
     await stream.until(() => stream.ended, 4000);
     assert.equal(ctx.app.liveEvents.count(user.userId), 0);
@@ -96,12 +109,17 @@ forEachDatabase('live changes', (ctx) => {
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.once('data', () => socket.pause());
     const deadline = Date.now() + 5000;
-    while (ctx.app.liveEvents.count(user.userId) === 0 && Date.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
+    while (ctx.app.liveEvents.count(user.userId) === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setImmediate(resolve));
     assert.equal(ctx.app.liveEvents.count(user.userId), 1);
     const big = 'x'.repeat(6 * 1024); // under PostgreSQL's 8000-byte NOTIFY payload
     let sent = 0;
     while (ctx.app.liveEvents.count(user.userId) > 0 && sent < 20_000) {
-      await ctx.app.liveEvents.publish({ type: 'note.updated', data: { id: user.userId, filler: big }, users: [user.userId] });
+      await ctx.app.liveEvents.publish({
+        type: 'note.updated',
+        data: { id: user.userId, filler: big },
+        users: [user.userId],
+      });
       sent++;
       if (sent % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     }
@@ -125,14 +143,20 @@ forEachDatabase('live changes', (ctx) => {
   const redisUrl = process.env.TEST_REDIS_URL;
   if (redisUrl !== undefined && ctx.kind === 'sqlite') {
     test('with REDIS_URL, events cross between instances through Redis (SQLite alone could not)', async () => {
-      const config = { ...testConfig(`sqlite:${ctx.config.database.kind === 'sqlite' ? ctx.config.database.filename : ''}`), redisUrl, redisKeyPrefix: `test-${Date.now()}:` };
+      const config = {
+        ...testConfig(`sqlite:${ctx.config.database.kind === 'sqlite' ? ctx.config.database.filename : ''}`),
+        redisUrl,
+        redisKeyPrefix: `test-${Date.now()}:`,
+      };
       const [a, b] = [await buildTestApp(config, ctx.database), await buildTestApp(config, ctx.database)];
       try {
         await listen(a);
         const url = await listen(b);
         const user = await newSession(a, 'liver');
         const stream = await Stream.open(url, user.accessToken);
-        const id = (await a.inject({ method: 'POST', url: '/api/notes', headers: user.auth, payload: { title: 'Via Redis' } })).json().id as string;
+        const id = (
+          await a.inject({ method: 'POST', url: '/api/notes', headers: user.auth, payload: { title: 'Via Redis' } })
+        ).json().id as string;
         await stream.next('note.created', id, 10_000);
         stream.close();
       } finally {
@@ -152,7 +176,10 @@ forEachDatabase('live changes', (ctx) => {
         // The other instance's LISTEN starts with it, unawaited: an event it passes on proves it is up.
         for (let i = 0; ; i++) {
           await ctx.app.liveEvents.publish({ type: 'note.updated', data: { id: `probe${i}` }, users: [user.userId] });
-          const heard = await stream.next('note.updated', `probe${i}`, 250).then(() => true, () => false);
+          const heard = await stream.next('note.updated', `probe${i}`, 250).then(
+            () => true,
+            () => false,
+          );
           if (heard) break;
           assert.ok(i < 40, 'the other instance never heard the channel');
         }

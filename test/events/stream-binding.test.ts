@@ -69,7 +69,10 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
   test('a password change ends the streams of the sessions it ended, not the new one', async () => {
     const user = await newSession(signalled, 'sbpass');
     const old = await open(user.accessToken);
-    const changed = await call(signalled, user.accessToken, 'PUT', '/api/auth/owner', { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD });
+    const changed = await call(signalled, user.accessToken, 'PUT', '/api/auth/owner', {
+      old_password: GOOD_PASSWORD,
+      new_password: NEW_PASSWORD,
+    });
     assert.equal(changed.statusCode, 200, changed.body);
     const renewed = await open(changed.json().access_token as string);
     await old.until(() => old.ended, BUDGET_MS);
@@ -79,23 +82,35 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
     await assertEnded(old, { ...user, password: NEW_PASSWORD });
   });
 
-  test('revoking one session ends its streams only; the other session\'s stream goes on', async () => {
+  test("revoking one session ends its streams only; the other session's stream goes on", async () => {
     const user = await newSession(signalled, 'sbrev');
     const other = await login(signalled, user.username);
     const [keep, drop] = [await open(user.accessToken), await open(other.accessToken)];
-    const sessions = (await call(signalled, user.accessToken, 'GET', '/api/auth/sessions')).json() as Array<{ id: string; current: boolean }>;
+    const sessions = (await call(signalled, user.accessToken, 'GET', '/api/auth/sessions')).json() as Array<{
+      id: string;
+      current: boolean;
+    }>;
     const target = sessions.find((s) => !s.current)!.id;
-    assert.equal((await call(signalled, user.accessToken, 'DELETE', `/api/auth/sessions/${target}`, { password: user.password })).statusCode, 204);
+    assert.equal(
+      (await call(signalled, user.accessToken, 'DELETE', `/api/auth/sessions/${target}`, { password: user.password }))
+        .statusCode,
+      204,
+    );
     await drop.until(() => drop.ended, BUDGET_MS);
     assert.equal(keep.ended, false);
-    const id = (await call(signalled, user.accessToken, 'POST', '/api/notes', { title: 'still here' })).json().id as string;
+    const id = (await call(signalled, user.accessToken, 'POST', '/api/notes', { title: 'still here' })).json()
+      .id as string;
     await keep.next('note.created', id);
   });
 
-  test('a deleted personal token ends its stream; another token\'s stream goes on', async () => {
+  test("a deleted personal token ends its stream; another token's stream goes on", async () => {
     const user = await newSession(signalled, 'sbpat');
     const create = async (name: string) => {
-      const res = await call(signalled, user.accessToken, 'POST', '/api/auth/tokens', { name, scopes: ['notes:read'], password: GOOD_PASSWORD });
+      const res = await call(signalled, user.accessToken, 'POST', '/api/auth/tokens', {
+        name,
+        scopes: ['notes:read'],
+        password: GOOD_PASSWORD,
+      });
       assert.equal(res.statusCode, 201, res.body);
       return res.json() as { id: string; token: string };
     };
@@ -110,10 +125,20 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
     await assertEnded(gone, user);
   });
 
-  test('account deletion ends the account\'s streams', async () => {
+  test("account deletion ends the account's streams", async () => {
     const user = await newSession(signalled, 'sbdel');
     const stream = await open(user.accessToken);
-    assert.equal((await signalled.inject({ method: 'DELETE', url: '/api/auth/owner', headers: user.auth, payload: { password: GOOD_PASSWORD } })).statusCode, 204);
+    assert.equal(
+      (
+        await signalled.inject({
+          method: 'DELETE',
+          url: '/api/auth/owner',
+          headers: user.auth,
+          payload: { password: GOOD_PASSWORD },
+        })
+      ).statusCode,
+      204,
+    );
     await stream.until(() => stream.ended, BUDGET_MS);
     assert.equal(signalled.liveEvents.count(user.userId), 0);
   });
@@ -123,13 +148,26 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
     try {
       const url = await listen(swept);
       const user = await newSession(swept, 'sbsweep');
-      const res = await call(swept, user.accessToken, 'POST', '/api/auth/tokens', { name: 'soon', scopes: ['notes:read'], password: GOOD_PASSWORD, expires_in_days: 1 });
+      const res = await call(swept, user.accessToken, 'POST', '/api/auth/tokens', {
+        name: 'soon',
+        scopes: ['notes:read'],
+        password: GOOD_PASSWORD,
+        expires_in_days: 1,
+      });
       const pat = res.json() as { id: string; token: string };
       const [session, personal] = [await open(user.accessToken, url), await open(pat.token, url)];
       assert.equal(personal.status, 200);
       // Behind the bus's back, as the `vellum` CLI's password reset or another process would.
-      await ctx.database.db.updateTable('refresh_tokens').set({ revoked: true }).where('user_id', '=', user.userId).execute();
-      await ctx.database.db.updateTable('access_tokens').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', pat.id).execute();
+      await ctx.database.db
+        .updateTable('refresh_tokens')
+        .set({ revoked: true })
+        .where('user_id', '=', user.userId)
+        .execute();
+      await ctx.database.db
+        .updateTable('access_tokens')
+        .set({ expires_at: new Date(Date.now() - 1000).toISOString() })
+        .where('id', '=', pat.id)
+        .execute();
       await session.until(() => session.ended, BUDGET_MS);
       await personal.until(() => personal.ended, BUDGET_MS);
       assert.equal(swept.liveEvents.count(user.userId), 0);
@@ -142,17 +180,30 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
   if (redisUrl !== undefined && ctx.kind === 'sqlite') {
     test('with REDIS_URL, a personal token deleted on one instance ends its stream on the other', async () => {
       const config = { ...ctx.config, redisUrl, redisKeyPrefix: `test-binding-${Date.now()}:` };
-      const [a, b] = [await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } }), await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } })];
+      const [a, b] = [
+        await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } }),
+        await buildTestApp(config, ctx.database, { liveTesting: { recheckMs: 600_000 } }),
+      ];
       try {
         const url = await listen(b);
         const user = await newSession(a, 'sbredis');
-        const res = await call(a, user.accessToken, 'POST', '/api/auth/tokens', { name: 'script', scopes: ['notes:read'], password: GOOD_PASSWORD });
+        const res = await call(a, user.accessToken, 'POST', '/api/auth/tokens', {
+          name: 'script',
+          scopes: ['notes:read'],
+          password: GOOD_PASSWORD,
+        });
         const pat = res.json() as { id: string; token: string };
         const stream = await open(pat.token, url);
         // B's SUBSCRIBE starts with it, unawaited: an event it passes on proves it is up.
         for (let i = 0; ; i++) {
           await a.liveEvents.publish({ type: 'note.updated', data: { id: `probe${i}` }, users: [user.userId] });
-          if (await stream.next('note.updated', `probe${i}`, 250).then(() => true, () => false)) break;
+          if (
+            await stream.next('note.updated', `probe${i}`, 250).then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
           assert.ok(i < 40, 'the other instance never heard the channel');
         }
         assert.equal((await call(a, user.accessToken, 'DELETE', `/api/auth/tokens/${pat.id}`)).statusCode, 204);
@@ -175,7 +226,13 @@ forEachDatabase('live streams end with their credentials', (ctx) => {
         // The other instance's LISTEN starts with it, unawaited: an event it passes on proves it is up.
         for (let i = 0; ; i++) {
           await signalled.liveEvents.publish({ type: 'note.updated', data: { id: `probe${i}` }, users: [user.userId] });
-          if (await stream.next('note.updated', `probe${i}`, 250).then(() => true, () => false)) break;
+          if (
+            await stream.next('note.updated', `probe${i}`, 250).then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
           assert.ok(i < 40, 'the other instance never heard the channel');
         }
         assert.equal((await call(signalled, user.accessToken, 'POST', '/api/auth/logout')).statusCode, 204);

@@ -13,7 +13,10 @@ const NOTES = 5_000;
 
 /** The probes in a failure message: how many, the percentiles and the slowest fifty. */
 function described({ samples, p99 }: HealthDuring<unknown>): string {
-  const slowest = [...samples].sort((a, b) => b - a).slice(0, 50).map((ms) => ms.toFixed(1));
+  const slowest = [...samples]
+    .sort((a, b) => b - a)
+    .slice(0, 50)
+    .map((ms) => ms.toFixed(1));
   return `p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${slowest.join(', ')}`;
 }
 

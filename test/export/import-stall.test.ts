@@ -17,16 +17,29 @@ import { healthDuring, listening, STALL_P99_MS } from '../helpers/stall.js';
 const IMPORT_MAX_BYTES = 64 * 1024 * 1024;
 const peakRssMiB = () => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))![1]) / 1024;
 
-function post(base: string, s: Session, body: Buffer, type = 'application/json'): Promise<{ status: number; body: string }> {
+function post(
+  base: string,
+  s: Session,
+  body: Buffer,
+  type = 'application/json',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request(`${base}/api/import`, {
-      method: 'POST', agent: false, headers: { ...s.auth, 'content-type': type, 'content-length': body.length },
-    }, (response) => {
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => { text += chunk; });
-      response.on('end', () => resolve({ status: response.statusCode!, body: text }));
-    });
+    const request = http.request(
+      `${base}/api/import`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { ...s.auth, 'content-type': type, 'content-length': body.length },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -36,10 +49,30 @@ function post(base: string, s: Session, body: Buffer, type = 'application/json')
 function documentOf(count: number): Buffer {
   const content = 'lorem ipsum dolor sit amet '.repeat(600);
   const notes = Array.from({ length: count }, (_, i) => ({
-    id: 'x', title: `Note ${i}`, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z',
-    versions: [{ version: 1, title: `Note ${i}`, content: `${i} ${content}`, created_at: '2025-01-01T00:00:00.000Z', label: null, restored_from: null }],
+    id: 'x',
+    title: `Note ${i}`,
+    created_at: '2025-01-01T00:00:00.000Z',
+    updated_at: '2025-01-01T00:00:00.000Z',
+    versions: [
+      {
+        version: 1,
+        title: `Note ${i}`,
+        content: `${i} ${content}`,
+        created_at: '2025-01-01T00:00:00.000Z',
+        label: null,
+        restored_from: null,
+      },
+    ],
   }));
-  return Buffer.from(JSON.stringify({ format: 'vellum-export', format_version: 1, exported_at: '2026-01-01T00:00:00.000Z', username: 'x', notes }));
+  return Buffer.from(
+    JSON.stringify({
+      format: 'vellum-export',
+      format_version: 1,
+      exported_at: '2026-01-01T00:00:00.000Z',
+      username: 'x',
+      notes,
+    }),
+  );
 }
 
 /**
@@ -47,7 +80,12 @@ function documentOf(count: number): Buffer {
  * built and sent by this test's own process, the 64 MiB body took the event loop from the service
  * it measures (the probes' latency rose while the client wrote it, by 100-150 ms at times).
  */
-function postFromChild(base: string, s: Session, head: string, count: number): Promise<{ status: number; body: string }> {
+function postFromChild(
+  base: string,
+  s: Session,
+  head: string,
+  count: number,
+): Promise<{ status: number; body: string }> {
   const script = `
     const http = require('node:http');
     const [url, auth, head, count] = JSON.parse(process.argv[1]);
@@ -61,13 +99,23 @@ function postFromChild(base: string, s: Session, head: string, count: number): P
     request.on('error', (error) => { process.stderr.write(String(error)); process.exitCode = 1; });
     request.end(body);`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-e', script, JSON.stringify([`${base}/api/import`, s.auth, head, count])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['-e', script, JSON.stringify([`${base}/api/import`, s.auth, head, count])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      err += chunk;
+    });
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as { status: number; body: string }) : reject(new Error(`client exited ${code}: ${err}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out) as { status: number; body: string })
+        : reject(new Error(`client exited ${code}: ${err}`)),
+    );
   });
 }
 
@@ -82,7 +130,8 @@ forEachDatabase('import stall', (ctx) => {
   });
 
   test('64 MiB of `{}` notes: 400 naming the limit, /healthz p99 within budget, no gigabytes', async () => {
-    const head = '{"format":"vellum-export","format_version":1,"exported_at":"2026-01-01T00:00:00.000Z","username":"x","notes":[';
+    const head =
+      '{"format":"vellum-export","format_version":1,"exported_at":"2026-01-01T00:00:00.000Z","username":"x","notes":[';
     const count = Math.floor((IMPORT_MAX_BYTES - head.length - 1) / 3);
     const length = head.length + count * 3 - 1 + 2;
     assert.ok(length <= IMPORT_MAX_BYTES && count > 22_000_000);
@@ -92,10 +141,16 @@ forEachDatabase('import stall', (ctx) => {
     const { result, samples, p99 } = await healthDuring(base, () => postFromChild(base, s, head, count));
     assert.equal(result.status, 400, result.body);
     assert.deepEqual(JSON.parse(result.body), {
-      type: 'about:blank', title: 'Bad Request', status: 400,
-      detail: 'Invalid import document: notes must hold at most 100000 notes', code: 'invalid_import',
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'Invalid import document: notes must hold at most 100000 notes',
+      code: 'invalid_import',
     });
-    assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms; samples: ${samples.map((ms) => ms.toFixed(0)).join(' ')}`);
+    assert.ok(
+      p99 < STALL_P99_MS,
+      `/healthz p99 ${p99.toFixed(1)} ms; samples: ${samples.map((ms) => ms.toFixed(0)).join(' ')}`,
+    );
     // Before: JSON.parse built 22 million objects, 2.2 GB more at its peak.
     const grown = peakRssMiB() - rssBefore;
     assert.ok(grown < 512, `peak RSS grew by ${grown.toFixed(0)} MiB`);
@@ -108,7 +163,10 @@ forEachDatabase('import stall', (ctx) => {
     const { result, samples, p99 } = await healthDuring(base, () => post(base, s, body));
     assert.equal(result.status, 201, result.body);
     assert.deepEqual(JSON.parse(result.body), { notes: 1500, versions: 1500 });
-    assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms; samples: ${samples.map((ms) => ms.toFixed(0)).join(' ')}`);
+    assert.ok(
+      p99 < STALL_P99_MS,
+      `/healthz p99 ${p99.toFixed(1)} ms; samples: ${samples.map((ms) => ms.toFixed(0)).join(' ')}`,
+    );
     const list = await ctx.app.inject({ method: 'GET', url: '/api/notes', headers: s.auth });
     assert.equal((list.json() as unknown[]).length, 1500);
   });
@@ -127,7 +185,13 @@ forEachDatabase('import stall', (ctx) => {
     const { result, samples, p99 } = await healthDuring(base, () => post(base, s, zip, 'application/zip'));
     assert.equal(result.status, 400, result.body);
     const longest = Math.max(...samples);
-    assert.ok(p99 < STALL_P99_MS && longest < 15 * STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms, longest ${longest.toFixed(0)} ms`);
-    assert.deepEqual(JSON.parse((await ctx.app.inject({ method: 'GET', url: '/api/attachments', headers: s.auth })).body), []);
+    assert.ok(
+      p99 < STALL_P99_MS && longest < 15 * STALL_P99_MS,
+      `/healthz p99 ${p99.toFixed(1)} ms, longest ${longest.toFixed(0)} ms`,
+    );
+    assert.deepEqual(
+      JSON.parse((await ctx.app.inject({ method: 'GET', url: '/api/attachments', headers: s.auth })).body),
+      [],
+    );
   });
 });

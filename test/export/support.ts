@@ -23,14 +23,33 @@ export async function insertNotes(db: Db, ownerId: string, notes: BulkNote[]): P
     for (let start = 0; start < notes.length; start += ROWS_PER_STATEMENT) {
       const chunk = notes.slice(start, start + ROWS_PER_STATEMENT);
       const rows = chunk.map((note, i) => ({ note, id: ids[start + i]!, versionId: newId() }));
-      await trx.insertInto('notes').values(rows.map(({ note, id, versionId }) => ({
-        id, owner_id: ownerId, title: Buffer.from(note.title, 'utf8'), version: 1, version_id: versionId,
-        created_at: note.created_at, updated_at: note.updated_at,
-      }))).execute();
-      await trx.insertInto('note_versions').values(rows.map(({ note, id, versionId }) => ({
-        id: versionId, note_id: id, version: 1, title: Buffer.from(note.title, 'utf8'),
-        content: Buffer.from(note.content, 'utf8'), created_at: note.updated_at,
-      }))).execute();
+      await trx
+        .insertInto('notes')
+        .values(
+          rows.map(({ note, id, versionId }) => ({
+            id,
+            owner_id: ownerId,
+            title: Buffer.from(note.title, 'utf8'),
+            version: 1,
+            version_id: versionId,
+            created_at: note.created_at,
+            updated_at: note.updated_at,
+          })),
+        )
+        .execute();
+      await trx
+        .insertInto('note_versions')
+        .values(
+          rows.map(({ note, id, versionId }) => ({
+            id: versionId,
+            note_id: id,
+            version: 1,
+            title: Buffer.from(note.title, 'utf8'),
+            content: Buffer.from(note.content, 'utf8'),
+            created_at: note.updated_at,
+          })),
+        )
+        .execute();
     }
   });
   return ids;
@@ -41,7 +60,12 @@ export function manyNotes(count: number): BulkNote[] {
   const base = Date.UTC(2025, 0, 1);
   return Array.from({ length: count }, (_, i) => {
     const at = new Date(base + i).toISOString();
-    return { title: `Note ${i + 1}`, content: `Body of note ${i + 1}\n\nSome text to export.`, created_at: at, updated_at: at };
+    return {
+      title: `Note ${i + 1}`,
+      content: `Body of note ${i + 1}\n\nSome text to export.`,
+      created_at: at,
+      updated_at: at,
+    };
   });
 }
 
@@ -75,7 +99,7 @@ export function zipDirectory(zip: Buffer): ZipEntry[] {
     const commentLength = zip.readUInt16LE(at + 32);
     const nameBytes = zip.subarray(at + 46, at + 46 + nameLength);
     let unixTime: number | undefined;
-    for (let e = at + 46 + nameLength; e < at + 46 + nameLength + extraLength;) {
+    for (let e = at + 46 + nameLength; e < at + 46 + nameLength + extraLength; ) {
       const tag = zip.readUInt16LE(e);
       const size = zip.readUInt16LE(e + 2);
       if (tag === 0x5455) unixTime = zip.readInt32LE(e + 5);
@@ -102,7 +126,13 @@ export function download(base: string, path: string, headers: Record<string, str
   return new Promise((resolve, reject) => {
     const request = http.get(`${base}${path}`, { headers, agent: false }, (response) => {
       const chunks: Buffer[] = [];
-      const done = () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks), complete: response.complete });
+      const done = () =>
+        resolve({
+          status: response.statusCode!,
+          headers: response.headers,
+          body: Buffer.concat(chunks),
+          complete: response.complete,
+        });
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', done);
       // A response cut off mid-body ends in 'error' ("aborted") rather than 'end'.

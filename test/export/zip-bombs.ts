@@ -6,7 +6,13 @@
 const EOCD = 0x06054b50;
 const CENTRAL = 0x02014b50;
 
-interface Directory { bytes: Buffer; eocd: number; offset: number; size: number; records: Buffer[] }
+interface Directory {
+  bytes: Buffer;
+  eocd: number;
+  offset: number;
+  size: number;
+  records: Buffer[];
+}
 
 function directoryOf(zip: Uint8Array): Directory {
   const bytes = Buffer.from(zip);

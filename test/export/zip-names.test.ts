@@ -24,10 +24,14 @@ forEachDatabase('Markdown export: file names', (ctx) => {
       '\u202e\u200b',
     ];
     const base = Date.UTC(2025, 0, 1);
-    await insertNotes(ctx.database.db, s.userId, titles.map((title, i) => {
-      const at = new Date(base + i * 1000).toISOString();
-      return { title, content: title, created_at: at, updated_at: at };
-    }));
+    await insertNotes(
+      ctx.database.db,
+      s.userId,
+      titles.map((title, i) => {
+        const at = new Date(base + i * 1000).toISOString();
+        return { title, content: title, created_at: at, updated_at: at };
+      }),
+    );
     const res = await ctx.app.inject({ method: 'GET', url: '/api/export?format=markdown', headers: s.auth });
     assert.equal(res.statusCode, 200, res.body);
     const names = zipDirectory(res.rawPayload).map((entry) => entry.name);

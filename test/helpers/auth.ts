@@ -66,7 +66,8 @@ export interface Jwt {
 
 export function decodeJwt(token: string): Jwt {
   const [header, payload] = token.split('.');
-  const part = (s: string | undefined) => JSON.parse(Buffer.from(s ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  const part = (s: string | undefined) =>
+    JSON.parse(Buffer.from(s ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
   return { header: part(header), payload: part(payload) };
 }
 
@@ -76,7 +77,15 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 export function claims(sub: string, type: 'access' | 'refresh' = 'access', overrides: Record<string, unknown> = {}) {
   const now = nowSeconds();
   const lifetime = type === 'access' ? 900 : 604800;
-  const base: Record<string, unknown> = { sub, admin: false, type, jti: randomUUID(), iat: now, nbf: now, exp: now + lifetime };
+  const base: Record<string, unknown> = {
+    sub,
+    admin: false,
+    type,
+    jti: randomUUID(),
+    iat: now,
+    nbf: now,
+    exp: now + lifetime,
+  };
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) delete base[key];
     else base[key] = value;
@@ -151,9 +160,14 @@ export async function newAdminSession(ctx: TestContext): Promise<Session> {
 export function assertReauthenticationRequired(res: LightMyRequestResponse, what = ''): void {
   assert.equal(res.statusCode, 401, `${what} ${res.body}`);
   assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.deepEqual({ code: res.json().code, detail: res.json().detail }, {
-    code: 'reauthentication_required', detail: 'Confirm it is you: this needs your password again',
-  }, what);
+  assert.deepEqual(
+    { code: res.json().code, detail: res.json().detail },
+    {
+      code: 'reauthentication_required',
+      detail: 'Confirm it is you: this needs your password again',
+    },
+    what,
+  );
   assert.equal(res.headers['www-authenticate'], 'Bearer');
   assert.equal(res.headers['set-cookie'], undefined, `${what}: no cookie`);
 }

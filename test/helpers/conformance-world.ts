@@ -59,7 +59,8 @@ export class World {
 
   private async freshAccount(role: Role): Promise<Session> {
     const { id, username } = await signup(this.ctx.app, uniqueName(role === 'admin' ? 'cadmin' : 'cuser'));
-    if (role === 'admin') await this.ctx.database.db.updateTable('users').set({ is_admin: true }).where('id', '=', id).execute();
+    if (role === 'admin')
+      await this.ctx.database.db.updateTable('users').set({ is_admin: true }).where('id', '=', id).execute();
     return login(this.ctx.app, username);
   }
 
@@ -79,19 +80,44 @@ export class World {
     return renewed;
   }
 
-  private async call(session: Session, method: string, url: string, payload?: object, headers: Record<string, string> = {}) {
-    const res = await this.ctx.app.inject({ method: method as 'GET', url, headers: { ...session.auth, ...headers }, ...(payload ? { payload } : {}) });
+  private async call(
+    session: Session,
+    method: string,
+    url: string,
+    payload?: object,
+    headers: Record<string, string> = {},
+  ) {
+    const res = await this.ctx.app.inject({
+      method: method as 'GET',
+      url,
+      headers: { ...session.auth, ...headers },
+      ...(payload ? { payload } : {}),
+    });
     assert.ok(res.statusCode < 300, `set-up ${method} ${url}: ${res.statusCode} ${res.body}`);
     return res;
   }
 
   /** A note with three versions whose words include SEARCH_WORD. */
   private async newNote(session: Session): Promise<Note> {
-    const created = (await this.call(session, 'POST', '/api/notes', { title: 'Harbor', content: `a ${SEARCH_WORD} by the sea` })).json() as { id: string; version_id: string };
-    for (const [n, content] of [[1, 'second draft'], [2, `third ${SEARCH_WORD} draft`]] as const) {
-      await this.call(session, 'POST', `/api/notes/${created.id}/versions`, { title: 'Harbor', content }, { 'if-match': `"${n}"` });
+    const created = (
+      await this.call(session, 'POST', '/api/notes', { title: 'Harbor', content: `a ${SEARCH_WORD} by the sea` })
+    ).json() as { id: string; version_id: string };
+    for (const [n, content] of [
+      [1, 'second draft'],
+      [2, `third ${SEARCH_WORD} draft`],
+    ] as const) {
+      await this.call(
+        session,
+        'POST',
+        `/api/notes/${created.id}/versions`,
+        { title: 'Harbor', content },
+        { 'if-match': `"${n}"` },
+      );
     }
-    const versions = (await this.call(session, 'GET', `/api/notes/${created.id}/versions`)).json() as Array<{ id: string; version: number }>;
+    const versions = (await this.call(session, 'GET', `/api/notes/${created.id}/versions`)).json() as Array<{
+      id: string;
+      version: number;
+    }>;
     return { id: created.id, versionIds: versions.sort((a, b) => a.version - b.version).map((v) => v.id), version: 3 };
   }
 
@@ -118,22 +144,34 @@ export class World {
   /** A fresh account with an authenticator app turned on, and its recovery codes. */
   private async enrolled(role: Role): Promise<{ account: Session; recoveryCodes: string[] }> {
     const account = await this.freshAccount(role);
-    const { secret } = (await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })).json() as { secret: string };
+    const { secret } = (
+      await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })
+    ).json() as { secret: string };
     const confirm = await this.call(account, 'POST', '/api/auth/2fa/totp/confirm', { code: totpCode(secret) });
     return { account, recoveryCodes: (confirm.json() as { recovery_codes: string[] }).recovery_codes };
   }
 
   /** A new passkey of the session's account, from a software authenticator; its id. */
-  private async newPasskey(session: Session, authenticator = new SoftAuthenticator(this.ctx.config.publicUrl)): Promise<string> {
-    const options = (await this.call(session, 'POST', '/api/auth/passkeys/options', { password: session.password })).json() as { challenge: string };
-    const res = await this.call(session, 'POST', '/api/auth/passkeys', { name: 'Key', credential: authenticator.register(options) });
+  private async newPasskey(
+    session: Session,
+    authenticator = new SoftAuthenticator(this.ctx.config.publicUrl),
+  ): Promise<string> {
+    const options = (
+      await this.call(session, 'POST', '/api/auth/passkeys/options', { password: session.password })
+    ).json() as { challenge: string };
+    const res = await this.call(session, 'POST', '/api/auth/passkeys', {
+      name: 'Key',
+      credential: authenticator.register(options),
+    });
     return (res.json() as { id: string }).id;
   }
 
   private async uploadFile(session: Session): Promise<string> {
     const boundary = 'world-boundary';
     const res = await this.ctx.app.inject({
-      method: 'POST', url: '/api/attachments', headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      method: 'POST',
+      url: '/api/attachments',
+      headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
       payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${uniqueName('file')}\r\n--${boundary}--\r\n`,
     });
     assert.equal(res.statusCode, 201, res.body);
@@ -150,7 +188,11 @@ export class World {
     const [method, path] = key.split(' ') as [string, string];
     const session = await this.main(role);
     const request: ApiRequest = {
-      method, path, pathParams: {}, query: [...proposal.query], headers: { ...proposal.headers },
+      method,
+      path,
+      pathParams: {},
+      query: [...proposal.query],
+      headers: { ...proposal.headers },
       body: proposal.body === undefined ? undefined : { ...proposal.body, value: structuredClone(proposal.body.value) },
       credentials: proposal.credentials,
     };
@@ -167,8 +209,12 @@ export class World {
         continue;
       }
       switch (name) {
-        case 'noteID': request.pathParams[name] = note!.id; break;
-        case 'versionID': request.pathParams[name] = note!.versionIds[1]!; break;
+        case 'noteID':
+          request.pathParams[name] = note!.id;
+          break;
+        case 'versionID':
+          request.pathParams[name] = note!.versionIds[1]!;
+          break;
         case 'sessionID': {
           // A session of its own: revoking it leaves the others alone.
           const extra = await login(this.ctx.app, session.username, session.password);
@@ -185,14 +231,23 @@ export class World {
         // A link to a note of its own whose text links to a file (the public file route needs both).
         case 'token': {
           const file = await this.uploadFile(session);
-          const created = (await this.call(session, 'POST', '/api/notes', { title: 'shared', content: `![f](/api/attachments/${file})` })).json() as { id: string };
-          const share = (await this.call(session, 'POST', `/api/notes/${created.id}/shares`, {})).json() as { token: string };
+          const created = (
+            await this.call(session, 'POST', '/api/notes', {
+              title: 'shared',
+              content: `![f](/api/attachments/${file})`,
+            })
+          ).json() as { id: string };
+          const share = (await this.call(session, 'POST', `/api/notes/${created.id}/shares`, {})).json() as {
+            token: string;
+          };
           request.pathParams[name] = share.token;
           this.sharedFile = file;
           break;
         }
         case 'shareID': {
-          const share = (await this.call(session, 'POST', `/api/notes/${note!.id}/shares`, {})).json() as { id: string };
+          const share = (await this.call(session, 'POST', `/api/notes/${note!.id}/shares`, {})).json() as {
+            id: string;
+          };
           request.pathParams[name] = share.id;
           break;
         }
@@ -204,7 +259,9 @@ export class World {
           }
           const boundary = 'world-boundary';
           const res = await this.ctx.app.inject({
-            method: 'POST', url: '/api/attachments', headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+            method: 'POST',
+            url: '/api/attachments',
+            headers: { ...session.auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
             payload: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${uniqueName('file')}\r\n--${boundary}--\r\n`,
           });
           assert.equal(res.statusCode, 201, res.body);
@@ -212,15 +269,22 @@ export class World {
           break;
         }
         // An account to delete; a user is refused before the id matters, so its own will do.
-        case 'id': request.pathParams[name] = role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId; break;
+        case 'id':
+          request.pathParams[name] =
+            role === 'admin' ? (await signup(this.ctx.app, uniqueName('victim'))).id : session.userId;
+          break;
         // Someone the note is shared with: changing their role or removing them touches nothing else.
         case 'userID': {
           const member = await signup(this.ctx.app, uniqueName('member'));
-          await this.call(session, 'POST', `/api/notes/${note!.id}/members`, { username: member.username, role: 'viewer' });
+          await this.call(session, 'POST', `/api/notes/${note!.id}/members`, {
+            username: member.username,
+            role: 'viewer',
+          });
           request.pathParams[name] = member.id;
           break;
         }
-        default: throw new Error(`no real value for path parameter ${name}`);
+        default:
+          throw new Error(`no real value for path parameter ${name}`);
       }
     }
     const prepared: Prepared = { request, credentials: { headers: session.auth } };
@@ -229,7 +293,13 @@ export class World {
   }
 
   /** The values that let an operation succeed, put where the proposal has generated ones. */
-  private async hint(key: string, role: Role, proposal: Proposal, prepared: Prepared, note: Note | undefined): Promise<void> {
+  private async hint(
+    key: string,
+    role: Role,
+    proposal: Proposal,
+    prepared: Prepared,
+    note: Note | undefined,
+  ): Promise<void> {
     const { request } = prepared;
     const body = (request.body?.value ?? {}) as Record<string, unknown>;
     const setBody = (changes: Record<string, unknown>) => {
@@ -253,7 +323,12 @@ export class World {
           if (res.statusCode !== 200) return;
           const newPassword = (request.body!.value as { new_password: string }).new_password;
           const token = (res.json() as { access_token: string }).access_token;
-          this.accounts.set(`owner-${role}`, { ...account, password: newPassword, accessToken: token, auth: { authorization: `Bearer ${token}` } });
+          this.accounts.set(`owner-${role}`, {
+            ...account,
+            password: newPassword,
+            accessToken: token,
+            auth: { authorization: `Bearer ${token}` },
+          });
         };
         break;
       }
@@ -284,7 +359,11 @@ export class World {
         if (proposal.pick % 3 === 0) delete request.headers['if-match'];
         else request.headers['if-match'] = `"${note.version}"`;
         if (key.endsWith('restore')) {
-          setBody(proposal.pick % 2 === 0 ? { version: 1 + (proposal.pick % note.version) } : { version_id: note.versionIds[proposal.pick % note.versionIds.length] });
+          setBody(
+            proposal.pick % 2 === 0
+              ? { version: 1 + (proposal.pick % note.version) }
+              : { version_id: note.versionIds[proposal.pick % note.versionIds.length] },
+          );
           delete (request.body!.value as Record<string, unknown>)[proposal.pick % 2 === 0 ? 'version_id' : 'version'];
         }
         break;
@@ -311,7 +390,9 @@ export class World {
       }
       case 'POST /api/auth/2fa/totp/confirm': {
         const account = await this.freshAccount(role);
-        const { secret } = (await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })).json() as { secret: string };
+        const { secret } = (
+          await this.call(account, 'POST', '/api/auth/2fa/totp', { password: account.password })
+        ).json() as { secret: string };
         prepared.credentials = { headers: account.auth };
         setBody({ code: totpCode(secret) });
         break;
@@ -327,8 +408,13 @@ export class World {
         // The password on the options or on the answer, by turns: either makes the enrolment.
         const session = await this.main(role);
         const early = proposal.pick % 2 === 0;
-        const options = (await this.call(session, 'POST', '/api/auth/passkeys/options', early ? { password: session.password } : {})).json() as { challenge: string };
-        setBody({ credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options), ...(early ? {} : { password: session.password }) });
+        const options = (
+          await this.call(session, 'POST', '/api/auth/passkeys/options', early ? { password: session.password } : {})
+        ).json() as { challenge: string };
+        setBody({
+          credential: new SoftAuthenticator(this.ctx.config.publicUrl).register(options),
+          ...(early ? {} : { password: session.password }),
+        });
         break;
       }
       case 'POST /api/auth/passkeys/options':
@@ -351,7 +437,11 @@ export class World {
         break;
       case 'DELETE /api/auth/tokens/{id}': {
         const session = await this.main(role);
-        const created = await this.call(session, 'POST', '/api/auth/tokens', { name: 'world', scopes: ['notes:read'], password: session.password });
+        const created = await this.call(session, 'POST', '/api/auth/tokens', {
+          name: 'world',
+          scopes: ['notes:read'],
+          password: session.password,
+        });
         request.pathParams.id = (created.json() as { id: string }).id;
         break;
       }
@@ -366,7 +456,9 @@ export class World {
           await this.newPasskey(await this.main(role), authenticator);
           this.passkeys.set(role, authenticator);
         }
-        const options = (await this.inject({ method: 'POST', url: '/api/auth/passkey/options' })).json() as { challenge: string };
+        const options = (await this.inject({ method: 'POST', url: '/api/auth/passkey/options' })).json() as {
+          challenge: string;
+        };
         setBody({ credential: authenticator.authenticate(options) });
         break;
       }

@@ -20,7 +20,8 @@ let out: string | undefined;
  */
 export function entryArgs(name: 'main' | 'cli'): string[] {
   // Run by scripts/test.mjs, this module is itself compiled, beside the compiled src/: use that.
-  if (import.meta.url.endsWith('.js')) return ['--enable-source-maps', fileURLToPath(new URL(`../../src/${name}.js`, import.meta.url))];
+  if (import.meta.url.endsWith('.js'))
+    return ['--enable-source-maps', fileURLToPath(new URL(`../../src/${name}.js`, import.meta.url))];
   out ??= transpile();
   return ['--enable-source-maps', path.join(out, 'src', `${name}.js`)];
 }

@@ -25,10 +25,18 @@ export class Stream {
         stream.status = res.statusCode ?? 0;
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => stream.take(chunk));
-        res.on('end', () => { stream.ended = true; stream.wake(); });
-        res.on('close', () => { stream.ended = true; stream.wake(); });
+        res.on('end', () => {
+          stream.ended = true;
+          stream.wake();
+        });
+        res.on('close', () => {
+          stream.ended = true;
+          stream.wake();
+        });
         // The first comment says the stream is registered: events from now on reach it.
-        stream.until(() => stream.comments.includes('connected') || stream.ended, 5000).then(() => resolve(stream), reject);
+        stream
+          .until(() => stream.comments.includes('connected') || stream.ended, 5000)
+          .then(() => resolve(stream), reject);
       });
       stream.request.on('error', reject);
     });
@@ -64,7 +72,10 @@ export class Stream {
       if (left <= 0) throw new Error(`timed out; events so far: ${JSON.stringify(this.events)}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
-        this.waiters.push(() => { clearTimeout(timer); resolve(); });
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     }
   }

@@ -1,6 +1,14 @@
 import {
-  AliasNode, TableNode, type KyselyPlugin, type OperationNode, type PluginTransformQueryArgs, type PluginTransformResultArgs,
-  type QueryResult, type RootOperationNode, type SelectQueryNode, type UnknownRow,
+  AliasNode,
+  TableNode,
+  type KyselyPlugin,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type SelectQueryNode,
+  type UnknownRow,
 } from 'kysely';
 import type { Database } from '../../src/db/database.js';
 
@@ -24,7 +32,10 @@ export interface QueryMatch {
 export class FailingQueries implements KyselyPlugin {
   private seen = 0;
 
-  constructor(private readonly match: QueryMatch, private readonly failAt: number) {}
+  constructor(
+    private readonly match: QueryMatch,
+    private readonly failAt: number,
+  ) {}
 
   /** How many matching queries ran (or were stopped) so far. */
   get count(): number {
@@ -34,7 +45,8 @@ export class FailingQueries implements KyselyPlugin {
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     if (node.kind === 'SelectQueryNode' && this.fits(node)) {
       this.seen += 1;
-      if (this.seen === this.failAt) throw new InjectedFailure(`injected failure: select ${this.seen} from ${this.match.from}`);
+      if (this.seen === this.failAt)
+        throw new InjectedFailure(`injected failure: select ${this.seen} from ${this.match.from}`);
     }
     return node;
   }
@@ -45,8 +57,11 @@ export class FailingQueries implements KyselyPlugin {
 
   private fits(node: SelectQueryNode): boolean {
     const joins = (node.joins ?? []).map((join) => tableName(join.table));
-    return node.from !== undefined && node.from.froms.map(tableName).includes(this.match.from)
-      && (this.match.join === undefined ? joins.length === 0 : joins.includes(this.match.join));
+    return (
+      node.from !== undefined &&
+      node.from.froms.map(tableName).includes(this.match.from) &&
+      (this.match.join === undefined ? joins.length === 0 : joins.includes(this.match.join))
+    );
   }
 }
 

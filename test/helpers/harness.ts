@@ -27,7 +27,11 @@ export interface TestContext {
  * Runs `suite` once per database kind, each on its own fresh database. `ctx` is filled in by a
  * before() hook, so read its fields inside tests, not at suite definition time.
  */
-export function forEachDatabase(name: string, suite: (ctx: TestContext) => void, env: Record<string, string> = {}): void {
+export function forEachDatabase(
+  name: string,
+  suite: (ctx: TestContext) => void,
+  env: Record<string, string> = {},
+): void {
   for (const kind of databaseKinds) {
     describe(`${name} [${kind}]`, () => {
       const ctx = { kind } as TestContext;
@@ -86,9 +90,20 @@ export function testHasher(cost: Argon2Cost = 'test-cheap'): PasswordHasher {
 
 export const NO_WEB_CLIENT = path.join(os.tmpdir(), 'vellum-test-no-web-client');
 
-export async function buildTestApp(config: Config, database: Database, extra: Pick<AppOptions, 'liveTesting'> = {}): Promise<FastifyInstance> {
+export async function buildTestApp(
+  config: Config,
+  database: Database,
+  extra: Pick<AppOptions, 'liveTesting'> = {},
+): Promise<FastifyInstance> {
   // No web client: API tests see the same unknown-path 404s whether or not `npm run build` has run.
-  const app = await buildApp({ config, database, logger: false, hasher: testHasher(config.argon2Cost), webRoot: NO_WEB_CLIENT, ...extra });
+  const app = await buildApp({
+    config,
+    database,
+    logger: false,
+    hasher: testHasher(config.argon2Cost),
+    webRoot: NO_WEB_CLIENT,
+    ...extra,
+  });
   await app.ready();
   return app;
 }
@@ -120,7 +135,11 @@ export async function login(app: FastifyInstance, username: string, password = G
   if (res.statusCode !== 200) throw new Error(`login failed: ${res.statusCode} ${res.body}`);
   const accessToken = (res.json() as { access_token: string }).access_token;
   const refreshToken = cookie(res, 'app.refresh_token')!.value;
-  const me = await app.inject({ method: 'GET', url: '/api/auth/me', headers: { authorization: `Bearer ${accessToken}` } });
+  const me = await app.inject({
+    method: 'GET',
+    url: '/api/auth/me',
+    headers: { authorization: `Bearer ${accessToken}` },
+  });
   return {
     userId: (me.json() as { id: string }).id,
     username,
@@ -142,7 +161,14 @@ export function cookie(res: LightMyRequestResponse, name: string) {
 }
 
 /** Asserts an RFC 9457 problem body and returns it. */
-export function problemOf(res: LightMyRequestResponse): { type: string; title: string; status: number; detail: string; code?: string; [k: string]: unknown } {
+export function problemOf(res: LightMyRequestResponse): {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code?: string;
+  [k: string]: unknown;
+} {
   if (!String(res.headers['content-type']).startsWith('application/problem+json')) {
     throw new Error(`expected application/problem+json, got ${res.headers['content-type']}: ${res.body}`);
   }

@@ -24,7 +24,9 @@ export function captureLogs(level = 'trace'): CapturedLogs {
   });
   const line = (pattern: RegExp) => {
     const found = lines.find((l) => pattern.test(l));
-    return found !== undefined ? Promise.resolve(found) : new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
+    return found !== undefined
+      ? Promise.resolve(found)
+      : new Promise<string>((resolve) => waiters.push({ pattern, resolve }));
   };
   return { logger, lines, line };
 }

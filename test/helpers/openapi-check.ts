@@ -8,7 +8,12 @@ import type { Schema } from './schema-arbitrary.js';
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 
-export type Parameter = { name: string; in: 'query' | 'path' | 'header' | 'cookie'; required?: boolean; schema: Schema };
+export type Parameter = {
+  name: string;
+  in: 'query' | 'path' | 'header' | 'cookie';
+  required?: boolean;
+  schema: Schema;
+};
 export type Response = {
   description?: string;
   content?: Record<string, { schema?: Schema }>;
@@ -60,16 +65,30 @@ export function documentPathFor(doc: OpenApiDoc, url: string): string | undefine
   const segments = noSlash(url.split('?')[0]!).split('/');
   const candidates = Object.keys(doc.paths).filter((path) => {
     const parts = noSlash(path).split('/');
-    return parts.length === segments.length
-      && parts.every((part, i) => /^\{[^}]+\}$/.test(part) ? segments[i] !== '' : part === segments[i]);
+    return (
+      parts.length === segments.length &&
+      parts.every((part, i) => (/^\{[^}]+\}$/.test(part) ? segments[i] !== '' : part === segments[i]))
+    );
   });
   // Compare segment by segment: at the first place two candidates differ, the literal one wins.
-  const literalRank = (path: string) => noSlash(path).split('/').map((part) => (part.startsWith('{') ? '1' : '0')).join('');
+  const literalRank = (path: string) =>
+    noSlash(path)
+      .split('/')
+      .map((part) => (part.startsWith('{') ? '1' : '0'))
+      .join('');
   return candidates.sort((a, b) => literalRank(a).localeCompare(literalRank(b)))[0];
 }
 
 /** Headers a response may only carry where the document lists them for that answer. */
-const API_HEADERS = ['ETag', 'Location', 'Set-Cookie', 'X-CSRF-Token', 'Retry-After', 'WWW-Authenticate', 'Cache-Control'];
+const API_HEADERS = [
+  'ETag',
+  'Location',
+  'Set-Cookie',
+  'X-CSRF-Token',
+  'Retry-After',
+  'WWW-Authenticate',
+  'Cache-Control',
+];
 
 /**
  * Checks answers against the document: the document itself is registered with Ajv (2020-12, the
@@ -114,8 +133,13 @@ export class Conformance {
     const status = res.statusCode;
     const declared = op.responses?.[String(status)];
     this.seen.push({ operation: `${method} ${noSlash(path)}`, status });
-    assert.ok(declared !== undefined, `${method} ${path} answered ${status}, which the document does not declare: ${res.body.slice(0, 300)}`);
-    const documented = new Map(Object.entries(declared.headers ?? {}).map(([name, header]) => [name.toLowerCase(), { name, header }]));
+    assert.ok(
+      declared !== undefined,
+      `${method} ${path} answered ${status}, which the document does not declare: ${res.body.slice(0, 300)}`,
+    );
+    const documented = new Map(
+      Object.entries(declared.headers ?? {}).map(([name, header]) => [name.toLowerCase(), { name, header }]),
+    );
     // Every header the document promises for this answer is really sent, in the documented form.
     for (const [lower, { name, header }] of documented) {
       const value = res.headers[lower];
@@ -126,26 +150,41 @@ export class Conformance {
       for (const one of [value].flat()) {
         const typed = schema.type === 'integer' && /^\d+$/.test(String(one)) ? Number(one) : String(one);
         const problem = this.problemWith(ptr, typed);
-        assert.ok(problem === undefined, `${method} ${path} ${status}: header ${name}: ${JSON.stringify(one)} ${problem}`);
+        assert.ok(
+          problem === undefined,
+          `${method} ${path} ${status}: header ${name}: ${JSON.stringify(one)} ${problem}`,
+        );
       }
     }
     // And the headers that mean something to a client are not sent where the document is silent.
     for (const name of API_HEADERS) {
       if (res.headers[name.toLowerCase()] !== undefined && !documented.has(name.toLowerCase())) {
-        assert.fail(`${method} ${path} ${status}: sends ${name}: ${String(res.headers[name.toLowerCase()])}, which the document does not list for this answer`);
+        assert.fail(
+          `${method} ${path} ${status}: sends ${name}: ${String(res.headers[name.toLowerCase()])}, which the document does not list for this answer`,
+        );
       }
     }
     if (declared.content === undefined) {
       assert.equal(res.body, '', `${method} ${path} ${status} declares no content`);
       return;
     }
-    const mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const mediaType = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     const entry = declared.content[mediaType];
-    assert.ok(entry?.schema !== undefined,
-      `${method} ${path} ${status} answered ${mediaType}; declared: ${Object.keys(declared.content).join(', ')}`);
+    assert.ok(
+      entry?.schema !== undefined,
+      `${method} ${path} ${status} answered ${mediaType}; declared: ${Object.keys(declared.content).join(', ')}`,
+    );
     if (!/json$/.test(mediaType)) return;
     const body: unknown = JSON.parse(res.body);
-    const problem = this.problemWith(pointer('paths', path, method.toLowerCase(), 'responses', String(status), 'content', mediaType, 'schema'), body);
-    assert.ok(problem === undefined, `${method} ${path} ${status}: body does not match the document: ${problem}\n${res.body.slice(0, 500)}`);
+    const problem = this.problemWith(
+      pointer('paths', path, method.toLowerCase(), 'responses', String(status), 'content', mediaType, 'schema'),
+      body,
+    );
+    assert.ok(
+      problem === undefined,
+      `${method} ${path} ${status}: body does not match the document: ${problem}\n${res.body.slice(0, 500)}`,
+    );
   }
 }

@@ -52,7 +52,11 @@ function toWire(value: unknown): string[] {
  * What a header can carry (RFC 9110 field values: visible ASCII, space and tab; no line breaks),
  * with the surrounding whitespace that HTTP itself strips removed.
  */
-export const headerSafe = (value: string) => value.replace(/\s/gu, ' ').replace(/[^\x20-\x7e]/gu, '?').trim();
+export const headerSafe = (value: string) =>
+  value
+    .replace(/\s/gu, ' ')
+    .replace(/[^\x20-\x7e]/gu, '?')
+    .trim();
 
 export class OperationRequests {
   private readonly json: SchemaContext;
@@ -99,12 +103,16 @@ export class OperationRequests {
     }
     const body = this.op.requestBody;
     const media = body === undefined ? undefined : Object.keys(body.content)[0]!;
-    const bodyArb: fc.Arbitrary<Proposal['body']> = body === undefined
-      ? fc.constant(undefined)
-      : (() => {
-        const value = validValue(body.content[media!]!.schema, this.json).map((v) => ({ contentType: media!, value: v }));
-        return body.required === true ? value : fc.option(value, { nil: undefined, freq: 4 });
-      })();
+    const bodyArb: fc.Arbitrary<Proposal['body']> =
+      body === undefined
+        ? fc.constant(undefined)
+        : (() => {
+            const value = validValue(body.content[media!]!.schema, this.json).map((v) => ({
+              contentType: media!,
+              value: v,
+            }));
+            return body.required === true ? value : fc.option(value, { nil: undefined, freq: 4 });
+          })();
     return fc.record({
       path: fc.record(path),
       query: fc.tuple(...query).map((lists) => lists.flat()),
@@ -119,35 +127,76 @@ export class OperationRequests {
   /** Proposals that break one rule the document states for this operation. */
   invalid(): fc.Arbitrary<Proposal> {
     const mutations: Array<fc.Arbitrary<(p: Proposal) => Proposal>> = [];
-    const set = (broken: string, change: (p: Proposal) => Partial<Proposal>) => (p: Proposal): Proposal => ({ ...p, ...change(p), real: false, broken });
-    mutations.push(fc.constant(set(`unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`,
-      (p) => ({ query: [...p.query, [UNKNOWN_QUERY_PARAMETER, '1']] }))));
+    const set =
+      (broken: string, change: (p: Proposal) => Partial<Proposal>) =>
+      (p: Proposal): Proposal => ({ ...p, ...change(p), real: false, broken });
+    mutations.push(
+      fc.constant(
+        set(`unknown query parameter ${UNKNOWN_QUERY_PARAMETER}`, (p) => ({
+          query: [...p.query, [UNKNOWN_QUERY_PARAMETER, '1']],
+        })),
+      ),
+    );
     if (this.secured) mutations.push(fc.constant(set('no credentials', () => ({ credentials: false }))));
     for (const param of this.params) {
       const bad = invalidValue(param.schema, this.wire)?.map(toWire);
       const where = `${param.in} parameter ${param.name}`;
       if (param.in === 'path' && bad !== undefined) {
-        mutations.push(bad.map((values) => set(`${where} = ${JSON.stringify(values[0])}`, (p) => ({ path: { ...p.path, [param.name]: { value: values[0]! } } }))));
+        mutations.push(
+          bad.map((values) =>
+            set(`${where} = ${JSON.stringify(values[0])}`, (p) => ({
+              path: { ...p.path, [param.name]: { value: values[0]! } },
+            })),
+          ),
+        );
       }
       if (param.in === 'query') {
         if (bad !== undefined) {
-          mutations.push(bad.map((values) => set(`${where} = ${JSON.stringify(values)}`,
-            (p) => ({ query: [...p.query.filter(([k]) => k !== param.name), ...values.map((v) => [param.name, v] as [string, string])] }))));
+          mutations.push(
+            bad.map((values) =>
+              set(`${where} = ${JSON.stringify(values)}`, (p) => ({
+                query: [
+                  ...p.query.filter(([k]) => k !== param.name),
+                  ...values.map((v) => [param.name, v] as [string, string]),
+                ],
+              })),
+            ),
+          );
         }
-        mutations.push(this.paramValue(param).map((values) => set(`${where} repeated`,
-          (p) => ({ query: [...p.query.filter(([k]) => k !== param.name), ...[...values, ...values].map((v) => [param.name, v] as [string, string])] }))));
-        if (param.required === true) mutations.push(fc.constant(set(`${where} missing`, (p) => ({ query: p.query.filter(([k]) => k !== param.name) }))));
+        mutations.push(
+          this.paramValue(param).map((values) =>
+            set(`${where} repeated`, (p) => ({
+              query: [
+                ...p.query.filter(([k]) => k !== param.name),
+                ...[...values, ...values].map((v) => [param.name, v] as [string, string]),
+              ],
+            })),
+          ),
+        );
+        if (param.required === true)
+          mutations.push(
+            fc.constant(set(`${where} missing`, (p) => ({ query: p.query.filter(([k]) => k !== param.name) }))),
+          );
       }
       if (param.in === 'header') {
         if (bad !== undefined) {
-          mutations.push(bad.map((values) => headerSafe(values.join(','))).map((value) =>
-            set(`${where} = ${JSON.stringify(value)}`, (p) => ({ headers: { ...p.headers, [param.name]: value } }))));
+          mutations.push(
+            bad
+              .map((values) => headerSafe(values.join(',')))
+              .map((value) =>
+                set(`${where} = ${JSON.stringify(value)}`, (p) => ({ headers: { ...p.headers, [param.name]: value } })),
+              ),
+          );
         }
         if (param.required === true) {
-          mutations.push(fc.constant(set(`${where} missing`, (p) => {
-            const { [param.name]: _gone, ...rest } = p.headers;
-            return { headers: rest };
-          })));
+          mutations.push(
+            fc.constant(
+              set(`${where} missing`, (p) => {
+                const { [param.name]: _gone, ...rest } = p.headers;
+                return { headers: rest };
+              }),
+            ),
+          );
         }
       }
     }
@@ -156,10 +205,16 @@ export class OperationRequests {
       const media = Object.keys(body.content)[0]!;
       const bad = invalidValue(body.content[media]!.schema, this.json);
       if (bad !== undefined) {
-        mutations.push(bad.map((value) => set(`body ${JSON.stringify(value).slice(0, 120)}`, () => ({ body: { contentType: media, value } }))));
+        mutations.push(
+          bad.map((value) =>
+            set(`body ${JSON.stringify(value).slice(0, 120)}`, () => ({ body: { contentType: media, value } })),
+          ),
+        );
       }
       if (body.required === true) mutations.push(fc.constant(set('body missing', () => ({ body: undefined }))));
-      mutations.push(fc.constant(set('body as text/plain', (p) => ({ body: { contentType: 'text/plain', value: 'plain text' } }))));
+      mutations.push(
+        fc.constant(set('body as text/plain', (p) => ({ body: { contentType: 'text/plain', value: 'plain text' } }))),
+      );
     }
     return fc.tuple(this.valid(), fc.oneof(...mutations)).map(([proposal, mutate]) => mutate(proposal));
   }
@@ -175,8 +230,15 @@ export class OperationRequests {
     if (body?.content['application/json'] === undefined) return undefined;
     const value = largestValue(body.content['application/json'].schema, this.json, 0);
     if (value === undefined || !JSON.stringify(value).includes(FILL)) return undefined;
-    return { path: Object.fromEntries(this.params.filter((p) => p.in === 'path').map((p) => [p.name, { real: true }])),
-      query: [], headers: {}, body: { contentType: 'application/json', value }, credentials: true, real: false, pick: 0 };
+    return {
+      path: Object.fromEntries(this.params.filter((p) => p.in === 'path').map((p) => [p.name, { real: true }])),
+      query: [],
+      headers: {},
+      body: { contentType: 'application/json', value },
+      credentials: true,
+      real: false,
+      pick: 0,
+    };
   }
 
   /** What the request breaks of the document (empty when it follows it). */
@@ -185,9 +247,14 @@ export class OperationRequests {
     const method = this.method.toLowerCase();
     this.params.forEach((param, i) => {
       const ptr = pointer('paths', this.path, method, 'parameters', String(i), 'schema');
-      const values = param.in === 'path' ? [request.pathParams[param.name]!]
-        : param.in === 'query' ? request.query.filter(([k]) => k === param.name).map(([, v]) => v)
-          : param.in === 'header' && request.headers[param.name] !== undefined ? [request.headers[param.name]!] : [];
+      const values =
+        param.in === 'path'
+          ? [request.pathParams[param.name]!]
+          : param.in === 'query'
+            ? request.query.filter(([k]) => k === param.name).map(([, v]) => v)
+            : param.in === 'header' && request.headers[param.name] !== undefined
+              ? [request.headers[param.name]!]
+              : [];
       if (values.length === 0) {
         if (param.required === true) found.push(`${param.in} parameter ${param.name} missing`);
         return;
@@ -230,13 +297,19 @@ export class OperationRequests {
 
   /** The URL of a request; undefined when a generated path segment would route elsewhere (e.g. `search`). */
   url(request: ApiRequest): string | undefined {
-    const path = this.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(request.pathParams[name] ?? ''));
+    const path = this.path.replace(/\{([^}]+)\}/g, (_, name: string) =>
+      encodeURIComponent(request.pathParams[name] ?? ''),
+    );
     if (documentPathFor(this.check.doc, path) !== this.path) return undefined;
     const query = request.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
     return query === '' ? path : `${path}?${query}`;
   }
 
-  inject(request: ApiRequest, url: string, credentials: { headers?: Record<string, string>; cookies?: Record<string, string> }): InjectOptions {
+  inject(
+    request: ApiRequest,
+    url: string,
+    credentials: { headers?: Record<string, string>; cookies?: Record<string, string> },
+  ): InjectOptions {
     const options: InjectOptions = { method: this.method as 'GET', url, headers: { ...request.headers } };
     if (request.credentials) {
       Object.assign(options.headers!, credentials.headers ?? {});
@@ -249,7 +322,10 @@ export class OperationRequests {
         options.headers!['content-type'] = form.contentType;
         options.payload = form.payload;
       } else {
-        options.payload = request.body.contentType === 'application/json' ? JSON.stringify(request.body.value) : String(request.body.value);
+        options.payload =
+          request.body.contentType === 'application/json'
+            ? JSON.stringify(request.body.value)
+            : String(request.body.value);
       }
     }
     return options;
@@ -262,11 +338,14 @@ export class OperationRequests {
  */
 function formData(value: unknown): { contentType: string; payload: string } {
   const boundary = 'conformance-boundary-7d3f';
-  const parts = typeof value === 'object' && value !== null && !Array.isArray(value)
-    ? Object.entries(value as Record<string, unknown>).map(([name, v]) => (name === 'file' && typeof v === 'string'
-      ? `Content-Disposition: form-data; name="file"; filename="generated.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${v}`
-      : `Content-Disposition: form-data; name="${name.replace(/["\r\n]/g, '_')}"\r\n\r\n${JSON.stringify(v)}`))
-    : [];
+  const parts =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value as Record<string, unknown>).map(([name, v]) =>
+          name === 'file' && typeof v === 'string'
+            ? `Content-Disposition: form-data; name="file"; filename="generated.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${v}`
+            : `Content-Disposition: form-data; name="${name.replace(/["\r\n]/g, '_')}"\r\n\r\n${JSON.stringify(v)}`,
+        )
+      : [];
   const payload = `${parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('')}--${boundary}--\r\n`;
   return { contentType: `multipart/form-data; boundary=${boundary}`, payload };
 }
@@ -313,10 +392,13 @@ function largestValue(input: Schema, ctx: SchemaContext, depth: number): unknown
     const max = typeof schema.maxLength === 'number' ? schema.maxLength : undefined;
     const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
     const length = max ?? Math.max(1, Number(schema.minLength ?? 1));
-    const fill = FILL_CHARACTERS.map((c) => c.repeat(length)).find((candidate) => pattern === undefined || pattern.test(candidate));
+    const fill = FILL_CHARACTERS.map((c) => c.repeat(length)).find(
+      (candidate) => pattern === undefined || pattern.test(candidate),
+    );
     return fill;
   }
-  if (types.includes('integer') || types.includes('number')) return typeof schema.minimum === 'number' ? schema.minimum : 1;
+  if (types.includes('integer') || types.includes('number'))
+    return typeof schema.minimum === 'number' ? schema.minimum : 1;
   if (types.includes('boolean')) return true;
   if (types.includes('null')) return null;
   return undefined;
@@ -350,17 +432,21 @@ export function parameterPatternProblems(param: Parameter): string[] {
   if (typeof pattern !== 'string') return [];
   const found: string[] = [];
   const where = `${param.in} parameter ${param.name}`;
-  if (propertyEscapeInClass(pattern)) found.push(`${where}: its pattern puts a Unicode property escape inside [...]: ${pattern}`);
+  if (propertyEscapeInClass(pattern))
+    found.push(`${where}: its pattern puts a Unicode property escape inside [...]: ${pattern}`);
   if (param.in === 'header') {
     const re = new RegExp(pattern, 'u');
     // The parameter's own example (where the document puts it) and its schema's.
-    const examples = [(param as { example?: unknown }).example, ...((param.schema.examples ?? []) as unknown[])]
-      .filter((e): e is string => typeof e === 'string');
+    const examples = [(param as { example?: unknown }).example, ...((param.schema.examples ?? []) as unknown[])].filter(
+      (e): e is string => typeof e === 'string',
+    );
     for (const example of examples) {
       for (let at = 0; at <= example.length; at++) {
         const bad = NOT_IN_A_HEADER.find((c) => re.test(example.slice(0, at) + c + example.slice(at)));
         if (bad !== undefined) {
-          found.push(`${where}: its pattern takes ${JSON.stringify(example.slice(0, at) + bad + example.slice(at))}, which no header can carry`);
+          found.push(
+            `${where}: its pattern takes ${JSON.stringify(example.slice(0, at) + bad + example.slice(at))}, which no header can carry`,
+          );
           break;
         }
       }

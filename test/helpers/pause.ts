@@ -14,8 +14,12 @@ export function pauseAt() {
   return {
     arm(name: string) {
       step = name;
-      reachedP = new Promise((r) => { reached = r; });
-      hold = new Promise((r) => { release = r; });
+      reachedP = new Promise((r) => {
+        reached = r;
+      });
+      hold = new Promise((r) => {
+        release = r;
+      });
       return { reached: reachedP, release: () => release() };
     },
     checkpoint: async (name: string) => {
@@ -37,7 +41,14 @@ export function pauseAt() {
 export async function queuedBehindLock(ctx: TestContext, request: Promise<unknown>): Promise<boolean> {
   if (ctx.kind === 'sqlite') return true;
   let answered = false;
-  void request.then(() => { answered = true; }, () => { answered = true; });
+  void request.then(
+    () => {
+      answered = true;
+    },
+    () => {
+      answered = true;
+    },
+  );
   // A cap, not a delay: a request that neither answers nor waits within it counts as not queued.
   const deadline = Date.now() + 10_000;
   while (!answered && Date.now() < deadline) {
@@ -54,7 +65,12 @@ export function racedApp(ctx: TestContext) {
   const pause = pauseAt();
   const handle = { pause, app: undefined as unknown as FastifyInstance };
   before(async () => {
-    handle.app = await buildApp({ config: ctx.config, database: ctx.database, logger: false, checkpoint: pause.checkpoint });
+    handle.app = await buildApp({
+      config: ctx.config,
+      database: ctx.database,
+      logger: false,
+      checkpoint: pause.checkpoint,
+    });
     await handle.app.ready();
   });
   after(async () => handle.app.close());

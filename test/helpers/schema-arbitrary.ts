@@ -28,8 +28,17 @@ const isSurrogate = (c: number) => c >= 0xd800 && c <= 0xdfff;
 function unitOf(ctx: SchemaContext): fc.Arbitrary<string> {
   const units = [
     { weight: 6, arbitrary: codePoint(0x20, 0x7e) },
-    { weight: 2, arbitrary: fc.integer({ min: 0, max: 0x10ffff }).filter((c) => !isSurrogate(c)).map((c) => String.fromCodePoint(c)) },
-    { weight: 1, arbitrary: fc.constantFrom('\t', '\n', '\r', '\0', '\u007f', '\u0085', '\u00a0', '\u2028', '\ufeff', 'é', '😀') },
+    {
+      weight: 2,
+      arbitrary: fc
+        .integer({ min: 0, max: 0x10ffff })
+        .filter((c) => !isSurrogate(c))
+        .map((c) => String.fromCodePoint(c)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('\t', '\n', '\r', '\0', '\u007f', '\u0085', '\u00a0', '\u2028', '\ufeff', 'é', '😀'),
+    },
   ];
   if (ctx.strings === 'json') units.push({ weight: 1, arbitrary: codePoint(0xd800, 0xdfff) });
   return fc.oneof(...units);
@@ -97,7 +106,11 @@ function matching(pattern: RegExp, ctx: SchemaContext, min: number, max: number)
 /** RFC 3339 date-times across the whole range the format allows, with and without fractions and offsets. */
 const dateTime = fc
   .tuple(
-    fc.date({ min: new Date('0000-01-01T00:00:00.000Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }),
+    fc.date({
+      min: new Date('0000-01-01T00:00:00.000Z'),
+      max: new Date('9999-12-31T23:59:59.999Z'),
+      noInvalidDate: true,
+    }),
     fc.constantFrom('ms', 'seconds', 'offset'),
   )
   .map(([date, form]) => {
@@ -122,14 +135,20 @@ function validString(schema: Schema, ctx: SchemaContext): fc.Arbitrary<string> {
 function validNumber(schema: Schema, integer: boolean): fc.Arbitrary<number> {
   const exclusiveMin = schema.exclusiveMinimum as number | undefined;
   const exclusiveMax = schema.exclusiveMaximum as number | undefined;
-  let min = (schema.minimum as number | undefined) ?? (exclusiveMin === undefined ? undefined : exclusiveMin + (integer ? 1 : Number.EPSILON));
-  let max = (schema.maximum as number | undefined) ?? (exclusiveMax === undefined ? undefined : exclusiveMax - (integer ? 1 : Number.EPSILON));
+  let min =
+    (schema.minimum as number | undefined) ??
+    (exclusiveMin === undefined ? undefined : exclusiveMin + (integer ? 1 : Number.EPSILON));
+  let max =
+    (schema.maximum as number | undefined) ??
+    (exclusiveMax === undefined ? undefined : exclusiveMax - (integer ? 1 : Number.EPSILON));
   if (integer) {
     min = Math.max(min ?? -Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER);
     max = Math.min(max ?? Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
     return fc.integer({ min, max });
   }
-  return fc.double({ min: min ?? -1e9, max: max ?? 1e9, noNaN: true, noDefaultInfinity: true }).map((n) => (Object.is(n, -0) ? 0 : n));
+  return fc
+    .double({ min: min ?? -1e9, max: max ?? 1e9, noNaN: true, noDefaultInfinity: true })
+    .map((n) => (Object.is(n, -0) ? 0 : n));
 }
 
 function validObject(schema: Schema, ctx: SchemaContext): fc.Arbitrary<Record<string, unknown>> {
@@ -141,7 +160,11 @@ function validObject(schema: Schema, ctx: SchemaContext): fc.Arbitrary<Record<st
   ) as fc.Arbitrary<Record<string, unknown>>;
   if (schema.additionalProperties === false) return record;
   // Members the schema does not name are allowed: send some, under names no schema uses.
-  const extra = fc.dictionary(fc.stringMatching(/^extra_[a-z0-9]{1,6}$/), fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)), { maxKeys: 2 });
+  const extra = fc.dictionary(
+    fc.stringMatching(/^extra_[a-z0-9]{1,6}$/),
+    fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)),
+    { maxKeys: 2 },
+  );
   return fc.tuple(record, fc.option(extra, { freq: 3 })).map(([value, more]) => ({ ...(more ?? {}), ...value }));
 }
 
@@ -152,22 +175,33 @@ export function validValue(input: Schema, ctx: SchemaContext): fc.Arbitrary<unkn
   if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
   const branches = branchesOf(schema);
   if (branches !== undefined) return fc.oneof(...branches.map((branch) => validValue(branch, ctx)));
-  const types = typesOf(schema) ?? (schema.properties !== undefined ? ['object'] : ['string', 'integer', 'boolean', 'null']);
-  return fc.oneof(...types.map((type): fc.Arbitrary<unknown> => {
-    switch (type) {
-      case 'string': return validString(schema, ctx);
-      case 'integer': return validNumber(schema, true);
-      case 'number': return validNumber(schema, false);
-      case 'boolean': return fc.boolean();
-      case 'null': return fc.constant(null);
-      case 'object': return validObject(schema, ctx);
-      case 'array': return fc.array(validValue((schema.items ?? {}) as Schema, ctx), {
-        minLength: (schema.minItems as number | undefined) ?? 0,
-        maxLength: Math.min((schema.maxItems as number | undefined) ?? MAX_ITEMS, MAX_ITEMS),
-      });
-      default: throw new Error(`no generator for type ${type}`);
-    }
-  }));
+  const types =
+    typesOf(schema) ?? (schema.properties !== undefined ? ['object'] : ['string', 'integer', 'boolean', 'null']);
+  return fc.oneof(
+    ...types.map((type): fc.Arbitrary<unknown> => {
+      switch (type) {
+        case 'string':
+          return validString(schema, ctx);
+        case 'integer':
+          return validNumber(schema, true);
+        case 'number':
+          return validNumber(schema, false);
+        case 'boolean':
+          return fc.boolean();
+        case 'null':
+          return fc.constant(null);
+        case 'object':
+          return validObject(schema, ctx);
+        case 'array':
+          return fc.array(validValue((schema.items ?? {}) as Schema, ctx), {
+            minLength: (schema.minItems as number | undefined) ?? 0,
+            maxLength: Math.min((schema.maxItems as number | undefined) ?? MAX_ITEMS, MAX_ITEMS),
+          });
+        default:
+          throw new Error(`no generator for type ${type}`);
+      }
+    }),
+  );
 }
 
 /** One value of each JSON type; the wrong-type mutation picks those the schema does not allow. */
@@ -210,8 +244,10 @@ export function invalidValue(input: Schema, ctx: SchemaContext): fc.Arbitrary<un
     options.push(fc.oneof(fc.string({ maxLength: 8 }), fc.integer()).filter((v) => !allowed.includes(v)));
   }
   if (types?.includes('string')) options.push(...invalidStrings(schema, ctx));
-  if (types?.includes('integer') || types?.includes('number')) options.push(...invalidNumbers(schema, types.includes('integer')));
-  if (types?.includes('object') || (types === undefined && schema.properties !== undefined)) options.push(...invalidObjects(schema, ctx));
+  if (types?.includes('integer') || types?.includes('number'))
+    options.push(...invalidNumbers(schema, types.includes('integer')));
+  if (types?.includes('object') || (types === undefined && schema.properties !== undefined))
+    options.push(...invalidObjects(schema, ctx));
   if (types?.includes('array')) options.push(...invalidArrays(schema, ctx));
   return options.length === 0 ? undefined : fc.oneof(...options);
 }
@@ -224,8 +260,10 @@ function invalidStrings(schema: Schema, ctx: SchemaContext): Array<fc.Arbitrary<
   if (min !== undefined && min > 0) options.push(fc.string({ unit, maxLength: min - 1 }));
   if (max !== undefined) options.push(fc.string({ unit, minLength: max + 1, maxLength: max + 4 }));
   const pattern = patternOf(schema);
-  if (pattern !== undefined) options.push(fc.string({ unit, maxLength: DEFAULT_MAX_LENGTH }).filter((s) => !pattern.test(s)));
-  if (schema.format === 'date-time') options.push(fc.constantFrom('yesterday', '2026-01-31', '2026-13-01T00:00:00Z', '2026-01-31T12:00:00'));
+  if (pattern !== undefined)
+    options.push(fc.string({ unit, maxLength: DEFAULT_MAX_LENGTH }).filter((s) => !pattern.test(s)));
+  if (schema.format === 'date-time')
+    options.push(fc.constantFrom('yesterday', '2026-01-31', '2026-13-01T00:00:00Z', '2026-01-31T12:00:00'));
   if (schema.format === 'uuid') options.push(fc.constantFrom('not-a-uuid', '3f1c2a9e8b7d4c6e9f0a1b2c3d4e5f60'));
   return options;
 }
@@ -253,10 +291,12 @@ function invalidObjects(schema: Schema, ctx: SchemaContext): Array<fc.Arbitrary<
   const required = (schema.required ?? []) as string[];
   const whole = validObject(schema, ctx);
   if (required.length > 0) {
-    options.push(fc.tuple(whole, fc.constantFrom(...required)).map(([value, key]) => {
-      const { [key]: _dropped, ...rest } = value;
-      return rest;
-    }));
+    options.push(
+      fc.tuple(whole, fc.constantFrom(...required)).map(([value, key]) => {
+        const { [key]: _dropped, ...rest } = value;
+        return rest;
+      }),
+    );
   }
   if (schema.additionalProperties === false) {
     options.push(whole.map((value) => ({ ...value, unexpected_member: 1 })));

@@ -16,7 +16,11 @@ export interface ServerProcess {
   output(): string;
 }
 
-export function startProcess(command: string, args: string[], options: { cwd: string; env: Record<string, string> }): ServerProcess {
+export function startProcess(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string> },
+): ServerProcess {
   const child = spawn(command, args, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...options.env } });
   const lines: string[] = [];
   const listeners = new Set<() => void>();
@@ -74,10 +78,15 @@ export function startProcess(command: string, args: string[], options: { cwd: st
     exited,
     waitFor,
     output,
-    port: (ms = 60_000) => waitFor((line) => {
-      const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logEntry(line)?.msg ?? '');
-      return m === null ? undefined : Number(m[1]);
-    }, ms, 'the listening line'),
+    port: (ms = 60_000) =>
+      waitFor(
+        (line) => {
+          const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logEntry(line)?.msg ?? '');
+          return m === null ? undefined : Number(m[1]);
+        },
+        ms,
+        'the listening line',
+      ),
     async kill() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGKILL');
@@ -88,17 +97,20 @@ export function startProcess(command: string, args: string[], options: { cwd: st
 }
 
 /** A pino JSON line, or undefined for anything else. */
-export function logEntry(line: string): ({ msg?: string; [key: string]: unknown }) | undefined {
+export function logEntry(line: string): { msg?: string; [key: string]: unknown } | undefined {
   try {
     const value = JSON.parse(line) as unknown;
-    return typeof value === 'object' && value !== null ? value as { msg?: string } : undefined;
+    return typeof value === 'object' && value !== null ? (value as { msg?: string }) : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Waits for `exited` at most `ms`, failing with the output. */
-export async function exitWithin(proc: ServerProcess, ms: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function exitWithin(
+  proc: ServerProcess,
+  ms: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     proc.exited,

@@ -12,7 +12,10 @@ export class SoftAuthenticator {
   private readonly publicJwk: { x: string; y: string };
   counter = 0;
 
-  constructor(private readonly origin: string, private readonly rpId = new URL(origin).hostname) {
+  constructor(
+    private readonly origin: string,
+    private readonly rpId = new URL(origin).hostname,
+  ) {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     this.key = privateKey;
     this.publicJwk = publicKey.export({ format: 'jwk' }) as { x: string; y: string };
@@ -25,29 +28,67 @@ export class SoftAuthenticator {
   /** navigator.credentials.create's answer to creation options. */
   register(options: { challenge: string }, { userVerified = true, origin = this.origin } = {}) {
     const clientDataJSON = this.clientData('webauthn.create', options.challenge, origin);
-    const coseKey = cbor(new Map<number, unknown>([
-      [1, 2], [3, -7], [-1, 1], [-2, Buffer.from(this.publicJwk.x, 'base64url')], [-3, Buffer.from(this.publicJwk.y, 'base64url')],
-    ]));
+    const coseKey = cbor(
+      new Map<number, unknown>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(this.publicJwk.x, 'base64url')],
+        [-3, Buffer.from(this.publicJwk.y, 'base64url')],
+      ]),
+    );
     const attested = Buffer.concat([Buffer.alloc(16), u16(this.credentialId.length), this.credentialId, coseKey]);
-    const authData = Buffer.concat([this.rpIdHash(), Buffer.from([flags(userVerified) | 0x40]), u32(this.counter), attested]);
-    const attestationObject = cbor(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    const authData = Buffer.concat([
+      this.rpIdHash(),
+      Buffer.from([flags(userVerified) | 0x40]),
+      u32(this.counter),
+      attested,
+    ]);
+    const attestationObject = cbor(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]),
+    );
     return {
-      id: this.id, rawId: this.id, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
-      response: { clientDataJSON: clientDataJSON.toString('base64url'), attestationObject: attestationObject.toString('base64url'), transports: ['internal'] },
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
+      response: {
+        clientDataJSON: clientDataJSON.toString('base64url'),
+        attestationObject: attestationObject.toString('base64url'),
+        transports: ['internal'],
+      },
     };
   }
 
   /** navigator.credentials.get's answer to request options; the counter moves on by one unless told. */
-  authenticate(options: { challenge: string }, { userVerified = true, counter = this.counter + 1, origin = this.origin } = {}) {
+  authenticate(
+    options: { challenge: string },
+    { userVerified = true, counter = this.counter + 1, origin = this.origin } = {},
+  ) {
     this.counter = counter;
     const clientDataJSON = this.clientData('webauthn.get', options.challenge, origin);
     const authData = Buffer.concat([this.rpIdHash(), Buffer.from([flags(userVerified)]), u32(counter)]);
-    const signature = sign('sha256', Buffer.concat([authData, createHash('sha256').update(clientDataJSON).digest()]), this.key);
+    const signature = sign(
+      'sha256',
+      Buffer.concat([authData, createHash('sha256').update(clientDataJSON).digest()]),
+      this.key,
+    );
     return {
-      id: this.id, rawId: this.id, type: 'public-key', clientExtensionResults: {}, authenticatorAttachment: 'platform',
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      clientExtensionResults: {},
+      authenticatorAttachment: 'platform',
       response: {
-        clientDataJSON: clientDataJSON.toString('base64url'), authenticatorData: authData.toString('base64url'),
-        signature: signature.toString('base64url'), userHandle: null,
+        clientDataJSON: clientDataJSON.toString('base64url'),
+        authenticatorData: authData.toString('base64url'),
+        signature: signature.toString('base64url'),
+        userHandle: null,
       },
     };
   }
@@ -63,8 +104,16 @@ export class SoftAuthenticator {
 
 /** User present always; user verified when asked. */
 const flags = (userVerified: boolean) => 0x01 | (userVerified ? 0x04 : 0);
-const u16 = (n: number) => { const b = Buffer.alloc(2); b.writeUInt16BE(n); return b; };
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n); return b; };
+const u16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+};
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+};
 
 /** The little of CBOR (RFC 8949) that attestation needs: integers, byte and text strings, maps. */
 function cbor(value: unknown): Buffer {

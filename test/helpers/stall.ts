@@ -61,7 +61,9 @@ export function percentile(samples: number[], p: number): number {
 export async function healthDuring<T>(base: string, hostile: () => Promise<T>): Promise<HealthDuring<T>> {
   await probe(base); // warm: the first request of a connection pays for things a stall test does not measure
   let settled = false;
-  const work = hostile().finally(() => { settled = true; });
+  const work = hostile().finally(() => {
+    settled = true;
+  });
   work.catch(() => {}); // rethrown below, once probing stops: not an unhandled rejection meanwhile
   const samples: number[] = [];
   let due = performance.now();

@@ -36,14 +36,33 @@ const body = require('node:fs').readFileSync(file);
 `;
 
 async function fetchRuns(url: string, s: Session, file: string, chunked = false, runs = RUNS): Promise<string[]> {
-  const { stdout } = await run(process.execPath, ['-e', FETCH_CLIENT, url, s.auth.authorization, file, String(runs), chunked ? 'chunked' : ''], { maxBuffer: MiB });
+  const { stdout } = await run(
+    process.execPath,
+    ['-e', FETCH_CLIENT, url, s.auth.authorization, file, String(runs), chunked ? 'chunked' : ''],
+    { maxBuffer: MiB },
+  );
   return stdout.trim().split('\n');
 }
 
 /** curl without `Expect: 100-continue`: it sends the whole body without waiting for a go-ahead. */
 async function curlRun(url: string, s: Session, file: string, chunked = false): Promise<string> {
-  const args = ['-sS', '-H', 'Expect:', '-H', `authorization: ${s.auth.authorization}`, '-H', 'content-type: application/json',
-    ...(chunked ? ['-H', 'Transfer-Encoding: chunked'] : []), '--data-binary', `@${file}`, '-o', '-', '-w', '\\n%{http_code} %{content_type}', url];
+  const args = [
+    '-sS',
+    '-H',
+    'Expect:',
+    '-H',
+    `authorization: ${s.auth.authorization}`,
+    '-H',
+    'content-type: application/json',
+    ...(chunked ? ['-H', 'Transfer-Encoding: chunked'] : []),
+    '--data-binary',
+    `@${file}`,
+    '-o',
+    '-',
+    '-w',
+    '\\n%{http_code} %{content_type}',
+    url,
+  ];
   try {
     const { stdout } = await run('curl', args, { maxBuffer: MiB });
     const [body, status] = stdout.split('\n');
@@ -53,7 +72,13 @@ async function curlRun(url: string, s: Session, file: string, chunked = false): 
   }
 }
 
-const TOO_LARGE = JSON.stringify({ type: 'about:blank', title: 'Payload Too Large', status: 413, detail: 'Request body is too large', code: 'body_too_large' });
+const TOO_LARGE = JSON.stringify({
+  type: 'about:blank',
+  title: 'Payload Too Large',
+  status: 413,
+  detail: 'Request body is too large',
+  code: 'body_too_large',
+});
 
 function assertEveryRunRead413(lines: string[], what: string, runs = RUNS): void {
   assert.equal(lines.length, runs, what);
@@ -61,7 +86,7 @@ function assertEveryRunRead413(lines: string[], what: string, runs = RUNS): void
   assert.deepEqual(failed, [], `${what}: ${failed.length} of ${runs} runs did not read the 413`);
 }
 
-forEachDatabase('HTTP: a body over its route\'s limit is a readable 413', (ctx) => {
+forEachDatabase("HTTP: a body over its route's limit is a readable 413", (ctx) => {
   let dir: string;
   let base: string;
   let s: Session;
@@ -105,7 +130,11 @@ forEachDatabase('HTTP: a body over its route\'s limit is a readable 413', (ctx) 
 
   test('a chunked body that grows past the limit: fetch and curl read the 413', async () => {
     const runs = 5;
-    assertEveryRunRead413(await fetchRuns(`${base}/api/import`, s, importFile, true, runs), 'fetch chunked import', runs);
+    assertEveryRunRead413(
+      await fetchRuns(`${base}/api/import`, s, importFile, true, runs),
+      'fetch chunked import',
+      runs,
+    );
     const lines: string[] = [];
     for (let i = 0; i < runs; i++) lines.push(await curlRun(`${base}/api/notes/${noteId}/versions`, s, noteFile, true));
     assertEveryRunRead413(lines, 'curl chunked note', runs);

@@ -5,18 +5,29 @@ import { forEachDatabase, newSession, problemOf } from '../helpers/harness.js';
 const APP_ORIGIN = 'https://notes.example.com';
 
 function methods(header: unknown): string[] {
-  return String(header).split(',').map((m) => m.trim()).filter((m) => m !== '').sort();
+  return String(header)
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '')
+    .sort();
 }
 
 forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx) => {
   test('PATCH /api/notes/{id}/{versionID} from an allowed origin: preflight allows it, and the PATCH is answered with CORS headers', async () => {
     const app = await ctx.rebuild({ CORS_ORIGINS: APP_ORIGIN });
     const s = await newSession(app, 'cors');
-    const note = (await app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } })).json();
+    const note = (
+      await app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } })
+    ).json();
     const url = `/api/notes/${note.id}/${note.version_id}`;
     const preflight = await app.inject({
-      method: 'OPTIONS', url,
-      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'PATCH', 'access-control-request-headers': 'authorization,content-type' },
+      method: 'OPTIONS',
+      url,
+      headers: {
+        origin: APP_ORIGIN,
+        'access-control-request-method': 'PATCH',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     assert.equal(preflight.statusCode, 204);
     assert.equal(preflight.headers['access-control-allow-origin'], APP_ORIGIN);
@@ -24,7 +35,12 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
     // Exactly what this path has (GET answers HEAD too), PATCH among them.
     assert.deepEqual(methods(preflight.headers['access-control-allow-methods']), ['GET', 'HEAD', 'PATCH']);
 
-    const patched = await app.inject({ method: 'PATCH', url, headers: { ...s.auth, origin: APP_ORIGIN }, payload: { label: 'draft' } });
+    const patched = await app.inject({
+      method: 'PATCH',
+      url,
+      headers: { ...s.auth, origin: APP_ORIGIN },
+      payload: { label: 'draft' },
+    });
     assert.equal(patched.statusCode, 200, patched.body);
     assert.equal(patched.json().label, 'draft');
     assert.equal(patched.headers['access-control-allow-origin'], APP_ORIGIN);
@@ -32,9 +48,12 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
 
   test('each path gets its own methods; a path with no route gets none', async () => {
     const app = await ctx.rebuild({ CORS_ORIGINS: APP_ORIGIN });
-    const preflight = (url: string, method: string) => app.inject({
-      method: 'OPTIONS', url, headers: { origin: APP_ORIGIN, 'access-control-request-method': method },
-    });
+    const preflight = (url: string, method: string) =>
+      app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: APP_ORIGIN, 'access-control-request-method': method },
+      });
     const id = '00000000-0000-4000-8000-000000000000';
     const expected: Array<[string, string[]]> = [
       ['/api/notes', ['GET', 'HEAD', 'POST']],
@@ -60,7 +79,9 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
     const app = await ctx.rebuild({ CORS_ORIGINS: APP_ORIGIN });
     const id = '00000000-0000-4000-8000-000000000000';
     const res = await app.inject({
-      method: 'OPTIONS', url: `/api/notes/${id}/${id}`, headers: { origin: 'https://evil.example', 'access-control-request-method': 'PATCH' },
+      method: 'OPTIONS',
+      url: `/api/notes/${id}/${id}`,
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'PATCH' },
     });
     assert.equal(res.statusCode, 405);
     assert.equal(res.headers.allow, 'GET, HEAD, PATCH');

@@ -6,7 +6,15 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { forEachDatabase } from '../helpers/harness.js';
 import { healthDuring, listening, STALL_P99_MS } from '../helpers/stall.js';
-import { assertTooDeep, bodyRoutes, deepBody, deepBodyOfSize, injectBody, nearLimitSizes, type BodyRoute } from './deep-bodies.js';
+import {
+  assertTooDeep,
+  bodyRoutes,
+  deepBody,
+  deepBodyOfSize,
+  injectBody,
+  nearLimitSizes,
+  type BodyRoute,
+} from './deep-bodies.js';
 
 /**
  * Issue #37, findings 3 and 6: a 168 KB PROPFIND of 24,000 nested elements held the event loop
@@ -52,12 +60,21 @@ async function client(base: string, jobs: Job[]): Promise<{ send(): Promise<Answ
       process.stdout.write(JSON.stringify(answers));
       process.exit(0);
     });`;
-  const list = jobs.map(({ route, file }) => ({ url: `${base}${route.url}`, method: route.method, headers: route.headers, file }));
+  const list = jobs.map(({ route, file }) => ({
+    url: `${base}${route.url}`,
+    method: route.method,
+    headers: route.headers,
+    file,
+  }));
   const child = spawn(process.execPath, ['-e', script, JSON.stringify(list)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { out += chunk; });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { err += chunk; });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    err += chunk;
+  });
   const closed = new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', resolve);
@@ -112,13 +129,23 @@ forEachDatabase('deep bodies stall', (ctx) => {
     const { send } = await client(base, jobs);
     const { result, samples, p99 } = await healthDuring(base, send);
     jobs.forEach(({ route }, i) => assertTooDeep(route, result[i]!));
-    assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples].sort((a, b) => b - a).slice(0, 10).map((x) => x.toFixed(1)).join(' ')}`);
+    assert.ok(
+      p99 < STALL_P99_MS,
+      `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples]
+        .sort((a, b) => b - a)
+        .slice(0, 10)
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
   }
 
-  test('the 168 KB PROPFIND of 24,000 levels and 6.5 MiB of [[[…]]] on POST /api/notes (the report\'s own bodies)', async () => {
+  test("the 168 KB PROPFIND of 24,000 levels and 6.5 MiB of [[[…]]] on POST /api/notes (the report's own bodies)", async () => {
     const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
     const notes = routes.find((r) => r.name === 'POST /api/notes')!;
-    await assertNoStall([await job(propfind, deepBody('xml', 24_000)), await job(notes, deepBodyOfSize('json', 6.5 * 1024 * 1024))]);
+    await assertNoStall([
+      await job(propfind, deepBody('xml', 24_000)),
+      await job(notes, deepBodyOfSize('json', 6.5 * 1024 * 1024)),
+    ]);
   });
 
   test('every JSON and XML route: 10,000 levels, and as deep as its body limit allows', async () => {
@@ -146,7 +173,8 @@ forEachDatabase('deep bodies stall', (ctx) => {
   test('WebDAV XML read a character at a time, as large as the limit allows: answered, /healthz within budget', async () => {
     const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
     const size = nearLimitSizes('xml')[0]! - 100;
-    const wrap = (inner: string) => `<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/></D:prop>${inner}</D:propfind>`;
+    const wrap = (inner: string) =>
+      `<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/></D:prop>${inner}</D:propfind>`;
     const bodies = [
       wrap(`<![CDATA[${']'.repeat(size)}]]>`),
       `<?xml version="1.0"?><?pi ${'?'.repeat(size)}?>${wrap('')}`,
@@ -157,7 +185,18 @@ forEachDatabase('deep bodies stall', (ctx) => {
     const jobs = await Promise.all(bodies.map((body) => job(propfind, body)));
     const { send } = await client(base, jobs);
     const { result, samples, p99 } = await healthDuring(base, send);
-    for (const answer of result) assert.ok(answer.statusCode === 207 || answer.statusCode === 400, `${answer.statusCode} ${answer.body.slice(0, 200)}`);
-    assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples].sort((a, b) => b - a).slice(0, 10).map((x) => x.toFixed(1)).join(' ')}`);
+    for (const answer of result)
+      assert.ok(
+        answer.statusCode === 207 || answer.statusCode === 400,
+        `${answer.statusCode} ${answer.body.slice(0, 200)}`,
+      );
+    assert.ok(
+      p99 < STALL_P99_MS,
+      `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples]
+        .sort((a, b) => b - a)
+        .slice(0, 10)
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
   });
 });

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase } from '../helpers/harness.js';
-import { assertTooDeep, bodyRoutes, deepBody, deepBodyOfSize, injectBody, nearLimitSizes, type BodyRoute } from './deep-bodies.js';
+import {
+  assertTooDeep,
+  bodyRoutes,
+  deepBody,
+  deepBodyOfSize,
+  injectBody,
+  nearLimitSizes,
+  type BodyRoute,
+} from './deep-bodies.js';
 
 /**
  * Issue #37, findings 3 and 6, as a generated sweep: every route that takes a JSON or XML body
@@ -17,8 +25,18 @@ forEachDatabase('deep bodies', (ctx) => {
 
   test('the sweep covers the JSON routes and the WebDAV XML methods', () => {
     const names = routes.map((r) => r.name);
-    for (const name of ['POST /api/notes', 'POST /api/auth/login', 'POST /api/import', 'PATCH /api/folders/{id}', 'PROPFIND /dav/Deep.md', 'LOCK /dav/Deep.md']) {
-      assert.ok(names.includes(name) || names.some((n) => n.startsWith(name.split('{')[0]!)), `${name} in ${names.join(', ')}`);
+    for (const name of [
+      'POST /api/notes',
+      'POST /api/auth/login',
+      'POST /api/import',
+      'PATCH /api/folders/{id}',
+      'PROPFIND /dav/Deep.md',
+      'LOCK /dav/Deep.md',
+    ]) {
+      assert.ok(
+        names.includes(name) || names.some((n) => n.startsWith(name.split('{')[0]!)),
+        `${name} in ${names.join(', ')}`,
+      );
     }
     assert.ok(routes.filter((r) => r.kind === 'json').length >= 20, `${routes.length} routes`);
   });
@@ -33,7 +51,7 @@ forEachDatabase('deep bodies', (ctx) => {
     }
   });
 
-  test('a body as deep as the route\'s body limit allows: 400, not 413', async () => {
+  test("a body as deep as the route's body limit allows: 400, not 413", async () => {
     for (const route of routes) {
       let answered = false;
       for (const size of nearLimitSizes(route.kind)) {
@@ -49,7 +67,11 @@ forEachDatabase('deep bodies', (ctx) => {
 
   test('64 levels are within the limit: a JSON route reads them as JSON (its schema answers), WebDAV as XML', async () => {
     const notes = routes.find((r) => r.name === 'POST /api/notes')!;
-    const res = await injectBody(ctx.app, notes, JSON.stringify({ title: 't', content: JSON.parse(deepBody('json', 63)) }));
+    const res = await injectBody(
+      ctx.app,
+      notes,
+      JSON.stringify({ title: 't', content: JSON.parse(deepBody('json', 63)) }),
+    );
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().detail, 'Invalid request body: content must be a string');
     const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;

@@ -28,16 +28,38 @@ export async function bodyRoutes(ctx: TestContext): Promise<BodyRoute[]> {
   for (const [name, op] of docOperations(await openApiDoc(ctx.app))) {
     if (op.requestBody?.content['application/json'] === undefined) continue;
     const [method, path] = name.split(' ') as [string, string];
-    routes.push({ name, method, url: path.replace(/\{[^}]+\}/g, SOME_ID), kind: 'json', headers: { ...admin.auth, 'content-type': 'application/json' } });
+    routes.push({
+      name,
+      method,
+      url: path.replace(/\{[^}]+\}/g, SOME_ID),
+      kind: 'json',
+      headers: { ...admin.auth, 'content-type': 'application/json' },
+    });
   }
   // WebDAV: a note to address, and a dav token to do it with.
-  const note = await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: admin.auth, payload: { title: 'Deep', content: 'x' } });
+  const note = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/notes',
+    headers: admin.auth,
+    payload: { title: 'Deep', content: 'x' },
+  });
   assert.equal(note.statusCode, 201, note.body);
-  const token = await ctx.app.inject({ method: 'POST', url: '/api/auth/tokens', headers: admin.auth, payload: { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD } });
+  const token = await ctx.app.inject({
+    method: 'POST',
+    url: '/api/auth/tokens',
+    headers: admin.auth,
+    payload: { name: 'dav', scopes: ['dav'], password: GOOD_PASSWORD },
+  });
   assert.equal(token.statusCode, 201, token.body);
   const basic = `Basic ${Buffer.from(`${admin.username}:${token.json().token}`).toString('base64')}`;
   for (const method of ['PROPFIND', 'PROPPATCH', 'LOCK']) {
-    routes.push({ name: `${method} /dav/Deep.md`, method, url: '/dav/Deep.md', kind: 'xml', headers: { authorization: basic, depth: '0', 'content-type': 'application/xml' } });
+    routes.push({
+      name: `${method} /dav/Deep.md`,
+      method,
+      url: '/dav/Deep.md',
+      kind: 'xml',
+      headers: { authorization: basic, depth: '0', 'content-type': 'application/xml' },
+    });
   }
   return routes;
 }
@@ -62,17 +84,22 @@ export function deepBodyOfSize(kind: 'json' | 'xml', bytes: number): string {
 }
 
 /** The body sizes to try for "near the route's limit", largest first: the first not refused as too large is it. */
-export const nearLimitSizes = (kind: 'json' | 'xml'): number[] => (kind === 'json' ? JSON_LIMITS : XML_LIMITS).map((limit) => limit - MARGIN);
+export const nearLimitSizes = (kind: 'json' | 'xml'): number[] =>
+  (kind === 'json' ? JSON_LIMITS : XML_LIMITS).map((limit) => limit - MARGIN);
 
 /** Asserts the 400 problem+json of a body nested too deep, naming the limit (import: its own, 10). */
-export function assertTooDeep(route: BodyRoute, res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): unknown }): void {
+export function assertTooDeep(
+  route: BodyRoute,
+  res: { statusCode: number; headers: Record<string, unknown>; body: string; json(): unknown },
+): void {
   assert.equal(res.statusCode, 400, `${route.name}: ${res.body.slice(0, 300)}`);
   const problem = problemOf(res as Parameters<typeof problemOf>[0]);
-  const expected = route.kind === 'xml'
-    ? { code: 'invalid_xml', detail: /elements nested deeper than 64$/ }
-    : route.name === 'POST /api/import'
-      ? { code: 'invalid_import', detail: /must not be nested more than 10 levels deep$/ }
-      : { code: 'body_too_deep', detail: /^Invalid request body: nested deeper than 64 levels$/ };
+  const expected =
+    route.kind === 'xml'
+      ? { code: 'invalid_xml', detail: /elements nested deeper than 64$/ }
+      : route.name === 'POST /api/import'
+        ? { code: 'invalid_import', detail: /must not be nested more than 10 levels deep$/ }
+        : { code: 'body_too_deep', detail: /^Invalid request body: nested deeper than 64 levels$/ };
   assert.equal(problem.code, expected.code, `${route.name}: ${problem.detail}`);
   assert.match(problem.detail, expected.detail, route.name);
 }

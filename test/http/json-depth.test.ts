@@ -26,25 +26,35 @@ const values = fc.jsonValue({ maxDepth: 12, stringUnit: tricky });
 const layout = fc.constantFrom<string | number | undefined>(undefined, 0, 2, '\t');
 
 test('the scan finds the depth JSON.parse builds, for any JSON text', () => {
-  fc.assert(fc.property(values, layout, (value, indent) => {
-    const text = JSON.stringify(value, null, indent);
-    assert.equal(jsonDepth(bytes(text)), depthOf(JSON.parse(text)), text);
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(values, layout, (value, indent) => {
+      const text = JSON.stringify(value, null, indent);
+      assert.equal(jsonDepth(bytes(text)), depthOf(JSON.parse(text)), text);
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 test('nesting built level by level, of arrays and objects with tricky keys, up to 200 deep', () => {
-  const level = fc.record({ object: fc.boolean(), key: fc.string({ unit: tricky, maxLength: 4 }), before: fc.array(values, { maxLength: 2 }) });
-  fc.assert(fc.property(fc.array(level, { maxLength: 200 }), fc.jsonValue({ maxDepth: 2 }), (levels, leaf) => {
-    let value: unknown = leaf;
-    for (const { object, key, before } of levels) value = object ? { [key]: value } : [...before, value];
-    const text = JSON.stringify(value);
-    const depth = depthOf(JSON.parse(text));
-    assert.equal(jsonDepth(bytes(text)), depth);
-    // The limit: past it the scan stops and says so, at or under it the answer is exact.
-    for (const limit of [0, depth - 1, depth, depth + 1].filter((l) => l >= 0)) {
-      assert.equal(withinJsonDepth(bytes(text), limit), depth <= limit, `limit ${limit}, depth ${depth}`);
-    }
-  }), { numRuns: 500 });
+  const level = fc.record({
+    object: fc.boolean(),
+    key: fc.string({ unit: tricky, maxLength: 4 }),
+    before: fc.array(values, { maxLength: 2 }),
+  });
+  fc.assert(
+    fc.property(fc.array(level, { maxLength: 200 }), fc.jsonValue({ maxDepth: 2 }), (levels, leaf) => {
+      let value: unknown = leaf;
+      for (const { object, key, before } of levels) value = object ? { [key]: value } : [...before, value];
+      const text = JSON.stringify(value);
+      const depth = depthOf(JSON.parse(text));
+      assert.equal(jsonDepth(bytes(text)), depth);
+      // The limit: past it the scan stops and says so, at or under it the answer is exact.
+      for (const limit of [0, depth - 1, depth, depth + 1].filter((l) => l >= 0)) {
+        assert.equal(withinJsonDepth(bytes(text), limit), depth <= limit, `limit ${limit}, depth ${depth}`);
+      }
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('a body one level past the limit is refused, one at the limit is not; brackets in strings never count', () => {

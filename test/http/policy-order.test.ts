@@ -9,7 +9,7 @@ import { bearer, getCsrf, postRefresh, REFRESH } from '../helpers/auth.js';
 import { cookie, forEachDatabase, GOOD_PASSWORD, login, problemOf, signup, testConfig } from '../helpers/harness.js';
 import { assertThrottled, databaseUrlOf, THROTTLE_ON } from '../security/support.js';
 
-test('the layers\' hooks run in POLICY_ORDER at each stage, ahead of the route\'s own, whatever order they are given in', async () => {
+test("the layers' hooks run in POLICY_ORDER at each stage, ahead of the route's own, whatever order they are given in", async () => {
   const ran: string[] = [];
   const app = Fastify();
   const layer = (step: PolicyStep) => () => ({
@@ -21,25 +21,32 @@ test('the layers\' hooks run in POLICY_ORDER at each stage, ahead of the route\'
   const layers: PolicyLayers = {};
   for (const step of [...POLICY_ORDER].reverse()) if (step !== 'cookies') layers[step] = layer(step);
   registerRoutePolicy(app, layers);
-  app.get('/ordered', {
-    config: { policy: { auth: 'public' } },
-    onRequest: async () => void ran.push('onRequest route'),
-    preHandler: async () => void ran.push('preHandler route'),
-    onSend: async (_request, _reply, payload) => (ran.push('onSend route'), payload),
-  }, async () => ({ ok: true }));
+  app.get(
+    '/ordered',
+    {
+      config: { policy: { auth: 'public' } },
+      onRequest: async () => void ran.push('onRequest route'),
+      preHandler: async () => void ran.push('preHandler route'),
+      onSend: async (_request, _reply, payload) => (ran.push('onSend route'), payload),
+    },
+    async () => ({ ok: true }),
+  );
   const res = await app.inject({ url: '/ordered' });
   assert.equal(res.statusCode, 200);
-  const expected = (stage: string) => [...POLICY_ORDER.filter((step) => step !== 'cookies'), 'route'].map((step) => `${stage} ${step}`);
+  const expected = (stage: string) =>
+    [...POLICY_ORDER.filter((step) => step !== 'cookies'), 'route'].map((step) => `${stage} ${step}`);
   assert.deepEqual(ran, [...expected('onRequest'), ...expected('preHandler'), ...expected('onSend')]);
   assert.deepEqual(POLICY_ORDER, ['limits', 'shedding', 'cookies', 'access', 'note', 'lockout', 'noStore']);
   await app.close();
 });
 
-test('a cookie route declared outside the cookie plugin\'s scope stops start-up', async () => {
+test("a cookie route declared outside the cookie plugin's scope stops start-up", async () => {
   const app = Fastify();
   registerRoutePolicy(app, { cookies: cookieParsing });
-  assert.throws(() => app.post('/api/auth/cookie/refresh', { config: { policy: { auth: 'cookie' } } }, async () => ({})),
-    /cookie route \/api\/auth\/cookie\/refresh is declared outside the scope of registerCookies/);
+  assert.throws(
+    () => app.post('/api/auth/cookie/refresh', { config: { policy: { auth: 'cookie' } } }, async () => ({})),
+    /cookie route \/api\/auth\/cookie\/refresh is declared outside the scope of registerCookies/,
+  );
   await app.close();
 });
 
@@ -66,13 +73,18 @@ forEachDatabase('policy order on the real routes', (ctx) => {
       hash: (password) => real.hash(password),
       verify: (hash, password) => real.verify(hash, password),
       verifyDummy: (password) => real.verifyDummy(password),
-      get depth() { return real.depth; },
-      get full() { return full; },
+      get depth() {
+        return real.depth;
+      },
+      get full() {
+        return full;
+      },
     };
     const config = testConfig(databaseUrlOf(ctx.config.database), { ...THROTTLE_ON, RATE_LIMIT_LOGIN_PER_MINUTE: '2' });
     const app: FastifyInstance = await buildApp({ config, database: ctx.database, logger: false, hasher });
     try {
-      const changePassword = () => app.inject({ method: 'PUT', url: '/api/auth/owner', payload: { old_password: 'x', new_password: 'y' } });
+      const changePassword = () =>
+        app.inject({ method: 'PUT', url: '/api/auth/owner', payload: { old_password: 'x', new_password: 'y' } });
       assert.equal((await changePassword()).statusCode, 401);
       full = true;
       const shed = await changePassword();
@@ -89,7 +101,11 @@ forEachDatabase('policy order on the real routes', (ctx) => {
   test('a cookie route parses its cookies before its own CSRF check, and after the limits', async () => {
     const { username } = await signup(await ctx.rebuild());
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_REFRESH_PER_MINUTE: '2' });
-    const loggedIn = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
+    const loggedIn = await app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username, password: GOOD_PASSWORD },
+    });
     const refreshToken = cookie(loggedIn, REFRESH)!.value;
     // The CSRF check reads its secret from the parsed cookies: it passes only if they were parsed first.
     const csrf = await getCsrf(app, refreshToken);
@@ -98,6 +114,9 @@ forEachDatabase('policy order on the real routes', (ctx) => {
     // The same pair without its secret cookie is refused by the CSRF check, not by the parsing.
     const noSecret = await postRefresh(app, refreshToken, undefined, { 'x-csrf-token': csrf.token });
     assert.equal(noSecret.statusCode, 403, noSecret.body);
-    assertThrottled(await postRefresh(app, cookie(refreshed, REFRESH)!.value, await getCsrf(app, cookie(refreshed, REFRESH)!.value)), 60);
+    assertThrottled(
+      await postRefresh(app, cookie(refreshed, REFRESH)!.value, await getCsrf(app, cookie(refreshed, REFRESH)!.value)),
+      60,
+    );
   });
 });

@@ -15,14 +15,18 @@ interface Operation {
 
 /** Every documented operation with its path parameters filled in, and the scheme it documents. */
 async function documentedOperations(app: import('fastify').FastifyInstance) {
-  const doc = (await app.inject({ url: '/api/openapi.json' })).json() as { paths: Record<string, Record<string, Operation>> };
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({
-    method: method.toUpperCase(),
-    url: path.replace(/\{[^}]+\}/g, () => randomUUID()),
-    scheme: Object.keys(op.security?.[0] ?? {})[0] ?? 'public',
-    admin: path.startsWith('/api/auth/admin'),
-    path,
-  })));
+  const doc = (await app.inject({ url: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, Operation>>;
+  };
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      url: path.replace(/\{[^}]+\}/g, () => randomUUID()),
+      scheme: Object.keys(op.security?.[0] ?? {})[0] ?? 'public',
+      admin: path.startsWith('/api/auth/admin'),
+      path,
+    })),
+  );
 }
 
 const STREAMS = new Set(['GET /api/events']);
@@ -46,10 +50,12 @@ forEachDatabase('per-route policy', (ctx) => {
         const asUser = await ctx.app.inject({ method: op.method, url: op.url, headers: user.auth });
         assert.equal(asUser.statusCode === 403, op.admin, `${key} as a user: ${asUser.statusCode} ${asUser.body}`);
         // A route that asks for the password again answers 401 reauthentication_required: the token got through.
-        if (asUser.statusCode === 401) assert.equal(asUser.json().code, 'reauthentication_required', `${key} as a user: ${asUser.body}`);
+        if (asUser.statusCode === 401)
+          assert.equal(asUser.json().code, 'reauthentication_required', `${key} as a user: ${asUser.body}`);
         // Logout and "sign out everywhere else" end the user's session, and with it this access
         // token on every /api/auth route (CONTRACT.md part 3): the next operations get a new one.
-        if ((await ctx.app.inject({ url: '/api/auth/me', headers: user.auth })).statusCode === 401) user = await login(ctx.app, user.username);
+        if ((await ctx.app.inject({ url: '/api/auth/me', headers: user.auth })).statusCode === 401)
+          user = await login(ctx.app, user.username);
         if (op.admin) {
           const asAdmin = await ctx.app.inject({ method: op.method, url: op.url, headers: admin.auth });
           assert.ok(![401, 403].includes(asAdmin.statusCode), `${key} as an administrator: ${asAdmin.statusCode}`);
@@ -80,14 +86,20 @@ forEachDatabase('per-route policy', (ctx) => {
 
 const NO_PERSONAL_TOKENS = { looksLike: () => false, authenticate: async () => undefined };
 const accessOptions = () => ({
-  verify: createTokenService(JWT_SECRET).verify, findAccount: async () => undefined, normalizeUsername: (name: string) => name,
-  personal: NO_PERSONAL_TOKENS, sessionIsLive: async () => true,
+  verify: createTokenService(JWT_SECRET).verify,
+  findAccount: async () => undefined,
+  normalizeUsername: (name: string) => name,
+  personal: NO_PERSONAL_TOKENS,
+  sessionIsLive: async () => true,
 });
 
 test('a documented route that declares no policy stops start-up', async () => {
   const app = Fastify();
   registerRoutePolicy(app, { access: accessControl(app, accessOptions()) });
-  assert.throws(() => app.get('/api/forgotten', async () => ({ open: true })), /route GET \/api\/forgotten declares no config\.policy/);
+  assert.throws(
+    () => app.get('/api/forgotten', async () => ({ open: true })),
+    /route GET \/api\/forgotten declares no config\.policy/,
+  );
   await app.close();
 });
 

@@ -31,7 +31,9 @@ function trickle(base: string, head: string, drip: string): Promise<Trickled> {
     }, DRIP_MS);
     socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(head));
-    socket.on('data', (chunk: string) => { answer += chunk; });
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
     // A reset after the answer is as closed as a FIN.
     socket.on('error', () => {});
     socket.on('close', () => {
@@ -45,7 +47,13 @@ function trickle(base: string, head: string, drip: string): Promise<Trickled> {
   });
 }
 
-const TIMEOUT_BODY = { type: 'about:blank', title: 'Request Timeout', status: 408, detail: 'The request did not arrive in time', code: 'request_timeout' };
+const TIMEOUT_BODY = {
+  type: 'about:blank',
+  title: 'Request Timeout',
+  status: 408,
+  detail: 'The request did not arrive in time',
+  code: 'request_timeout',
+};
 
 function assert408(answer: string): void {
   const [head, body] = answer.split('\r\n\r\n');
@@ -72,8 +80,9 @@ forEachDatabase('HTTP: time-outs are enforced and answered as problem+json', (ct
     const s = await newSession(app, 'slow');
     const noteId = (await app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: {} })).json().id;
     const base = await listening(app);
-    const head = `POST /api/notes/${noteId}/versions HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${s.auth.authorization}\r\n`
-      + 'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"title":"t","content":"';
+    const head =
+      `POST /api/notes/${noteId}/versions HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${s.auth.authorization}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"title":"t","content":"';
     const { answer, elapsed } = await trickle(base, head, 'x');
     assert408(answer);
     // Not before the request's time-out: the headers' (1 s) did not cut a request whose headers were complete.
@@ -89,5 +98,8 @@ test('defaults: 30 s for a request, 10 s for its headers; headers may not outlas
   assert.equal(config.requestTimeoutSeconds, 30);
   assert.equal(config.headersTimeoutSeconds, 10);
   assert.equal(testConfig('sqlite::memory:', { REQUEST_TIMEOUT_SECONDS: '5' }).headersTimeoutSeconds, 5);
-  assert.throws(() => testConfig('sqlite::memory:', { REQUEST_TIMEOUT_SECONDS: '5', HEADERS_TIMEOUT_SECONDS: '6' }), /HEADERS_TIMEOUT_SECONDS/);
+  assert.throws(
+    () => testConfig('sqlite::memory:', { REQUEST_TIMEOUT_SECONDS: '5', HEADERS_TIMEOUT_SECONDS: '6' }),
+    /HEADERS_TIMEOUT_SECONDS/,
+  );
 });

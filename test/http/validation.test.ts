@@ -22,7 +22,8 @@ forEachDatabase('HTTP: input validated by the route schemas', (ctx) => {
       await expect400(`/api/notes?limit=${value}`, 'Query parameter "limit" must be an integer from 1 to 100');
       await expect400(`/api/trash?offset=${value}`, 'Query parameter "offset" must be an integer 0 or more');
     }
-    for (const value of ['7', '10', '100']) assert.equal((await get(`/api/notes?limit=${value}`)).statusCode, 200, value);
+    for (const value of ['7', '10', '100'])
+      assert.equal((await get(`/api/notes?limit=${value}`)).statusCode, 200, value);
     assert.equal((await get('/api/trash?offset=0')).statusCode, 200);
     await expect400('/api/notes?limit=-0', 'Query parameter "limit" must be an integer from 1 to 100');
   });
@@ -37,13 +38,32 @@ forEachDatabase('HTTP: input validated by the route schemas', (ctx) => {
 
   test('bodies are never coerced: a number sent as a string stays a 400', async () => {
     s = await newSession(ctx.app, 'coerce');
-    const note = (await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } })).json();
-    const restore = (payload: unknown) => ctx.app.inject({ method: 'POST', url: `/api/notes/${note.id}/restore`, headers: s.auth, payload: payload as string });
+    const note = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: s.auth,
+        payload: { title: 't', content: 'c' },
+      })
+    ).json();
+    const restore = (payload: unknown) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${note.id}/restore`,
+        headers: s.auth,
+        payload: payload as string,
+      });
     const refused = await restore({ version: '1' });
     assert.equal(refused.statusCode, 400);
-    assert.equal(problemOf(refused).detail, 'Invalid request body: version must be a version number (an integer 1 or more)');
+    assert.equal(
+      problemOf(refused).detail,
+      'Invalid request body: version must be a version number (an integer 1 or more)',
+    );
     for (const payload of [{}, { version: 1, version_id: note.version_id }, { version: 1, extra: true }]) {
-      assert.equal(problemOf(await restore(payload)).detail, 'Invalid request body: give exactly one of "version" and "version_id"');
+      assert.equal(
+        problemOf(await restore(payload)).detail,
+        'Invalid request body: give exactly one of "version" and "version_id"',
+      );
     }
     assert.equal((await restore({ version: 1 })).statusCode, 201);
     const created = await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 7 } });
@@ -52,11 +72,23 @@ forEachDatabase('HTTP: input validated by the route schemas', (ctx) => {
 
   test('If-Match: any list of entity tags is well-formed (a comma inside a tag too); only versions match', async () => {
     s = await newSession(ctx.app, 'ifmatch');
-    const note = (await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } })).json();
-    const save = (ifMatch: string) => ctx.app.inject({
-      method: 'POST', url: `/api/notes/${note.id}/versions`, headers: { ...s.auth, 'if-match': ifMatch }, payload: { title: 't', content: 'c' },
-    });
-    for (const stale of ['"1,2"', 'W/"1"', '"x", W/"1"', '"01"']) assert.equal((await save(stale)).statusCode, 412, stale);
+    const note = (
+      await ctx.app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: s.auth,
+        payload: { title: 't', content: 'c' },
+      })
+    ).json();
+    const save = (ifMatch: string) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${note.id}/versions`,
+        headers: { ...s.auth, 'if-match': ifMatch },
+        payload: { title: 't', content: 'c' },
+      });
+    for (const stale of ['"1,2"', 'W/"1"', '"x", W/"1"', '"01"'])
+      assert.equal((await save(stale)).statusCode, 412, stale);
     assert.equal((await save('"7", "1"')).statusCode, 204);
     const malformed = await save('1');
     assert.equal(malformed.statusCode, 400);

@@ -6,7 +6,12 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { MAINTENANCE_INTERVAL_MS, runTask, startMaintenance, type MaintenanceTask } from '../../src/jobs/maintenance.js';
+import {
+  MAINTENANCE_INTERVAL_MS,
+  runTask,
+  startMaintenance,
+  type MaintenanceTask,
+} from '../../src/jobs/maintenance.js';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { captureLogs } from '../helpers/logs.js';
 import { entryArgs } from '../helpers/entry.js';
@@ -15,8 +20,12 @@ import { entryArgs } from '../helpers/entry.js';
 function gatedTask(name: string) {
   let release!: () => void;
   let entered!: () => void;
-  const gate = new Promise<void>((resolve) => { release = resolve; });
-  const inside = new Promise<void>((resolve) => { entered = resolve; });
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const inside = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
   const seen: Date[] = [];
   const task: MaintenanceTask = {
     name,
@@ -54,20 +63,42 @@ for (const kind of databaseKinds) {
       const order: string[] = [];
       const clock = () => new Date('2026-01-02T03:04:05.000Z');
       const tasks: MaintenanceTask[] = [
-        { name: 'one', run: async (_db, now) => { order.push(`one@${now.toISOString()}`); return { a: 1 }; } },
-        { name: 'broken', run: async () => { throw new Error('boom'); } },
-        { name: 'two', run: async () => { order.push('two'); return { b: 2 }; } },
+        {
+          name: 'one',
+          run: async (_db, now) => {
+            order.push(`one@${now.toISOString()}`);
+            return { a: 1 };
+          },
+        },
+        {
+          name: 'broken',
+          run: async () => {
+            throw new Error('boom');
+          },
+        },
+        {
+          name: 'two',
+          run: async () => {
+            order.push('two');
+            return { b: 2 };
+          },
+        },
       ];
       const maintenance = startMaintenance({ database: first, tasks, log: logs.logger, clock });
       await maintenance.stop();
       assert.deepEqual(order, ['one@2026-01-02T03:04:05.000Z', 'two']);
       const lines = logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
-      assert.ok(lines.some((l) => l.task === 'one' && l.a === 1 && l.msg === 'maintenance one: a: 1'), logs.lines.join('\n'));
+      assert.ok(
+        lines.some((l) => l.task === 'one' && l.a === 1 && l.msg === 'maintenance one: a: 1'),
+        logs.lines.join('\n'),
+      );
       assert.ok(lines.some((l) => l.task === 'broken' && l.level === 50 && l.msg === 'maintenance broken failed'));
     });
 
     // Without the lock the second run would wait on the gate too: the time-out turns that hang into a failure.
-    test('a task already running skips instead of running twice, in this process and from another instance', { timeout: 10_000 }, async () => {
+    test('a task already running skips instead of running twice, in this process and from another instance', {
+      timeout: 10_000,
+    }, async () => {
       const gated = gatedTask('gated');
       const running = runTask(first, gated.task, new Date());
       await gated.inside;
@@ -93,26 +124,52 @@ for (const kind of databaseKinds) {
       const outcome = await runTask(first, task, new Date());
       assert.equal(outcome.status, 'failed');
       fail = false;
-      assert.deepEqual(await runTask(second, task, new Date()), { task: 'flaky', status: 'done', counts: { ok: 1 }, summary: 'ok: 1' });
+      assert.deepEqual(await runTask(second, task, new Date()), {
+        task: 'flaky',
+        status: 'done',
+        counts: { ok: 1 },
+        summary: 'ok: 1',
+      });
     });
 
     test('a scheduled pass runs once per interval across instances; the CLI runs whenever asked', async () => {
       let runs = 0;
-      const task: MaintenanceTask = { name: 'once', run: async () => ({ rows: ++runs }), describe: ({ rows }) => `run number ${rows}` };
+      const task: MaintenanceTask = {
+        name: 'once',
+        run: async () => ({ rows: ++runs }),
+        describe: ({ rows }) => `run number ${rows}`,
+      };
       const t0 = new Date('2026-03-01T10:00:00.000Z');
       const every = { everyMs: MAINTENANCE_INTERVAL_MS };
-      assert.deepEqual(await runTask(first, task, t0, every), { task: 'once', status: 'done', counts: { rows: 1 }, summary: 'run number 1' });
+      assert.deepEqual(await runTask(first, task, t0, every), {
+        task: 'once',
+        status: 'done',
+        counts: { rows: 1 },
+        summary: 'run number 1',
+      });
       // Another instance (or a restart) within the hour: not due.
       const later = new Date(t0.getTime() + 59 * 60_000);
-      assert.deepEqual(await runTask(second, task, later, every), { task: 'once', status: 'not-due', lastRunAt: t0.toISOString() });
-      assert.deepEqual(await runTask(first, task, later, every), { task: 'once', status: 'not-due', lastRunAt: t0.toISOString() });
+      assert.deepEqual(await runTask(second, task, later, every), {
+        task: 'once',
+        status: 'not-due',
+        lastRunAt: t0.toISOString(),
+      });
+      assert.deepEqual(await runTask(first, task, later, every), {
+        task: 'once',
+        status: 'not-due',
+        lastRunAt: t0.toISOString(),
+      });
       const next = new Date(t0.getTime() + MAINTENANCE_INTERVAL_MS);
       assert.equal((await runTask(second, task, next, every)).status, 'done');
       assert.equal(runs, 2);
       // On demand (vellum maintenance): runs now, and counts as the latest run.
       const now = new Date(next.getTime() + 60_000);
       assert.equal((await runTask(first, task, now)).status, 'done');
-      assert.deepEqual(await runTask(second, task, new Date(now.getTime() + MAINTENANCE_INTERVAL_MS - 60_000), every), { task: 'once', status: 'not-due', lastRunAt: now.toISOString() });
+      assert.deepEqual(await runTask(second, task, new Date(now.getTime() + MAINTENANCE_INTERVAL_MS - 60_000), every), {
+        task: 'once',
+        status: 'not-due',
+        lastRunAt: now.toISOString(),
+      });
       assert.equal(runs, 3);
     });
 
@@ -128,7 +185,13 @@ for (const kind of databaseKinds) {
 
     test('a failed scheduled run gives its claim back, so the next tick retries', async () => {
       let fail = true;
-      const task: MaintenanceTask = { name: 'retry', run: async () => { if (fail) throw new Error('hiccup'); return { ok: 1 }; } };
+      const task: MaintenanceTask = {
+        name: 'retry',
+        run: async () => {
+          if (fail) throw new Error('hiccup');
+          return { ok: 1 };
+        },
+      };
       const t0 = new Date('2026-05-01T00:00:00.000Z');
       const every = { everyMs: MAINTENANCE_INTERVAL_MS };
       assert.equal((await runTask(first, task, t0, every)).status, 'failed');
@@ -144,8 +207,12 @@ for (const kind of databaseKinds) {
         });
         let stdout = '';
         let stderr = '';
-        child.stdout.on('data', (chunk) => { stdout += String(chunk); });
-        child.stderr.on('data', (chunk) => { stderr += String(chunk); });
+        child.stdout.on('data', (chunk) => {
+          stdout += String(chunk);
+        });
+        child.stderr.on('data', (chunk) => {
+          stderr += String(chunk);
+        });
         child.on('error', reject);
         child.on('close', (code) => resolve({ code, stdout, stderr }));
       });

@@ -20,14 +20,30 @@ const WRONG = 'not-the-password-at-all';
 
 forEachDatabase('re-authentication: passkeys', (ctx) => {
   const app = () => ctx.app;
-  const options = (session: Session, body?: object) => post(app(), '/api/auth/passkeys/options', session.accessToken, body);
-  const enrol = (session: Session, challenge: { challenge: string }, extra: object = {}, authenticator = new SoftAuthenticator(PUBLIC_URL)) =>
-    post(app(), '/api/auth/passkeys', session.accessToken, { name: 'Key', credential: authenticator.register(challenge), ...extra });
+  const options = (session: Session, body?: object) =>
+    post(app(), '/api/auth/passkeys/options', session.accessToken, body);
+  const enrol = (
+    session: Session,
+    challenge: { challenge: string },
+    extra: object = {},
+    authenticator = new SoftAuthenticator(PUBLIC_URL),
+  ) =>
+    post(app(), '/api/auth/passkeys', session.accessToken, {
+      name: 'Key',
+      credential: authenticator.register(challenge),
+      ...extra,
+    });
   const passkeysOf = async (session: Session) =>
-    (await app().inject({ method: 'GET', url: '/api/auth/passkeys', headers: session.auth })).json() as Array<{ id: string }>;
+    (await app().inject({ method: 'GET', url: '/api/auth/passkeys', headers: session.auth })).json() as Array<{
+      id: string;
+    }>;
   const passkeyLogin = async (authenticator: SoftAuthenticator) => {
     const challenge = (await post(app(), '/api/auth/passkey/options', undefined)).json();
-    return app().inject({ method: 'POST', url: '/api/auth/passkey/login', payload: { credential: authenticator.authenticate(challenge) } });
+    return app().inject({
+      method: 'POST',
+      url: '/api/auth/passkey/login',
+      payload: { credential: authenticator.authenticate(challenge) },
+    });
   };
 
   test('the finding: an access token alone, with TOTP on, cannot enrol a passkey that then signs in', async () => {
@@ -36,8 +52,14 @@ forEachDatabase('re-authentication: passkeys', (ctx) => {
     const challenge = await options(victim);
     assert.equal(challenge.statusCode, 200, 'options without the password: the answer will need it');
     const authenticator = new SoftAuthenticator(PUBLIC_URL);
-    assertReauthenticationRequired(await enrol(victim, challenge.json(), {}, authenticator), 'neither step had the password');
-    assertReauthenticationRequired(await enrol(victim, challenge.json(), { password: WRONG }, authenticator), 'a wrong one on the answer');
+    assertReauthenticationRequired(
+      await enrol(victim, challenge.json(), {}, authenticator),
+      'neither step had the password',
+    );
+    assertReauthenticationRequired(
+      await enrol(victim, challenge.json(), { password: WRONG }, authenticator),
+      'a wrong one on the answer',
+    );
     assert.deepEqual(await passkeysOf(victim), []);
     assert.equal((await passkeyLogin(authenticator)).statusCode, 401, 'no way in without the password');
     assertReauthenticationRequired(await options(victim, { password: WRONG }), 'a wrong one on the options');
@@ -64,7 +86,7 @@ forEachDatabase('re-authentication: passkeys', (ctx) => {
     assert.equal((await enrol(user, early.json())).json().code, 'passkey_challenge');
   });
 
-  test('a challenge that had the password is the caller\'s own: another account cannot answer it', async () => {
+  test("a challenge that had the password is the caller's own: another account cannot answer it", async () => {
     const owner = await login(app(), (await signup(app(), uniqueName('pk'))).username);
     const other = await login(app(), (await signup(app(), uniqueName('pk'))).username);
     const challenge = (await options(owner, { password: GOOD_PASSWORD })).json();
@@ -78,37 +100,70 @@ forEachDatabase('re-authentication: passkeys', (ctx) => {
     const authenticator = new SoftAuthenticator(PUBLIC_URL);
     const added = await enrol(user, (await options(user, { password: GOOD_PASSWORD })).json(), {}, authenticator);
     const { id } = added.json() as { id: string };
-    assertReauthenticationRequired(await app().inject({ method: 'DELETE', url: `/api/auth/passkeys/${id}`, headers: user.auth }), 'no body');
-    assertReauthenticationRequired(await del(app(), `/api/auth/passkeys/${id}`, user.accessToken, { password: WRONG }), 'wrong password');
+    assertReauthenticationRequired(
+      await app().inject({ method: 'DELETE', url: `/api/auth/passkeys/${id}`, headers: user.auth }),
+      'no body',
+    );
+    assertReauthenticationRequired(
+      await del(app(), `/api/auth/passkeys/${id}`, user.accessToken, { password: WRONG }),
+      'wrong password',
+    );
     assert.equal((await passkeysOf(user)).length, 1);
     assert.equal((await passkeyLogin(authenticator)).statusCode, 200);
-    assert.equal((await del(app(), `/api/auth/passkeys/${id}`, user.accessToken, { password: GOOD_PASSWORD })).statusCode, 204);
+    assert.equal(
+      (await del(app(), `/api/auth/passkeys/${id}`, user.accessToken, { password: GOOD_PASSWORD })).statusCode,
+      204,
+    );
     assert.deepEqual(await passkeysOf(user), []);
 
     const admin = await newAdminSession(ctx);
-    const events = (await app().inject({ method: 'GET', url: `/api/auth/admin/events?user_id=${user.userId}`, headers: admin.auth })).json() as
-      Array<{ kind: string; outcome: string; detail: string }>;
-    assert.deepEqual(events.filter((e) => e.kind.startsWith('mfa_')).map((e) => `${e.kind} ${e.outcome}: ${e.detail}`).reverse(), [
-      `mfa_enrol success: passkey ${id}`,
-      'mfa_remove failure: password missing',
-      'mfa_remove failure: wrong password',
-      `mfa_remove success: passkey ${id}`,
-    ]);
+    const events = (
+      await app().inject({ method: 'GET', url: `/api/auth/admin/events?user_id=${user.userId}`, headers: admin.auth })
+    ).json() as Array<{ kind: string; outcome: string; detail: string }>;
+    assert.deepEqual(
+      events
+        .filter((e) => e.kind.startsWith('mfa_'))
+        .map((e) => `${e.kind} ${e.outcome}: ${e.detail}`)
+        .reverse(),
+      [
+        `mfa_enrol success: passkey ${id}`,
+        'mfa_remove failure: password missing',
+        'mfa_remove failure: wrong password',
+        `mfa_remove success: passkey ${id}`,
+      ],
+    );
   });
 
-  test('wrong passwords on the passkey routes count toward the session\'s lockout, not the login\'s', async () => {
+  test("wrong passwords on the passkey routes count toward the session's lockout, not the login's", async () => {
     const user = await enrolledUser(app());
     const throttled = await ctx.rebuild({ ...THROTTLE_ON, PUBLIC_URL, RATE_LIMIT_LOGIN_FAILURES: '3' });
     try {
       const challenge = (await post(throttled, '/api/auth/passkeys/options', user.accessToken)).json();
-      assertReauthenticationRequired(await post(throttled, '/api/auth/passkeys/options', user.accessToken, { password: WRONG }));
-      assertReauthenticationRequired(await post(throttled, '/api/auth/passkeys', user.accessToken, {
-        name: 'Key', credential: new SoftAuthenticator(PUBLIC_URL).register(challenge), password: WRONG,
-      }));
-      assertReauthenticationRequired(await del(throttled, '/api/auth/passkeys/00000000-0000-4000-8000-000000000000', user.accessToken, { password: WRONG }));
-      assertThrottled(await post(throttled, '/api/auth/passkeys/options', user.accessToken, { password: GOOD_PASSWORD }), 60);
+      assertReauthenticationRequired(
+        await post(throttled, '/api/auth/passkeys/options', user.accessToken, { password: WRONG }),
+      );
+      assertReauthenticationRequired(
+        await post(throttled, '/api/auth/passkeys', user.accessToken, {
+          name: 'Key',
+          credential: new SoftAuthenticator(PUBLIC_URL).register(challenge),
+          password: WRONG,
+        }),
+      );
+      assertReauthenticationRequired(
+        await del(throttled, '/api/auth/passkeys/00000000-0000-4000-8000-000000000000', user.accessToken, {
+          password: WRONG,
+        }),
+      );
+      assertThrottled(
+        await post(throttled, '/api/auth/passkeys/options', user.accessToken, { password: GOOD_PASSWORD }),
+        60,
+      );
       clock.tick(STEP_MS);
-      assert.equal((await loginWith(throttled, user.username, totpCode(user.secret))).statusCode, 200, 'the login is another counter');
+      assert.equal(
+        (await loginWith(throttled, user.username, totpCode(user.secret))).statusCode,
+        200,
+        'the login is another counter',
+      );
     } finally {
       await ctx.rebuild();
     }

@@ -8,15 +8,29 @@ import { totpCode } from '../helpers/totp.js';
 export { STEP_MS, totpCode } from '../helpers/totp.js';
 
 export function post(app: FastifyInstance, url: string, token: string | undefined, payload?: unknown) {
-  return app.inject({ method: 'POST', url, headers: token === undefined ? {} : bearer(token), ...(payload === undefined ? {} : { payload: payload as object }) });
+  return app.inject({
+    method: 'POST',
+    url,
+    headers: token === undefined ? {} : bearer(token),
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 }
 
 export function del(app: FastifyInstance, url: string, token: string, payload?: unknown) {
-  return app.inject({ method: 'DELETE', url, headers: bearer(token), ...(payload === undefined ? {} : { payload: payload as object }) });
+  return app.inject({
+    method: 'DELETE',
+    url,
+    headers: bearer(token),
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
 }
 
 export function loginWith(app: FastifyInstance, username: string, code?: string, password = GOOD_PASSWORD) {
-  return app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password, ...(code === undefined ? {} : { code }) } });
+  return app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    payload: { username, password, ...(code === undefined ? {} : { code }) },
+  });
 }
 
 export interface Enrolled extends Session {
@@ -46,6 +60,9 @@ export function assertMfaRequired(res: LightMyRequestResponse): void {
 export function assertWrongCode(res: LightMyRequestResponse): void {
   assert.equal(res.statusCode, 401, res.body);
   assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.deepEqual({ code: res.json().code, detail: res.json().detail }, { code: 'invalid_mfa_code', detail: 'That code is wrong or was already used' });
+  assert.deepEqual(
+    { code: res.json().code, detail: res.json().detail },
+    { code: 'invalid_mfa_code', detail: 'That code is wrong or was already used' },
+  );
   assert.equal(res.headers['set-cookie'], undefined);
 }

@@ -3,12 +3,28 @@ import { before, test } from 'node:test';
 import { bearer, claims, forgeToken, unsignedToken } from '../helpers/auth.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectNoContent, expectNoteNotFound, expectProblem, expectUnauthorized, expectVersionNotFound, MISSING_ID, notesClient, okJson, type Note,
+  expectNoContent,
+  expectNoteNotFound,
+  expectProblem,
+  expectUnauthorized,
+  expectVersionNotFound,
+  MISSING_ID,
+  notesClient,
+  okJson,
+  type Note,
 } from './support.js';
 
-const BAD_IDS = ['not-a-uuid', '12345', '00000000-0000-4000-8000-00000000000', '00000000-0000-4000-8000-0000000000000',
-  'g0000000-0000-4000-8000-000000000000', '00000000000040008000000000000000', '{00000000-0000-4000-8000-000000000000}',
-  `urn:uuid:${MISSING_ID}`, '%20'];
+const BAD_IDS = [
+  'not-a-uuid',
+  '12345',
+  '00000000-0000-4000-8000-00000000000',
+  '00000000-0000-4000-8000-0000000000000',
+  'g0000000-0000-4000-8000-000000000000',
+  '00000000000040008000000000000000',
+  '{00000000-0000-4000-8000-000000000000}',
+  `urn:uuid:${MISSING_ID}`,
+  '%20',
+];
 
 forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) => {
   const api = notesClient(() => ctx.app);
@@ -25,15 +41,16 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
   });
 
   /** Every route with a valid body, for the caller's headers. */
-  const everyRoute = (noteId: string, version: string) => [
-    { method: 'POST', url: '/api/notes', payload: { title: 't' } },
-    { method: 'GET', url: '/api/notes' },
-    { method: 'GET', url: `/api/notes/${noteId}` },
-    { method: 'DELETE', url: `/api/notes/${noteId}` },
-    { method: 'GET', url: `/api/notes/${noteId}/versions` },
-    { method: 'POST', url: `/api/notes/${noteId}/versions`, payload: { title: 't', content: 'c' } },
-    { method: 'GET', url: `/api/notes/${noteId}/${version}` },
-  ] as const;
+  const everyRoute = (noteId: string, version: string) =>
+    [
+      { method: 'POST', url: '/api/notes', payload: { title: 't' } },
+      { method: 'GET', url: '/api/notes' },
+      { method: 'GET', url: `/api/notes/${noteId}` },
+      { method: 'DELETE', url: `/api/notes/${noteId}` },
+      { method: 'GET', url: `/api/notes/${noteId}/versions` },
+      { method: 'POST', url: `/api/notes/${noteId}/versions`, payload: { title: 't', content: 'c' } },
+      { method: 'GET', url: `/api/notes/${noteId}/${version}` },
+    ] as const;
 
   test('401 Unauthorized on every route without a token or with a bad one', async () => {
     const headerSets: Array<Record<string, string>> = [
@@ -50,7 +67,10 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
       bearer(unsignedToken(claims(owner.userId))),
     ];
     // Malformed ids too: authentication comes before any validation.
-    for (const [noteId, version] of [[note.id, versionId], ['not-a-uuid', 'nope']] as const) {
+    for (const [noteId, version] of [
+      [note.id, versionId],
+      ['not-a-uuid', 'nope'],
+    ] as const) {
       for (const route of everyRoute(noteId, version)) {
         for (const headers of headerSets) {
           const res = await ctx.app.inject({ ...route, headers });
@@ -61,7 +81,10 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
     // Nothing was created, changed or deleted by those requests.
     const current = okJson<Note>(await api.get(owner, note.id));
     assert.equal(current.version, 2);
-    assert.deepEqual(okJson<Note[]>(await api.list(owner)).map((n) => n.id), [note.id]);
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(owner)).map((n) => n.id),
+      [note.id],
+    );
   });
 
   test("another user's note is 404 Note not found on every route, exactly like a missing one", async () => {
@@ -71,8 +94,12 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
       expectNoteNotFound(await api.versions(stranger, noteId));
       expectNoteNotFound(await api.versions(stranger, noteId, '?limit=1&offset=0'));
       expectNoteNotFound(await api.addVersion(stranger, noteId, { title: 'hijack', content: 'x' }));
-      expectNoteNotFound(await api.addVersion(stranger, noteId, { title: 'hijack', content: 'x' }, { 'if-match': '"2"' }));
-      expectNoteNotFound(await api.addVersion(stranger, noteId, { title: 'hijack', content: 'x' }, { 'if-match': '*' }));
+      expectNoteNotFound(
+        await api.addVersion(stranger, noteId, { title: 'hijack', content: 'x' }, { 'if-match': '"2"' }),
+      );
+      expectNoteNotFound(
+        await api.addVersion(stranger, noteId, { title: 'hijack', content: 'x' }, { 'if-match': '*' }),
+      );
       expectNoteNotFound(await api.version(stranger, noteId, versionId));
       expectNoteNotFound(await api.version(stranger, noteId, MISSING_ID));
     }
@@ -80,14 +107,20 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
     assert.deepEqual(okJson(await api.list(stranger)), []);
     const own = await api.createOk(stranger, { title: 'mine' });
     assert.equal(own.owner_id, stranger.userId);
-    assert.deepEqual(okJson<Note[]>(await api.list(stranger)).map((n) => n.id), [own.id]);
-    assert.deepEqual(okJson<Note[]>(await api.list(owner)).map((n) => n.id), [note.id]);
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(stranger)).map((n) => n.id),
+      [own.id],
+    );
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(owner)).map((n) => n.id),
+      [note.id],
+    );
     const current = okJson<Note>(await api.get(owner, note.id));
     assert.deepEqual([current.title, current.content, current.version], ['private 2', 'secret 2', 2]);
     assert.equal((await api.history(owner, note.id)).length, 2);
   });
 
-  test('a version id of another note is 404 Version not found, also when both notes are the caller\'s', async () => {
+  test("a version id of another note is 404 Version not found, also when both notes are the caller's", async () => {
     const other = await api.createOk(owner, { title: 'other' });
     expectVersionNotFound(await api.version(owner, other.id, versionId));
     expectVersionNotFound(await api.version(owner, note.id, other.version_id));
@@ -101,7 +134,8 @@ forEachDatabase('notes access: authentication, ownership, malformed ids', (ctx) 
 
   test('a malformed note id is 400 Invalid note ID on every route that takes one', async () => {
     for (const bad of BAD_IDS) {
-      const invalid = (res: Awaited<ReturnType<typeof api.get>>) => expectProblem(res, 400, 'Invalid note ID', 'invalid_note_id');
+      const invalid = (res: Awaited<ReturnType<typeof api.get>>) =>
+        expectProblem(res, 400, 'Invalid note ID', 'invalid_note_id');
       invalid(await api.get(owner, bad));
       invalid(await api.remove(owner, bad));
       invalid(await api.versions(owner, bad));

@@ -36,8 +36,14 @@ forEachDatabase('notes deletion cascades', (ctx) => {
     assert.deepEqual(await db().selectFrom('notes').select('id').where('id', '=', note.id).execute(), []);
     assert.deepEqual(await versionRows([note.id]), []);
     assert.equal((await versionRows([kept.id])).length, 2);
-    assert.deepEqual(okJson<Note[]>(await api.list(s)).map((n) => n.id), [kept.id]);
-    assert.deepEqual((await api.history(s, kept.id)).map((r) => r.version), [2, 1]);
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(s)).map((n) => n.id),
+      [kept.id],
+    );
+    assert.deepEqual(
+      (await api.history(s, kept.id)).map((r) => r.version),
+      [2, 1],
+    );
   });
 
   test('DELETE /api/auth/owner removes every note and version of that user, and only theirs', async () => {
@@ -51,11 +57,17 @@ forEachDatabase('notes deletion cascades', (ctx) => {
     }
     const survivor = await api.createOk(other, { title: 'survivor', content: 's' });
     const ids = notes.map((n) => n.id);
-    assert.equal((await db().selectFrom('notes').select('id').where('owner_id', '=', doomed.userId).execute()).length, 3);
+    assert.equal(
+      (await db().selectFrom('notes').select('id').where('owner_id', '=', doomed.userId).execute()).length,
+      3,
+    );
     assert.equal((await versionRows(ids)).length, 6);
 
     const res = await ctx.app.inject({
-      method: 'DELETE', url: '/api/auth/owner', headers: doomed.auth, payload: { password: doomed.password },
+      method: 'DELETE',
+      url: '/api/auth/owner',
+      headers: doomed.auth,
+      payload: { password: doomed.password },
     });
     expectNoContent(res);
 

@@ -30,25 +30,52 @@ for (const kind of databaseKinds) {
       await scratch?.drop();
     });
 
-    test(`${WRITERS} writers over ${NOTES} notes, killed after ${KILL_AFTER} acknowledgements`, { timeout: 120_000 }, async () => {
+    test(`${WRITERS} writers over ${NOTES} notes, killed after ${KILL_AFTER} acknowledgements`, {
+      timeout: 120_000,
+    }, async () => {
       scratch = await createScratchDatabase(kind);
       server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
         env: {
-          ...TEST_ENV, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATABASE_URL: scratch.url,
-          JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info',
+          ...TEST_ENV,
+          HOME: os.tmpdir(),
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATABASE_URL: scratch.url,
+          JWT_SECRET,
+          CSRF_SECRET,
+          PWNED_PASSWORDS_URL: 'off',
+          RATE_LIMIT: 'off',
+          LOG_LEVEL: 'info',
         },
       });
       const base = `http://127.0.0.1:${await server.port(90_000)}`;
       const json = { 'content-type': 'application/json' };
       const username = uniqueName('crash');
-      assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
-      const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      assert.equal(
+        (
+          await fetch(`${base}/api/auth/signup`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+          })
+        ).status,
+        201,
+      );
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      });
       const { access_token: token } = (await login.json()) as { access_token: string };
       const headers = { ...json, authorization: `Bearer ${token}` };
       const ids: string[] = [];
       for (let i = 0; i < NOTES; i++) {
-        const res = await fetch(`${base}/api/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `n${i}`, content: '' }) });
+        const res = await fetch(`${base}/api/notes`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ title: `n${i}`, content: '' }),
+        });
         ids.push(((await res.json()) as { id: string }).id);
       }
 
@@ -57,14 +84,20 @@ for (const kind of databaseKinds) {
       let count = 0;
       let killed = false;
       let reachedKill: () => void = () => undefined;
-      const killNow = new Promise<void>((resolve) => { reachedKill = resolve; });
+      const killNow = new Promise<void>((resolve) => {
+        reachedKill = resolve;
+      });
       const writer = async (w: number) => {
         for (let i = 0; !killed; i++) {
           const n = (w + i) % NOTES;
           const title = `w${w}-${i}`;
           let res: Response;
           try {
-            res = await fetch(`${base}/api/notes/${ids[n]}/versions`, { method: 'POST', headers, body: JSON.stringify({ title, content: `#t${i % 4} ${title}` }) });
+            res = await fetch(`${base}/api/notes/${ids[n]}/versions`, {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ title, content: `#t${i % 4} ${title}` }),
+            });
           } catch {
             return; // the connection died with the server
           }
@@ -89,12 +122,18 @@ for (const kind of databaseKinds) {
           const { rows } = await sql<{ version: number; title: string }>`
             select version, title from note_versions where note_id = ${id} order by version`.execute(database.db);
           const versions = rows.map((row) => Number(row.version));
-          assert.deepEqual(versions, Array.from({ length: versions.length }, (_, i) => i + 1), `note ${n}: history is gap-free`);
+          assert.deepEqual(
+            versions,
+            Array.from({ length: versions.length }, (_, i) => i + 1),
+            `note ${n}: history is gap-free`,
+          );
           const titles = new Map(rows.map((row) => [Number(row.version), row.title]));
           for (const [version, title] of acknowledged[n]!) {
             assert.equal(titles.get(version), title, `note ${n}: acknowledged version ${version} is there`);
           }
-          const { rows: [note] } = await sql<{ version: number }>`select version from notes where id = ${id}`.execute(database.db);
+          const {
+            rows: [note],
+          } = await sql<{ version: number }>`select version from notes where id = ${id}`.execute(database.db);
           assert.equal(Number(note!.version), versions.length, `note ${n}: the note is at its last version`);
         }
         assert.ok(count >= KILL_AFTER);

@@ -8,7 +8,13 @@ import { notesClient, okJson } from './support.js';
 interface Diff {
   stats: { added: number; removed: number };
   complete: boolean;
-  hunks: Array<{ from_start: number; from_lines: number; to_start: number; to_lines: number; lines: Array<{ op: string; text: string }> }>;
+  hunks: Array<{
+    from_start: number;
+    from_lines: number;
+    to_start: number;
+    to_lines: number;
+    lines: Array<{ op: string; text: string }>;
+  }>;
   unified: string;
 }
 
@@ -32,9 +38,18 @@ forEachDatabase('diff budget: deterministic, bounded, and off the event loop', (
     // Over the budget (coarse) and under it (exact), found by what the answer says.
     const over = await noteWith(fewValues(12_000, 1), fewValues(12_000, 2));
     const base = prose(60_000, 3);
-    const under = await noteWith(base, base.split('\n').map((l, i) => (i % 50 === 7 ? `${l} edited` : l)).join('\n'));
+    const under = await noteWith(
+      base,
+      base
+        .split('\n')
+        .map((l, i) => (i % 50 === 7 ? `${l} edited` : l))
+        .join('\n'),
+    );
     const load = await noteWith(fewValues(MiB / 2, 4), fewValues(MiB / 2, 5));
-    for (const [id, complete] of [[over, false], [under, true]] as const) {
+    for (const [id, complete] of [
+      [over, false],
+      [under, true],
+    ] as const) {
       const alone = await diff(id);
       assert.equal(alone.statusCode, 200, alone.body);
       assert.equal(okJson<Diff>(alone).complete, complete);
@@ -55,11 +70,29 @@ forEachDatabase('diff budget: deterministic, bounded, and off the event loop', (
   test('worst cases at 1 MiB each answer, coarse where the budget or the output limit says so', async () => {
     const cases: Array<{ name: string; from: string; to: string; complete: boolean; stats: Diff['stats'] }> = [
       // A million one-character lines, nothing in common: exact, but longer than the answer may list.
-      { name: 'unrelated short lines', from: 'a\n'.repeat(MiB / 2), to: 'b\n'.repeat(MiB / 2), complete: false, stats: { added: MiB / 2, removed: MiB / 2 } },
+      {
+        name: 'unrelated short lines',
+        from: 'a\n'.repeat(MiB / 2),
+        to: 'b\n'.repeat(MiB / 2),
+        complete: false,
+        stats: { added: MiB / 2, removed: MiB / 2 },
+      },
       // All lines the same but for an edit at the end: no anchors; prefix and suffix do the work.
-      { name: 'identical lines', from: 'x\n'.repeat(MiB / 2), to: `${'x\n'.repeat(MiB / 2 - 10)}${'y\n'.repeat(10)}`, complete: true, stats: { added: 10, removed: 10 } },
+      {
+        name: 'identical lines',
+        from: 'x\n'.repeat(MiB / 2),
+        to: `${'x\n'.repeat(MiB / 2 - 10)}${'y\n'.repeat(10)}`,
+        complete: true,
+        stats: { added: 10, removed: 10 },
+      },
       // One long line each.
-      { name: 'one line', from: 'p'.repeat(MiB), to: `${'p'.repeat(MiB - 1)}q`, complete: true, stats: { added: 1, removed: 1 } },
+      {
+        name: 'one line',
+        from: 'p'.repeat(MiB),
+        to: `${'p'.repeat(MiB - 1)}q`,
+        complete: true,
+        stats: { added: 1, removed: 1 },
+      },
     ];
     for (const c of cases) {
       const body = okJson<Diff>(await diff(await noteWith(c.from, c.to)));
@@ -73,11 +106,17 @@ forEachDatabase('diff budget: deterministic, bounded, and off the event loop', (
     for (const [from, to, complete] of [
       [fewValues(MiB, 7), fewValues(MiB, 8), false],
       // (edited in place, to stay within 1 MiB)
-      [scattered, scattered.split('\n').map((l, i) => (i % 7 === 3 ? `!${l.slice(1)}` : l)).join('\n'), true],
+      [
+        scattered,
+        scattered
+          .split('\n')
+          .map((l, i) => (i % 7 === 3 ? `!${l.slice(1)}` : l))
+          .join('\n'),
+        true,
+      ],
     ] as const) {
       const body = okJson<Diff>(await diff(await noteWith(from, to)));
       assert.equal(body.complete, complete);
     }
   });
-
 });

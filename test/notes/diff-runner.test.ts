@@ -8,13 +8,14 @@ const big = 'a\n'.repeat(MiB / 2);
 const other = 'b\n'.repeat(MiB / 2);
 
 type Outcome = { stats: { added: number; removed: number } } | AppError;
-const settle = (job: Promise<Buffer>): Promise<Outcome> => job.then(
-  (json) => JSON.parse(json.toString('utf8')) as Outcome,
-  (error: unknown) => {
-    if (error instanceof AppError) return error;
-    throw error;
-  },
-);
+const settle = (job: Promise<Buffer>): Promise<Outcome> =>
+  job.then(
+    (json) => JSON.parse(json.toString('utf8')) as Outcome,
+    (error: unknown) => {
+      if (error instanceof AppError) return error;
+      throw error;
+    },
+  );
 
 function assertBusy(result: Outcome) {
   assert.ok(result instanceof AppError, `expected 503 busy, got ${JSON.stringify(result)}`);
@@ -32,11 +33,17 @@ test('diffs beyond the queued-size bound are refused with 503 busy, the queued o
   // One running and two waiting fill a queue of two pairs; the next two are refused.
   const runner = createDiffRunner({ maxChars: 2 * (big.length + other.length), maxWaitMs: 60_000 });
   try {
-    const results = await Promise.all(Array.from({ length: 5 }, () => settle(runner.run(big, other, 3, '--- v1\n+++ v2\n'))));
-    for (const result of results.slice(0, 3)) assert.deepEqual((result as { stats: unknown }).stats, { added: MiB / 2, removed: MiB / 2 });
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => settle(runner.run(big, other, 3, '--- v1\n+++ v2\n'))),
+    );
+    for (const result of results.slice(0, 3))
+      assert.deepEqual((result as { stats: unknown }).stats, { added: MiB / 2, removed: MiB / 2 });
     for (const result of results.slice(3)) assertBusy(result);
     // The queue drained: the next one is served.
-    assert.deepEqual((await settle(runner.run(big, other, 0, ''))  as { stats: unknown }).stats, { added: MiB / 2, removed: MiB / 2 });
+    assert.deepEqual(((await settle(runner.run(big, other, 0, ''))) as { stats: unknown }).stats, {
+      added: MiB / 2,
+      removed: MiB / 2,
+    });
   } finally {
     await runner.close();
   }
@@ -46,7 +53,10 @@ test('a diff that waits longer than the bound for the worker is refused with 503
   // The first diff keeps the worker busy (it starts the worker, then diffs 1 MiB) far longer than 1 ms.
   const runner = createDiffRunner({ maxChars: 64 * MiB, maxWaitMs: 1 });
   try {
-    const [first, second] = await Promise.all([settle(runner.run(big, other, 3, '')), settle(runner.run(big, other, 3, ''))]);
+    const [first, second] = await Promise.all([
+      settle(runner.run(big, other, 3, '')),
+      settle(runner.run(big, other, 3, '')),
+    ]);
     assert.deepEqual((first as { stats: unknown }).stats, { added: MiB / 2, removed: MiB / 2 });
     assertBusy(second!);
   } finally {

@@ -24,10 +24,14 @@ forEachDatabase('diff stall', (ctx) => {
     const base = await listening(ctx.app);
     // Warm: the first diff starts the worker, and this process's first fetch loads its HTTP client.
     assert.equal((await fetch(`${base}/api/notes/${id}/diff`, { headers: s.auth })).status, 200);
-    const { result, samples, p99 } = await healthDuring(base, () => Promise.all(Array.from({ length: 50 }, async () => {
-      const res = await fetch(`${base}/api/notes/${id}/diff`, { headers: s.auth });
-      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
-    })));
+    const { result, samples, p99 } = await healthDuring(base, () =>
+      Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const res = await fetch(`${base}/api/notes/${id}/diff`, { headers: s.auth });
+          return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
+        }),
+      ),
+    );
     assert.ok(p99 < STALL_P99_MS, `/healthz p99 ${p99.toFixed(1)} ms: ${samples.map((x) => x.toFixed(1)).join(' ')}`);
     const answered = result.filter((r) => r.status === 200);
     const refused = result.filter((r) => r.status !== 200);

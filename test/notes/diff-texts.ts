@@ -28,5 +28,8 @@ export const fewValues = (size: number, seed: number) => {
 /** Distinct lines of prose-like words. */
 export const prose = (size: number, seed: number) => {
   const next = random(seed);
-  return text(size, (i) => `${Array.from({ length: 8 }, () => Math.floor(next() * 5000).toString(36)).join(' ')} ${i}\n`);
+  return text(
+    size,
+    (i) => `${Array.from({ length: 8 }, () => Math.floor(next() * 5000).toString(36)).join(' ')} ${i}\n`,
+  );
 };

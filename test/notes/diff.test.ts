@@ -6,9 +6,21 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { OUTPUT_LINE_LIMIT } from '../../src/notes/diff.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { expectNoteNotFound, expectProblem, expectVersionNotFound, MISSING_ID, notesClient, okJson, type Note } from './support.js';
+import {
+  expectNoteNotFound,
+  expectProblem,
+  expectVersionNotFound,
+  MISSING_ID,
+  notesClient,
+  okJson,
+  type Note,
+} from './support.js';
 
-interface Side { version: number; version_id: string; created_at: string }
+interface Side {
+  version: number;
+  version_id: string;
+  created_at: string;
+}
 interface Diff {
   note_id: string;
   from: Side | null;
@@ -16,7 +28,13 @@ interface Diff {
   title: { from: string | null; to: string; changed: boolean };
   stats: { added: number; removed: number };
   complete: boolean;
-  hunks: Array<{ from_start: number; from_lines: number; to_start: number; to_lines: number; lines: Array<{ op: string; text: string }> }>;
+  hunks: Array<{
+    from_start: number;
+    from_lines: number;
+    to_start: number;
+    to_lines: number;
+    lines: Array<{ op: string; text: string }>;
+  }>;
   unified: string;
 }
 
@@ -33,7 +51,7 @@ function systemDiff(from: string, to: string, context: number, fromName: string,
     execFileSync('diff', ['-a', `-U${context}`, a, b]);
     return '';
   } catch (error) {
-    const out = (error as { stdout: Buffer; status: number });
+    const out = error as { stdout: Buffer; status: number };
     assert.equal(out.status, 1, 'diff failed');
     const lines = out.stdout.toString('utf8').split('\n');
     assert.match(lines[0]!, /^--- /);
@@ -55,7 +73,8 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
   /** A note whose versions are these contents, in order; returns it with the versions' ids. */
   async function noteWith(contents: string[], titles = contents.map((_, i) => `t${i + 1}`)) {
     const note = await api.createOk(s, { title: titles[0], content: contents[0] });
-    for (let i = 1; i < contents.length; i += 1) await api.addVersionOk(s, note.id, { title: titles[i]!, content: contents[i]! });
+    for (let i = 1; i < contents.length; i += 1)
+      await api.addVersionOk(s, note.id, { title: titles[i]!, content: contents[i]! });
     return note;
   }
 
@@ -70,11 +89,17 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
 
   /** The JSON hunks say the same as the unified text: headers, ops and line texts (without \n). */
   function checkHunksMatchUnified(body: Diff) {
-    const rebuilt = body.hunks.map((h) => {
-      const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
-      return `@@ -${range(h.from_start, h.from_lines)} +${range(h.to_start, h.to_lines)} @@\n${h.lines.map((l) => `${l.op === '=' ? ' ' : l.op}${l.text}\n`).join('')}`;
-    }).join('');
-    const unified = body.unified.split('\n').slice(2).filter((l) => l !== '\\ No newline at end of file').join('\n');
+    const rebuilt = body.hunks
+      .map((h) => {
+        const range = (start: number, count: number) => (count === 1 ? `${start}` : `${start},${count}`);
+        return `@@ -${range(h.from_start, h.from_lines)} +${range(h.to_start, h.to_lines)} @@\n${h.lines.map((l) => `${l.op === '=' ? ' ' : l.op}${l.text}\n`).join('')}`;
+      })
+      .join('');
+    const unified = body.unified
+      .split('\n')
+      .slice(2)
+      .filter((l) => l !== '\\ No newline at end of file')
+      .join('\n');
     assert.equal(rebuilt.replace(/\n$/, ''), unified.replace(/\n$/, ''));
     const added = body.hunks.flatMap((h) => h.lines).filter((l) => l.op === '+').length;
     const removed = body.hunks.flatMap((h) => h.lines).filter((l) => l.op === '-').length;
@@ -95,9 +120,20 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
       title: { from: 'first', to: 'second', changed: true },
       stats: { added: 1, removed: 1 },
       complete: true,
-      hunks: [{ from_start: 1, from_lines: 3, to_start: 1, to_lines: 3, lines: [
-        { op: '=', text: 'a' }, { op: '-', text: 'b' }, { op: '+', text: 'B' }, { op: '=', text: 'c' },
-      ] }],
+      hunks: [
+        {
+          from_start: 1,
+          from_lines: 3,
+          to_start: 1,
+          to_lines: 3,
+          lines: [
+            { op: '=', text: 'a' },
+            { op: '-', text: 'b' },
+            { op: '+', text: 'B' },
+            { op: '=', text: 'c' },
+          ],
+        },
+      ],
       unified: '--- v1\n+++ v2\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n',
     });
     // Defaults: to = current, from = the version before it.
@@ -107,7 +143,10 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
   test('identical versions: no hunks, empty unified, title unchanged', async () => {
     const note = await noteWith(['same\n', 'same\n'], ['t', 't']);
     const body = okJson<Diff>(await diff(s, note.id, '?from=1&to=2'));
-    assert.deepEqual([body.hunks, body.unified, body.stats, body.complete, body.title], [[], '', { added: 0, removed: 0 }, true, { from: 't', to: 't', changed: false }]);
+    assert.deepEqual(
+      [body.hunks, body.unified, body.stats, body.complete, body.title],
+      [[], '', { added: 0, removed: 0 }, true, { from: 't', to: 't', changed: false }],
+    );
     // A version against itself.
     assert.equal(okJson<Diff>(await diff(s, note.id, '?from=2&to=2')).unified, '');
   });
@@ -118,7 +157,18 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     assert.equal(body.from, null);
     assert.deepEqual(body.title, { from: null, to: 'title', changed: true });
     assert.equal(body.unified, systemDiff('', 'one\ntwo', 3, '/dev/null', 'v1'));
-    assert.deepEqual(body.hunks, [{ from_start: 0, from_lines: 0, to_start: 1, to_lines: 2, lines: [{ op: '+', text: 'one' }, { op: '+', text: 'two' }] }]);
+    assert.deepEqual(body.hunks, [
+      {
+        from_start: 0,
+        from_lines: 0,
+        to_start: 1,
+        to_lines: 2,
+        lines: [
+          { op: '+', text: 'one' },
+          { op: '+', text: 'two' },
+        ],
+      },
+    ]);
     // An empty first version: nothing to show.
     const empty = await api.createOk(s, { title: 'e', content: '' });
     assert.equal(okJson<Diff>(await diff(s, empty.id)).unified, '');
@@ -126,22 +176,52 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
 
   test('insert, delete and replace at the start, middle and end, as diff -u writes them', async () => {
     const base = lines(30);
-    const rows = base.split('\n').slice(0, -1).map((l) => `${l}\n`);
+    const rows = base
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => `${l}\n`);
     const at = (i: number, f: (r: string[]) => void) => {
       const copy = [...rows];
       f(copy);
       return copy.join('');
     };
     for (const index of [0, 15, 29]) {
-      await checkPair(base, at(index, (r) => r.splice(index, 0, 'inserted\n')));
-      await checkPair(base, at(index, (r) => r.splice(index, 1)));
-      await checkPair(base, at(index, (r) => r.splice(index, 1, 'replaced\n', 'and more\n')));
+      await checkPair(
+        base,
+        at(index, (r) => r.splice(index, 0, 'inserted\n')),
+      );
+      await checkPair(
+        base,
+        at(index, (r) => r.splice(index, 1)),
+      );
+      await checkPair(
+        base,
+        at(index, (r) => r.splice(index, 1, 'replaced\n', 'and more\n')),
+      );
     }
     // Append after the end, changes far apart (two hunks) and close together (one hunk).
     await checkPair(base, `${base}tail\n`);
-    await checkPair(base, at(0, (r) => { r[3] = 'x\n'; r[25] = 'y\n'; }));
-    await checkPair(base, at(0, (r) => { r[3] = 'x\n'; r[10] = 'y\n'; }));
-    await checkPair(base, at(0, (r) => { r[3] = 'x\n'; r[9] = 'y\n'; }));
+    await checkPair(
+      base,
+      at(0, (r) => {
+        r[3] = 'x\n';
+        r[25] = 'y\n';
+      }),
+    );
+    await checkPair(
+      base,
+      at(0, (r) => {
+        r[3] = 'x\n';
+        r[10] = 'y\n';
+      }),
+    );
+    await checkPair(
+      base,
+      at(0, (r) => {
+        r[3] = 'x\n';
+        r[9] = 'y\n';
+      }),
+    );
     await checkPair(base, '');
     await checkPair('', base);
   });
@@ -154,9 +234,16 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     await checkPair('one\r\ntwo\r\nthree\r\n', 'one\r\nTWO\r\nthree\r\n');
     await checkPair('one\r\ntwo\r\n', 'one\ntwo\n');
     const body = await checkPair('a\nb', 'a\nb\n');
-    assert.deepEqual(body.hunks[0]!.lines, [{ op: '=', text: 'a' }, { op: '-', text: 'b' }, { op: '+', text: 'b' }]);
+    assert.deepEqual(body.hunks[0]!.lines, [
+      { op: '=', text: 'a' },
+      { op: '-', text: 'b' },
+      { op: '+', text: 'b' },
+    ]);
     const crlf = await checkPair('one\r\n', 'two\r\n');
-    assert.deepEqual(crlf.hunks[0]!.lines, [{ op: '-', text: 'one\r' }, { op: '+', text: 'two\r' }]);
+    assert.deepEqual(crlf.hunks[0]!.lines, [
+      { op: '-', text: 'one\r' },
+      { op: '+', text: 'two\r' },
+    ]);
   });
 
   test('Unicode: emoji, combining marks and NUL survive into hunks and unified text', async () => {
@@ -164,8 +251,12 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     const to = 'cafe\u0301 😀👍\nn\u0303o\nnul\u0000there\nend\n';
     const body = await checkPair(from, to);
     assert.deepEqual(body.hunks[0]!.lines, [
-      { op: '-', text: 'café 😀' }, { op: '+', text: 'cafe\u0301 😀👍' }, { op: '=', text: 'n\u0303o' },
-      { op: '-', text: 'nul\u0000here' }, { op: '+', text: 'nul\u0000there' }, { op: '=', text: 'end' },
+      { op: '-', text: 'café 😀' },
+      { op: '+', text: 'cafe\u0301 😀👍' },
+      { op: '=', text: 'n\u0303o' },
+      { op: '-', text: 'nul\u0000here' },
+      { op: '+', text: 'nul\u0000there' },
+      { op: '=', text: 'end' },
     ]);
     assert.equal(body.stats.added, 2);
     assert.equal(body.stats.removed, 2);
@@ -180,7 +271,12 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     assert.equal(wide.hunks.length, 1);
     const note = await noteWith(['a', 'b']);
     for (const bad of ['-1', '21', 'x', '1.5', '']) {
-      expectProblem(await diff(s, note.id, `?context=${bad}`), 400, 'Query parameter "context" must be an integer from 0 to 20', 'invalid_query');
+      expectProblem(
+        await diff(s, note.id, `?context=${bad}`),
+        400,
+        'Query parameter "context" must be an integer from 0 to 20',
+        'invalid_query',
+      );
     }
   });
 
@@ -194,9 +290,21 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
 
   test('unknown and pruned numbers are 404 Version not found; malformed numbers 400; from defaults past a gap', async () => {
     const note = await noteWith(['one\n', 'two\n', 'three\n']);
-    for (const q of ['?from=9', '?to=9', '?from=1&to=4', '?from=2147483648', '?to=9007199254740991']) expectVersionNotFound(await diff(s, note.id, q));
-    for (const [q, name] of [['?from=0', 'from'], ['?to=abc', 'to'], ['?from=-1', 'from'], ['?to=1e3', 'to'], ['?from=99999999999999999', 'from']] as const) {
-      expectProblem(await diff(s, note.id, q), 400, `Query parameter "${name}" must be a version number (an integer 1 or more)`, 'invalid_query');
+    for (const q of ['?from=9', '?to=9', '?from=1&to=4', '?from=2147483648', '?to=9007199254740991'])
+      expectVersionNotFound(await diff(s, note.id, q));
+    for (const [q, name] of [
+      ['?from=0', 'from'],
+      ['?to=abc', 'to'],
+      ['?from=-1', 'from'],
+      ['?to=1e3', 'to'],
+      ['?from=99999999999999999', 'from'],
+    ] as const) {
+      expectProblem(
+        await diff(s, note.id, q),
+        400,
+        `Query parameter "${name}" must be a version number (an integer 1 or more)`,
+        'invalid_query',
+      );
     }
     // Version 2 pruned: naming it is 404, and the default "from" of version 3 is version 1.
     await ctx.database.db.deleteFrom('note_versions').where('note_id', '=', note.id).where('version', '=', 2).execute();
@@ -247,7 +355,10 @@ forEachDatabase('notes history: diff between any two versions', (ctx) => {
     const last = body.hunks.at(-1)!;
     assert.equal(out.length, last.to_lines === 0 ? last.to_start : last.to_start - 1 + last.to_lines);
     assert.deepEqual(out, to.split('\n').slice(0, out.length));
-    checkHunksMatchUnified({ ...body, stats: { added: listed.filter((l) => l.op === '+').length, removed: listed.filter((l) => l.op === '-').length } });
+    checkHunksMatchUnified({
+      ...body,
+      stats: { added: listed.filter((l) => l.op === '+').length, removed: listed.filter((l) => l.op === '-').length },
+    });
   });
 
   test('a note keeps working while another request diffs large versions', async () => {

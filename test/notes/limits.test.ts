@@ -24,7 +24,8 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
   });
 
   /** The note is still at this version: refused requests write nothing. */
-  const assertVersion = async (version: number) => assert.equal(okJson<Note>(await api.get(s, note.id)).version, version);
+  const assertVersion = async (version: number) =>
+    assert.equal(okJson<Note>(await api.get(s, note.id)).version, version);
 
   test('title: 200 characters (code points) are accepted, 201 are 400', async () => {
     for (const title of ['t'.repeat(200), '😀'.repeat(200), 'é'.repeat(200)]) {
@@ -36,7 +37,10 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
     const version = okJson<Note>(await api.get(s, note.id)).version;
     for (const title of ['t'.repeat(201), '😀'.repeat(201)]) {
       expectInvalidBody(await api.create(s, { title }), 'title must be a string of at most 200 characters');
-      expectInvalidBody(await api.addVersion(s, note.id, { title, content: '' }), 'title must be a string of at most 200 characters');
+      expectInvalidBody(
+        await api.addVersion(s, note.id, { title, content: '' }),
+        'title must be a string of at most 200 characters',
+      );
     }
     await assertVersion(version);
   });
@@ -49,7 +53,11 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
       expectNoContent(await api.addVersion(s, note.id, { title: name, content }));
       const current = okJson<Note>(await api.get(s, note.id));
       assert.equal(current.content, content, name);
-      assert.equal(okJson<{ content: string }>(await api.version(s, note.id, current.version_id)).content, content, name);
+      assert.equal(
+        okJson<{ content: string }>(await api.version(s, note.id, current.version_id)).content,
+        content,
+        name,
+      );
     }
   });
 
@@ -58,12 +66,27 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
     for (const [name, content] of Object.entries(ONE_MIB_CONTENTS)) {
       const over = `${content}x`;
       expectProblem(await api.create(s, { title: name, content: over }), 413, TOO_LARGE, 'content_too_large');
-      expectProblem(await api.addVersion(s, note.id, { title: name, content: over }), 413, TOO_LARGE, 'content_too_large');
+      expectProblem(
+        await api.addVersion(s, note.id, { title: name, content: over }),
+        413,
+        TOO_LARGE,
+        'content_too_large',
+      );
     }
     // Counted in bytes, not characters: half a MiB of 3-byte characters is over.
-    expectProblem(await api.addVersion(s, note.id, { title: '', content: '€'.repeat(MiB / 2) }), 413, TOO_LARGE, 'content_too_large');
+    expectProblem(
+      await api.addVersion(s, note.id, { title: '', content: '€'.repeat(MiB / 2) }),
+      413,
+      TOO_LARGE,
+      'content_too_large',
+    );
     // 1 MiB + 1 of NUL: within the route's body limit once escaped (~6 MiB), still over in content.
-    expectProblem(await api.addVersion(s, note.id, { title: '', content: '\u0000'.repeat(MiB + 1) }), 413, TOO_LARGE, 'content_too_large');
+    expectProblem(
+      await api.addVersion(s, note.id, { title: '', content: '\u0000'.repeat(MiB + 1) }),
+      413,
+      TOO_LARGE,
+      'content_too_large',
+    );
     await assertVersion(version);
   });
 
@@ -96,11 +119,16 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
     }
     // Both fields are required on a new version (POST /api/notes has placeholders instead).
     expectInvalidBody(await api.addVersion(s, note.id, { title: 't' }), 'content is required (a string)');
-    expectInvalidBody(await api.addVersion(s, note.id, { content: 'c' }), 'title is required (a string of at most 200 characters)');
+    expectInvalidBody(
+      await api.addVersion(s, note.id, { content: 'c' }),
+      'title is required (a string of at most 200 characters)',
+    );
     expectInvalidBody(await api.addVersion(s, note.id, {}), 'title is required (a string of at most 200 characters)');
     for (const body of [undefined, '']) {
       const res = await api.inject({
-        method: 'POST', url: `/api/notes/${note.id}/versions`, headers: { ...s.auth, 'content-type': 'application/json' },
+        method: 'POST',
+        url: `/api/notes/${note.id}/versions`,
+        headers: { ...s.auth, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { payload: body }),
       });
       expectInvalidBody(res, 'body must be an object');
@@ -110,7 +138,14 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
 
   test('broken JSON is 400 Invalid request body', async () => {
     const json = { 'content-type': 'application/json' };
-    for (const raw of ['{"title":', '{title: "t", content: "c"}', '{"title":"t","content":"c",}', "{'title':'t'}", 'nul', '{"title":"t"}}']) {
+    for (const raw of [
+      '{"title":',
+      '{title: "t", content: "c"}',
+      '{"title":"t","content":"c",}',
+      "{'title':'t'}",
+      'nul',
+      '{"title":"t"}}',
+    ]) {
       expectProblem(await api.create(s, raw, json), 400, 'Invalid request body', 'invalid_request_body');
       expectProblem(await api.addVersion(s, note.id, raw, json), 400, 'Invalid request body', 'invalid_request_body');
     }
@@ -122,7 +157,12 @@ forEachDatabase('notes input limits and malformed bodies', (ctx) => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
       const detail = 'Unsupported content type: send application/json';
       expectProblem(await api.create(s, body, { 'content-type': type }), 415, detail, 'unsupported_media_type');
-      expectProblem(await api.addVersion(s, note.id, body, { 'content-type': type }), 415, detail, 'unsupported_media_type');
+      expectProblem(
+        await api.addVersion(s, note.id, body, { 'content-type': type }),
+        415,
+        detail,
+        'unsupported_media_type',
+      );
     }
     await assertVersion(version);
     // A charset parameter is still JSON.

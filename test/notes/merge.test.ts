@@ -14,9 +14,17 @@ forEachDatabase('notes: merging saves', (ctx) => {
     s = await newSession(ctx.app);
   });
 
-  const save = (id: string, body: { title: string; content: string }, ifMatch: string | undefined, query = '?merge=true', app = ctx.app) =>
+  const save = (
+    id: string,
+    body: { title: string; content: string },
+    ifMatch: string | undefined,
+    query = '?merge=true',
+    app = ctx.app,
+  ) =>
     app.inject({
-      method: 'POST', url: `/api/notes/${id}/versions${query}`, payload: body,
+      method: 'POST',
+      url: `/api/notes/${id}/versions${query}`,
+      payload: body,
       headers: { ...s.auth, ...(ifMatch === undefined ? {} : { 'if-match': ifMatch }) },
     });
 
@@ -27,12 +35,19 @@ forEachDatabase('notes: merging saves', (ctx) => {
     return note.id;
   }
 
-  async function expectMerged(res: LightMyRequestResponse, id: string, expected: { title: string; content: string; version: number }) {
+  async function expectMerged(
+    res: LightMyRequestResponse,
+    id: string,
+    expected: { title: string; content: string; version: number },
+  ) {
     assert.equal(res.statusCode, 201, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
     const body = res.json() as Note & { merged: boolean };
     assert.deepEqual(Object.keys(body).sort(), [...NOTE_KEYS, 'merged'].sort());
-    assert.deepEqual([body.merged, body.title, body.content, body.version], [true, expected.title, expected.content, expected.version]);
+    assert.deepEqual(
+      [body.merged, body.title, body.content, body.version],
+      [true, expected.title, expected.content, expected.version],
+    );
     assert.equal(res.headers.etag, `"${expected.version}"`);
     assert.equal(res.headers.location, `/api/notes/${id}/${body.version_id}`);
     const { merged: _, ...note } = body;
@@ -42,7 +57,10 @@ forEachDatabase('notes: merging saves', (ctx) => {
 
   const versionCount = async (id: string) => (await api.history(s, id)).length;
   /** The newest history row: who wrote it. */
-  const newest = async (id: string) => okJson<Array<{ version: number; author_username: string; restored_from: number | null }>>(await api.versions(s, id))[0]!;
+  const newest = async (id: string) =>
+    okJson<Array<{ version: number; author_username: string; restored_from: number | null }>>(
+      await api.versions(s, id),
+    )[0]!;
 
   test('changes to different lines merge: 201, merged: true, the note as saved with both; the author and tags as on any save', async () => {
     const id = await changedSince('a\nb\nc\nd\ne\n', 'a\nB #theirs\nc\nd\ne\n');
@@ -55,8 +73,11 @@ forEachDatabase('notes: merging saves', (ctx) => {
 
   test('one side adds at the end, the other changes the middle', async () => {
     const id = await changedSince('one\ntwo\nthree\nfour\n', 'one\ntwo\nthree\nfour\nfive\n');
-    await expectMerged(await save(id, { title: 'T', content: 'one\nTWO\nthree\nfour\n' }, '"1"'), id,
-      { title: 'T', content: 'one\nTWO\nthree\nfour\nfive\n', version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: 'one\nTWO\nthree\nfour\n' }, '"1"'), id, {
+      title: 'T',
+      content: 'one\nTWO\nthree\nfour\nfive\n',
+      version: 3,
+    });
   });
 
   test('a longer note (merged off the event loop) keeps every line of both', async () => {
@@ -65,29 +86,39 @@ forEachDatabase('notes: merging saves', (ctx) => {
     const ours = lines.map((l, i) => (i === 10 ? 'ours\n' : l));
     const id = await changedSince(lines.join(''), theirs.join(''));
     const merged = lines.map((l, i) => (i === 10 ? 'ours\n' : i === 1500 ? 'theirs\n' : l)).join('');
-    await expectMerged(await save(id, { title: 'T', content: ours.join('') }, '"1"'), id, { title: 'T', content: merged, version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: ours.join('') }, '"1"'), id, {
+      title: 'T',
+      content: merged,
+      version: 3,
+    });
   });
 
   test('overlapping changes: 409 merge_conflict with every conflict, base/ours/theirs line ranges and text; nothing saved', async () => {
     const id = await changedSince('a\nb\nc\nd\ne\nf\n', 'a\nB1\nc\nd\ne\nF1\n');
     const res = await save(id, { title: 'T', content: 'a\nB2\nx\nc\nd\ne\n' }, '"1"');
-    expectProblem(res, 409, 'Your changes and the note\'s current version (2) change the same lines; nothing was saved', 'merge_conflict', {
-      current_version: 2,
-      conflicts: [
-        {
-          field: 'content',
-          base: { start: 2, end: 2, text: 'b\n' },
-          ours: { start: 2, end: 3, text: 'B2\nx\n' },
-          theirs: { start: 2, end: 2, text: 'B1\n' },
-        },
-        {
-          field: 'content',
-          base: { start: 6, end: 6, text: 'f\n' },
-          ours: { start: 7, end: 6, text: '' },
-          theirs: { start: 6, end: 6, text: 'F1\n' },
-        },
-      ],
-    });
+    expectProblem(
+      res,
+      409,
+      "Your changes and the note's current version (2) change the same lines; nothing was saved",
+      'merge_conflict',
+      {
+        current_version: 2,
+        conflicts: [
+          {
+            field: 'content',
+            base: { start: 2, end: 2, text: 'b\n' },
+            ours: { start: 2, end: 3, text: 'B2\nx\n' },
+            theirs: { start: 2, end: 2, text: 'B1\n' },
+          },
+          {
+            field: 'content',
+            base: { start: 6, end: 6, text: 'f\n' },
+            ours: { start: 7, end: 6, text: '' },
+            theirs: { start: 6, end: 6, text: 'F1\n' },
+          },
+        ],
+      },
+    );
     assert.equal(res.headers.etag, undefined);
     assert.equal(await versionCount(id), 2);
     assert.equal(okJson<Note>(await api.get(s, id)).content, 'a\nB1\nc\nd\ne\nF1\n');
@@ -95,14 +126,20 @@ forEachDatabase('notes: merging saves', (ctx) => {
 
   test('the same change on both sides is no conflict', async () => {
     const id = await changedSince('a\nb\nc\n', 'a\nX\nc\n');
-    await expectMerged(await save(id, { title: 'T', content: 'a\nX\nc\nd\n' }, '"1"'), id, { title: 'T', content: 'a\nX\nc\nd\n', version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: 'a\nX\nc\nd\n' }, '"1"'), id, {
+      title: 'T',
+      content: 'a\nX\nc\nd\n',
+      version: 3,
+    });
   });
 
   test('without merge=true (or with merge=false) a stale If-Match stays 412 version_mismatch', async () => {
     const id = await changedSince('a\nb\n', 'a\nB\n');
     for (const query of ['', '?merge=false']) {
       const res = await save(id, { title: 'T', content: 'A\nb\n' }, '"1"', query);
-      expectProblem(res, 412, 'The note has changed: its current version is 2', 'version_mismatch', { current_version: 2 });
+      expectProblem(res, 412, 'The note has changed: its current version is 2', 'version_mismatch', {
+        current_version: 2,
+      });
       assert.equal(res.headers.etag, '"2"');
     }
     assert.equal(await versionCount(id), 2);
@@ -123,50 +160,103 @@ forEachDatabase('notes: merging saves', (ctx) => {
 
   test('titles: a change on one side is taken; different changes on both conflict as field title, line 1', async () => {
     let id = await changedSince('a\n', 'a\n', ['base', 'theirs']);
-    await expectMerged(await save(id, { title: 'base', content: 'a\nours\n' }, '"1"'), id, { title: 'theirs', content: 'a\nours\n', version: 3 });
+    await expectMerged(await save(id, { title: 'base', content: 'a\nours\n' }, '"1"'), id, {
+      title: 'theirs',
+      content: 'a\nours\n',
+      version: 3,
+    });
     id = await changedSince('a\n', 'a\ntheirs\n', ['base', 'base']);
-    await expectMerged(await save(id, { title: 'ours', content: 'a\n' }, '"1"'), id, { title: 'ours', content: 'a\ntheirs\n', version: 3 });
+    await expectMerged(await save(id, { title: 'ours', content: 'a\n' }, '"1"'), id, {
+      title: 'ours',
+      content: 'a\ntheirs\n',
+      version: 3,
+    });
     id = await changedSince('a\n', 'a\n', ['base', 'same']);
-    await expectMerged(await save(id, { title: 'same', content: 'a\n' }, '"1"'), id, { title: 'same', content: 'a\n', version: 3 });
+    await expectMerged(await save(id, { title: 'same', content: 'a\n' }, '"1"'), id, {
+      title: 'same',
+      content: 'a\n',
+      version: 3,
+    });
     id = await changedSince('a\nb\n', 'A\nb\n', ['base', 'theirs']);
     const res = await save(id, { title: 'ours', content: 'a2\nb\n' }, '"1"');
-    expectProblem(res, 409, 'Your changes and the note\'s current version (2) change the same lines; nothing was saved', 'merge_conflict', {
-      current_version: 2,
-      conflicts: [
-        { field: 'title', base: { start: 1, end: 1, text: 'base' }, ours: { start: 1, end: 1, text: 'ours' }, theirs: { start: 1, end: 1, text: 'theirs' } },
-        { field: 'content', base: { start: 1, end: 1, text: 'a\n' }, ours: { start: 1, end: 1, text: 'a2\n' }, theirs: { start: 1, end: 1, text: 'A\n' } },
-      ],
-    });
+    expectProblem(
+      res,
+      409,
+      "Your changes and the note's current version (2) change the same lines; nothing was saved",
+      'merge_conflict',
+      {
+        current_version: 2,
+        conflicts: [
+          {
+            field: 'title',
+            base: { start: 1, end: 1, text: 'base' },
+            ours: { start: 1, end: 1, text: 'ours' },
+            theirs: { start: 1, end: 1, text: 'theirs' },
+          },
+          {
+            field: 'content',
+            base: { start: 1, end: 1, text: 'a\n' },
+            ours: { start: 1, end: 1, text: 'a2\n' },
+            theirs: { start: 1, end: 1, text: 'A\n' },
+          },
+        ],
+      },
+    );
     assert.equal(await versionCount(id), 2);
   });
 
   test('line endings stay exact: no final newline, CRLF, an empty base, Unicode', async () => {
     // No final newline on any side: the last line is kept as written.
     let id = await changedSince('a\nb\nc', 'A\nb\nc');
-    await expectMerged(await save(id, { title: 'T', content: 'a\nb\nC' }, '"1"'), id, { title: 'T', content: 'A\nb\nC', version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: 'a\nb\nC' }, '"1"'), id, {
+      title: 'T',
+      content: 'A\nb\nC',
+      version: 3,
+    });
     // Adding a final newline changes the last line: a change there from both sides conflicts.
     id = await changedSince('a\nb\nc', 'a\nb\nc\n');
     let res = await save(id, { title: 'T', content: 'a\nb\nc\nd' }, '"1"');
     assert.equal(res.statusCode, 409, res.body);
-    assert.deepEqual(res.json().conflicts, [{
-      field: 'content', base: { start: 3, end: 3, text: 'c' }, ours: { start: 3, end: 4, text: 'c\nd' }, theirs: { start: 3, end: 3, text: 'c\n' },
-    }]);
+    assert.deepEqual(res.json().conflicts, [
+      {
+        field: 'content',
+        base: { start: 3, end: 3, text: 'c' },
+        ours: { start: 3, end: 4, text: 'c\nd' },
+        theirs: { start: 3, end: 3, text: 'c\n' },
+      },
+    ]);
     // CRLF lines stay CRLF; a line ending changed on one side only is that side's change.
     id = await changedSince('a\r\nb\r\nc\r\nd\r\n', 'a\r\nB\r\nc\r\nd\r\n');
-    await expectMerged(await save(id, { title: 'T', content: 'a\r\nb\r\nc\r\nd\n' }, '"1"'), id, { title: 'T', content: 'a\r\nB\r\nc\r\nd\n', version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: 'a\r\nb\r\nc\r\nd\n' }, '"1"'), id, {
+      title: 'T',
+      content: 'a\r\nB\r\nc\r\nd\n',
+      version: 3,
+    });
     // Empty base: both sides wrote something new, which overlaps; writing nothing takes the other's text.
     id = await changedSince('', 'theirs\n');
     res = await save(id, { title: 'T', content: 'ours\n' }, '"1"');
     assert.equal(res.statusCode, 409, res.body);
-    assert.deepEqual(res.json().conflicts, [{
-      field: 'content', base: { start: 1, end: 0, text: '' }, ours: { start: 1, end: 1, text: 'ours\n' }, theirs: { start: 1, end: 1, text: 'theirs\n' },
-    }]);
+    assert.deepEqual(res.json().conflicts, [
+      {
+        field: 'content',
+        base: { start: 1, end: 0, text: '' },
+        ours: { start: 1, end: 1, text: 'ours\n' },
+        theirs: { start: 1, end: 1, text: 'theirs\n' },
+      },
+    ]);
     id = await changedSince('', 'theirs\n');
-    await expectMerged(await save(id, { title: 'T', content: '' }, '"1"'), id, { title: 'T', content: 'theirs\n', version: 3 });
+    await expectMerged(await save(id, { title: 'T', content: '' }, '"1"'), id, {
+      title: 'T',
+      content: 'theirs\n',
+      version: 3,
+    });
     // Unicode: astral characters, combining marks and U+2028 inside lines are just text.
     id = await changedSince('α\n🎉 party\ne\u0301\nz\u2028z\n', 'α\n🎉 PARTY\ne\u0301\nz\u2028z\n');
-    await expectMerged(await save(id, { title: '✓', content: 'α\n🎉 party\ne\u0301\nz\u2028z 👍\n' }, '"1"'), id,
-      { title: '✓', content: 'α\n🎉 PARTY\ne\u0301\nz\u2028z 👍\n', version: 3 });
+    await expectMerged(await save(id, { title: '✓', content: 'α\n🎉 party\ne\u0301\nz\u2028z 👍\n' }, '"1"'), id, {
+      title: '✓',
+      content: 'α\n🎉 PARTY\ne\u0301\nz\u2028z 👍\n',
+      version: 3,
+    });
   });
 
   test('merge accepts true or false only: anything else is 400', async () => {
@@ -183,27 +273,49 @@ forEachDatabase('notes: merging saves', (ctx) => {
     const id = await changedSince('a\n', 'b\n');
     for (const ifMatch of ['"99"', 'W/"1"']) {
       const res = await save(id, { title: 'T', content: 'c\n' }, ifMatch);
-      expectProblem(res, 412, 'The note has changed: its current version is 2', 'version_mismatch', { current_version: 2 });
+      expectProblem(res, 412, 'The note has changed: its current version is 2', 'version_mismatch', {
+        current_version: 2,
+      });
     }
     // Of several tags, the newest one the note has had is the base.
     const other = await changedSince('a\nb\nc\n', 'A\nb\nc\n');
-    await expectMerged(await save(other, { title: 'T', content: 'a\nb\nC\n' }, '"1", "99"'), other, { title: 'T', content: 'A\nb\nC\n', version: 3 });
+    await expectMerged(await save(other, { title: 'T', content: 'a\nb\nC\n' }, '"1", "99"'), other, {
+      title: 'T',
+      content: 'A\nb\nC\n',
+      version: 3,
+    });
     await api.addVersionOk(s, other, { title: 'T', content: 'A\nb\nC\nd\n' });
     // Against version 3 the body undoes the A; against version 1 it would keep it.
-    await expectMerged(await save(other, { title: 'T', content: 'a\nb\nC\n' }, '"3", "1"'), other, { title: 'T', content: 'a\nb\nC\nd\n', version: 5 });
+    await expectMerged(await save(other, { title: 'T', content: 'a\nb\nC\n' }, '"3", "1"'), other, {
+      title: 'T',
+      content: 'a\nb\nC\nd\n',
+      version: 5,
+    });
   });
 
   test('a viewer gets 403 and an editor merges, as its author', async () => {
     const editor = await newSession(ctx.app, 'edi');
     const viewer = await newSession(ctx.app, 'vie');
     const id = await changedSince('a\nb\nc\n', 'A\nb\nc\n');
-    for (const [who, role] of [[editor, 'editor'], [viewer, 'viewer']] as const) {
-      const res = await ctx.app.inject({ method: 'POST', url: `/api/notes/${id}/members`, headers: s.auth, payload: { username: who.username, role } });
+    for (const [who, role] of [
+      [editor, 'editor'],
+      [viewer, 'viewer'],
+    ] as const) {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${id}/members`,
+        headers: s.auth,
+        payload: { username: who.username, role },
+      });
       assert.equal(res.statusCode, 201, res.body);
     }
-    const as = (who: Session) => ctx.app.inject({
-      method: 'POST', url: `/api/notes/${id}/versions?merge=true`, headers: { ...who.auth, 'if-match': '"1"' }, payload: { title: 'T', content: 'a\nb\nC\n' },
-    });
+    const as = (who: Session) =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${id}/versions?merge=true`,
+        headers: { ...who.auth, 'if-match': '"1"' },
+        payload: { title: 'T', content: 'a\nb\nC\n' },
+      });
     assert.equal((await as(viewer)).statusCode, 403);
     const res = await as(editor);
     assert.equal(res.statusCode, 201, res.body);
@@ -211,7 +323,7 @@ forEachDatabase('notes: merging saves', (ctx) => {
     assert.equal((await newest(id)).author_username, editor.username);
   });
 
-  test('race: a save between the merge\'s read and its save is merged in too (one retry)', async () => {
+  test("race: a save between the merge's read and its save is merged in too (one retry)", async () => {
     const id = await changedSince('a\nb\nc\nd\ne\n', 'A\nb\nc\nd\ne\n');
     const held = raced.pause.arm('notes:merge-read');
     const merging = save(id, { title: 'T', content: 'a\nb\nc\nd\nE\n' }, '"1"', '?merge=true', raced.app);
@@ -233,7 +345,9 @@ forEachDatabase('notes: merging saves', (ctx) => {
     await api.addVersionOk(s, id, { title: 'T', content: 'A\nB\nC\nd\ne\n' });
     second.release();
     const res = await merging;
-    expectProblem(res, 412, 'The note has changed: its current version is 4', 'version_mismatch', { current_version: 4 });
+    expectProblem(res, 412, 'The note has changed: its current version is 4', 'version_mismatch', {
+      current_version: 4,
+    });
     assert.equal(await versionCount(id), 4);
     assert.equal(okJson<Note>(await api.get(s, id)).content, 'A\nB\nC\nd\ne\n');
   });

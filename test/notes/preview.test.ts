@@ -16,8 +16,11 @@ forEachDatabase('notes list previews', (ctx) => {
     const cases: Array<[title: string, content: string, preview: string]> = [
       ['Empty', '', ''],
       ['Plain', 'Milk, eggs\n\nand  bread.', 'Milk, eggs and bread.'],
-      ['Trip', '# Trip\n\n- [ ] **Book** the _train_\n- [x] Pack `socks`\n> see [the map](https://example.com/map "Map")',
-        'Book the train Pack socks see the map'],
+      [
+        'Trip',
+        '# Trip\n\n- [ ] **Book** the _train_\n- [x] Pack `socks`\n> see [the map](https://example.com/map "Map")',
+        'Book the train Pack socks see the map',
+      ],
       ['Other heading', '## Day one\nWalk', 'Day one Walk'],
       ['Title line', 'Title line\nand more', 'and more'],
       ['Title words', 'Title words start the text', 'Title words start the text'],
@@ -57,9 +60,17 @@ forEachDatabase('notes list previews', (ctx) => {
     const s = await newSession(ctx.app);
     const at = '2026-01-01T00:00:00.000Z';
     const notes = Array.from({ length: 1100 }, (_, i) => ({
-      title: `N${i}`, created_at: at, updated_at: at, versions: [{ version: 1, title: `N${i}`, content: `text of ${i}`, created_at: at }],
+      title: `N${i}`,
+      created_at: at,
+      updated_at: at,
+      versions: [{ version: 1, title: `N${i}`, content: `text of ${i}`, created_at: at }],
     }));
-    const imported = await ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...s.auth, 'content-type': 'application/json' }, payload: JSON.stringify({ format: 'vellum-export', format_version: 1, notes }) });
+    const imported = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/import',
+      headers: { ...s.auth, 'content-type': 'application/json' },
+      payload: JSON.stringify({ format: 'vellum-export', format_version: 1, notes }),
+    });
     assert.equal(imported.statusCode, 201, imported.body);
     const rows = okJson<Row[]>(await api.list(s));
     assert.equal(rows.length, 1100);

@@ -2,11 +2,25 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectInvalidBody, expectNoteNotFound, expectProblem, expectVersionNotFound, JSON_TYPE, MISSING_ID, NOTE_KEYS, UNFILED, notesClient, okJson,
-  TIMESTAMP, type Note, type VersionRow,
+  expectInvalidBody,
+  expectNoteNotFound,
+  expectProblem,
+  expectVersionNotFound,
+  JSON_TYPE,
+  MISSING_ID,
+  NOTE_KEYS,
+  UNFILED,
+  notesClient,
+  okJson,
+  TIMESTAMP,
+  type Note,
+  type VersionRow,
 } from './support.js';
 
-interface Version extends VersionRow { note_id: string; content: string }
+interface Version extends VersionRow {
+  note_id: string;
+  content: string;
+}
 
 forEachDatabase('notes history: restore and named versions', (ctx) => {
   const api = notesClient(() => ctx.app);
@@ -16,9 +30,19 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
   });
 
   const restore = (session: Session, id: string, payload: unknown, headers: Record<string, string> = {}) =>
-    ctx.app.inject({ method: 'POST', url: `/api/notes/${id}/restore`, headers: { ...session.auth, ...headers }, payload: payload as string });
+    ctx.app.inject({
+      method: 'POST',
+      url: `/api/notes/${id}/restore`,
+      headers: { ...session.auth, ...headers },
+      payload: payload as string,
+    });
   const label = (session: Session, id: string, versionId: string, payload: unknown) =>
-    ctx.app.inject({ method: 'PATCH', url: `/api/notes/${id}/${versionId}`, headers: session.auth, payload: payload as string });
+    ctx.app.inject({
+      method: 'PATCH',
+      url: `/api/notes/${id}/${versionId}`,
+      headers: session.auth,
+      payload: payload as string,
+    });
 
   async function threeVersions() {
     const note = await api.createOk(s, { title: 'one', content: 'first' });
@@ -36,19 +60,43 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     assert.deepEqual(Object.keys(body).sort(), [...NOTE_KEYS].sort());
     assert.equal(res.headers.location, `/api/notes/${note.id}/${body.version_id}`);
     assert.equal(res.headers.etag, '"4"');
-    assert.deepEqual({ ...body, updated_at: 'x', version_id: 'x' }, {
-      id: note.id, owner_id: note.owner_id, title: 'one', content: 'first', version: 4, version_id: 'x', created_at: note.created_at, updated_at: 'x',
-      ...UNFILED,
-    });
+    assert.deepEqual(
+      { ...body, updated_at: 'x', version_id: 'x' },
+      {
+        id: note.id,
+        owner_id: note.owner_id,
+        title: 'one',
+        content: 'first',
+        version: 4,
+        version_id: 'x',
+        created_at: note.created_at,
+        updated_at: 'x',
+        ...UNFILED,
+      },
+    );
     assert.match(body.updated_at, TIMESTAMP);
     assert.deepEqual(okJson<Note>(await api.get(s, note.id)), body);
     const history = await api.history(s, note.id);
-    assert.deepEqual(history.map((r) => [r.version, r.title, r.restored_from, r.label]), [
-      [4, 'one', 1, null], [3, 'three', null, null], [2, 'two', null, null], [1, 'one', null, null],
-    ]);
+    assert.deepEqual(
+      history.map((r) => [r.version, r.title, r.restored_from, r.label]),
+      [
+        [4, 'one', 1, null],
+        [3, 'three', null, null],
+        [2, 'two', null, null],
+        [1, 'one', null, null],
+      ],
+    );
     const version = okJson<Version>(await api.version(s, note.id, body.version_id));
     assert.deepEqual(version, {
-      id: body.version_id, note_id: note.id, title: 'one', content: 'first', version: 4, created_at: body.updated_at, label: null, restored_from: 1, author_username: s.username,
+      id: body.version_id,
+      note_id: note.id,
+      title: 'one',
+      content: 'first',
+      version: 4,
+      created_at: body.updated_at,
+      label: null,
+      restored_from: 1,
+      author_username: s.username,
     });
   });
 
@@ -66,14 +114,20 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
   test('If-Match: the current ETag restores, a stale one is 412 with current_version and writes nothing', async () => {
     const { note } = await threeVersions();
     const stale = await restore(s, note.id, { version: 1 }, { 'if-match': '"2"' });
-    expectProblem(stale, 412, 'The note has changed: its current version is 3', 'version_mismatch', { current_version: 3 });
+    expectProblem(stale, 412, 'The note has changed: its current version is 3', 'version_mismatch', {
+      current_version: 3,
+    });
     assert.equal(stale.headers.etag, '"3"');
     assert.equal((await api.history(s, note.id)).length, 3);
     const fresh = await restore(s, note.id, { version: 1 }, { 'if-match': '"3"' });
     assert.equal(fresh.statusCode, 201, fresh.body);
     assert.equal(fresh.headers.etag, '"4"');
-    expectProblem(await restore(s, note.id, { version: 1 }, { 'if-match': 'nonsense' }), 400,
-      'If-Match must be an entity tag from GET /api/notes/{id}, like "3"', 'validation_failed');
+    expectProblem(
+      await restore(s, note.id, { version: 1 }, { 'if-match': 'nonsense' }),
+      400,
+      'If-Match must be an entity tag from GET /api/notes/{id}, like "3"',
+      'validation_failed',
+    );
   });
 
   test('restore: exactly one of version and version_id; unknown versions 404; other users 404', async () => {
@@ -100,7 +154,15 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     const res = await label(s, note.id, first.id, { label: '  Draft sent to Ana  ' });
     const body = okJson<Version>(res);
     assert.deepEqual(body, {
-      id: first.id, note_id: note.id, title: 'one', content: 'first', version: 1, created_at: first.created_at, label: 'Draft sent to Ana', restored_from: null, author_username: s.username,
+      id: first.id,
+      note_id: note.id,
+      title: 'one',
+      content: 'first',
+      version: 1,
+      created_at: first.created_at,
+      label: 'Draft sent to Ana',
+      restored_from: null,
+      author_username: s.username,
     });
     assert.equal((await api.history(s, note.id))[2]!.label, 'Draft sent to Ana');
     assert.equal(okJson<Version>(await label(s, note.id, first.id, { label: 'Final 🎉' })).label, 'Final 🎉');
@@ -108,7 +170,10 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     assert.equal(okJson<Version>(await label(s, note.id, first.id, { label: null })).label, null);
     assert.equal((await api.history(s, note.id))[2]!.label, null);
     // 100 characters (emoji count as one) is the most.
-    assert.equal(okJson<Version>(await label(s, note.id, first.id, { label: '😀'.repeat(100) })).label, '😀'.repeat(100));
+    assert.equal(
+      okJson<Version>(await label(s, note.id, first.id, { label: '😀'.repeat(100) })).label,
+      '😀'.repeat(100),
+    );
   });
 
   test('labels: empty, too long, control characters, lone surrogates and wrong types are 400', async () => {
@@ -142,6 +207,14 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
     const res = await restore(s, note.id, { version: 2 });
     assert.equal(res.statusCode, 201, res.body);
     const rows = await api.history(s, note.id);
-    assert.deepEqual(rows.map((r) => [r.version, r.label, r.restored_from]), [[4, null, 2], [3, null, null], [2, 'keep', null], [1, null, null]]);
+    assert.deepEqual(
+      rows.map((r) => [r.version, r.label, r.restored_from]),
+      [
+        [4, null, 2],
+        [3, null, null],
+        [2, 'keep', null],
+        [1, null, null],
+      ],
+    );
   });
 });

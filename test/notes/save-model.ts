@@ -14,16 +14,37 @@ import { extractTags, encodeTags, searchableTags } from '../../src/tags/extract.
  */
 
 const FRAGMENTS = [
-  'hello', 'Straße und Maß', 'naïve café', '日本語のメモ', '🎉 party', 'nul\u0000byte', 'İstanbul',
-  '#a/b', '#A/B', '#Work', '#ünï/Ärger', '#123', '#a//b', '#x-y_z', '#日本', '#a/b/c',
-  '`#inspan`', '``#double ` span``', '```\n#fenced\n```', '~~~\n#tilde\n~~~', '> ```\n> #quoted\n> ```',
-  '![pic](/api/attachments/{A0})', '[file](/api/attachments/{A1})', 'https://example.test/api/attachments/{A0U}',
+  'hello',
+  'Straße und Maß',
+  'naïve café',
+  '日本語のメモ',
+  '🎉 party',
+  'nul\u0000byte',
+  'İstanbul',
+  '#a/b',
+  '#A/B',
+  '#Work',
+  '#ünï/Ärger',
+  '#123',
+  '#a//b',
+  '#x-y_z',
+  '#日本',
+  '#a/b/c',
+  '`#inspan`',
+  '``#double ` span``',
+  '```\n#fenced\n```',
+  '~~~\n#tilde\n~~~',
+  '> ```\n> #quoted\n> ```',
+  '![pic](/api/attachments/{A0})',
+  '[file](/api/attachments/{A1})',
+  'https://example.test/api/attachments/{A0U}',
   '[gone](/api/attachments/{NONE})',
 ];
 const SEPARATORS = [' ', '\n', '\n\n'];
 const TITLES = ['Plan', 'Ünïcödé 🎉', '', 'Title #nottag', 'Straße'];
 
-export const content = fc.array(fc.tuple(fc.constantFrom(...FRAGMENTS), fc.constantFrom(...SEPARATORS)), { maxLength: 6 })
+export const content = fc
+  .array(fc.tuple(fc.constantFrom(...FRAGMENTS), fc.constantFrom(...SEPARATORS)), { maxLength: 6 })
   .map((parts) => parts.map(([text, sep]) => `${text}${sep}`).join(''));
 export const title = fc.constantFrom(...TITLES);
 
@@ -41,27 +62,65 @@ export type Op =
   | { op: 'trash' | 'untrash' | 'purge' | 'deleteNow'; note: number };
 
 export const operation: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('create' as const), title, content, folder: fc.constantFrom('none' as const, 'F0' as const, 'missing' as const) }, { requiredKeys: ['op', 'folder'] }) },
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      {
+        op: fc.constant('create' as const),
+        title,
+        content,
+        folder: fc.constantFrom('none' as const, 'F0' as const, 'missing' as const),
+      },
+      { requiredKeys: ['op', 'folder'] },
+    ),
+  },
   { weight: 5, arbitrary: fc.record({ op: fc.constant('save' as const), note, title, content, ifMatch }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('rename' as const), note, title }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('same' as const), note }) },
   // `version` picks one of the note's versions; `beyond` names the one after the newest, which does not exist.
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('restore' as const), note, version: fc.nat(5), beyond: fc.nat(5).map((n) => n === 0), ifMatch }) },
-  { weight: 2, arbitrary: fc.record({
-    op: fc.constant('file' as const), note, folder: fc.constantFrom('F0' as const, null, 'missing' as const), pinned: fc.boolean(), archived: fc.boolean(),
-  }, { requiredKeys: ['op', 'note'] }).filter((f) => f.folder !== undefined || f.pinned !== undefined || f.archived !== undefined) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('restore' as const),
+      note,
+      version: fc.nat(5),
+      beyond: fc.nat(5).map((n) => n === 0),
+      ifMatch,
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record(
+        {
+          op: fc.constant('file' as const),
+          note,
+          folder: fc.constantFrom('F0' as const, null, 'missing' as const),
+          pinned: fc.boolean(),
+          archived: fc.boolean(),
+        },
+        { requiredKeys: ['op', 'note'] },
+      )
+      .filter((f) => f.folder !== undefined || f.pinned !== undefined || f.archived !== undefined),
+  },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('trash' as const), note }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant('untrash' as const), note }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('purge' as const, 'deleteNow' as const), note }) },
 );
 
 /** 4 to 12 operations, starting with a note so that most have one to work on. */
-export const sequence = fc.tuple(
-  fc.record({ op: fc.constant('create' as const), title, content, folder: fc.constant('none' as const) }),
-  fc.array(operation, { minLength: 3, maxLength: 11 }),
-).map(([first, rest]): Op[] => [first, ...rest]);
+export const sequence = fc
+  .tuple(
+    fc.record({ op: fc.constant('create' as const), title, content, folder: fc.constant('none' as const) }),
+    fc.array(operation, { minLength: 3, maxLength: 11 }),
+  )
+  .map(([first, rest]): Op[] => [first, ...rest]);
 
-interface ModelVersion { title: string; content: string; restored_from: number | null }
+interface ModelVersion {
+  title: string;
+  content: string;
+  restored_from: number | null;
+}
 interface ModelNote {
   versions: ModelVersion[];
   trashed: boolean;
@@ -73,8 +132,26 @@ interface ModelNote {
 
 /** What the rows of one user's notes should be, named by creation order (N0, N0v1, A0, F0). */
 export interface Rows {
-  notes: Array<{ note: string; title: string; version: number; current: string; trashed: boolean; folder: string | null; pinned: boolean; archived: boolean; tags: string; updatedIsCurrentVersion: boolean }>;
-  versions: Array<{ id: string; title: string; content: string; restored_from: number | null; author: string | null; label: string | null }>;
+  notes: Array<{
+    note: string;
+    title: string;
+    version: number;
+    current: string;
+    trashed: boolean;
+    folder: string | null;
+    pinned: boolean;
+    archived: boolean;
+    tags: string;
+    updatedIsCurrentVersion: boolean;
+  }>;
+  versions: Array<{
+    id: string;
+    title: string;
+    content: string;
+    restored_from: number | null;
+    author: string | null;
+    label: string | null;
+  }>;
   note_tags: string[];
   attachment_refs: string[];
   search_entries: string[];
@@ -104,7 +181,11 @@ export class SaveModel {
       if (op.folder === 'missing') return 404;
       this.notes.push({
         versions: [{ title: op.title ?? 'Untitled', content: op.content ?? '', restored_from: null }],
-        trashed: false, gone: false, folder: op.folder === 'F0' ? 'F0' : null, pinned: false, archived: false,
+        trashed: false,
+        gone: false,
+        folder: op.folder === 'F0' ? 'F0' : null,
+        pinned: false,
+        archived: false,
       });
       return 201;
     }
@@ -113,9 +194,16 @@ export class SaveModel {
     const live = n !== undefined && !n.gone && !n.trashed;
     const current = n?.versions.at(-1);
     switch (op.op) {
-      case 'save': case 'rename': case 'same': {
+      case 'save':
+      case 'rename':
+      case 'same': {
         if (!live) return 404;
-        const text = op.op === 'save' ? { title: op.title, content: op.content } : op.op === 'rename' ? { title: op.title, content: current!.content } : current!;
+        const text =
+          op.op === 'save'
+            ? { title: op.title, content: op.content }
+            : op.op === 'rename'
+              ? { title: op.title, content: current!.content }
+              : current!;
         if (op.op === 'save' && op.ifMatch === 'stale') return 412;
         n.versions.push({ title: text.title, content: text.content, restored_from: null });
         return 204;
@@ -180,21 +268,43 @@ export class SaveModel {
   }
 
   rows(): Rows {
-    const rows: Rows = { notes: [], versions: [], note_tags: [], attachment_refs: [], search_entries: [], search_current: [] };
+    const rows: Rows = {
+      notes: [],
+      versions: [],
+      note_tags: [],
+      attachment_refs: [],
+      search_entries: [],
+      search_current: [],
+    };
     this.notes.forEach((n, i) => {
       if (n.gone) return;
       const name = `N${i}`;
       const current = n.versions.at(-1)!;
       const tags = extractTags(current.content);
       rows.notes.push({
-        note: name, title: current.title, version: n.versions.length, current: `${name}v${n.versions.length}`, trashed: n.trashed,
-        folder: n.folder, pinned: n.pinned, archived: n.archived, tags: encodeTags(tags), updatedIsCurrentVersion: true,
+        note: name,
+        title: current.title,
+        version: n.versions.length,
+        current: `${name}v${n.versions.length}`,
+        trashed: n.trashed,
+        folder: n.folder,
+        pinned: n.pinned,
+        archived: n.archived,
+        tags: encodeTags(tags),
+        updatedIsCurrentVersion: true,
       });
       if (!n.trashed) rows.note_tags.push(...searchableTags(tags).map((tag) => `${name} ${tag} me`));
       if (!n.trashed && !n.archived) rows.search_current.push(`${name}v${n.versions.length}`);
       n.versions.forEach((v, k) => {
         const id = `${name}v${k + 1}`;
-        rows.versions.push({ id, title: v.title, content: v.content, restored_from: v.restored_from, author: 'me', label: null });
+        rows.versions.push({
+          id,
+          title: v.title,
+          content: v.content,
+          restored_from: v.restored_from,
+          author: 'me',
+          label: null,
+        });
         rows.search_entries.push(`${id} me`);
         for (const a of linkedPlaceholders(v.content)) rows.attachment_refs.push(`${id} ${a}`);
       });
@@ -206,11 +316,16 @@ export class SaveModel {
 /** The If-Match header a kind stands for, against a note at `version`. */
 export function ifMatchHeader(kind: IfMatch, version: number): Record<string, string> {
   switch (kind) {
-    case 'none': return {};
-    case 'star': return { 'if-match': '*' };
-    case 'current': return { 'if-match': `"${version}"` };
-    case 'stale': return { 'if-match': `"${version + 1}", W/"${version}"` };
-    case 'list': return { 'if-match': `"999", "${version}"` };
+    case 'none':
+      return {};
+    case 'star':
+      return { 'if-match': '*' };
+    case 'current':
+      return { 'if-match': `"${version}"` };
+    case 'stale':
+      return { 'if-match': `"${version + 1}", W/"${version}"` };
+    case 'list':
+      return { 'if-match': `"999", "${version}"` };
   }
 }
 
@@ -223,7 +338,10 @@ function linkedPlaceholders(text: string): string[] {
 }
 
 export function sortRows(rows: Rows): Rows {
-  const by = <T>(key: (row: T) => string) => (a: T, b: T) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  const by =
+    <T>(key: (row: T) => string) =>
+    (a: T, b: T) =>
+      key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0;
   return {
     notes: [...rows.notes].sort(by((r) => r.note)),
     versions: [...rows.versions].sort(by((r) => r.id)),

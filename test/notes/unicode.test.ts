@@ -47,7 +47,11 @@ forEachDatabase('notes Unicode round-trip', (ctx) => {
     const history = okJson<VersionRow[]>(await api.versions(s, noteId, '?limit=1'));
     assert.equal(history[0]?.title, title, `${label}: history title`);
     // In storage the bytes are the UTF-8 encoding, unchanged.
-    const stored = await ctx.database.db.selectFrom('note_versions').select(['title', 'content']).where('id', '=', note.version_id).executeTakeFirstOrThrow();
+    const stored = await ctx.database.db
+      .selectFrom('note_versions')
+      .select(['title', 'content'])
+      .where('id', '=', note.version_id)
+      .executeTakeFirstOrThrow();
     assert.ok(Buffer.from(stored.title).equals(Buffer.from(title, 'utf8')), `${label}: stored title bytes`);
     assert.ok(Buffer.from(stored.content).equals(Buffer.from(content, 'utf8')), `${label}: stored content bytes`);
   }
@@ -70,7 +74,10 @@ forEachDatabase('notes Unicode round-trip', (ctx) => {
     }
     const history = await api.history(s, note.id);
     const expected = ['plain', ...Object.values(SAMPLES)].reverse();
-    assert.deepEqual(history.map((r) => r.title), expected);
+    assert.deepEqual(
+      history.map((r) => r.title),
+      expected,
+    );
     const first = okJson<{ title: string; content: string }>(await api.version(s, note.id, history.at(-1)!.id));
     assert.deepEqual([first.title, first.content], ['plain', 'plain']);
   });
@@ -104,9 +111,21 @@ forEachDatabase('notes Unicode round-trip', (ctx) => {
   test('lone surrogates are 400 in title or content, on create and on a new version', async () => {
     const note = await api.createOk(s, { title: 'keep', content: 'keep' });
     const json = { 'content-type': 'application/json' };
-    for (const bad of ['\ud800', '\udc00', 'a\ud800b', '\udfff\ud800', '😀'.slice(0, 1), '😀'.slice(1), `${'x'.repeat(100)}\udbff`]) {
+    for (const bad of [
+      '\ud800',
+      '\udc00',
+      'a\ud800b',
+      '\udfff\ud800',
+      '😀'.slice(0, 1),
+      '😀'.slice(1),
+      `${'x'.repeat(100)}\udbff`,
+    ]) {
       // JSON.stringify writes lone surrogates as \uXXXX escapes: what a client would send.
-      for (const fields of [{ title: bad, content: 'ok' }, { title: 'ok', content: bad }, { title: bad, content: bad }]) {
+      for (const fields of [
+        { title: bad, content: 'ok' },
+        { title: 'ok', content: bad },
+        { title: bad, content: bad },
+      ]) {
         const payload = JSON.stringify(fields);
         const field = fields.title === bad ? 'title' : 'content';
         expectInvalidBody(await api.create(s, payload, json), notUnicode(field));

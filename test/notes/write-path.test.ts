@@ -19,13 +19,22 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
 
   test('50 concurrent writers on one note: versions 2..51, each writer told its own, no gap', async () => {
     const note = await api.createOk(s, { title: 'one', content: '' });
-    const responses = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      api.addVersion(s, note.id, { title: `w${i}`, content: `#tag${i % 3} text ${i}` })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        api.addVersion(s, note.id, { title: `w${i}`, content: `#tag${i % 3} text ${i}` }),
+      ),
+    );
     for (const res of responses) expectNoContent(res);
     const told = responses.map((res) => Number(String(res.headers.etag).slice(1, -1))).sort((a, b) => a - b);
-    assert.deepEqual(told, Array.from({ length: 50 }, (_, i) => i + 2));
+    assert.deepEqual(
+      told,
+      Array.from({ length: 50 }, (_, i) => i + 2),
+    );
     const history = await api.history(s, note.id);
-    assert.deepEqual(history.map((row) => row.version), Array.from({ length: 51 }, (_, i) => 51 - i));
+    assert.deepEqual(
+      history.map((row) => row.version),
+      Array.from({ length: 51 }, (_, i) => 51 - i),
+    );
     const byTitle = new Map(responses.map((res, i) => [`w${i}`, Number(String(res.headers.etag).slice(1, -1))]));
     for (const row of history.slice(0, 50)) assert.equal(byTitle.get(row.title), row.version);
     // The note's tags are the last version's, and the tag index agrees.
@@ -41,9 +50,15 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
   });
 
   test('50 concurrent writers over 10 notes and 20 concurrent creates: every note gap-free, every create at version 1', async () => {
-    const notes = await Promise.all(Array.from({ length: 10 }, (_, i) => api.createOk(s, { title: `many ${i}`, content: '' })));
+    const notes = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => api.createOk(s, { title: `many ${i}`, content: '' })),
+    );
     const [saves, creates] = await Promise.all([
-      Promise.all(Array.from({ length: 50 }, (_, i) => api.addVersion(s, notes[i % 10]!.id, { title: `many ${i % 10}`, content: `save ${i}` }))),
+      Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          api.addVersion(s, notes[i % 10]!.id, { title: `many ${i % 10}`, content: `save ${i}` }),
+        ),
+      ),
       Promise.all(Array.from({ length: 20 }, (_, i) => api.create(s, { title: `created ${i}`, content: `body ${i}` }))),
     ]);
     for (const res of saves) expectNoContent(res);
@@ -53,7 +68,10 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
     }
     for (const note of notes) {
       const history = await api.history(s, note.id);
-      assert.deepEqual(history.map((row) => row.version), [6, 5, 4, 3, 2, 1]);
+      assert.deepEqual(
+        history.map((row) => row.version),
+        [6, 5, 4, 3, 2, 1],
+      );
     }
     // Each save is in the search index under its note: every one of the ten is found by its last text.
     const found = await ctx.app.inject({ method: 'GET', url: '/api/notes/search?q=save&limit=100', headers: s.auth });
@@ -62,17 +80,25 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
   });
 
   test('a save that fails inside a batch answers its own error; the saves written with it are committed', async () => {
-    const notes = await Promise.all(Array.from({ length: 6 }, (_, i) => api.createOk(s, { title: `batch ${i}`, content: '' })));
+    const notes = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => api.createOk(s, { title: `batch ${i}`, content: '' })),
+    );
     const doomed = notes[3]!;
     await refuseVersionsTitled(ctx, 'refused by a trigger');
     let batches = 0;
     let queued = 0;
     let allQueued: () => void = () => undefined;
-    const queuedAll = new Promise<void>((resolve) => { allQueued = resolve; });
+    const queuedAll = new Promise<void>((resolve) => {
+      allQueued = resolve;
+    });
     let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => { release = resolve; });
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     let firstReached: () => void = () => undefined;
-    const reached = new Promise<void>((resolve) => { firstReached = resolve; });
+    const reached = new Promise<void>((resolve) => {
+      firstReached = resolve;
+    });
     // SQLite: hold the first batch (note 0's save) so that the other five queue behind it and are
     // then written as one batch of five. PostgreSQL has no batches; the outcome must be the same.
     setWriteCheckpoint(ctx.database.db, async (step) => {
@@ -87,8 +113,14 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
     try {
       const first = api.addVersion(s, notes[0]!.id, { title: 'batch 0', content: 'first' });
       if (ctx.kind === 'sqlite') await reached;
-      const rest = notes.slice(1).map((note) =>
-        api.addVersion(s, note.id, { title: note === doomed ? 'refused by a trigger' : note.title, content: 'second' }));
+      const rest = notes
+        .slice(1)
+        .map((note) =>
+          api.addVersion(s, note.id, {
+            title: note === doomed ? 'refused by a trigger' : note.title,
+            content: 'second',
+          }),
+        );
       if (ctx.kind === 'sqlite') await queuedAll;
       release();
       const responses = await Promise.all([first, ...rest]);
@@ -109,7 +141,10 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
         assert.equal(body.content, note === doomed ? '' : note === notes[0] ? 'first' : 'second');
       }
       // The refused save left nothing behind: no version, and the next save is number 2.
-      assert.deepEqual((await api.history(s, doomed.id)).map((row) => row.version), [1]);
+      assert.deepEqual(
+        (await api.history(s, doomed.id)).map((row) => row.version),
+        [1],
+      );
       await dropRefusal(ctx);
       const next = await api.addVersion(s, doomed.id, { title: 'batch 3', content: 'later' });
       assert.equal(next.headers.etag, '"2"');
@@ -125,19 +160,37 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
 });
 
 /** A trigger that refuses any version with this title: a failure after the note row was advanced. */
-async function refuseVersionsTitled(ctx: { kind: string; database: { db: import('../../src/db/schema.js').Db } }, title: string): Promise<void> {
+async function refuseVersionsTitled(
+  ctx: { kind: string; database: { db: import('../../src/db/schema.js').Db } },
+  title: string,
+): Promise<void> {
   const hex = Buffer.from(title, 'utf8').toString('hex');
   if (ctx.kind === 'sqlite') {
-    await sql.raw(`create trigger refuse_version before insert on note_versions when new.title = x'${hex}'
-      begin select raise(abort, 'refused by a trigger'); end`).execute(ctx.database.db);
+    await sql
+      .raw(`create trigger refuse_version before insert on note_versions when new.title = x'${hex}'
+      begin select raise(abort, 'refused by a trigger'); end`)
+      .execute(ctx.database.db);
     return;
   }
-  await sql.raw(`create function refuse_version() returns trigger language plpgsql as $$
-    begin if new.title = '\\x${hex}'::bytea then raise exception 'refused by a trigger'; end if; return new; end $$`).execute(ctx.database.db);
-  await sql.raw('create trigger refuse_version before insert on note_versions for each row execute function refuse_version()').execute(ctx.database.db);
+  await sql
+    .raw(`create function refuse_version() returns trigger language plpgsql as $$
+    begin if new.title = '\\x${hex}'::bytea then raise exception 'refused by a trigger'; end if; return new; end $$`)
+    .execute(ctx.database.db);
+  await sql
+    .raw('create trigger refuse_version before insert on note_versions for each row execute function refuse_version()')
+    .execute(ctx.database.db);
 }
 
-async function dropRefusal(ctx: { kind: string; database: { db: import('../../src/db/schema.js').Db } }): Promise<void> {
-  await sql.raw(ctx.kind === 'sqlite' ? 'drop trigger if exists refuse_version' : 'drop trigger if exists refuse_version on note_versions').execute(ctx.database.db);
+async function dropRefusal(ctx: {
+  kind: string;
+  database: { db: import('../../src/db/schema.js').Db };
+}): Promise<void> {
+  await sql
+    .raw(
+      ctx.kind === 'sqlite'
+        ? 'drop trigger if exists refuse_version'
+        : 'drop trigger if exists refuse_version on note_versions',
+    )
+    .execute(ctx.database.db);
   if (ctx.kind !== 'sqlite') await sql.raw('drop function if exists refuse_version()').execute(ctx.database.db);
 }

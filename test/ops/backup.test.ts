@@ -13,15 +13,23 @@ import { entryArgs } from '../helpers/entry.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRITERS = 4;
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
-      cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...TEST_ENV, HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...TEST_ENV, HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk) => { stdout += String(chunk); });
-    child.stderr.on('data', (chunk) => { stderr += String(chunk); });
+    child.stdout.on('data', (chunk) => {
+      stdout += String(chunk);
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += String(chunk);
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -37,34 +45,74 @@ describe('vellum backup and restore [sqlite]', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('a backup taken under concurrent writes is intact and holds every version acknowledged before it started; restore refuses a running service', { timeout: 120_000 }, async () => {
+  test('a backup taken under concurrent writes is intact and holds every version acknowledged before it started; restore refuses a running service', {
+    timeout: 120_000,
+  }, async () => {
     server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
-      env: { ...TEST_ENV, ...env, HOME: dir, PORT: '0', HOST: '127.0.0.1', JWT_SECRET, CSRF_SECRET, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_SECONDS: '0' },
+      env: {
+        ...TEST_ENV,
+        ...env,
+        HOME: dir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        JWT_SECRET,
+        CSRF_SECRET,
+        PWNED_PASSWORDS_URL: 'off',
+        RATE_LIMIT: 'off',
+        LOG_LEVEL: 'info',
+        SHUTDOWN_DRAIN_SECONDS: '0',
+      },
     });
     const base = `http://127.0.0.1:${await server.port()}`;
     const json = { 'content-type': 'application/json' };
     const username = uniqueName('backup');
-    assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
-    const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
-    const headers = { ...json, authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}` };
+    assert.equal(
+      (
+        await fetch(`${base}/api/auth/signup`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+        })
+      ).status,
+      201,
+    );
+    const login = await fetch(`${base}/api/auth/login`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+    });
+    const headers = {
+      ...json,
+      authorization: `Bearer ${((await login.json()) as { access_token: string }).access_token}`,
+    };
 
     // Writers add versions to their own note until told to stop; each answered version is acknowledged.
     const acknowledged: Array<{ note: string; version: number; content: string }> = [];
     let reached200!: () => void;
-    const twoHundred = new Promise<void>((resolve) => { reached200 = resolve; });
+    const twoHundred = new Promise<void>((resolve) => {
+      reached200 = resolve;
+    });
     const acknowledge = (version: { note: string; version: number; content: string }) => {
       if (acknowledged.push(version) === 200) reached200();
     };
     let stop = false;
     const writer = async (w: number) => {
-      const created = await fetch(`${base}/api/notes`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content: 'v1' }) });
+      const created = await fetch(`${base}/api/notes`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ title: `writer ${w}`, content: 'v1' }),
+      });
       assert.equal(created.status, 201);
       const note = ((await created.json()) as { id: string }).id;
       acknowledge({ note, version: 1, content: 'v1' });
       for (let i = 2; !stop; i++) {
         const content = `writer ${w} version ${i} `.repeat(50);
-        const res = await fetch(`${base}/api/notes/${note}/versions`, { method: 'POST', headers, body: JSON.stringify({ title: `writer ${w}`, content }) });
+        const res = await fetch(`${base}/api/notes/${note}/versions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ title: `writer ${w}`, content }),
+        });
         assert.equal(res.status, 204, await res.text());
         acknowledge({ note, version: Number(JSON.parse(res.headers.get('etag')!)), content });
       }
@@ -81,27 +129,49 @@ describe('vellum backup and restore [sqlite]', () => {
     stop = true;
     await writers;
     assert.equal(backup.code, 0, backup.stderr);
-    assert.match(backup.stdout, new RegExp(`^backed up \\d+ notes and \\d+ versions to ${backupFile.replace(/[.]/g, '\\.')} \\(\\d+ bytes\\)\\n$`));
+    assert.match(
+      backup.stdout,
+      new RegExp(
+        `^backed up \\d+ notes and \\d+ versions to ${backupFile.replace(/[.]/g, '\\.')} \\(\\d+ bytes\\)\\n$`,
+      ),
+    );
     assert.ok(during > 0, 'writes went on while the backup ran');
-    assert.deepEqual(fs.readdirSync(path.dirname(backupFile)), ['vellum-backup.db'], 'one self-contained file, nothing half-written');
+    assert.deepEqual(
+      fs.readdirSync(path.dirname(backupFile)),
+      ['vellum-backup.db'],
+      'one self-contained file, nothing half-written',
+    );
 
     const copy = new BetterSqlite3(backupFile, { readonly: true });
     try {
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-      const stored = new Map((copy.prepare('select note_id, version, content from note_versions').all() as Array<{ note_id: string; version: number; content: Buffer }>)
-        .map((r) => [`${r.note_id}/${r.version}`, Buffer.from(r.content).toString('utf8')]));
+      const stored = new Map(
+        (
+          copy.prepare('select note_id, version, content from note_versions').all() as Array<{
+            note_id: string;
+            version: number;
+            content: Buffer;
+          }>
+        ).map((r) => [`${r.note_id}/${r.version}`, Buffer.from(r.content).toString('utf8')]),
+      );
       const missing = before.filter((v) => stored.get(`${v.note}/${v.version}`) !== v.content);
       assert.deepEqual(missing, [], `all ${before.length} versions acknowledged before the backup are in it`);
     } finally {
       copy.close();
     }
     assert.deepEqual(await cli(['backup', backupFile], env), {
-      code: 1, stdout: '', stderr: `vellum: ${backupFile} already exists; choose a new file name\n`,
+      code: 1,
+      stdout: '',
+      stderr: `vellum: ${backupFile} already exists; choose a new file name\n`,
     });
 
     // Restore into a running service: refused, nothing changed.
     const refused = await cli(['restore', backupFile], env);
-    assert.deepEqual(refused, { code: 1, stdout: '', stderr: `vellum: ${dbFile} is in use: stop every Vellum process that uses it, then run restore again\n` });
+    assert.deepEqual(refused, {
+      code: 1,
+      stdout: '',
+      stderr: `vellum: ${dbFile} is in use: stop every Vellum process that uses it, then run restore again\n`,
+    });
     const versionsNow = await fetch(`${base}/api/notes/${before[0]!.note}/versions?limit=100`, { headers });
     assert.equal(versionsNow.status, 200);
 
@@ -110,7 +180,10 @@ describe('vellum backup and restore [sqlite]', () => {
     const restored = await cli(['restore', backupFile], env);
     assert.equal(restored.code, 0, restored.stderr);
     const [restoredLine, keptLine] = restored.stdout.split('\n');
-    assert.match(restoredLine!, new RegExp(`^restored \\d+ notes and \\d+ versions from .* into ${dbFile.replace(/[.]/g, '\\.')}$`));
+    assert.match(
+      restoredLine!,
+      new RegExp(`^restored \\d+ notes and \\d+ versions from .* into ${dbFile.replace(/[.]/g, '\\.')}$`),
+    );
     const kept = /^the database it replaced is kept as (.+)$/.exec(keptLine!)?.[1];
     assert.ok(kept !== undefined && fs.existsSync(kept), restored.stdout);
     assert.deepEqual(fs.readFileSync(dbFile), fs.readFileSync(backupFile), 'the database is the backup');
@@ -127,11 +200,16 @@ describe('vellum backup and restore [sqlite]', () => {
     const newer = path.join(dir, 'newer.db');
     fs.copyFileSync(backupFile, newer);
     const db = new BetterSqlite3(newer);
-    db.prepare("insert into kysely_migration (name, timestamp) values ('2099-01-01-from-the-future', '2099-01-01T00:00:00.000Z')").run();
+    db.prepare(
+      "insert into kysely_migration (name, timestamp) values ('2099-01-01-from-the-future', '2099-01-01T00:00:00.000Z')",
+    ).run();
     db.close();
     const future = await cli(['restore', newer], env);
     assert.equal(future.code, 1);
-    assert.match(future.stderr, /^vellum: the backup was written by a newer Vellum \(migrations 2099-01-01-from-the-future\)/);
+    assert.match(
+      future.stderr,
+      /^vellum: the backup was written by a newer Vellum \(migrations 2099-01-01-from-the-future\)/,
+    );
   });
 });
 
@@ -140,10 +218,14 @@ if (TEST_DATABASE_URL !== undefined) {
   describe('vellum backup and restore [postgres]', () => {
     test('point to pg_dump / pg_restore and exit 1', { timeout: 60_000 }, async () => {
       for (const command of ['backup', 'restore']) {
-        assert.deepEqual(await cli([command, path.join(os.tmpdir(), 'never.dump')], { DATABASE_URL: TEST_DATABASE_URL! }), {
-          code: 1, stdout: '',
-          stderr: `vellum: ${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: use pg_dump / pg_restore (README "Back up and restore")\n`,
-        });
+        assert.deepEqual(
+          await cli([command, path.join(os.tmpdir(), 'never.dump')], { DATABASE_URL: TEST_DATABASE_URL! }),
+          {
+            code: 1,
+            stdout: '',
+            stderr: `vellum: ${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: use pg_dump / pg_restore (README "Back up and restore")\n`,
+          },
+        );
       }
     });
   });

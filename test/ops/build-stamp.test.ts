@@ -15,7 +15,8 @@ const write = (file: string, text: string) => {
   fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
   fs.writeFileSync(path.join(dir, file), text);
 };
-const stamp = (mode: string) => spawnSync(process.execPath, [path.join(dir, 'scripts/build-stamp.mjs'), mode], { encoding: 'utf8' });
+const stamp = (mode: string) =>
+  spawnSync(process.execPath, [path.join(dir, 'scripts/build-stamp.mjs'), mode], { encoding: 'utf8' });
 
 test('a build is reused until a file the build reads changes', () => {
   write('scripts/build-stamp.mjs', fs.readFileSync(path.join(ROOT, 'scripts/build-stamp.mjs'), 'utf8'));

@@ -52,7 +52,9 @@ describe('WORKERS=2 on the real server', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-cluster-'));
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  test('two processes share the port and the (generated) secrets, and SIGTERM stops them all with exit 0', { timeout: 120_000 }, async () => {
+  test('two processes share the port and the (generated) secrets, and SIGTERM stops them all with exit 0', {
+    timeout: 120_000,
+  }, async () => {
     const port = await freePort();
     // No JWT_SECRET/CSRF_SECRET: the primary generates them once for both workers.
     const server = startProcess(process.execPath, entryArgs('main'), {
@@ -70,13 +72,25 @@ describe('WORKERS=2 on the real server', () => {
       },
     });
     try {
-      await server.waitFor((line) => (logEntry(line)?.msg === 'all workers listening' ? true : undefined), 90_000, 'both workers listening');
+      await server.waitFor(
+        (line) => (logEntry(line)?.msg === 'all workers listening' ? true : undefined),
+        90_000,
+        'both workers listening',
+      );
       const base = `http://127.0.0.1:${port}`;
       const username = uniqueName('cluster');
       const json = { 'content-type': 'application/json' };
-      const signup = await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      const signup = await fetch(`${base}/api/auth/signup`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      });
       assert.equal(signup.status, 201, await signup.text());
-      const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      });
       assert.equal(login.status, 200);
       const { access_token: token } = (await login.json()) as { access_token: string };
 
@@ -84,20 +98,27 @@ describe('WORKERS=2 on the real server', () => {
       // answer, and each accepts a token the other signed.
       for (let i = 0; i < 12; i++) {
         const status = await new Promise<number>((resolve, reject) => {
-          http.get(`${base}/api/auth/me`, { agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          }).on('error', reject);
+          http
+            .get(`${base}/api/auth/me`, { agent: false, headers: { authorization: `Bearer ${token}` } }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            })
+            .on('error', reject);
         });
         assert.equal(status, 200);
       }
       // Request lines are buffered (written at the latest every 100 ms): wait for the twelfth.
-      const meLines = () => server.lines.map(logEntry).filter((entry) => entry?.msg === 'request' && entry.route === '/api/auth/me');
+      const meLines = () =>
+        server.lines.map(logEntry).filter((entry) => entry?.msg === 'request' && entry.route === '/api/auth/me');
       let seen = 0;
-      await server.waitFor((line) => {
-        const entry = logEntry(line);
-        return entry?.msg === 'request' && entry.route === '/api/auth/me' && ++seen === 12 ? true : undefined;
-      }, 10_000, 'twelve /api/auth/me request lines');
+      await server.waitFor(
+        (line) => {
+          const entry = logEntry(line);
+          return entry?.msg === 'request' && entry.route === '/api/auth/me' && ++seen === 12 ? true : undefined;
+        },
+        10_000,
+        'twelve /api/auth/me request lines',
+      );
       assert.equal(meLines().length, 12, 'one request line per request');
       const pids = new Set(meLines().map((entry) => entry!.pid));
       assert.equal(pids.size, 2, `expected both workers to answer, saw ${[...pids].join(', ')}`);
@@ -119,7 +140,9 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test(`a worker killed right after its start is replaced and the other keeps serving; ${CRASH_LIMIT} deaths within the window stop the service`, { timeout: 150_000 }, async () => {
+  test(`a worker killed right after its start is replaced and the other keeps serving; ${CRASH_LIMIT} deaths within the window stop the service`, {
+    timeout: 150_000,
+  }, async () => {
     const port = await freePort();
     server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
@@ -136,28 +159,41 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
         SHUTDOWN_DRAIN_SECONDS: '0',
       },
     });
-    const pids = await server.waitFor((line) => {
-      const entry = logEntry(line) as { msg?: string; workerPids?: number[] } | undefined;
-      return entry?.msg === 'all workers listening' ? entry.workerPids : undefined;
-    }, 90_000, 'all workers listening');
+    const pids = await server.waitFor(
+      (line) => {
+        const entry = logEntry(line) as { msg?: string; workerPids?: number[] } | undefined;
+        return entry?.msg === 'all workers listening' ? entry.workerPids : undefined;
+      },
+      90_000,
+      'all workers listening',
+    );
     assert.equal(pids?.length, 2);
     const [victim, survivor] = pids as [number, number];
     const replacements: number[] = [];
-    const nextReplacement = () => server!.waitFor((line) => {
-      const entry = logEntry(line) as { msg?: string; workerPid?: number } | undefined;
-      return entry?.msg === 'replacement worker listening' && !replacements.includes(entry.workerPid!) ? entry.workerPid : undefined;
-    }, 60_000, 'a replacement worker');
+    const nextReplacement = () =>
+      server!.waitFor(
+        (line) => {
+          const entry = logEntry(line) as { msg?: string; workerPid?: number } | undefined;
+          return entry?.msg === 'replacement worker listening' && !replacements.includes(entry.workerPid!)
+            ? entry.workerPid
+            : undefined;
+        },
+        60_000,
+        'a replacement worker',
+      );
 
     // Well within 10 s of its start: this used to stop the whole service.
     process.kill(victim, 'SIGKILL');
     replacements.push((await nextReplacement())!);
     assert.doesNotThrow(() => process.kill(survivor, 0), 'the healthy worker was left running');
     const base = `http://127.0.0.1:${port}`;
-    for (let i = 0; i < 4; i++) assert.equal((await fetch(`${base}/healthz`, { headers: { connection: 'close' } })).status, 200);
-    const delays = () => server!.lines.flatMap((line) => {
-      const entry = logEntry(line) as { msg?: string; delayMs?: number } | undefined;
-      return entry?.msg?.startsWith('worker exited unexpectedly') === true ? [entry.delayMs] : [];
-    });
+    for (let i = 0; i < 4; i++)
+      assert.equal((await fetch(`${base}/healthz`, { headers: { connection: 'close' } })).status, 200);
+    const delays = () =>
+      server!.lines.flatMap((line) => {
+        const entry = logEntry(line) as { msg?: string; delayMs?: number } | undefined;
+        return entry?.msg?.startsWith('worker exited unexpectedly') === true ? [entry.delayMs] : [];
+      });
     assert.deepEqual(delays(), [restartDelayMs(1)]);
 
     // The replacements keep dying: back-off doubles, and the limit stops the service with a non-zero exit.
@@ -165,11 +201,17 @@ describe('WORKERS=2: a worker that dies is replaced', () => {
       process.kill(replacements.at(-1)!, 'SIGKILL');
       replacements.push((await nextReplacement())!);
     }
-    assert.deepEqual(delays(), Array.from({ length: CRASH_LIMIT - 1 }, (_, i) => restartDelayMs(i + 1)));
+    assert.deepEqual(
+      delays(),
+      Array.from({ length: CRASH_LIMIT - 1 }, (_, i) => restartDelayMs(i + 1)),
+    );
     process.kill(replacements.at(-1)!, 'SIGKILL');
     const outcome = await exitWithin(server, 30_000);
     assert.deepEqual(outcome, { code: 1, signal: null }, server.output());
-    assert.match(server.output(), new RegExp(`workers keep dying \\(${CRASH_LIMIT} within ${CRASH_WINDOW_MS / 1000} s\\); stopping the service`));
+    assert.match(
+      server.output(),
+      new RegExp(`workers keep dying \\(${CRASH_LIMIT} within ${CRASH_WINDOW_MS / 1000} s\\); stopping the service`),
+    );
     assert.throws(() => process.kill(survivor, 0), 'the survivor was stopped with the service');
   });
 });

@@ -22,10 +22,23 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
   const start = async (extra: Record<string, string> = {}) => {
     server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
-      env: { ...TEST_ENV, HOME: dir, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${path.join(dir, 'data', 'vellum.db')}`, PWNED_PASSWORDS_URL: 'off', RATE_LIMIT: 'off', ...extra },
+      env: {
+        ...TEST_ENV,
+        HOME: dir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${path.join(dir, 'data', 'vellum.db')}`,
+        PWNED_PASSWORDS_URL: 'off',
+        RATE_LIMIT: 'off',
+        ...extra,
+      },
     });
     const port = await server.port();
-    const ready = await server.waitFor((line) => (line.startsWith('Vellum is ready') ? line : undefined), 10_000, 'the ready line');
+    const ready = await server.waitFor(
+      (line) => (line.startsWith('Vellum is ready') ? line : undefined),
+      10_000,
+      'the ready line',
+    );
     return { port, ready };
   };
   const stop = async () => {
@@ -38,8 +51,21 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
     assert.equal(first.ready, `Vellum is ready: open http://localhost:${first.port}/ in a browser`);
     const base = `http://127.0.0.1:${first.port}`;
     const username = uniqueName('dev');
-    assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
-    const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+    assert.equal(
+      (
+        await fetch(`${base}/api/auth/signup`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+        })
+      ).status,
+      201,
+    );
+    const login = await fetch(`${base}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+    });
     assert.equal(login.status, 200);
     const { access_token: token } = (await login.json()) as { access_token: string };
     const secrets = path.join(dir, 'data', '.vellum-secrets.json');
@@ -47,13 +73,19 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
     await stop();
 
     const second = await start();
-    const me = await fetch(`http://127.0.0.1:${second.port}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    const me = await fetch(`http://127.0.0.1:${second.port}/api/auth/me`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(me.status, 200, 'the token signed before the restart is still good');
     await stop();
 
     // Set secrets win over the kept ones: the same token is then refused.
     const third = await start({ JWT_SECRET: 'x'.repeat(16) + 'y'.repeat(16) + 'z', CSRF_SECRET: 'c'.repeat(40) });
-    assert.equal((await fetch(`http://127.0.0.1:${third.port}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status, 401);
+    assert.equal(
+      (await fetch(`http://127.0.0.1:${third.port}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } }))
+        .status,
+      401,
+    );
     await stop();
   });
 

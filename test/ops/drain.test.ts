@@ -16,11 +16,15 @@ const DRAIN_SECONDS = 3;
 /** One request on a connection of its own (as a load balancer's health check makes). */
 function get(url: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (chunk) => { body += String(chunk); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    }).on('error', reject);
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += String(chunk);
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      })
+      .on('error', reject);
   });
 }
 
@@ -41,7 +45,9 @@ for (const workers of [1, 2]) {
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    test(`a burst of ${BURST} requests in flight completes with no reset; /readyz is 503 during the drain`, { timeout: 120_000 }, async () => {
+    test(`a burst of ${BURST} requests in flight completes with no reset; /readyz is 503 during the drain`, {
+      timeout: 120_000,
+    }, async () => {
       const port = await freePort();
       server = startProcess(process.execPath, entryArgs('main'), {
         cwd: ROOT,
@@ -60,15 +66,34 @@ for (const workers of [1, 2]) {
           SHUTDOWN_DRAIN_SECONDS: String(DRAIN_SECONDS),
         },
       });
-      await server.waitFor((line) => {
-        const msg = logEntry(line)?.msg ?? '';
-        return msg === 'all workers listening' || (workers === 1 && msg.startsWith('Server listening')) ? true : undefined;
-      }, 90_000, 'listening');
+      await server.waitFor(
+        (line) => {
+          const msg = logEntry(line)?.msg ?? '';
+          return msg === 'all workers listening' || (workers === 1 && msg.startsWith('Server listening'))
+            ? true
+            : undefined;
+        },
+        90_000,
+        'listening',
+      );
       const base = `http://127.0.0.1:${port}`;
       const json = { 'content-type': 'application/json' };
       const username = uniqueName('drain');
-      assert.equal((await fetch(`${base}/api/auth/signup`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) })).status, 201);
-      const login = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: json, body: JSON.stringify({ username, password: GOOD_PASSWORD }) });
+      assert.equal(
+        (
+          await fetch(`${base}/api/auth/signup`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+          })
+        ).status,
+        201,
+      );
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      });
       const { access_token: token } = (await login.json()) as { access_token: string };
       assert.equal((await get(`${base}/readyz`)).status, 200);
 
@@ -76,9 +101,17 @@ for (const workers of [1, 2]) {
       let answered = 0;
       const burst = Array.from({ length: BURST }, (_, i) =>
         fetch(`${base}/api/notes`, {
-          method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ title: `burst ${i}`, content: 'x'.repeat(2000) }),
-        }).then(async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }), (error: unknown) => ({ error }))
-          .finally(() => { answered += 1; }),
+          method: 'POST',
+          headers: { ...json, authorization: `Bearer ${token}` },
+          body: JSON.stringify({ title: `burst ${i}`, content: 'x'.repeat(2000) }),
+        })
+          .then(
+            async (res) => ({ status: res.status, connection: res.headers.get('connection'), body: await res.text() }),
+            (error: unknown) => ({ error }),
+          )
+          .finally(() => {
+            answered += 1;
+          }),
       );
       // The signal comes once the server is serving the burst: its first answer is in, the rest in flight.
       await Promise.race(burst);
@@ -86,12 +119,22 @@ for (const workers of [1, 2]) {
       assert.ok(answered < BURST, `the signal met requests in flight (${answered} of ${BURST} answered)`);
       // Each server process has seen the signal.
       let seen = 0;
-      await server.waitFor((line) => (logEntry(line)?.msg === 'shutting down' && ++seen === workers ? true : undefined), 20_000, 'shutting down');
+      await server.waitFor(
+        (line) => (logEntry(line)?.msg === 'shutting down' && ++seen === workers ? true : undefined),
+        20_000,
+        'shutting down',
+      );
 
       const ready = await get(`${base}/readyz`);
       assert.equal(ready.status, 503, ready.body);
       assert.equal(ready.headers['retry-after'], '5');
-      assert.deepEqual(JSON.parse(ready.body), { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'Shutting down', code: 'shutting_down' });
+      assert.deepEqual(JSON.parse(ready.body), {
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'Shutting down',
+        code: 'shutting_down',
+      });
       assert.equal((await get(`${base}/healthz`)).status, 200, 'the process is alive while it drains');
       // A request that arrives during the drain is served, and its connection is closed after it.
       const late = await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${token}` } });
@@ -101,7 +144,11 @@ for (const workers of [1, 2]) {
 
       const results = await Promise.all(burst);
       const failures = results.filter((r) => 'error' in r || r.status !== 201);
-      assert.deepEqual(failures.map((r) => ('error' in r ? String((r.error as Error).cause ?? r.error) : `${r.status} ${r.body}`)), [], 'every request of the burst answered 201');
+      assert.deepEqual(
+        failures.map((r) => ('error' in r ? String((r.error as Error).cause ?? r.error) : `${r.status} ${r.body}`)),
+        [],
+        'every request of the burst answered 201',
+      );
 
       assert.deepEqual(await exitWithin(server, 30_000), { code: 0, signal: null }, server.output());
       assert.ok(!/shutdown timed out|did not stop in time/.test(server.output()), server.output());
@@ -110,7 +157,10 @@ for (const workers of [1, 2]) {
         return entry?.msg === 'request' && entry.route === '/api/notes' && entry.status === 201;
       });
       assert.equal(notes.length, BURST, 'one logged 201 per request of the burst');
-      const refused = await get(`${base}/readyz`).then(() => 'answered', (error: NodeJS.ErrnoException) => error.code);
+      const refused = await get(`${base}/readyz`).then(
+        () => 'answered',
+        (error: NodeJS.ErrnoException) => error.code,
+      );
       assert.equal(refused, 'ECONNREFUSED');
     });
   });

@@ -13,10 +13,17 @@ test('every locked package supports the oldest Node.js that package.json promise
   const oldest = semver.minVersion(promised)!;
   assert.equal(oldest.major, 20, `engines.node is ${promised}`);
   const floor = oldest.version;
-  const packages = read('package-lock.json').packages as Record<string, { version?: string; engines?: { node?: string } | string[] }>;
+  const packages = read('package-lock.json').packages as Record<
+    string,
+    { version?: string; engines?: { node?: string } | string[] }
+  >;
   const refused = Object.entries(packages)
     .filter(([name, meta]) => name !== '' && !Array.isArray(meta.engines) && meta.engines?.node !== undefined)
-    .filter(([, meta]) => !semver.satisfies(floor, (meta.engines as { node: string }).node) || !semver.satisfies(process.version, (meta.engines as { node: string }).node))
+    .filter(
+      ([, meta]) =>
+        !semver.satisfies(floor, (meta.engines as { node: string }).node) ||
+        !semver.satisfies(process.version, (meta.engines as { node: string }).node),
+    )
     .map(([name, meta]) => `${name}@${meta.version} wants node ${(meta.engines as { node: string }).node}`);
   assert.deepEqual(refused, []);
 });

@@ -28,8 +28,17 @@ forEachDatabase('health', (ctx) => {
     const res = await ctx.app.inject({ method: 'GET', url: '/readyz' });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
-    const applied = await ctx.database.db.selectFrom('kysely_migration' as never).select('name' as never).execute() as Array<{ name: string }>;
-    assert.deepEqual(res.json(), { status: 'ready', migration: applied.map((m) => m.name).sort().at(-1) });
+    const applied = (await ctx.database.db
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .execute()) as Array<{ name: string }>;
+    assert.deepEqual(res.json(), {
+      status: 'ready',
+      migration: applied
+        .map((m) => m.name)
+        .sort()
+        .at(-1),
+    });
     assert.equal(res.json().migration, latestMigration);
   });
 });
@@ -51,14 +60,22 @@ for (const kind of databaseKinds) {
     });
 
     test('a database that was never migrated: /readyz 503, /healthz still 200', async () => {
-      assertUnavailable(await app.inject({ method: 'GET', url: '/readyz' }), 'Database migrations are not applied', 'not_migrated');
+      assertUnavailable(
+        await app.inject({ method: 'GET', url: '/readyz' }),
+        'Database migrations are not applied',
+        'not_migrated',
+      );
       assert.equal((await app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
     });
 
     test('a partly migrated database: /readyz 503', async () => {
       const { error } = await createMigrator(database.db).migrateTo(FIRST_MIGRATION);
       assert.equal(error, undefined);
-      assertUnavailable(await app.inject({ method: 'GET', url: '/readyz' }), 'Database migrations are not applied', 'not_migrated');
+      assertUnavailable(
+        await app.inject({ method: 'GET', url: '/readyz' }),
+        'Database migrations are not applied',
+        'not_migrated',
+      );
     });
 
     test('once migrated, the same app is ready without a restart', async () => {
@@ -111,7 +128,9 @@ class StoppableProxy {
 
   /** Stops the proxy when a client next sends anything (a query, mid-request); resolves once stopped. */
   stopOnNextData(): Promise<void> {
-    return new Promise((resolve) => { this.cut = resolve; });
+    return new Promise((resolve) => {
+      this.cut = resolve;
+    });
   }
 
   async stop(): Promise<void> {
@@ -162,11 +181,19 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
       const ready = await app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(ready.statusCode, 200, ready.body);
       session = await newSession(app, 'outage');
-      const created = await app.inject({ method: 'POST', url: '/api/notes', headers: session.auth, payload: { title: 'kept' } });
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: session.auth,
+        payload: { title: 'kept' },
+      });
       assert.equal(created.statusCode, 201, created.body);
       const list = await listNotes();
       assert.equal(list.statusCode, 200, list.body);
-      assert.deepEqual((list.json() as Array<{ title: string }>).map((n) => n.title), ['kept']);
+      assert.deepEqual(
+        (list.json() as Array<{ title: string }>).map((n) => n.title),
+        ['kept'],
+      );
     });
 
     test('the connection dies in the middle of a request: 503 problem+json, no crash', async () => {
@@ -178,7 +205,11 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
 
     test('during the outage: /readyz and notes answer 503 problem+json, never 500', async () => {
       await proxy.stop();
-      assertUnavailable(await app.inject({ method: 'GET', url: '/readyz' }), 'Database unavailable', 'database_unavailable');
+      assertUnavailable(
+        await app.inject({ method: 'GET', url: '/readyz' }),
+        'Database unavailable',
+        'database_unavailable',
+      );
       // Twice: the first may meet a pooled connection that died, the second a refused new one.
       for (let i = 0; i < 2; i++) {
         assertUnavailable(await listNotes(), 'Service temporarily unavailable', 'database_unavailable');
@@ -194,7 +225,10 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
       assert.equal(ready.statusCode, 200, ready.body);
       const list = await listNotes();
       assert.equal(list.statusCode, 200, list.body);
-      assert.deepEqual((list.json() as Array<{ title: string }>).map((n) => n.title), ['kept']);
+      assert.deepEqual(
+        (list.json() as Array<{ title: string }>).map((n) => n.title),
+        ['kept'],
+      );
     });
   });
 }

@@ -27,7 +27,11 @@ interface Stage {
 
 function parseDockerfile(text: string): Stage[] {
   const stages: Stage[] = [];
-  const joined = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const joined = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   for (const line of joined) {
     const [, op, args] = /^(\w+)\s+(.*)$/.exec(line) ?? [];
     if (op === undefined || args === undefined) throw new Error(`cannot read Dockerfile line: ${line}`);
@@ -41,7 +45,12 @@ function parseDockerfile(text: string): Stage[] {
 }
 
 function ignoredBy(patterns: string[]): (relative: string) => boolean {
-  return (relative) => patterns.some((p) => (p.startsWith('*.') ? !relative.includes('/') && relative.endsWith(p.slice(1)) : relative === p || relative.startsWith(`${p}/`)));
+  return (relative) =>
+    patterns.some((p) =>
+      p.startsWith('*.')
+        ? !relative.includes('/') && relative.endsWith(p.slice(1))
+        : relative === p || relative.startsWith(`${p}/`),
+    );
 }
 
 function copyContext(from: string, to: string, ignored: (relative: string) => boolean): void {
@@ -69,7 +78,9 @@ function copyArgs(args: string): [string[], string, string | undefined] {
  * mark dev (or, with `omitOptional`, optional).
  */
 function prunedNodeModules(lockfile: string, realModules: string, target: string, omitOptional: boolean): string[] {
-  const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean }> };
+  const lock = JSON.parse(fs.readFileSync(lockfile, 'utf8')) as {
+    packages: Record<string, { dev?: boolean; optional?: boolean }>;
+  };
   const kept: string[] = [];
   for (const [key, entry] of Object.entries(lock.packages)) {
     const match = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(key);
@@ -92,11 +103,19 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('builds server and client, ships only production dependencies, and serves /, /readyz and a signup', { timeout: 180_000 }, async () => {
+  test('builds server and client, ships only production dependencies, and serves /, /readyz and a signup', {
+    timeout: 180_000,
+  }, async () => {
     const stages = parseDockerfile(fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
     assert.equal(stages.length, 2, 'a build stage and a runtime stage');
     const [build, runtime] = stages as [Stage, Stage];
-    const ignored = ignoredBy(fs.readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#')));
+    const ignored = ignoredBy(
+      fs
+        .readFileSync(path.join(ROOT, '.dockerignore'), 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !l.startsWith('#')),
+    );
     const buildDir = path.join(dir, 'build');
     const runDir = path.join(dir, 'run');
     const realModules = fs.realpathSync(path.join(ROOT, 'node_modules'));
@@ -114,7 +133,9 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
       } else if (op === 'COPY') {
         const [sources, dest] = copyArgs(args);
         for (const source of sources) {
-          const target = dest.endsWith('/') ? path.join(buildDir, dest, path.basename(source)) : path.join(buildDir, dest);
+          const target = dest.endsWith('/')
+            ? path.join(buildDir, dest, path.basename(source))
+            : path.join(buildDir, dest);
           copyContext(path.join(ROOT, source), target, ignored);
         }
       } else if (op === 'RUN') {
@@ -125,21 +146,44 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
             // (Vite's .vite-temp), and the checkout's own must stay untouched.
             fs.mkdirSync(path.join(buildDir, 'node_modules'));
             for (const entry of fs.readdirSync(realModules)) {
-              if (!entry.startsWith('.vite')) fs.symlinkSync(path.join(realModules, entry), path.join(buildDir, 'node_modules', entry));
+              if (!entry.startsWith('.vite'))
+                fs.symlinkSync(path.join(realModules, entry), path.join(buildDir, 'node_modules', entry));
             }
           } else if (command === 'npm run build') {
-            const run = spawnSync('npm', ['run', 'build'], { cwd: buildDir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir } });
+            const run = spawnSync('npm', ['run', 'build'], {
+              cwd: buildDir,
+              encoding: 'utf8',
+              env: { PATH: process.env.PATH ?? '', HOME: dir },
+            });
             assert.equal(run.status, 0, `npm run build failed:\n${run.stdout}\n${run.stderr}`);
           } else if (/^npm prune --omit=dev\b/.test(command)) {
             // The shell expands the command with the build arguments' defaults, as `docker build` would.
-            const expanded = spawnSync('sh', ['-c', `echo ${command}`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...buildArgs } });
+            const expanded = spawnSync('sh', ['-c', `echo ${command}`], {
+              encoding: 'utf8',
+              env: { PATH: process.env.PATH ?? '', ...buildArgs },
+            });
             const flags = expanded.stdout.trim().split(/\s+/).slice(2);
-            assert.ok(flags.every((flag) => flag === '--omit=dev' || flag === '--omit=optional'), expanded.stdout);
+            assert.ok(
+              flags.every((flag) => flag === '--omit=dev' || flag === '--omit=optional'),
+              expanded.stdout,
+            );
             fs.rmSync(path.join(buildDir, 'node_modules'), { recursive: true });
-            const kept = prunedNodeModules(path.join(buildDir, 'package-lock.json'), realModules, path.join(buildDir, 'node_modules'), flags.includes('--omit=optional'));
+            const kept = prunedNodeModules(
+              path.join(buildDir, 'package-lock.json'),
+              realModules,
+              path.join(buildDir, 'node_modules'),
+              flags.includes('--omit=optional'),
+            );
             assert.ok(kept.includes('fastify') && !kept.includes('typescript'), kept.join(', '));
             // Web-only packages stay out of the image, and the AWS SDK unless asked for (WITH_S3=yes).
-            for (const webOnly of ['highlight.js', 'marked-highlight', 'marked', 'dompurify', '@aws-sdk/client-s3', '@aws-sdk/lib-storage']) {
+            for (const webOnly of [
+              'highlight.js',
+              'marked-highlight',
+              'marked',
+              'dompurify',
+              '@aws-sdk/client-s3',
+              '@aws-sdk/lib-storage',
+            ]) {
               assert.ok(!kept.includes(webOnly), `${webOnly} is in the image`);
             }
             pruned = true;
@@ -152,7 +196,11 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
       }
     }
     assert.ok(pruned, 'the build stage prunes dev dependencies');
-    assert.ok(fs.existsSync(path.join(buildDir, 'dist/main.js')) && fs.existsSync(path.join(buildDir, 'dist/public/index.html')), 'server and client built');
+    assert.ok(
+      fs.existsSync(path.join(buildDir, 'dist/main.js')) &&
+        fs.existsSync(path.join(buildDir, 'dist/public/index.html')),
+      'server and client built',
+    );
 
     const env: Record<string, string> = {};
     let cmd: string[] | undefined;
@@ -164,9 +212,14 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
       } else if (op === 'COPY') {
         const [sources, dest, fromStage] = copyArgs(args);
         for (const source of sources) {
-          const from = fromStage === undefined ? path.join(ROOT, source) : path.join(buildDir, path.relative('/app', source));
+          const from =
+            fromStage === undefined ? path.join(ROOT, source) : path.join(buildDir, path.relative('/app', source));
           if (fromStage !== undefined) assert.equal(fromStage, build.name);
-          fs.cpSync(from, dest.endsWith('/') ? path.join(runDir, dest, path.basename(source)) : path.join(runDir, dest), { recursive: true, verbatimSymlinks: true });
+          fs.cpSync(
+            from,
+            dest.endsWith('/') ? path.join(runDir, dest, path.basename(source)) : path.join(runDir, dest),
+            { recursive: true, verbatimSymlinks: true },
+          );
         }
       } else if (op === 'CMD') {
         cmd = JSON.parse(args) as string[];
@@ -202,7 +255,9 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     assert.equal(((await ready.json()) as { status: string }).status, 'ready');
     const username = uniqueName('image');
     const signup = await fetch(`${base}/api/auth/signup`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password: GOOD_PASSWORD }),
     });
     assert.equal(signup.status, 201, await signup.clone().text());
     assert.equal(((await signup.json()) as { username: string }).username, username);
@@ -218,13 +273,23 @@ describe('the container image (Dockerfile replayed without a daemon)', () => {
     const s3 = startProcess(process.execPath, ['--preserve-symlinks', ...cmd!.slice(1)], {
       cwd: runDir,
       env: {
-        ...env, HOME: dir, HOST: '127.0.0.1', PORT: '0', DATABASE_URL: `sqlite:${path.join(data, 'vellum.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'), CSRF_SECRET: randomBytes(32).toString('base64url'),
-        PWNED_PASSWORDS_URL: 'off', ATTACHMENT_STORAGE: 's3', S3_BUCKET: 'attachments',
+        ...env,
+        HOME: dir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATABASE_URL: `sqlite:${path.join(data, 'vellum.db')}`,
+        JWT_SECRET: randomBytes(32).toString('base64url'),
+        CSRF_SECRET: randomBytes(32).toString('base64url'),
+        PWNED_PASSWORDS_URL: 'off',
+        ATTACHMENT_STORAGE: 's3',
+        S3_BUCKET: 'attachments',
       },
     });
     assert.deepEqual(await exitWithin(s3, 20_000), { code: 2, signal: null }, s3.output());
-    assert.match(s3.output(), /configuration error: ATTACHMENT_STORAGE=s3 needs the AWS SDK \(@aws-sdk\/client-s3, @aws-sdk\/lib-storage\), which this install left out/);
+    assert.match(
+      s3.output(),
+      /configuration error: ATTACHMENT_STORAGE=s3 needs the AWS SDK \(@aws-sdk\/client-s3, @aws-sdk\/lib-storage\), which this install left out/,
+    );
 
     // One build per test run: scripts/test.mjs runs the browser tests against this one (a build
     // from exactly the files the Dockerfile copies) instead of building the checkout again.

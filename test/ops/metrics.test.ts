@@ -24,34 +24,69 @@ forEachDatabase('metrics', (ctx) => {
     // A fresh app has a fresh registry, so the counts below are exact.
     const app = await ctx.rebuild();
     const session = await newSession(app, 'metrics');
-    const created = await app.inject({ method: 'POST', url: '/api/notes', headers: session.auth, payload: { title: 'm' } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      headers: session.auth,
+      payload: { title: 'm' },
+    });
     assert.equal(created.statusCode, 201);
     const id = (created.json() as { id: string }).id;
     // The same route with a trailing slash counts under the same label.
-    assert.equal((await app.inject({ method: 'POST', url: '/api/notes/', headers: session.auth, payload: {} })).statusCode, 201);
+    assert.equal(
+      (await app.inject({ method: 'POST', url: '/api/notes/', headers: session.auth, payload: {} })).statusCode,
+      201,
+    );
     for (let i = 0; i < 3; i++) {
-      assert.equal((await app.inject({ method: 'GET', url: `/api/notes/${id}`, headers: session.auth })).statusCode, 200);
+      assert.equal(
+        (await app.inject({ method: 'GET', url: `/api/notes/${id}`, headers: session.auth })).statusCode,
+        200,
+      );
     }
-    assert.equal((await app.inject({ method: 'GET', url: `/api/notes/${randomUUID()}`, headers: session.auth })).statusCode, 404);
+    assert.equal(
+      (await app.inject({ method: 'GET', url: `/api/notes/${randomUUID()}`, headers: session.auth })).statusCode,
+      404,
+    );
     assert.equal((await app.inject({ method: 'GET', url: `/no/such/${randomUUID()}` })).statusCode, 404);
 
     const text = await scrape(app);
     assert.match(text, /^# HELP vellum_http_requests_total HTTP requests by route and status$/m);
     assert.match(text, /^# TYPE vellum_http_requests_total counter$/m);
     const requests = samples(text, 'vellum_http_requests_total');
-    assert.ok(requests.includes('vellum_http_requests_total{method="GET",route="/api/notes/:noteID",status="200"} 3'), requests.join('\n'));
-    assert.ok(requests.includes('vellum_http_requests_total{method="GET",route="/api/notes/:noteID",status="404"} 1'), requests.join('\n'));
-    assert.ok(requests.includes('vellum_http_requests_total{method="POST",route="/api/notes",status="201"} 2'), requests.join('\n'));
-    assert.ok(requests.includes('vellum_http_requests_total{method="POST",route="/api/auth/signup",status="201"} 1'), requests.join('\n'));
-    assert.ok(requests.includes('vellum_http_requests_total{method="GET",route="/*",status="404"} 1'), requests.join('\n'));
+    assert.ok(
+      requests.includes('vellum_http_requests_total{method="GET",route="/api/notes/:noteID",status="200"} 3'),
+      requests.join('\n'),
+    );
+    assert.ok(
+      requests.includes('vellum_http_requests_total{method="GET",route="/api/notes/:noteID",status="404"} 1'),
+      requests.join('\n'),
+    );
+    assert.ok(
+      requests.includes('vellum_http_requests_total{method="POST",route="/api/notes",status="201"} 2'),
+      requests.join('\n'),
+    );
+    assert.ok(
+      requests.includes('vellum_http_requests_total{method="POST",route="/api/auth/signup",status="201"} 1'),
+      requests.join('\n'),
+    );
+    assert.ok(
+      requests.includes('vellum_http_requests_total{method="GET",route="/*",status="404"} 1'),
+      requests.join('\n'),
+    );
     // Raw URLs (with their ids) never become label values.
     for (const line of text.split('\n')) assert.doesNotMatch(line, UUID);
 
     assert.match(text, /^# TYPE vellum_http_request_duration_seconds histogram$/m);
-    assert.ok(samples(text, 'vellum_http_request_duration_seconds_count')
-      .includes('vellum_http_request_duration_seconds_count{method="GET",route="/api/notes/:noteID",status="200"} 3'));
-    assert.ok(samples(text, 'vellum_http_request_duration_seconds_bucket')
-      .includes('vellum_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/api/notes/:noteID",status="200"} 3'));
+    assert.ok(
+      samples(text, 'vellum_http_request_duration_seconds_count').includes(
+        'vellum_http_request_duration_seconds_count{method="GET",route="/api/notes/:noteID",status="200"} 3',
+      ),
+    );
+    assert.ok(
+      samples(text, 'vellum_http_request_duration_seconds_bucket').includes(
+        'vellum_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/api/notes/:noteID",status="200"} 3',
+      ),
+    );
 
     assert.match(text, /^# TYPE vellum_password_hash_queue_depth gauge$/m);
     assert.deepEqual(samples(text, 'vellum_password_hash_queue_depth'), ['vellum_password_hash_queue_depth 0']);
@@ -60,33 +95,53 @@ forEachDatabase('metrics', (ctx) => {
     assert.match(text, /^process_cpu_user_seconds_total \d/m);
 
     if (ctx.kind === 'postgres') {
-      assert.deepEqual(samples(text, 'vellum_db_pool_connections').map((l) => l.replace(/ \d+$/, '')), [
-        'vellum_db_pool_connections{state="total"}',
-        'vellum_db_pool_connections{state="idle"}',
-        'vellum_db_pool_connections{state="waiting"}',
-      ]);
+      assert.deepEqual(
+        samples(text, 'vellum_db_pool_connections').map((l) => l.replace(/ \d+$/, '')),
+        [
+          'vellum_db_pool_connections{state="total"}',
+          'vellum_db_pool_connections{state="idle"}',
+          'vellum_db_pool_connections{state="waiting"}',
+        ],
+      );
     } else {
       assert.deepEqual(samples(text, 'vellum_db_pool_connections'), []);
     }
 
     // The scrape itself is counted, by its own route.
-    assert.ok(samples(await scrape(app), 'vellum_http_requests_total')
-      .includes('vellum_http_requests_total{method="GET",route="/metrics",status="200"} 1'));
+    assert.ok(
+      samples(await scrape(app), 'vellum_http_requests_total').includes(
+        'vellum_http_requests_total{method="GET",route="/metrics",status="200"} 1',
+      ),
+    );
   });
 
   test('with METRICS_TOKEN set, /metrics wants that bearer token', async () => {
     const token = 'metrics-token-0123456789';
     const app = await ctx.rebuild({ METRICS_TOKEN: token });
-    for (const headers of [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${token}` }, { authorization: `Bearer ${token}x` }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer wrong-token' },
+      { authorization: `Basic ${token}` },
+      { authorization: `Bearer ${token}x` },
+    ]) {
       const res = await app.inject({ method: 'GET', url: '/metrics', headers });
       assert.equal(res.statusCode, 401, JSON.stringify(headers));
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
       assert.equal(res.headers['www-authenticate'], 'Bearer');
-      assert.deepEqual(res.json(), { type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Unauthorized', code: 'unauthorized' });
+      assert.deepEqual(res.json(), {
+        type: 'about:blank',
+        title: 'Unauthorized',
+        status: 401,
+        detail: 'Unauthorized',
+        code: 'unauthorized',
+      });
     }
     const text = await scrape(app, { authorization: `Bearer ${token}` });
-    assert.ok(samples(text, 'vellum_http_requests_total')
-      .includes('vellum_http_requests_total{method="GET",route="/metrics",status="401"} 4'));
+    assert.ok(
+      samples(text, 'vellum_http_requests_total').includes(
+        'vellum_http_requests_total{method="GET",route="/metrics",status="401"} 4',
+      ),
+    );
     // Without the setting, no token is needed.
     await scrape(await ctx.rebuild());
   });

@@ -6,7 +6,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { World, type Role } from '../helpers/conformance-world.js';
 import { forEachDatabase } from '../helpers/harness.js';
 import { Conformance, docOperations, METHODS, openApiDoc, type OpenApiDoc } from '../helpers/openapi-check.js';
-import { OperationRequests, parameterPatternProblems, type ApiRequest, type Proposal } from '../helpers/openapi-requests.js';
+import {
+  OperationRequests,
+  parameterPatternProblems,
+  type ApiRequest,
+  type Proposal,
+} from '../helpers/openapi-requests.js';
 
 /**
  * The OpenAPI document and the server agree (docs/api.md, "The OpenAPI document"): requests generated from the document for
@@ -20,11 +25,23 @@ import { OperationRequests, parameterPatternProblems, type ApiRequest, type Prop
 const SEED = Number(process.env.CONFORMANCE_SEED ?? 20261124);
 const RUNS = Number(process.env.CONFORMANCE_RUNS ?? 16);
 /** Operations that hash a password per call (or need a fresh account per case) get fewer cases. */
-const HASHING = new Set(['POST /api/auth/signup', 'POST /api/auth/login', 'PUT /api/auth/owner', 'DELETE /api/auth/owner',
-  'DELETE /api/auth/sessions/{sessionID}', 'DELETE /api/auth/admin/{id}',
-  'POST /api/auth/2fa/totp', 'POST /api/auth/2fa/totp/confirm', 'DELETE /api/auth/2fa/totp', 'POST /api/auth/2fa/recovery-codes',
-  'POST /api/auth/tokens', 'POST /api/auth/sessions/end-others', 'POST /api/auth/passkeys/options', 'POST /api/auth/passkeys',
-  'DELETE /api/auth/passkeys/{id}']);
+const HASHING = new Set([
+  'POST /api/auth/signup',
+  'POST /api/auth/login',
+  'PUT /api/auth/owner',
+  'DELETE /api/auth/owner',
+  'DELETE /api/auth/sessions/{sessionID}',
+  'DELETE /api/auth/admin/{id}',
+  'POST /api/auth/2fa/totp',
+  'POST /api/auth/2fa/totp/confirm',
+  'DELETE /api/auth/2fa/totp',
+  'POST /api/auth/2fa/recovery-codes',
+  'POST /api/auth/tokens',
+  'POST /api/auth/sessions/end-others',
+  'POST /api/auth/passkeys/options',
+  'POST /api/auth/passkeys',
+  'DELETE /api/auth/passkeys/{id}',
+]);
 
 /**
  * 400s that a request the schema accepts may still get, because the document states the rule in
@@ -35,14 +52,30 @@ const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: Reg
   { operations: ['POST /api/auth/signup', 'PUT /api/auth/owner'], detail: /known data breaches/, statement: /breach/ },
   { operations: ['POST /api/auth/signup', 'PUT /api/auth/owner'], detail: /too easy to guess/, statement: /entropy/ },
   // The new password is checked after the old one (401 first), so its length is in words too.
-  { operations: ['PUT /api/auth/owner'], detail: /^Password must be at (least|most) \d+ characters/, statement: /\d+ to \d+ characters/ },
-  { operations: ['POST /api/import'], detail: /must be greater than \d+, the version before it/, statement: /version numbers increase/ },
-  { operations: ['POST /api/import'], detail: /restored_from must be null or an earlier version/, statement: /restored_from names an earlier/ },
+  {
+    operations: ['PUT /api/auth/owner'],
+    detail: /^Password must be at (least|most) \d+ characters/,
+    statement: /\d+ to \d+ characters/,
+  },
+  {
+    operations: ['POST /api/import'],
+    detail: /must be greater than \d+, the version before it/,
+    statement: /version numbers increase/,
+  },
+  {
+    operations: ['POST /api/import'],
+    detail: /restored_from must be null or an earlier version/,
+    statement: /restored_from names an earlier/,
+  },
   { operations: ['POST /api/import'], detail: /created_at must not be before/, statement: /times do not go backwards/ },
   // A passkey answer must answer a live challenge and verify: no schema can say either.
   { operations: ['POST /api/auth/passkeys'], detail: /expired or was already used/, statement: /live challenge/ },
   { operations: ['POST /api/auth/passkeys'], detail: /could not be verified/, statement: /does not verify/ },
-  { operations: ['POST /api/notes/{noteID}/shares'], detail: /expires_at must be in the future/, statement: /in the future, else 400/ },
+  {
+    operations: ['POST /api/notes/{noteID}/shares'],
+    detail: /expires_at must be in the future/,
+    statement: /in the future, else 400/,
+  },
 ];
 
 /**
@@ -51,7 +84,11 @@ const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: Reg
  */
 const STREAMS = new Set(['GET /api/events']);
 
-const seedOf = (...parts: string[]) => createHash('sha256').update([SEED, ...parts].join(' ')).digest().readUInt32BE(0);
+const seedOf = (...parts: string[]) =>
+  createHash('sha256')
+    .update([SEED, ...parts].join(' '))
+    .digest()
+    .readUInt32BE(0);
 
 interface Failure {
   group: string;
@@ -60,28 +97,39 @@ interface Failure {
 
 const short = (text: string, n = 300) => (text.length > n ? `${text.slice(0, n)}…` : text);
 
-function describeCase(request: ApiRequest, url: string, res: LightMyRequestResponse, broken: string | undefined): string {
+function describeCase(
+  request: ApiRequest,
+  url: string,
+  res: LightMyRequestResponse,
+  broken: string | undefined,
+): string {
   const lines = [`  ${request.method} ${url}${request.credentials ? '' : ' (no credentials)'}`];
   if (Object.keys(request.headers).length > 0) lines.push(`  headers ${JSON.stringify(request.headers)}`);
-  if (request.body !== undefined) lines.push(`  body (${request.body.contentType}) ${short(JSON.stringify(request.body.value))}`);
+  if (request.body !== undefined)
+    lines.push(`  body (${request.body.contentType}) ${short(JSON.stringify(request.body.value))}`);
   if (broken !== undefined) lines.push(`  broken: ${short(broken, 200)}`);
   lines.push(`  -> ${res.statusCode} ${short(res.body, 240)}`);
   return lines.join('\n');
 }
 
 /** Ids, indexes and long numbers out, so that one mismatch seen many times is one group. */
-const groupKey = (text: string) => text
-  .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '<id>')
-  .replace(/\[\d+\]/g, '[i]')
-  .replace(/\d{4,}/g, 'N')
-  .slice(0, 200);
+const groupKey = (text: string) =>
+  text
+    .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/gi, '<id>')
+    .replace(/\[\d+\]/g, '[i]')
+    .replace(/\d{4,}/g, 'N')
+    .slice(0, 200);
 
 class Run {
   readonly failures: Failure[] = [];
   /** Per operation: cases that followed the document, cases that broke it, and the statuses seen. */
   readonly coverage = new Map<string, { valid: number; invalid: number; statuses: Set<number> }>();
 
-  constructor(private readonly doc: OpenApiDoc, private readonly check: Conformance, private readonly world: World) {}
+  constructor(
+    private readonly doc: OpenApiDoc,
+    private readonly check: Conformance,
+    private readonly world: World,
+  ) {}
 
   async operation(key: string, role: Role, label: string): Promise<void> {
     const [method, path] = key.split(' ') as [string, string];
@@ -101,8 +149,14 @@ class Run {
     for (const proposal of proposals) await this.one(key, role, label, requests, proposal, stats);
   }
 
-  private async one(key: string, role: Role, label: string, requests: OperationRequests, proposal: Proposal,
-    stats: { valid: number; invalid: number; statuses: Set<number> }): Promise<void> {
+  private async one(
+    key: string,
+    role: Role,
+    label: string,
+    requests: OperationRequests,
+    proposal: Proposal,
+    stats: { valid: number; invalid: number; statuses: Set<number> },
+  ): Promise<void> {
     const prepared = await this.world.prepare(key, role, proposal);
     const url = requests.url(prepared.request);
     if (url === undefined) return; // a generated path segment that names another route
@@ -113,10 +167,11 @@ class Run {
     if (valid) stats.valid++;
     else stats.invalid++;
     stats.statuses.add(res.statusCode);
-    const fail = (what: string) => this.failures.push({
-      group: `${key} [${label}] ${valid ? 'valid request' : `invalid request (${short(violations[0]!, 90)})`}: ${groupKey(what)}`,
-      example: describeCase(prepared.request, url, res, valid ? undefined : violations.join('; ')),
-    });
+    const fail = (what: string) =>
+      this.failures.push({
+        group: `${key} [${label}] ${valid ? 'valid request' : `invalid request (${short(violations[0]!, 90)})`}: ${groupKey(what)}`,
+        example: describeCase(prepared.request, url, res, valid ? undefined : violations.join('; ')),
+      });
     try {
       this.check.check(requests.method, url, res);
     } catch (error) {
@@ -126,7 +181,11 @@ class Run {
     if (!valid) {
       if (res.statusCode < 400 || res.statusCode >= 500) fail(`expected a 4xx, got ${res.statusCode}`);
       // A missing body is a 400 unless the operation says what else it is.
-      if (proposal.broken === 'body missing' && res.statusCode !== 400 && !new RegExp(`\\b${res.statusCode}\\b`).test(op.description ?? '')) {
+      if (
+        proposal.broken === 'body missing' &&
+        res.statusCode !== 400 &&
+        !new RegExp(`\\b${res.statusCode}\\b`).test(op.description ?? '')
+      ) {
         fail(`${res.statusCode} for a missing body, which the operation's description does not state`);
       }
       return;
@@ -136,7 +195,9 @@ class Run {
     if (res.statusCode === 400) {
       const detail = String((JSON.parse(res.body) as { detail?: unknown }).detail);
       const text = JSON.stringify(this.doc.paths[requests.path]![requests.method.toLowerCase()]);
-      const stated = STATED_RULES.some((rule) => rule.operations.includes(key) && rule.detail.test(detail) && rule.statement.test(text));
+      const stated = STATED_RULES.some(
+        (rule) => rule.operations.includes(key) && rule.detail.test(detail) && rule.statement.test(text),
+      );
       if (!stated) fail(`400 for a rule the document does not state: ${detail}`);
     }
   }
@@ -148,7 +209,9 @@ class Run {
       entry.count++;
       groups.set(group, entry);
     }
-    const lines = [`${groups.size} kinds of mismatch (${this.failures.length} requests); replay with CONFORMANCE_SEED=${SEED} CONFORMANCE_RUNS=${RUNS}`];
+    const lines = [
+      `${groups.size} kinds of mismatch (${this.failures.length} requests); replay with CONFORMANCE_SEED=${SEED} CONFORMANCE_RUNS=${RUNS}`,
+    ];
     for (const [group, { count, example }] of [...groups].sort()) lines.push(`- ${group} (x${count})\n${example}`);
     return lines.join('\n');
   }
@@ -160,9 +223,13 @@ forEachDatabase('the OpenAPI document and the server agree', (ctx) => {
     const check = new Conformance(doc);
     const world = new World(ctx);
     const run = new Run(doc, check, world);
-    const operations = [...docOperations(doc)].filter(([key]) => !key.startsWith('HEAD ') && !key.startsWith('OPTIONS ') && !STREAMS.has(key));
+    const operations = [...docOperations(doc)].filter(
+      ([key]) => !key.startsWith('HEAD ') && !key.startsWith('OPTIONS ') && !STREAMS.has(key),
+    );
     // Patterns the tools that read the document read as the server does (see parameterPatternProblems).
-    const unreadable = operations.flatMap(([key, op]) => (op.parameters ?? []).flatMap(parameterPatternProblems).map((p) => `${key}: ${p}`));
+    const unreadable = operations.flatMap(([key, op]) =>
+      (op.parameters ?? []).flatMap(parameterPatternProblems).map((p) => `${key}: ${p}`),
+    );
     for (const role of ['user', 'admin'] as const) {
       for (const [key, op] of operations) {
         // Anyone may call a public operation: once is enough.
@@ -174,17 +241,28 @@ forEachDatabase('the OpenAPI document and the server agree', (ctx) => {
       }
     }
     // Every operation had cases of both kinds, and answered with success at least once.
-    const uncovered = operations.map(([key]) => key).filter((key) => {
-      const stats = run.coverage.get(key);
-      return stats === undefined || stats.valid === 0 || stats.invalid === 0 || ![...stats.statuses].some((s) => s >= 200 && s < 300);
-    });
+    const uncovered = operations
+      .map(([key]) => key)
+      .filter((key) => {
+        const stats = run.coverage.get(key);
+        return (
+          stats === undefined ||
+          stats.valid === 0 ||
+          stats.invalid === 0 ||
+          ![...stats.statuses].some((s) => s >= 200 && s < 300)
+        );
+      });
     const coverage = uncovered.map((key) => {
       const stats = run.coverage.get(key);
       return `- ${key}: ${stats?.valid ?? 0} valid and ${stats?.invalid ?? 0} invalid cases, statuses ${[...(stats?.statuses ?? [])].join(', ')}`;
     });
     const problems = [
-      ...(unreadable.length > 0 ? [`parameter patterns that other readers of the document take differently:\n${unreadable.join('\n')}`] : []),
-      ...(coverage.length > 0 ? [`operations without valid cases, invalid cases or a success:\n${coverage.join('\n')}`] : []),
+      ...(unreadable.length > 0
+        ? [`parameter patterns that other readers of the document take differently:\n${unreadable.join('\n')}`]
+        : []),
+      ...(coverage.length > 0
+        ? [`operations without valid cases, invalid cases or a success:\n${coverage.join('\n')}`]
+        : []),
       ...(run.failures.length > 0 ? [run.report()] : []),
     ];
     assert.ok(problems.length === 0, problems.join('\n\n'));
@@ -196,12 +274,19 @@ const sampleUrl = (path: string) => path.replace(/\{[^}]+\}/g, () => randomUUID(
 
 /** What `Allow` must say for a documented path: its methods, and HEAD wherever GET is. */
 function allowFor(doc: OpenApiDoc, path: string): string[] {
-  const methods = Object.keys(doc.paths[path]!).filter((m) => METHODS.includes(m)).map((m) => m.toUpperCase());
+  const methods = Object.keys(doc.paths[path]!)
+    .filter((m) => METHODS.includes(m))
+    .map((m) => m.toUpperCase());
   if (methods.includes('GET')) methods.push('HEAD');
   return [...new Set(methods)].sort();
 }
 
-const listed = (header: string | string[] | number | undefined) => String(header ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '').sort();
+const listed = (header: string | string[] | number | undefined) =>
+  String(header ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '')
+    .sort();
 
 forEachDatabase('Allow lists only the methods the document has for the path', (ctx) => {
   test('405 answers and OPTIONS, without CORS and as a CORS preflight', async () => {
@@ -231,11 +316,15 @@ forEachDatabase('Allow lists only the methods the document has for the path', (c
     for (const path of Object.keys(doc.paths)) {
       const allow = allowFor(doc, path);
       const res = await app.inject({
-        method: 'OPTIONS', url: sampleUrl(path), headers: { origin, 'access-control-request-method': allow[0]! },
+        method: 'OPTIONS',
+        url: sampleUrl(path),
+        headers: { origin, 'access-control-request-method': allow[0]! },
       });
       const methods = listed(res.headers['access-control-allow-methods']);
       if (res.statusCode !== 204 || methods.join(', ') !== allow.join(', ')) {
-        wrong.push(`preflight ${path}: ${res.statusCode}, Access-Control-Allow-Methods: ${methods.join(', ')}; the document has ${allow.join(', ')}`);
+        wrong.push(
+          `preflight ${path}: ${res.statusCode}, Access-Control-Allow-Methods: ${methods.join(', ')}; the document has ${allow.join(', ')}`,
+        );
       }
     }
     assert.deepEqual(wrong, []);

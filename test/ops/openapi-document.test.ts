@@ -12,19 +12,32 @@ import { forEachDatabase, newSession } from '../helpers/harness.js';
 
 type Schema = Record<string, unknown>;
 type Parameter = { name: string; in: string; required?: boolean; schema: Schema };
-type Response = { description: string; headers?: Record<string, unknown>; links?: Record<string, { operationId: string }> };
+type Response = {
+  description: string;
+  headers?: Record<string, unknown>;
+  links?: Record<string, { operationId: string }>;
+};
 type Operation = {
-  operationId?: string; summary?: string; parameters?: Parameter[];
+  operationId?: string;
+  summary?: string;
+  parameters?: Parameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Schema }> };
   responses: Record<string, Response>;
 };
-type Doc = { paths: Record<string, Record<string, Operation>>; tags: Array<{ name: string; description?: string }>; servers?: unknown[] };
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  tags: Array<{ name: string; description?: string }>;
+  servers?: unknown[];
+};
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
 
 function operations(doc: Doc): Array<[string, Operation]> {
   return Object.entries(doc.paths).flatMap(([p, item]) =>
-    Object.entries(item).filter(([m]) => METHODS.has(m)).map(([m, op]) => [`${m.toUpperCase()} ${p}`, op] as [string, Operation]));
+    Object.entries(item)
+      .filter(([m]) => METHODS.has(m))
+      .map(([m, op]) => [`${m.toUpperCase()} ${p}`, op] as [string, Operation]),
+  );
 }
 
 const param = (op: Operation, name: string) => op.parameters?.find((p) => p.name === name);
@@ -36,11 +49,24 @@ describe('the OpenAPI document', () => {
   });
 
   test('limit and offset are documented as the integers the server accepts', () => {
-    for (const [route, noDefault] of [['/api/notes', true], ['/api/notes/{noteID}/versions', false], ['/api/auth/admin/all', false], ['/api/auth/admin/events', false]] as const) {
+    for (const [route, noDefault] of [
+      ['/api/notes', true],
+      ['/api/notes/{noteID}/versions', false],
+      ['/api/auth/admin/all', false],
+      ['/api/auth/admin/events', false],
+    ] as const) {
       const op = doc.paths[route]!.get!;
       const limit = { type: 'integer', minimum: 1, maximum: 100, ...(noDefault ? {} : { default: 50 }) };
-      assert.deepEqual({ ...param(op, 'limit')!.schema, description: undefined }, { ...limit, description: undefined }, route);
-      assert.deepEqual({ ...param(op, 'offset')!.schema, description: undefined }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: undefined }, route);
+      assert.deepEqual(
+        { ...param(op, 'limit')!.schema, description: undefined },
+        { ...limit, description: undefined },
+        route,
+      );
+      assert.deepEqual(
+        { ...param(op, 'offset')!.schema, description: undefined },
+        { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: undefined },
+        route,
+      );
     }
   });
 
@@ -54,7 +80,9 @@ describe('the OpenAPI document', () => {
   });
 
   test('signup states its username and password rules; login does not', () => {
-    const signup = doc.paths['/api/auth/signup']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, Schema> };
+    const signup = doc.paths['/api/auth/signup']!.post!.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, Schema>;
+    };
     const { username, password } = signup.properties;
     assert.equal(username!.minLength, 3);
     assert.equal(username!.maxLength, 32);
@@ -66,27 +94,39 @@ describe('the OpenAPI document', () => {
     const stored = /^[a-z0-9][a-z0-9._-]{1,30}[a-z0-9]$/;
     for (let code = 0; code <= 0x10ffff; code++) {
       const c = String.fromCodePoint(code);
-      for (const name of [`${c}bc`, `a${c}c`]) assert.equal(sent.test(name), stored.test(name.toLowerCase()), `U+${code.toString(16)}`);
+      for (const name of [`${c}bc`, `a${c}c`])
+        assert.equal(sent.test(name), stored.test(name.toLowerCase()), `U+${code.toString(16)}`);
     }
     assert.equal(password!.minLength, 15);
     assert.equal(password!.maxLength, 256);
     assert.match(String(password!.description), /breach/);
     assert.match(String(password!.description), /entropy/);
-    const login = doc.paths['/api/auth/login']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, Schema> };
-    assert.equal(login.properties.password!.minLength, undefined, 'a short password at login is a 401, not a schema error');
+    const login = doc.paths['/api/auth/login']!.post!.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, Schema>;
+    };
+    assert.equal(
+      login.properties.password!.minLength,
+      undefined,
+      'a short password at login is a 401, not a schema error',
+    );
   });
 
   test('the signup minimum follows PASSWORD_MIN_LENGTH', async () => {
     const other = (await buildOpenApiDocument({ PASSWORD_MIN_LENGTH: '20' })) as Doc;
-    const schema = other.paths['/api/auth/signup']!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, Schema> };
+    const schema = other.paths['/api/auth/signup']!.post!.requestBody!.content['application/json']!.schema as {
+      properties: Record<string, Schema>;
+    };
     assert.equal(schema.properties.password!.minLength, 20);
   });
 
   test('If-Match is documented as entity tags', () => {
-    const pattern = new RegExp(String(param(doc.paths['/api/notes/{noteID}/versions']!.post!, 'if-match')!.schema.pattern));
+    const pattern = new RegExp(
+      String(param(doc.paths['/api/notes/{noteID}/versions']!.post!, 'if-match')!.schema.pattern),
+    );
     for (const ok of ['"3"', '*', 'W/"3"', '"1", "2"', ' "7" ', '\t"3"', '"\xe9"']) assert.ok(pattern.test(ok), ok);
     // RFC 9110's characters only: nothing a header cannot carry (line breaks, control characters, more than a byte).
-    for (const bad of ['3', '"3', 'abc', '"1" "2"', '"\x01"', '\n"3"', '\v"3"', '"\u0100"', '"\x7f"']) assert.ok(!pattern.test(bad), JSON.stringify(bad));
+    for (const bad of ['3', '"3', 'abc', '"1" "2"', '"\x01"', '\n"3"', '\v"3"', '"\u0100"', '"\x7f"'])
+      assert.ok(!pattern.test(bad), JSON.stringify(bad));
   });
 
   test('the tag filter states its length, and its pattern needs no property escape inside [...]', () => {
@@ -95,13 +135,14 @@ describe('the OpenAPI document', () => {
       assert.equal(schema.minLength, 1, route);
       assert.equal(schema.maxLength, 65, route);
       const pattern = new RegExp(String(schema.pattern), 'u');
-      for (const ok of ['a', '#Work', 'projekt/übersicht', 'x'.repeat(64), `#${'é'.repeat(64)}`]) assert.ok(pattern.test(ok), ok);
+      for (const ok of ['a', '#Work', 'projekt/übersicht', 'x'.repeat(64), `#${'é'.repeat(64)}`])
+        assert.ok(pattern.test(ok), ok);
       for (const bad of ['', '#', 'a b', 'x'.repeat(65), 'a#b']) assert.ok(!pattern.test(bad), bad);
       assert.doesNotMatch(String(schema.pattern), /\[[^\]]*\\[pP]\{/);
     }
   });
 
-  test('POST /api/notes: the body is optional and a deleted account\'s 404 is declared', () => {
+  test("POST /api/notes: the body is optional and a deleted account's 404 is declared", () => {
     const op = doc.paths['/api/notes']!.post!;
     assert.equal(op.requestBody!.required, false);
     assert.ok(op.responses['404']);
@@ -125,7 +166,7 @@ describe('the OpenAPI document', () => {
     for (const p of Object.keys(doc.paths)) assert.ok(!p.endsWith('/'), `${p} ends with a slash`);
   });
 
-  test('response headers: X-Request-Id everywhere, WWW-Authenticate on 401, Retry-After on 429 and 503, and each route\'s own', () => {
+  test("response headers: X-Request-Id everywhere, WWW-Authenticate on 401, Retry-After on 429 and 503, and each route's own", () => {
     for (const [key, op] of operations(doc)) {
       for (const [status, response] of Object.entries(op.responses)) {
         assert.ok(response.headers?.['X-Request-Id'], `${key} ${status}: X-Request-Id`);
@@ -145,7 +186,10 @@ describe('the OpenAPI document', () => {
     assert.ok(headersOf('/api/auth/owner', 'delete', '204').includes('Set-Cookie'));
     assert.ok(headersOf('/api/auth/logout', 'post', '204').includes('Set-Cookie'));
     assert.ok(headersOf('/api/auth/cookie/csrf', 'get', '204').includes('X-CSRF-Token'));
-    assert.ok(param(doc.paths['/api/auth/cookie/refresh']!.post!, 'x-csrf-token'), 'the refresh route documents X-CSRF-Token');
+    assert.ok(
+      param(doc.paths['/api/auth/cookie/refresh']!.post!, 'x-csrf-token'),
+      'the refresh route documents X-CSRF-Token',
+    );
   });
 
   test('a created note links to reading it, its history and a new version, by operations that exist', () => {
@@ -155,7 +199,7 @@ describe('the OpenAPI document', () => {
     for (const link of Object.values(links)) assert.ok(ids.has(link.operationId), link.operationId);
   });
 
-  test('Redocly\'s recommended rules find no error', () => {
+  test("Redocly's recommended rules find no error", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-openapi-'));
     try {
       const file = path.join(dir, 'openapi.json');
@@ -190,7 +234,11 @@ forEachDatabase('methods a path does not have', (ctx) => {
       ['GET', '/api/auth/admin/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'DELETE'],
       ['OPTIONS', '/api/notes/search', 'GET, HEAD'],
       ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/versions', 'GET, HEAD, POST'],
-      ['OPTIONS', '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60', 'GET, HEAD, PATCH'],
+      [
+        'OPTIONS',
+        '/api/notes/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60/3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60',
+        'GET, HEAD, PATCH',
+      ],
     ];
     for (const [method, url, allow] of cases) {
       const res = await ctx.app.inject({ method: method as 'GET', url, headers: s.auth });
@@ -198,8 +246,11 @@ forEachDatabase('methods a path does not have', (ctx) => {
       assert.equal(res.headers.allow, allow, `${method} ${url}`);
       assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
       assert.deepEqual(res.json(), {
-        type: 'about:blank', title: 'Method Not Allowed', status: 405,
-        detail: `Method ${method} is not allowed here; use ${allow}`, code: 'method_not_allowed',
+        type: 'about:blank',
+        title: 'Method Not Allowed',
+        status: 405,
+        detail: `Method ${method} is not allowed here; use ${allow}`,
+        code: 'method_not_allowed',
       });
     }
     const unknown = await ctx.app.inject({ method: 'GET', url: '/api/nothing-here', headers: s.auth });
@@ -207,13 +258,16 @@ forEachDatabase('methods a path does not have', (ctx) => {
     assert.equal(unknown.headers.allow, undefined);
   });
 
-  test('GET /api/docs carries Vellum\'s name and logo', async () => {
+  test("GET /api/docs carries Vellum's name and logo", async () => {
     const page = await ctx.app.inject({ method: 'GET', url: '/api/docs' });
     assert.equal(page.statusCode, 200);
     assert.match(page.body, /<title>Vellum API<\/title>/);
     // Swagger UI swaps its top-bar logo for ours, carried as a data: URL in its initializer script.
     const script = await ctx.app.inject({ method: 'GET', url: '/api/docs/static/swagger-initializer.js' });
     assert.equal(script.statusCode, 200);
-    assert.ok(script.body.includes(`data:image/svg+xml;base64,${Buffer.from(VELLUM_LOGO_SVG).toString('base64')}`), 'our logo replaces the framework\'s');
+    assert.ok(
+      script.body.includes(`data:image/svg+xml;base64,${Buffer.from(VELLUM_LOGO_SVG).toString('base64')}`),
+      "our logo replaces the framework's",
+    );
   });
 });

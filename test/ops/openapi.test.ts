@@ -28,8 +28,9 @@ const openApiPath = (path: string) => noSlash(path.replace(/:([A-Za-z0-9_]+)/g, 
 
 /** The /api routes the document must describe: not the docs UI, not the document itself. */
 function apiRoutes(app: FastifyInstance) {
-  const routes = routesOf(app).filter(({ path }) =>
-    path.startsWith('/api/') && !path.startsWith('/api/docs') && path !== '/api/openapi.json');
+  const routes = routesOf(app).filter(
+    ({ path }) => path.startsWith('/api/') && !path.startsWith('/api/docs') && path !== '/api/openapi.json',
+  );
   // HEAD routes are the ones Fastify adds for every GET (exposeHeadRoutes); GET documents them.
   const gets = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
   return routes.filter((r) => !(r.method === 'HEAD' && gets.has(r.path)));
@@ -41,9 +42,14 @@ forEachDatabase('OpenAPI document', (ctx) => {
     assert.equal(doc.openapi, '3.1.0');
     assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearer', 'refreshCookie']);
     // Shared schemas are named after their $id, not def-0, def-1, ...
-    for (const name of ['User', 'NoteRow', 'VersionRow']) assert.ok(doc.components.schemas?.[name], `components.schemas.${name}`);
-    assert.deepEqual(doc.components.securitySchemes.bearer,
-      { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'access token from login or refresh (15 minutes)' });
+    for (const name of ['User', 'NoteRow', 'VersionRow'])
+      assert.ok(doc.components.schemas?.[name], `components.schemas.${name}`);
+    assert.deepEqual(doc.components.securitySchemes.bearer, {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: 'access token from login or refresh (15 minutes)',
+    });
     assert.deepEqual(
       { ...(doc.components.securitySchemes.refreshCookie as object), description: undefined },
       { type: 'apiKey', in: 'cookie', name: 'app.refresh_token', description: undefined },
@@ -55,16 +61,19 @@ forEachDatabase('OpenAPI document', (ctx) => {
     const ops = docOperations(doc);
     const routes = apiRoutes(ctx.app);
     assert.ok(routes.length >= 15, `suspiciously few routes parsed: ${JSON.stringify(routes)}`);
-    const missing = routes
-      .map(({ method, path }) => `${method} ${openApiPath(path)}`)
-      .filter((key) => !ops.has(key));
+    const missing = routes.map(({ method, path }) => `${method} ${openApiPath(path)}`).filter((key) => !ops.has(key));
     assert.deepEqual([...new Set(missing)], [], 'routes missing from the document');
     const routeKeys = new Set(routes.map(({ method, path }) => `${method} ${openApiPath(path)}`));
-    assert.deepEqual([...ops.keys()].filter((key) => !routeKeys.has(key)), [], 'documented operations without a route');
+    assert.deepEqual(
+      [...ops.keys()].filter((key) => !routeKeys.has(key)),
+      [],
+      'documented operations without a route',
+    );
     // The ones whose paths differ only by a trailing slash are one operation in the document.
     assert.ok(ops.has('GET /api/notes') && ops.has('POST /api/notes'));
     // Operational endpoints stay out of the API document.
-    for (const path of ['/healthz', '/readyz', '/metrics', '/api/openapi.json']) assert.equal(doc.paths[path], undefined, path);
+    for (const path of ['/healthz', '/readyz', '/metrics', '/api/openapi.json'])
+      assert.equal(doc.paths[path], undefined, path);
   });
 
   test('every operation declares its error statuses as application/problem+json', async () => {
@@ -75,12 +84,19 @@ forEachDatabase('OpenAPI document', (ctx) => {
       for (const required of [400, 429, 500, 503, ...(secured ? [401] : [])]) {
         assert.ok(statuses.includes(required), `${key} does not declare ${required}`);
       }
-      assert.ok(statuses.some((s) => s >= 200 && s < 300), `${key} declares no success status`);
+      assert.ok(
+        statuses.some((s) => s >= 200 && s < 300),
+        `${key} declares no success status`,
+      );
       for (const status of statuses.filter((s) => s >= 400)) {
         const content = op.responses![String(status)]!.content ?? {};
         assert.deepEqual(Object.keys(content), ['application/problem+json'], `${key} ${status}`);
         const schema = content['application/problem+json']!.schema as { required?: string[] };
-        assert.deepEqual([...(schema.required ?? [])].sort(), ['detail', 'status', 'title', 'type'], `${key} ${status}`);
+        assert.deepEqual(
+          [...(schema.required ?? [])].sort(),
+          ['detail', 'status', 'title', 'type'],
+          `${key} ${status}`,
+        );
       }
     }
   });
@@ -103,13 +119,23 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(409, { method: 'POST', url: '/api/auth/signup', payload: { username, password: GOOD_PASSWORD } });
     await call(400, { method: 'POST', url: '/api/auth/signup', payload: { username: 'ab', password: GOOD_PASSWORD } });
     await call(413, {
-      method: 'POST', url: '/api/auth/signup', headers: json, payload: JSON.stringify({ username, password: 'x'.repeat(20_000) }),
+      method: 'POST',
+      url: '/api/auth/signup',
+      headers: json,
+      payload: JSON.stringify({ username, password: 'x'.repeat(20_000) }),
     });
     await call(415, {
-      method: 'POST', url: '/api/auth/signup', headers: { 'content-type': 'text/plain' }, payload: 'hello',
+      method: 'POST',
+      url: '/api/auth/signup',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
     });
     await call(401, { method: 'POST', url: '/api/auth/login', payload: { username, password: `${GOOD_PASSWORD}x` } });
-    const login = await call(200, { method: 'POST', url: '/api/auth/login?includeUser=true', payload: { username, password: GOOD_PASSWORD } });
+    const login = await call(200, {
+      method: 'POST',
+      url: '/api/auth/login?includeUser=true',
+      payload: { username, password: GOOD_PASSWORD },
+    });
     const auth = { authorization: `Bearer ${(login.json() as { access_token: string }).access_token}` };
     const refreshToken = login.cookies.find((c) => c.name === 'app.refresh_token')!.value;
     await call(200, { method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
@@ -117,7 +143,12 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(401, { method: 'GET', url: '/api/auth/me' });
 
     // Notes.
-    const created = await call(201, { method: 'POST', url: '/api/notes', headers: auth, payload: { title: 'Doc', content: 'one' } });
+    const created = await call(201, {
+      method: 'POST',
+      url: '/api/notes',
+      headers: auth,
+      payload: { title: 'Doc', content: 'one' },
+    });
     const note = created.json() as { id: string; version_id: string };
     await call(201, { method: 'POST', url: '/api/notes/', headers: auth, payload: {} });
     await call(200, { method: 'GET', url: '/api/notes', headers: auth });
@@ -127,18 +158,28 @@ forEachDatabase('OpenAPI document', (ctx) => {
     await call(200, { method: 'GET', url: `/api/notes/${note.id}`, headers: auth });
     await call(400, { method: 'GET', url: '/api/notes/not-a-uuid', headers: auth });
     await call(404, { method: 'GET', url: `/api/notes/${randomUUID()}`, headers: auth });
-    const add = (status: number, ifMatch: string, payload: unknown) => call(status, {
-      method: 'POST', url: `/api/notes/${note.id}/versions`, headers: { ...auth, 'if-match': ifMatch }, payload: payload as object,
-    });
+    const add = (status: number, ifMatch: string, payload: unknown) =>
+      call(status, {
+        method: 'POST',
+        url: `/api/notes/${note.id}/versions`,
+        headers: { ...auth, 'if-match': ifMatch },
+        payload: payload as object,
+      });
     await add(204, '"1"', { title: 'Doc', content: 'two' });
     await add(412, '"1"', { title: 'Doc', content: 'stale' });
     await add(400, '"2"', { title: 'Doc' });
     await add(413, '"2"', { title: 'Doc', content: 'x'.repeat(1024 * 1024 + 1) });
     await call(415, {
-      method: 'POST', url: `/api/notes/${note.id}/versions`, headers: { ...auth, 'content-type': 'text/plain' }, payload: 'text',
+      method: 'POST',
+      url: `/api/notes/${note.id}/versions`,
+      headers: { ...auth, 'content-type': 'text/plain' },
+      payload: 'text',
     });
     await call(415, {
-      method: 'POST', url: '/api/notes', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'text',
+      method: 'POST',
+      url: '/api/notes',
+      headers: { ...auth, 'content-type': 'text/plain' },
+      payload: 'text',
     });
     const versions = await call(200, { method: 'GET', url: `/api/notes/${note.id}/versions`, headers: auth });
     assert.equal((versions.json() as unknown[]).length, 2);
@@ -159,7 +200,12 @@ forEachDatabase('OpenAPI document', (ctx) => {
     // Export and import.
     const exported = await call(200, { method: 'GET', url: '/api/export', headers: auth });
     await call(201, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: exported.body });
-    await call(400, { method: 'POST', url: '/api/import', headers: { ...auth, ...json }, payload: '{"format":"other"}' });
+    await call(400, {
+      method: 'POST',
+      url: '/api/import',
+      headers: { ...auth, ...json },
+      payload: '{"format":"other"}',
+    });
     await call(400, { method: 'GET', url: '/api/export?format=pdf', headers: auth });
 
     // Trash.
@@ -192,37 +238,118 @@ forEachDatabase('OpenAPI document', (ctx) => {
     assert.equal(replayed.statusCode, 401);
     const other = await newSession(ctx.app, 'owner');
     await call(401, {
-      method: 'PUT', url: '/api/auth/owner', headers: other.auth, payload: { old_password: 'wrong-password-entirely-1', new_password: GOOD_PASSWORD },
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: other.auth,
+      payload: { old_password: 'wrong-password-entirely-1', new_password: GOOD_PASSWORD },
     });
-    await call(204, { method: 'DELETE', url: '/api/auth/owner/', headers: other.auth, payload: { password: GOOD_PASSWORD } });
+    await call(204, {
+      method: 'DELETE',
+      url: '/api/auth/owner/',
+      headers: other.auth,
+      payload: { password: GOOD_PASSWORD },
+    });
     await call(401, { method: 'POST', url: '/api/auth/logout' });
     await call(204, { method: 'POST', url: '/api/auth/logout', headers: auth });
 
     const statuses = new Set(conformance.seen.map((s) => s.status));
-    for (const status of [200, 201, 204, 400, 401, 403, 404, 409, 412, 413, 415]) assert.ok(statuses.has(status), `no ${status} exercised`);
+    for (const status of [200, 201, 204, 400, 401, 403, 404, 409, 412, 413, 415])
+      assert.ok(statuses.has(status), `no ${status} exercised`);
   });
 
   test('the conformance check itself rejects wrong bodies, undeclared statuses and content types', async () => {
     const conformance = new Conformance(await openApiDoc(ctx.app));
-    const fake = (statusCode: number, contentType: string, body: string, headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"' }) =>
+    const fake = (
+      statusCode: number,
+      contentType: string,
+      body: string,
+      headers: Record<string, string> = { 'x-request-id': 'r', etag: '"1"' },
+    ) =>
       ({ statusCode, headers: { 'content-type': contentType, ...headers }, body }) as unknown as LightMyRequestResponse;
-    const note = { id: randomUUID(), owner_id: randomUUID(), title: 't', content: 'c', version: 1, version_id: randomUUID(),
-      created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', folder_id: null, pinned: false, archived: false, tags: [] };
+    const note = {
+      id: randomUUID(),
+      owner_id: randomUUID(),
+      title: 't',
+      content: 'c',
+      version: 1,
+      version_id: randomUUID(),
+      created_at: '2026-01-01T00:00:00.000Z',
+      updated_at: '2026-01-01T00:00:00.000Z',
+      folder_id: null,
+      pinned: false,
+      archived: false,
+      tags: [],
+    };
     const json = 'application/json; charset=utf-8';
     conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note)));
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note), { 'x-request-id': 'r' })), /promises a ETag header/);
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, version: 0 }))), /does not match/);
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, created_at: 'yesterday' }))), /does not match/);
+    assert.throws(
+      () =>
+        conformance.check(
+          'GET',
+          `/api/notes/${note.id}`,
+          fake(200, json, JSON.stringify(note), { 'x-request-id': 'r' }),
+        ),
+      /promises a ETag header/,
+    );
+    assert.throws(
+      () => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify({ ...note, version: 0 }))),
+      /does not match/,
+    );
+    assert.throws(
+      () =>
+        conformance.check(
+          'GET',
+          `/api/notes/${note.id}`,
+          fake(200, json, JSON.stringify({ ...note, created_at: 'yesterday' })),
+        ),
+      /does not match/,
+    );
     assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(418, json, '{}')), /does not declare/);
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(404, json, '{}', { 'x-request-id': 'r' })), /declared: application\/problem\+json/);
+    assert.throws(
+      () => conformance.check('GET', `/api/notes/${note.id}`, fake(404, json, '{}', { 'x-request-id': 'r' })),
+      /declared: application\/problem\+json/,
+    );
     // A header that means something to clients, sent where the document does not list it.
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(200, json, JSON.stringify(note), { 'x-request-id': 'r', etag: '"1"', location: '/x' })), /sends Location/);
-    assert.throws(() => conformance.check('GET', `/api/notes/${note.id}`, fake(429, 'application/problem+json', JSON.stringify({ type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'd' }), { 'x-request-id': 'r', 'retry-after': 'soon' })), /header Retry-After/);
+    assert.throws(
+      () =>
+        conformance.check(
+          'GET',
+          `/api/notes/${note.id}`,
+          fake(200, json, JSON.stringify(note), { 'x-request-id': 'r', etag: '"1"', location: '/x' }),
+        ),
+      /sends Location/,
+    );
+    assert.throws(
+      () =>
+        conformance.check(
+          'GET',
+          `/api/notes/${note.id}`,
+          fake(
+            429,
+            'application/problem+json',
+            JSON.stringify({ type: 'about:blank', title: 'Too Many Requests', status: 429, detail: 'd' }),
+            { 'x-request-id': 'r', 'retry-after': 'soon' },
+          ),
+        ),
+      /header Retry-After/,
+    );
     // A $ref into components.schemas is followed: a user without is_admin is refused.
     const user = { id: randomUUID(), username: 'a', created_at: null, updated_at: null };
     const login = { 'x-request-id': 'r', 'set-cookie': 'a=b', 'cache-control': 'no-store' };
-    assert.throws(() => conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user }), login)), /is_admin/);
-    conformance.check('POST', '/api/auth/login', fake(200, json, JSON.stringify({ access_token: 'x', user: { ...user, is_admin: false } }), login));
+    assert.throws(
+      () =>
+        conformance.check(
+          'POST',
+          '/api/auth/login',
+          fake(200, json, JSON.stringify({ access_token: 'x', user }), login),
+        ),
+      /is_admin/,
+    );
+    conformance.check(
+      'POST',
+      '/api/auth/login',
+      fake(200, json, JSON.stringify({ access_token: 'x', user: { ...user, is_admin: false } }), login),
+    );
   });
 
   test('GET /api/docs serves the documentation page', async () => {

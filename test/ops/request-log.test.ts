@@ -16,7 +16,11 @@ type LogLine = Record<string, unknown> & { msg?: string; reqId?: string; level: 
 function memoryLogger(lines: string[]) {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter((l) => l !== ''));
+      lines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       done();
     },
   });
@@ -29,7 +33,12 @@ forEachDatabase('request log', (ctx) => {
   let session: Session;
 
   before(async () => {
-    app = await buildApp({ config: ctx.config, database: ctx.database, logger: memoryLogger(lines), webRoot: NO_WEB_CLIENT });
+    app = await buildApp({
+      config: ctx.config,
+      database: ctx.database,
+      logger: memoryLogger(lines),
+      webRoot: NO_WEB_CLIENT,
+    });
     await app.ready();
     session = await newSession(app, 'logged');
   });
@@ -50,7 +59,15 @@ forEachDatabase('request log', (ctx) => {
   });
 
   test('a hostile X-Request-Id is replaced by a fresh UUID', async () => {
-    for (const id of ['has spaces in it', 'x'.repeat(500), 'x'.repeat(129), 'line\\nbreak', '<script>', '', 'ünïcode']) {
+    for (const id of [
+      'has spaces in it',
+      'x'.repeat(500),
+      'x'.repeat(129),
+      'line\\nbreak',
+      '<script>',
+      '',
+      'ünïcode',
+    ]) {
       const res = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': id } });
       assert.equal(res.statusCode, 200);
       const given = String(res.headers['x-request-id']);
@@ -67,23 +84,53 @@ forEachDatabase('request log', (ctx) => {
   test('exactly one "request" line per request, with reqId, route, status, durationMs and userId', async () => {
     const noteId = '00000000-0000-4000-8000-000000000000';
     const cases = [
-      { id: 'log-ok', method: 'GET', url: '/api/notes', headers: session.auth, route: '/api/notes', status: 200, user: true },
-      { id: 'log-param', method: 'GET', url: `/api/notes/${noteId}`, headers: session.auth, route: '/api/notes/:noteID', status: 404, user: true },
+      {
+        id: 'log-ok',
+        method: 'GET',
+        url: '/api/notes',
+        headers: session.auth,
+        route: '/api/notes',
+        status: 200,
+        user: true,
+      },
+      {
+        id: 'log-param',
+        method: 'GET',
+        url: `/api/notes/${noteId}`,
+        headers: session.auth,
+        route: '/api/notes/:noteID',
+        status: 404,
+        user: true,
+      },
       { id: 'log-401', method: 'GET', url: '/api/notes', headers: {}, route: '/api/notes', status: 401, user: false },
       { id: 'log-unmatched', method: 'GET', url: '/nowhere', headers: {}, route: '/*', status: 404, user: false },
       {
-        id: 'log-bad-json', method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' },
-        payload: '{"username":', route: '/api/auth/login', status: 400, user: false,
+        id: 'log-bad-json',
+        method: 'POST',
+        url: '/api/auth/login',
+        headers: { 'content-type': 'application/json' },
+        payload: '{"username":',
+        route: '/api/auth/login',
+        status: 400,
+        user: false,
       },
       {
-        id: 'log-too-large', method: 'POST', url: '/api/auth/signup', headers: { 'content-type': 'application/json' },
-        payload: JSON.stringify({ username: 'big', password: 'p'.repeat(20_000) }), route: '/api/auth/signup', status: 413, user: false,
+        id: 'log-too-large',
+        method: 'POST',
+        url: '/api/auth/signup',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({ username: 'big', password: 'p'.repeat(20_000) }),
+        route: '/api/auth/signup',
+        status: 413,
+        user: false,
       },
       { id: 'log-healthz', method: 'GET', url: '/healthz', headers: {}, route: '/healthz', status: 200, user: false },
     ] as const;
     for (const c of cases) {
       const res = await app.inject({
-        method: c.method, url: c.url, headers: { ...c.headers, 'x-request-id': c.id },
+        method: c.method,
+        url: c.url,
+        headers: { ...c.headers, 'x-request-id': c.id },
         ...('payload' in c ? { payload: c.payload } : {}),
       });
       assert.equal(res.statusCode, c.status, `${c.id}: ${res.body}`);
@@ -92,8 +139,24 @@ forEachDatabase('request log', (ctx) => {
       assert.equal(found.length, 1, `${c.id}: ${JSON.stringify(found)}`);
       const line = found[0]!;
       // The line is written directly (not through pino's object path) in pino's own format.
-      assert.deepEqual(Object.keys(line), ['level', 'time', 'pid', 'hostname', 'reqId', 'method', 'route', 'status', 'durationMs',
-        ...(c.user ? ['userId'] : []), 'ip', 'msg'], c.id);
+      assert.deepEqual(
+        Object.keys(line),
+        [
+          'level',
+          'time',
+          'pid',
+          'hostname',
+          'reqId',
+          'method',
+          'route',
+          'status',
+          'durationMs',
+          ...(c.user ? ['userId'] : []),
+          'ip',
+          'msg',
+        ],
+        c.id,
+      );
       assert.equal(line.pid, process.pid);
       assert.equal(line.hostname, os.hostname());
       assert.ok(typeof line.time === 'number' && Math.abs(line.time - Date.now()) < 60_000, c.id);
@@ -108,16 +171,23 @@ forEachDatabase('request log', (ctx) => {
       else assert.equal('userId' in line, false, c.id);
       // Fastify's own per-request lines are off: every line of this request is ours or an error report.
       for (const other of parsed().filter((l) => l.reqId === c.id && l.msg !== 'request')) {
-        assert.ok(['incoming request', 'request completed'].every((m) => other.msg !== m), JSON.stringify(other));
+        assert.ok(
+          ['incoming request', 'request completed'].every((m) => other.msg !== m),
+          JSON.stringify(other),
+        );
       }
     }
   });
 
   test('a 5xx answer logs its "request" line at error level, next to the error report', async () => {
     const broken = await buildApp({
-      config: ctx.config, database: ctx.database, logger: memoryLogger(lines),
+      config: ctx.config,
+      database: ctx.database,
+      logger: memoryLogger(lines),
       hasher: {
-        hash: async () => { throw new Error('argon2 exploded: internal detail'); },
+        hash: async () => {
+          throw new Error('argon2 exploded: internal detail');
+        },
         verify: async () => false,
         verifyDummy: async () => {},
         depth: 0,
@@ -125,12 +195,18 @@ forEachDatabase('request log', (ctx) => {
     });
     try {
       const res = await broken.inject({
-        method: 'POST', url: '/api/auth/signup', headers: { 'x-request-id': 'log-500' },
+        method: 'POST',
+        url: '/api/auth/signup',
+        headers: { 'x-request-id': 'log-500' },
         payload: { username: 'brokenhasher', password: GOOD_PASSWORD },
       });
       assert.equal(res.statusCode, 500, res.body);
       assert.deepEqual(res.json(), {
-        type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'Failed to create user', code: 'internal_error',
+        type: 'about:blank',
+        title: 'Internal Server Error',
+        status: 500,
+        detail: 'Failed to create user',
+        code: 'internal_error',
       });
       const found = requestLines('log-500');
       assert.equal(found.length, 1);
@@ -147,7 +223,9 @@ forEachDatabase('request log', (ctx) => {
 
   test('secrets never reach the log', async () => {
     const res = await app.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: { ...session.auth, 'x-request-id': 'log-secret' },
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: { ...session.auth, 'x-request-id': 'log-secret' },
       payload: { old_password: 'not-the-password-at-all-9', new_password: GOOD_PASSWORD },
     });
     assert.equal(res.statusCode, 401, res.body);

@@ -12,7 +12,13 @@ import { entryArgs } from '../helpers/entry.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Resolves with the first value `check` returns for a log line, or rejects after `ms`. */
-function waitForLine<T>(lines: string[], listen: (fn: () => void) => () => void, check: (line: string) => T | undefined, ms: number, what: string): Promise<T> {
+function waitForLine<T>(
+  lines: string[],
+  listen: (fn: () => void) => () => void,
+  check: (line: string) => T | undefined,
+  ms: number,
+  what: string,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const scan = () => {
       for (const line of lines) {
@@ -87,10 +93,16 @@ describe('graceful shutdown of the real server', () => {
     };
     child.stdout.on('data', onOutput);
     child.stderr.on('data', onOutput);
-    port = await waitForLine(lines, listen, (line) => {
-      const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logMessage(line)?.msg ?? '');
-      return m === null ? undefined : Number(m[1]);
-    }, 60_000, 'the listening line');
+    port = await waitForLine(
+      lines,
+      listen,
+      (line) => {
+        const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logMessage(line)?.msg ?? '');
+        return m === null ? undefined : Number(m[1]);
+      },
+      60_000,
+      'the listening line',
+    );
   });
 
   after(async () => {
@@ -101,15 +113,21 @@ describe('graceful shutdown of the real server', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  test('SIGTERM (even twice) lets an in-flight request finish, then exits 0 and refuses new connections', { timeout: 90_000 }, async () => {
+  test('SIGTERM (even twice) lets an in-flight request finish, then exits 0 and refuses new connections', {
+    timeout: 90_000,
+  }, async () => {
     const base = `http://127.0.0.1:${port}`;
     const username = uniqueName('shutdown');
     const signup = await fetch(`${base}/api/auth/signup`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password: GOOD_PASSWORD }),
     });
     assert.equal(signup.status, 201, await signup.text());
     const login = await fetch(`${base}/api/auth/login`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password: GOOD_PASSWORD }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username, password: GOOD_PASSWORD }),
     });
     assert.equal(login.status, 200);
     const { access_token: token } = (await login.json()) as { access_token: string };
@@ -125,18 +143,25 @@ describe('graceful shutdown of the real server', () => {
       agent,
       method: 'POST',
       headers: {
-        authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length), expect: '100-continue',
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'content-length': String(body.length),
+        expect: '100-continue',
       },
     });
-    const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
-      request.on('response', (res) => {
-        let text = '';
-        res.on('data', (chunk) => { text += String(chunk); });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-        res.on('error', reject);
-      });
-      request.on('error', reject);
-    });
+    const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
+      (resolve, reject) => {
+        request.on('response', (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += String(chunk);
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+          res.on('error', reject);
+        });
+        request.on('error', reject);
+      },
+    );
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('no 100 Continue')), 30_000);
       request.once('continue', () => {
@@ -144,11 +169,19 @@ describe('graceful shutdown of the real server', () => {
         resolve();
       });
     });
-    await new Promise<void>((resolve, reject) => request.write(body.subarray(0, half), (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      request.write(body.subarray(0, half), (err) => (err ? reject(err) : resolve())),
+    );
 
     assert.ok(child.kill('SIGTERM'));
     // The server has seen the signal before the rest of the body arrives.
-    await waitForLine(lines, listen, (line) => (logMessage(line)?.msg === 'shutting down' ? true : undefined), 30_000, 'shutting down');
+    await waitForLine(
+      lines,
+      listen,
+      (line) => (logMessage(line)?.msg === 'shutting down' ? true : undefined),
+      30_000,
+      'shutting down',
+    );
     // A process manager that signals `npm start`'s process group reaches the server twice (directly,
     // and forwarded by npm): the second signal must not cut the shutdown short (npm reported 143).
     assert.ok(child.kill('SIGTERM'));
@@ -174,10 +207,13 @@ describe('graceful shutdown of the real server', () => {
     assert.deepEqual(outcome, { code: 0, signal: null }, lines.join('\n'));
     assert.ok(!lines.some((line) => /shutdown timed out|shutdown failed/.test(line)), lines.join('\n'));
     // Log lines are buffered; what was still in the buffer is written as the process exits.
-    assert.ok(lines.some((line) => {
-      const entry = logMessage(line) as { msg?: string; route?: string; status?: number } | undefined;
-      return entry?.msg === 'request' && entry.route === '/api/notes' && entry.status === 201;
-    }), lines.join('\n'));
+    assert.ok(
+      lines.some((line) => {
+        const entry = logMessage(line) as { msg?: string; route?: string; status?: number } | undefined;
+        return entry?.msg === 'request' && entry.route === '/api/notes' && entry.status === 201;
+      }),
+      lines.join('\n'),
+    );
 
     const refused = await new Promise<string>((resolve) => {
       const socket = net.connect(port, '127.0.0.1');

@@ -10,7 +10,9 @@ import { buildTestApp, forEachDatabase } from '../helpers/harness.js';
  * a hang a failure; it measures nothing.
  */
 forEachDatabase('close with unused connections', (ctx) => {
-  test('close() ends a connection that never sent a byte and one idle after its answer, and answers one whose request is arriving', { timeout: 20_000 }, async () => {
+  test('close() ends a connection that never sent a byte and one idle after its answer, and answers one whose request is arriving', {
+    timeout: 20_000,
+  }, async () => {
     const app = await buildTestApp(ctx.config, ctx.database);
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as net.AddressInfo;
@@ -24,7 +26,7 @@ forEachDatabase('close with unused connections', (ctx) => {
     const silent = await connect();
     const used = await connect();
     used.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    const [answer] = await once(used.socket, 'data') as [Buffer];
+    const [answer] = (await once(used.socket, 'data')) as [Buffer];
     assert.match(answer.toString(), /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(answer.toString(), /\r\nconnection: keep-alive\r\n/i);
     // A request half-way in when close begins is not cut: it gets its answer.

@@ -14,19 +14,28 @@ const DEPTH = 5_000;
  * A GET whose body stays in its chunks until the probing is over: joining 100 MB in this process
  * (which also runs the server) is the test's own stall, not the server's.
  */
-function fetchChunks(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; complete: boolean; chunks: Buffer[] }> {
+function fetchChunks(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; complete: boolean; chunks: Buffer[] }> {
   return new Promise((resolve, reject) => {
-    http.get(`${base}${path}`, { headers, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, complete: response.complete, chunks }));
-      response.on('error', reject);
-    }).on('error', reject);
+    http
+      .get(`${base}${path}`, { headers, agent: false }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, complete: response.complete, chunks }));
+        response.on('error', reject);
+      })
+      .on('error', reject);
   });
 }
 
 function described({ samples, p99 }: HealthDuring<unknown>): string {
-  const slowest = [...samples].sort((a, b) => b - a).slice(0, 20).map((ms) => ms.toFixed(1));
+  const slowest = [...samples]
+    .sort((a, b) => b - a)
+    .slice(0, 20)
+    .map((ms) => ms.toFixed(1));
   return `p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${slowest.join(', ')}`;
 }
 
@@ -42,7 +51,11 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
   before(async () => {
     owner = await newSession(ctx.app, 'deep');
     for (let c = 0; c < CHAINS; c += 1) {
-      await insertChain(ctx.database.db, owner.userId, Array.from({ length: DEPTH }, () => String.fromCharCode(97 + c)));
+      await insertChain(
+        ctx.database.db,
+        owner.userId,
+        Array.from({ length: DEPTH }, () => String.fromCharCode(97 + c)),
+      );
     }
     base = await listening(ctx.app);
   });
@@ -51,7 +64,9 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
     const started = performance.now();
     const probed = await healthDuring(base, () => fetchChunks(base, '/api/export', owner.auth));
     const body = Buffer.concat(probed.result.chunks);
-    console.log(`JSON export: ${(performance.now() - started).toFixed(0)} ms, ${body.length} bytes; ${described(probed)}`);
+    console.log(
+      `JSON export: ${(performance.now() - started).toFixed(0)} ms, ${body.length} bytes; ${described(probed)}`,
+    );
     assert.deepEqual([probed.result.status, probed.result.complete], [200, true]);
     const folders = (JSON.parse(body.toString('utf8')) as { folders: string[] }).folders;
     assert.equal(folders.length, CHAINS * DEPTH);
@@ -62,7 +77,9 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
   test(`Markdown export of ${CHAINS} chains ${DEPTH} deep: whole, /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
     const started = performance.now();
     const probed = await healthDuring(base, () => download(base, '/api/export?format=markdown', owner.auth));
-    console.log(`Markdown export: ${(performance.now() - started).toFixed(0)} ms, ${probed.result.body.length} bytes; ${described(probed)}`);
+    console.log(
+      `Markdown export: ${(performance.now() - started).toFixed(0)} ms, ${probed.result.body.length} bytes; ${described(probed)}`,
+    );
     assert.deepEqual([probed.result.status, probed.result.complete], [200, true]);
     // An entry per level down to 32 and the empty bottom one: deeper levels are implied by its path.
     assert.equal(zipDirectory(probed.result.body).length, CHAINS * 33);
@@ -72,7 +89,11 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
   test(`PROPFIND on a ${DEPTH}-name path: 404, /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
     const path = `/dav/${Array.from({ length: DEPTH }, () => 'a').join('/')}/`;
     const started = performance.now();
-    const probed = await healthDuring(base, async () => (await fetch(`${base}${path}`, { method: 'PROPFIND', headers: { ...owner.auth, depth: '0' } })).status);
+    const probed = await healthDuring(
+      base,
+      async () =>
+        (await fetch(`${base}${path}`, { method: 'PROPFIND', headers: { ...owner.auth, depth: '0' } })).status,
+    );
     const elapsed = performance.now() - started;
     console.log(`PROPFIND: ${elapsed.toFixed(0)} ms; ${described(probed)}`);
     assert.equal(probed.result, 404);

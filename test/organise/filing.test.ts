@@ -20,7 +20,11 @@ forEachDatabase('filing notes', (ctx) => {
     assert.deepEqual(Object.keys(filed), NOTE_KEYS);
     assert.deepEqual(filed, { ...note, folder_id: folder.id, pinned: true });
     assert.equal(res.headers.etag, '"1"');
-    assert.deepEqual(await api.fileOk(s, note.id, { archived: true, pinned: false }), { ...note, folder_id: folder.id, archived: true });
+    assert.deepEqual(await api.fileOk(s, note.id, { archived: true, pinned: false }), {
+      ...note,
+      folder_id: folder.id,
+      archived: true,
+    });
     assert.deepEqual(await api.fileOk(s, note.id, { folder_id: null, archived: false }), note);
     const versions = okJson<unknown[]>(await api.call(s, 'GET', `/api/notes/${note.id}/versions`));
     assert.equal(versions.length, 1);
@@ -29,8 +33,18 @@ forEachDatabase('filing notes', (ctx) => {
   test('PATCH /api/notes/{id}: bad bodies are 400, unknown notes and folders 404', async () => {
     const s = await newSession(ctx.app);
     const note = await api.note(s, '');
-    expectProblem(await api.file(s, note.id, {}), 400, 'Invalid request body: must give folder_id, pinned or archived', 'validation_failed');
-    expectProblem(await api.file(s, note.id, { pinned: 'yes' }), 400, 'Invalid request body: pinned must be true or false', 'validation_failed');
+    expectProblem(
+      await api.file(s, note.id, {}),
+      400,
+      'Invalid request body: must give folder_id, pinned or archived',
+      'validation_failed',
+    );
+    expectProblem(
+      await api.file(s, note.id, { pinned: 'yes' }),
+      400,
+      'Invalid request body: pinned must be true or false',
+      'validation_failed',
+    );
     assert.equal((await api.file(s, note.id, { pinned: true, title: 'x' })).statusCode, 400);
     assert.equal((await api.file(s, note.id, { folder_id: 'root' })).statusCode, 400);
     expectProblem(await api.file(s, note.id, { folder_id: MISSING_ID }), 404, 'Folder not found', 'folder_not_found');
@@ -60,17 +74,27 @@ forEachDatabase('filing notes', (ctx) => {
     await api.save(s, a.id, 'edited');
     assert.deepEqual(await api.ids(s), [a.id, b.id, d.id]);
     const rows = await api.list(s);
-    assert.deepEqual(rows.map((r) => [r.pinned, r.archived]), [[true, false], [true, false], [false, false]]);
-    for (const [query, detail] of [['?archived=maybe', '"archived" must be true or false'], ['?pinned=2', '"pinned" must be true or false'],
+    assert.deepEqual(
+      rows.map((r) => [r.pinned, r.archived]),
+      [
+        [true, false],
+        [true, false],
+        [false, false],
+      ],
+    );
+    for (const [query, detail] of [
+      ['?archived=maybe', '"archived" must be true or false'],
+      ['?pinned=2', '"pinned" must be true or false'],
       ['?folder=nowhere', '"folder" must be a folder id or root'],
       ['?tag=a%20b', '"tag" must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #'],
       ['?tag=%00', '"tag" must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #'],
-      [`?tag=${'a'.repeat(65)}`, '"tag" must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #']]) {
+      [`?tag=${'a'.repeat(65)}`, '"tag" must be a tag: 1 to 64 letters, digits, _, - or /, optionally after a #'],
+    ]) {
       expectProblem(await api.call(s, 'GET', `/api/notes${query}`), 400, `Query parameter ${detail!}`, 'invalid_query');
     }
   });
 
-  test('GET /api/notes?folder=: one folder\'s notes (not its subfolders\'), root for the top level; filters combine', async () => {
+  test("GET /api/notes?folder=: one folder's notes (not its subfolders'), root for the top level; filters combine", async () => {
     const s = await newSession(ctx.app);
     const work = await api.folder(s, 'Work');
     const sub = await api.folder(s, 'Sub', work.id);
@@ -85,6 +109,11 @@ forEachDatabase('filing notes', (ctx) => {
     await api.fileOk(s, inWork.id, { archived: true });
     assert.deepEqual(await api.ids(s, `?folder=${work.id}`), []);
     assert.deepEqual(await api.ids(s, `?folder=${work.id}&archived=true&tag=x`), [inWork.id]);
-    expectProblem(await api.call(s, 'GET', `/api/notes?folder=${MISSING_ID}`), 404, 'Folder not found', 'folder_not_found');
+    expectProblem(
+      await api.call(s, 'GET', `/api/notes?folder=${MISSING_ID}`),
+      404,
+      'Folder not found',
+      'folder_not_found',
+    );
   });
 });

@@ -29,10 +29,21 @@ forEachDatabase('folder limits', (ctx) => {
   const importDoc = (s: Session, document: unknown) =>
     app().inject({ method: 'POST', url: '/api/import', headers: s.auth, payload: document as string });
   const doc = (folders: string[], noteFolder: string | null = null) => ({
-    format: 'vellum-export', format_version: 2, folders,
-    notes: [{ title: 'n', created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z', folder: noteFolder, versions: [{ version: 1, title: 'n', content: 'c', created_at: '2024-01-01T00:00:00.000Z' }] }],
+    format: 'vellum-export',
+    format_version: 2,
+    folders,
+    notes: [
+      {
+        title: 'n',
+        created_at: '2024-01-01T00:00:00.000Z',
+        updated_at: '2024-01-01T00:00:00.000Z',
+        folder: noteFolder,
+        versions: [{ version: 1, title: 'n', content: 'c', created_at: '2024-01-01T00:00:00.000Z' }],
+      },
+    ],
   });
-  const noNotes = async (s: Session) => assert.deepEqual(okJson<unknown[]>(await app().inject({ method: 'GET', url: '/api/notes', headers: s.auth })), []);
+  const noNotes = async (s: Session) =>
+    assert.deepEqual(okJson<unknown[]>(await app().inject({ method: 'GET', url: '/api/notes', headers: s.auth })), []);
 
   test('POST /api/folders: 32 levels deep is made, the 33rd is 409 folder_too_deep', async () => {
     const s = await newSession(app());
@@ -71,9 +82,21 @@ forEachDatabase('folder limits', (ctx) => {
   test('import: a path more than 32 folders deep is 400 before anything is written (the finding: 4 paths 5,000 deep)', async () => {
     const s = await newSession(app());
     const deep = names(33, 'p').join('/');
-    expectProblem(await importDoc(s, doc([deep])), 400, 'Invalid import document: folders[0] must be at most 32 folders deep', 'invalid_import');
-    expectProblem(await importDoc(s, doc([], deep)), 400, 'Invalid import document: notes[0].folder must be at most 32 folders deep', 'invalid_import');
-    const finding = Array.from({ length: 4 }, (_, i) => Array.from({ length: 5_000 }, () => String.fromCharCode(97 + i)).join('/'));
+    expectProblem(
+      await importDoc(s, doc([deep])),
+      400,
+      'Invalid import document: folders[0] must be at most 32 folders deep',
+      'invalid_import',
+    );
+    expectProblem(
+      await importDoc(s, doc([], deep)),
+      400,
+      'Invalid import document: notes[0].folder must be at most 32 folders deep',
+      'invalid_import',
+    );
+    const finding = Array.from({ length: 4 }, (_, i) =>
+      Array.from({ length: 5_000 }, () => String.fromCharCode(97 + i)).join('/'),
+    );
     assert.equal((await importDoc(s, doc(finding))).statusCode, 400);
     assert.equal(await count(s), 0);
     await noNotes(s);
@@ -94,7 +117,9 @@ forEachDatabase('folder limits', (ctx) => {
     assert.equal(await count(s), 10_000);
   });
 
-  test('two creates racing at 9,999: the second waits for the first\'s lock and is then 409', { timeout: 30_000 }, async () => {
+  test("two creates racing at 9,999: the second waits for the first's lock and is then 409", {
+    timeout: 30_000,
+  }, async () => {
     const s = await newSession(app());
     await insertFlat(db(), s.userId, 9_999);
     const held = raced.pause.arm('folders:create-checked');
@@ -113,23 +138,35 @@ forEachDatabase('folder limits', (ctx) => {
   // to users (a refresh token at login, a note's insert) also takes (FOR KEY SHARE): an import that
   // made folders held the owner's logins and saves for its whole transaction. SQLite has one writer
   // by design; there the held transaction queues every write, which is what this checks on PostgreSQL only.
-  if (ctx.kind === 'postgres') test('while a folder create holds the tree, the same user logs in and saves a note', { timeout: 30_000 }, async () => {
-    const s = await newSession(app());
-    const held = raced.pause.arm('folders:create-checked');
-    const creating = api.createFolder(s, { name: 'held' });
-    await held.reached;
-    try {
-      const login = app().inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username, password: s.password } });
-      assert.equal(await queuedBehindLock(ctx, login), false, 'login waited on the folder tree lock');
-      assert.equal((await login).statusCode, 200);
-      const save = app().inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } });
-      assert.equal(await queuedBehindLock(ctx, save), false, 'a note create waited on the folder tree lock');
-      assert.equal((await save).statusCode, 201);
-    } finally {
-      held.release();
-    }
-    assert.equal((await creating).statusCode, 201);
-  });
+  if (ctx.kind === 'postgres')
+    test('while a folder create holds the tree, the same user logs in and saves a note', {
+      timeout: 30_000,
+    }, async () => {
+      const s = await newSession(app());
+      const held = raced.pause.arm('folders:create-checked');
+      const creating = api.createFolder(s, { name: 'held' });
+      await held.reached;
+      try {
+        const login = app().inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username: s.username, password: s.password },
+        });
+        assert.equal(await queuedBehindLock(ctx, login), false, 'login waited on the folder tree lock');
+        assert.equal((await login).statusCode, 200);
+        const save = app().inject({
+          method: 'POST',
+          url: '/api/notes',
+          headers: s.auth,
+          payload: { title: 't', content: 'c' },
+        });
+        assert.equal(await queuedBehindLock(ctx, save), false, 'a note create waited on the folder tree lock');
+        assert.equal((await save).statusCode, 201);
+      } finally {
+        held.release();
+      }
+      assert.equal((await creating).statusCode, 201);
+    });
 
   test('a tree made 5,000 deep before the limit: exports whole (JSON and Markdown), moves up, cannot grow', async () => {
     const s = await newSession(app());
@@ -139,21 +176,32 @@ forEachDatabase('folder limits', (ctx) => {
     const path = (depth: number) => chain.slice(0, depth).join('/');
 
     const json = okJson<{ folders: string[]; notes: Array<{ id: string; folder: string | null }> }>(
-      await app().inject({ method: 'GET', url: '/api/export', headers: s.auth }));
+      await app().inject({ method: 'GET', url: '/api/export', headers: s.auth }),
+    );
     assert.equal(json.folders.length, 5_000);
     json.folders.forEach((folder, i) => assert.equal(folder, path(i + 1)));
-    assert.deepEqual(json.notes.map((n) => n.folder), [path(5_000)]);
+    assert.deepEqual(
+      json.notes.map((n) => n.folder),
+      [path(5_000)],
+    );
 
     const zip = await app().inject({ method: 'GET', url: '/api/export?format=markdown', headers: s.auth });
     assert.equal(zip.statusCode, 200);
     // A directory entry per level down to 32, then only the empty bottom one (deeper levels are implied by its path).
     const entries = zipDirectory(zip.rawPayload).map((entry) => entry.name);
-    assert.deepEqual(entries, [...Array.from({ length: 32 }, (_, i) => `${path(i + 1)}/`), `${path(5_000)}/`, `${path(5_000)}/Deep.md`]);
+    assert.deepEqual(entries, [
+      ...Array.from({ length: 32 }, (_, i) => `${path(i + 1)}/`),
+      `${path(5_000)}/`,
+      `${path(5_000)}/Deep.md`,
+    ]);
 
     expectTooDeep(await api.createFolder(s, { name: 'more', parent_id: ids.at(-1) }));
     // Moving part of it up makes it shallower: allowed, though still deeper than 32; back down is not.
     assert.equal((await api.updateFolder(s, ids[10]!, { parent_id: null })).statusCode, 200);
     expectTooDeep(await api.updateFolder(s, ids[10]!, { parent_id: ids[5] }));
-    assert.equal((await app().inject({ method: 'GET', url: `/api/notes/${note.id}`, headers: s.auth })).statusCode, 200);
+    assert.equal(
+      (await app().inject({ method: 'GET', url: `/api/notes/${note.id}`, headers: s.auth })).statusCode,
+      200,
+    );
   });
 });

@@ -5,13 +5,15 @@ import { queuedBehindLock, racedApp } from '../helpers/pause.js';
 import { expectNoContent, expectProblem, MISSING_ID, okJson, TIMESTAMP, UUID_V4, type Note } from '../notes/support.js';
 import { organiseClient, type Folder } from './support.js';
 
-const expectFolderNotFound = (res: Parameters<typeof expectProblem>[0]) => expectProblem(res, 404, 'Folder not found', 'folder_not_found');
+const expectFolderNotFound = (res: Parameters<typeof expectProblem>[0]) =>
+  expectProblem(res, 404, 'Folder not found', 'folder_not_found');
 const expectNameTaken = (res: Parameters<typeof expectProblem>[0]) =>
   expectProblem(res, 409, 'A folder with this name already exists here', 'folder_name_taken');
 const expectCycle = (res: Parameters<typeof expectProblem>[0]) =>
   expectProblem(res, 409, 'A folder cannot be moved into itself or below itself', 'folder_cycle');
-const NAME_RULE = 'must be 1 to 100 characters (trimmed) without / \\ < > : " | ? * or control characters, not end with a dot, '
-  + 'and not be a device name Windows reserves (CON, PRN, AUX, NUL, COM1, LPT1, ...)';
+const NAME_RULE =
+  'must be 1 to 100 characters (trimmed) without / \\ < > : " | ? * or control characters, not end with a dot, ' +
+  'and not be a device name Windows reserves (CON, PRN, AUX, NUL, COM1, LPT1, ...)';
 
 forEachDatabase('folders', (ctx) => {
   const api = organiseClient(() => ctx.app);
@@ -24,23 +26,75 @@ forEachDatabase('folders', (ctx) => {
     assert.deepEqual(Object.keys(folder), ['id', 'name', 'parent_id', 'created_at', 'updated_at']);
     assert.match(folder.id, UUID_V4);
     assert.match(folder.created_at, TIMESTAMP);
-    assert.deepEqual(folder, { id: folder.id, name: 'Work', parent_id: null, created_at: folder.created_at, updated_at: folder.created_at });
+    assert.deepEqual(folder, {
+      id: folder.id,
+      name: 'Work',
+      parent_id: null,
+      created_at: folder.created_at,
+      updated_at: folder.created_at,
+    });
     assert.equal(res.headers.location, `/api/folders/${folder.id}`);
     const child = await api.folder(s, 'Plans', folder.id);
     assert.equal(child.parent_id, folder.id);
-    assert.deepEqual((await api.folders(s)).map((f) => [f.name, f.parent_id, f.note_count]), [['Plans', folder.id, 0], ['Work', null, 0]]);
+    assert.deepEqual(
+      (await api.folders(s)).map((f) => [f.name, f.parent_id, f.note_count]),
+      [
+        ['Plans', folder.id, 0],
+        ['Work', null, 0],
+      ],
+    );
   });
 
   test('folder names: every rule refused with one message, valid names on every OS accepted', async () => {
     const s = await newSession(ctx.app);
-    for (const name of ['', '   ', 'a/b', 'a\\b', 'tab\there', 'nul\u0000', 'a:b', 'a*b', 'why?', '<x>', 'a|b', '"q"', '.', '..', 'end.',
-      'CON', 'con.txt', 'Lpt1', 'x'.repeat(101), '\u0085next']) {
-      expectProblem(await api.createFolder(s, { name }), 400, `Invalid request body: name ${NAME_RULE}`, 'validation_failed');
+    for (const name of [
+      '',
+      '   ',
+      'a/b',
+      'a\\b',
+      'tab\there',
+      'nul\u0000',
+      'a:b',
+      'a*b',
+      'why?',
+      '<x>',
+      'a|b',
+      '"q"',
+      '.',
+      '..',
+      'end.',
+      'CON',
+      'con.txt',
+      'Lpt1',
+      'x'.repeat(101),
+      '\u0085next',
+    ]) {
+      expectProblem(
+        await api.createFolder(s, { name }),
+        400,
+        `Invalid request body: name ${NAME_RULE}`,
+        'validation_failed',
+      );
     }
-    for (const name of ['x', '.hidden', 'Console', 'COM10', 'Café ☕', 'x'.repeat(100), 'a.b', '日本語', ` ${'y'.repeat(100)} `]) {
+    for (const name of [
+      'x',
+      '.hidden',
+      'Console',
+      'COM10',
+      'Café ☕',
+      'x'.repeat(100),
+      'a.b',
+      '日本語',
+      ` ${'y'.repeat(100)} `,
+    ]) {
       assert.equal((await api.createFolder(s, { name })).statusCode, 201, name);
     }
-    expectProblem(await api.createFolder(s, { name: 3 }), 400, 'Invalid request body: name must be a string', 'validation_failed');
+    expectProblem(
+      await api.createFolder(s, { name: 3 }),
+      400,
+      'Invalid request body: name must be a string',
+      'validation_failed',
+    );
     assert.equal((await api.createFolder(s, { name: 'ok', extra: 1 })).statusCode, 400);
     assert.equal((await api.createFolder(s, { name: 'ok', parent_id: 'nope' })).statusCode, 400);
   });
@@ -77,7 +131,12 @@ forEachDatabase('folders', (ctx) => {
     assert.equal(okJson<Folder>(await api.updateFolder(s, b.id, { parent_id: null })).parent_id, null);
     // Now A is a leaf: moving it under C2 (not its descendant) is fine.
     assert.equal(okJson<Folder>(await api.updateFolder(s, a.id, { parent_id: c.id })).parent_id, c.id);
-    expectProblem(await api.updateFolder(s, a.id, {}), 400, 'Invalid request body: must give name or parent_id', 'validation_failed');
+    expectProblem(
+      await api.updateFolder(s, a.id, {}),
+      400,
+      'Invalid request body: must give name or parent_id',
+      'validation_failed',
+    );
     expectFolderNotFound(await api.updateFolder(s, a.id, { parent_id: MISSING_ID }));
     expectFolderNotFound(await api.updateFolder(s, MISSING_ID, { name: 'x' }));
   });
@@ -100,10 +159,20 @@ forEachDatabase('folders', (ctx) => {
     const inPlans = await api.note(s, 'deep', 'in plans', plans.id);
     const kept = await api.note(s, 'kept', 'kept', keep.id);
     const top = await api.note(s, 'top', 'top');
-    assert.deepEqual((await api.folders(s)).map((f) => [f.name, f.note_count]), [['Keep', 1], ['Plans', 1], ['Work', 1]]);
+    assert.deepEqual(
+      (await api.folders(s)).map((f) => [f.name, f.note_count]),
+      [
+        ['Keep', 1],
+        ['Plans', 1],
+        ['Work', 1],
+      ],
+    );
 
     expectNoContent(await api.deleteFolder(s, work.id));
-    assert.deepEqual((await api.folders(s)).map((f) => f.name), ['Keep']);
+    assert.deepEqual(
+      (await api.folders(s)).map((f) => f.name),
+      ['Keep'],
+    );
     assert.deepEqual(new Set(await api.ids(s)), new Set([kept.id, top.id]));
     assert.deepEqual(await api.tags(s), []);
     const trash = okJson<Array<{ id: string }>>(await api.call(s, 'GET', '/api/trash'));
@@ -128,10 +197,16 @@ forEachDatabase('folders', (ctx) => {
     await api.fileOk(s, a.id, { archived: true });
     const trashed = await api.note(s, '', 'd', f.id);
     expectNoContent(await api.call(s, 'DELETE', `/api/notes/${trashed.id}`));
-    assert.deepEqual((await api.folders(s)).map((row) => [row.name, row.note_count]), [['F', 2], ['Sub', 1]]);
+    assert.deepEqual(
+      (await api.folders(s)).map((row) => [row.name, row.note_count]),
+      [
+        ['F', 2],
+        ['Sub', 1],
+      ],
+    );
   });
 
-  test('another user\'s folders are invisible: 404 on every route, never a parent nor a target', async () => {
+  test("another user's folders are invisible: 404 on every route, never a parent nor a target", async () => {
     const owner = await newSession(ctx.app);
     const stranger = await newSession(ctx.app);
     const folder = await api.folder(owner, 'Private');
@@ -143,22 +218,29 @@ forEachDatabase('folders', (ctx) => {
     expectFolderNotFound(await api.file(stranger, note.id, { folder_id: folder.id }));
     expectFolderNotFound(await api.call(stranger, 'POST', '/api/notes', { folder_id: folder.id }));
     expectFolderNotFound(await api.call(stranger, 'GET', `/api/notes?folder=${folder.id}`));
-    assert.deepEqual((await api.folders(owner)).map((f) => f.name), ['Private']);
+    assert.deepEqual(
+      (await api.folders(owner)).map((f) => f.name),
+      ['Private'],
+    );
   });
 });
 
-forEachDatabase('folders with TRASH_DAYS=0', (ctx) => {
-  const api = organiseClient(() => ctx.app);
-  test('deleting a folder deletes its notes at once', async () => {
-    const s = await newSession(ctx.app);
-    const f = await api.folder(s, 'F');
-    const note = await api.note(s, '#gone', 'n', f.id);
-    expectNoContent(await api.deleteFolder(s, f.id));
-    assert.equal((await api.call(s, 'GET', `/api/notes/${note.id}`)).statusCode, 404);
-    assert.deepEqual(okJson(await api.call(s, 'GET', '/api/trash')), []);
-    assert.deepEqual(await api.tags(s), []);
-  });
-}, { TRASH_DAYS: '0' });
+forEachDatabase(
+  'folders with TRASH_DAYS=0',
+  (ctx) => {
+    const api = organiseClient(() => ctx.app);
+    test('deleting a folder deletes its notes at once', async () => {
+      const s = await newSession(ctx.app);
+      const f = await api.folder(s, 'F');
+      const note = await api.note(s, '#gone', 'n', f.id);
+      expectNoContent(await api.deleteFolder(s, f.id));
+      assert.equal((await api.call(s, 'GET', `/api/notes/${note.id}`)).statusCode, 404);
+      assert.deepEqual(okJson(await api.call(s, 'GET', '/api/trash')), []);
+      assert.deepEqual(await api.tags(s), []);
+    });
+  },
+  { TRASH_DAYS: '0' },
+);
 
 forEachDatabase('folder moves under concurrency', (ctx) => {
   const raced = racedApp(ctx);

@@ -7,7 +7,13 @@ import { organiseClient, type Folder } from './support.js';
 
 const clock = frozenDate();
 
-interface Result { id: string; title: string; snippet: string; highlights: number[][]; version?: number }
+interface Result {
+  id: string;
+  title: string;
+  snippet: string;
+  highlights: number[][];
+  version?: number;
+}
 
 /** Search with folders, tags and the archive: the same answers on SQLite (FTS5) and PostgreSQL. */
 forEachDatabase('search within folders, tags and the archive', (ctx) => {
@@ -48,14 +54,24 @@ forEachDatabase('search within folders, tags and the archive', (ctx) => {
     assert.deepEqual(await ids(s, 'q=archived'), new Set());
   });
 
-  test('folder= narrows to one folder (not its subfolders); root is the top level; another user\'s folder is 404', async () => {
+  test("folder= narrows to one folder (not its subfolders); root is the top level; another user's folder is 404", async () => {
     assert.deepEqual(await ids(s, `q=harbor&folder=${work.id}`), new Set([n.work!.id]));
     assert.deepEqual(await ids(s, `q=harbor&folder=${plans.id}`), new Set([n.plans!.id]));
     assert.deepEqual(await ids(s, 'q=harbor&folder=root'), new Set([n.top!.id]));
     assert.deepEqual(await ids(s, `q=harbor&folder=${work.id}&archived=true&history=true`), new Set([n.archived!.id]));
-    expectProblem(await api.call(s, 'GET', `/api/notes/search?q=harbor&folder=${MISSING_ID}`), 404, 'Folder not found', 'folder_not_found');
+    expectProblem(
+      await api.call(s, 'GET', `/api/notes/search?q=harbor&folder=${MISSING_ID}`),
+      404,
+      'Folder not found',
+      'folder_not_found',
+    );
     const stranger = await newSession(ctx.app);
-    expectProblem(await api.call(stranger, 'GET', `/api/notes/search?q=harbor&folder=${work.id}`), 404, 'Folder not found', 'folder_not_found');
+    expectProblem(
+      await api.call(stranger, 'GET', `/api/notes/search?q=harbor&folder=${work.id}`),
+      404,
+      'Folder not found',
+      'folder_not_found',
+    );
   });
 
   test('tag= and tag:name in q mean the same; parents count; -tag: excludes', async () => {
@@ -78,12 +94,33 @@ forEachDatabase('search within folders, tags and the archive', (ctx) => {
 
   test('only tag: terms: the notes with those tags, newest first, a snippet from the start', async () => {
     const results = await search(s, `q=${encodeURIComponent('tag:project')}`);
-    assert.deepEqual(results.map((r) => r.id), [n.plans!.id, n.work!.id]);
-    assert.deepEqual(results[0], { id: n.plans!.id, title: 'plans harbor', updated_at: n.plans!.updated_at, snippet: 'harbor plans #project', highlights: [] });
-    assert.deepEqual((await search(s, `q=${encodeURIComponent('-tag:project')}`)).map((r) => r.id), [n.top!.id]);
-    assert.deepEqual((await search(s, `q=${encodeURIComponent('tag:project')}&limit=1&offset=1`)).map((r) => r.id), [n.work!.id]);
+    assert.deepEqual(
+      results.map((r) => r.id),
+      [n.plans!.id, n.work!.id],
+    );
+    assert.deepEqual(results[0], {
+      id: n.plans!.id,
+      title: 'plans harbor',
+      updated_at: n.plans!.updated_at,
+      snippet: 'harbor plans #project',
+      highlights: [],
+    });
+    assert.deepEqual(
+      (await search(s, `q=${encodeURIComponent('-tag:project')}`)).map((r) => r.id),
+      [n.top!.id],
+    );
+    assert.deepEqual(
+      (await search(s, `q=${encodeURIComponent('tag:project')}&limit=1&offset=1`)).map((r) => r.id),
+      [n.work!.id],
+    );
     const history = await search(s, `q=${encodeURIComponent('tag:errands')}&history=true`);
-    assert.deepEqual(history.map((r) => [r.id, r.version]), [[n.work!.id, 1], [n.top!.id, 1]]);
+    assert.deepEqual(
+      history.map((r) => [r.id, r.version]),
+      [
+        [n.work!.id, 1],
+        [n.top!.id, 1],
+      ],
+    );
   });
 
   test('bad filters are 400', async () => {

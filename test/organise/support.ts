@@ -5,9 +5,25 @@ import { okJson, type Note } from '../notes/support.js';
 
 /** Helpers for the organise tests: folders, filing, tags. */
 
-export interface Folder { id: string; name: string; parent_id: string | null; created_at: string; updated_at: string }
-export interface FolderRow extends Folder { note_count: number }
-export interface NoteRow { id: string; title: string; folder_id: string | null; pinned: boolean; archived: boolean; tags: string[]; updated_at: string }
+export interface Folder {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export interface FolderRow extends Folder {
+  note_count: number;
+}
+export interface NoteRow {
+  id: string;
+  title: string;
+  folder_id: string | null;
+  pinned: boolean;
+  archived: boolean;
+  tags: string[];
+  updated_at: string;
+}
 
 export function organiseClient(app: () => FastifyInstance) {
   const call = (s: Session, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
@@ -31,7 +47,11 @@ export function organiseClient(app: () => FastifyInstance) {
     ids: async (s: Session, query = '') => (await client.list(s, query)).map((n) => n.id),
     tags: async (s: Session) => okJson<Array<{ name: string; count: number }>>(await call(s, 'GET', '/api/tags')),
     async note(s: Session, content: string, title = 'n', folderId?: string): Promise<Note> {
-      const res = await call(s, 'POST', '/api/notes', { title, content, ...(folderId === undefined ? {} : { folder_id: folderId }) });
+      const res = await call(s, 'POST', '/api/notes', {
+        title,
+        content,
+        ...(folderId === undefined ? {} : { folder_id: folderId }),
+      });
       assert.equal(res.statusCode, 201, res.body);
       return res.json() as Note;
     },

@@ -32,7 +32,11 @@ forEachDatabase('tags', (ctx) => {
     for (const [content, tags] of GRAMMAR) {
       const note = await api.note(s, content);
       assert.deepEqual(note.tags, tags, JSON.stringify(content));
-      assert.deepEqual(okJson<Note>(await api.call(s, 'GET', `/api/notes/${note.id}`)).tags, tags, JSON.stringify(content));
+      assert.deepEqual(
+        okJson<Note>(await api.call(s, 'GET', `/api/notes/${note.id}`)).tags,
+        tags,
+        JSON.stringify(content),
+      );
     }
   });
 
@@ -41,17 +45,24 @@ forEachDatabase('tags', (ctx) => {
     const a = await api.note(s, '#work #project/vellum');
     const b = await api.note(s, '#work');
     assert.deepEqual(await api.tags(s), [
-      { name: 'project', count: 1 }, { name: 'project/vellum', count: 1 }, { name: 'work', count: 2 },
+      { name: 'project', count: 1 },
+      { name: 'project/vellum', count: 1 },
+      { name: 'work', count: 2 },
     ]);
     await api.save(s, b.id, 'no tags now');
     assert.deepEqual(await api.tags(s), [
-      { name: 'project', count: 1 }, { name: 'project/vellum', count: 1 }, { name: 'work', count: 1 },
+      { name: 'project', count: 1 },
+      { name: 'project/vellum', count: 1 },
+      { name: 'work', count: 1 },
     ]);
     // Restoring version 1 brings its tags back.
     const restored = await api.call(s, 'POST', `/api/notes/${b.id}/restore`, { version: 1 });
     assert.equal(restored.statusCode, 201, restored.body);
     assert.deepEqual((restored.json() as Note).tags, ['work']);
-    assert.deepEqual((await api.tags(s)).find((t) => t.name === 'work'), { name: 'work', count: 2 });
+    assert.deepEqual(
+      (await api.tags(s)).find((t) => t.name === 'work'),
+      { name: 'work', count: 2 },
+    );
     // The trash hides them; a restore from the trash shows them again; a delete for good removes them.
     expectNoContent(await api.call(s, 'DELETE', `/api/notes/${a.id}`));
     assert.deepEqual(await api.tags(s), [{ name: 'work', count: 1 }]);
@@ -65,7 +76,7 @@ forEachDatabase('tags', (ctx) => {
     assert.deepEqual(await api.tags(s), [{ name: 'work', count: 1 }]);
   });
 
-  test('GET /api/notes?tag=: own tags and parents, case and a leading # ignored; another user\'s tags invisible', async () => {
+  test("GET /api/notes?tag=: own tags and parents, case and a leading # ignored; another user's tags invisible", async () => {
     const s = await newSession(ctx.app);
     const stranger = await newSession(ctx.app);
     const deep = await api.note(s, '#a/b/c');
@@ -78,7 +89,10 @@ forEachDatabase('tags', (ctx) => {
     assert.deepEqual(await api.ids(s, `?tag=${encodeURIComponent('#A/B/C')}`), [deep.id]);
     assert.deepEqual(await api.ids(s, '?tag=secret'), []);
     assert.deepEqual(await api.ids(s, '?tag=b'), []);
-    assert.deepEqual((await api.tags(stranger)).map((t) => t.name), ['a', 'secret']);
+    assert.deepEqual(
+      (await api.tags(stranger)).map((t) => t.name),
+      ['a', 'secret'],
+    );
   });
 
   test('the back-fill derives the tags of notes written before tags existed', async () => {
@@ -94,7 +108,10 @@ forEachDatabase('tags', (ctx) => {
     assert.deepEqual(okJson<Note>(await api.call(s, 'GET', `/api/notes/${note.id}`)).tags, []);
     assert.ok((await deriveMissingTags(db)).notes >= 2);
     assert.deepEqual(okJson<Note>(await api.call(s, 'GET', `/api/notes/${note.id}`)).tags, ['legacy/one']);
-    assert.deepEqual(await api.tags(s), [{ name: 'legacy', count: 1 }, { name: 'legacy/one', count: 1 }]);
+    assert.deepEqual(await api.tags(s), [
+      { name: 'legacy', count: 1 },
+      { name: 'legacy/one', count: 1 },
+    ]);
     assert.equal((await deriveMissingTags(db)).notes, 0);
     // The trashed note got its tags, and they come back with it.
     assert.equal((await api.call(s, 'POST', `/api/trash/${trashed.id}/restore`)).statusCode, 200);

@@ -48,12 +48,17 @@ async function fakeRangeApi(
 }
 
 /** Random padding lines, as the real API adds them. */
-const padding = (n: number) => Array.from({ length: n }, () => `${randomBytes(18).toString('hex').toUpperCase().slice(0, 35)}:0`);
+const padding = (n: number) =>
+  Array.from({ length: n }, () => `${randomBytes(18).toString('hex').toUpperCase().slice(0, 35)}:0`);
 
 /** The answer for a prefix: padding, plus the listed passwords that share it. */
 function hibp(prefix: string): { status: number; lines: string[] } {
   const lines = padding(20);
-  for (const [password, count] of [[LISTED, ':42'], [LISTED_NO_COUNT, ''], [PADDING_ONLY, ':0']] as const) {
+  for (const [password, count] of [
+    [LISTED, ':42'],
+    [LISTED_NO_COUNT, ''],
+    [PADDING_ONLY, ':0'],
+  ] as const) {
     const hash = sha1(password);
     if (hash.startsWith(prefix)) lines.splice(7, 0, `${hash.slice(5)}${count}`);
   }
@@ -76,7 +81,9 @@ forEachDatabase('breached-password check through signup', (ctx) => {
     try {
       await ctx.rebuild({ PWNED_PASSWORDS_URL: api.url });
       assertProblem(await signup(LISTED), 400, BREACHED);
-      assert.deepEqual(api.requests, [{ method: 'GET', url: `/range/${sha1(LISTED).slice(0, 5)}`, addPadding: 'true' }]);
+      assert.deepEqual(api.requests, [
+        { method: 'GET', url: `/range/${sha1(LISTED).slice(0, 5)}`, addPadding: 'true' },
+      ]);
       assertProblem(await signup(LISTED_NO_COUNT), 400, BREACHED);
       assert.equal((await signup(PADDING_ONLY)).statusCode, 201, 'a count-0 padding line is not a breach');
       assert.equal((await signup(STRONG)).statusCode, 201);
@@ -87,7 +94,8 @@ forEachDatabase('breached-password check through signup', (ctx) => {
   });
 
   test('POST /password-rules/check says what signup would: the range API, or the bundled list when it is off', async () => {
-    const check = (password: unknown) => ctx.app.inject({ method: 'POST', url: '/api/auth/password-rules/check', payload: { password } });
+    const check = (password: unknown) =>
+      ctx.app.inject({ method: 'POST', url: '/api/auth/password-rules/check', payload: { password } });
     const api = await fakeRangeApi(hibp);
     try {
       await ctx.rebuild({ PWNED_PASSWORDS_URL: api.url });
@@ -97,7 +105,10 @@ forEachDatabase('breached-password check through signup', (ctx) => {
       assert.deepEqual(listed.json(), { breached: true });
       assert.deepEqual((await check(PADDING_ONLY)).json(), { breached: false });
       assert.deepEqual((await check(STRONG)).json(), { breached: false });
-      assert.deepEqual(api.requests.map((r) => r.url), [LISTED, PADDING_ONLY, STRONG].map((p) => `/range/${sha1(p).slice(0, 5)}`));
+      assert.deepEqual(
+        api.requests.map((r) => r.url),
+        [LISTED, PADDING_ONLY, STRONG].map((p) => `/range/${sha1(p).slice(0, 5)}`),
+      );
     } finally {
       await api.close();
     }
@@ -157,9 +168,14 @@ describe('breached-password check: time-out', () => {
     await api.close();
   });
 
-  test('a range API that never answers is given up after the 2 s time-out, then the offline list decides', { timeout: 15_000 }, async () => {
+  test('a range API that never answers is given up after the 2 s time-out, then the offline list decides', {
+    timeout: 15_000,
+  }, async () => {
     const warnings: unknown[] = [];
-    const checker = createBreachChecker({ baseUrl: api.url, log: { warn: (...args: unknown[]) => warnings.push(args) } as never });
+    const checker = createBreachChecker({
+      baseUrl: api.url,
+      log: { warn: (...args: unknown[]) => warnings.push(args) } as never,
+    });
     const [listed, strong] = await Promise.all([checker.check(OFFLINE_LISTED), checker.check(STRONG)]);
     assert.equal(listed, 'breached');
     assert.equal(strong, 'clean');

@@ -45,7 +45,10 @@ describe('password entropy (CONTRACT.md "Entropy")', () => {
     assert.equal(passwordEntropy('aaaa'), 2 * Math.log2(26));
     assert.equal(passwordEntropy('aB1'), 3 * Math.log2(62));
     assert.equal(passwordEntropy('qwerty123456z'), 5 * Math.log2(36));
-    assert.ok(passwordEntropy('violet-Harbor-lantern-42-quietly') >= 60, 'the tests\' good password passes the default 60 bits');
+    assert.ok(
+      passwordEntropy('violet-Harbor-lantern-42-quietly') >= 60,
+      "the tests' good password passes the default 60 bits",
+    );
     assert.ok(passwordEntropy('aaaaaaaaaaaaaaaaaaaa') < 60);
   });
 });

@@ -22,7 +22,7 @@ const CORPUS: Array<[string, string]> = [
   ['Русский', 'Привет, мир! Ёлка и елка. ПРИВЕТ.'],
   ['日本語のメモ', '東京タワー と 富士山。ｶﾀｶﾅ half-width.'],
   ['Emoji 🎉', 'Party 🎉🎉 time 👨‍👩‍👧 family; café ☕ at 10:30.'],
-  ['Hyphen-ated words', 'e-mail, state-of-the-art, well-known; O\'Brien\'s dog.'],
+  ['Hyphen-ated words', "e-mail, state-of-the-art, well-known; O'Brien's dog."],
   ['Numbers', 'Version 2.0.1 released on 2026-11-23; pi is 3.14159; 1,000,000 users.'],
   ['Code', 'const x_y = foo.bar(baz); // TODO: fix_me; snake_case CamelCase'],
   ['Accents', 'Crème brûlée, jalapeño, São Paulo, Ångström, Łódź, Dvořák.'],
@@ -38,20 +38,98 @@ const CORPUS: Array<[string, string]> = [
 ];
 
 const QUERIES = [
-  'strasse', 'straße', 'STRASSE', 'gross', 'groß', 'mass',
-  'istanbul', 'İSTANBUL', 'izmir', 'ıspanak', 'dikkat',
-  'final', 'flight', 'fish', 'fl*', '1', '2 cup', 'first',
-  'καλημερα', 'ΚΑΛΗΜΕΡΑ', 'ωραια', 'привет', 'елка', 'ёлка',
-  '東京タワー', '富士山', 'カタカナ', 'half width', '"half-width"',
-  'party', 'family', 'cafe', 'café', 'resume', 'creme brulee', 'jalapeno', 'sao', 'angstrom', 'lodz', 'dvorak',
-  'e-mail', 'email', '"state of the art"', "o'brien's", 'brien', 'dog',
-  '2.0.1', '2026', '3.14159', '14159', '1,000,000',
-  'x_y', 'foo.bar', 'fix_me', 'camelcase', 'snake',
-  'echo', '"echo echo"', 'lighthouses', 'light*', 'echoes',
-  'before', 'after', 'newline', 'bell', 'short', `${'y'.repeat(100)}`, `${'z'.repeat(101)}`, 'x*',
-  '"quick brown"', '"brown fox"', '"quick brown fox"', 'quick -"brown fox"', '"fox quick"', '"quick brown"*', '"qu br"*',
-  'fox', '-fox', '-echo -quick', 'fox -title', '"title only"', 'title only', 'relevant -nothing',
-  '"', '-', '*', '"" ""', '-"', 'the', 'a', 'AND', 'OR NOT',
+  'strasse',
+  'straße',
+  'STRASSE',
+  'gross',
+  'groß',
+  'mass',
+  'istanbul',
+  'İSTANBUL',
+  'izmir',
+  'ıspanak',
+  'dikkat',
+  'final',
+  'flight',
+  'fish',
+  'fl*',
+  '1',
+  '2 cup',
+  'first',
+  'καλημερα',
+  'ΚΑΛΗΜΕΡΑ',
+  'ωραια',
+  'привет',
+  'елка',
+  'ёлка',
+  '東京タワー',
+  '富士山',
+  'カタカナ',
+  'half width',
+  '"half-width"',
+  'party',
+  'family',
+  'cafe',
+  'café',
+  'resume',
+  'creme brulee',
+  'jalapeno',
+  'sao',
+  'angstrom',
+  'lodz',
+  'dvorak',
+  'e-mail',
+  'email',
+  '"state of the art"',
+  "o'brien's",
+  'brien',
+  'dog',
+  '2.0.1',
+  '2026',
+  '3.14159',
+  '14159',
+  '1,000,000',
+  'x_y',
+  'foo.bar',
+  'fix_me',
+  'camelcase',
+  'snake',
+  'echo',
+  '"echo echo"',
+  'lighthouses',
+  'light*',
+  'echoes',
+  'before',
+  'after',
+  'newline',
+  'bell',
+  'short',
+  `${'y'.repeat(100)}`,
+  `${'z'.repeat(101)}`,
+  'x*',
+  '"quick brown"',
+  '"brown fox"',
+  '"quick brown fox"',
+  'quick -"brown fox"',
+  '"fox quick"',
+  '"quick brown"*',
+  '"qu br"*',
+  'fox',
+  '-fox',
+  '-echo -quick',
+  'fox -title',
+  '"title only"',
+  'title only',
+  'relevant -nothing',
+  '"',
+  '-',
+  '*',
+  '"" ""',
+  '-"',
+  'the',
+  'a',
+  'AND',
+  'OR NOT',
 ];
 
 // The reference matcher: CONTRACT.md "Search" and README "Search" restated as plainly as they read,
@@ -99,11 +177,13 @@ function clausesOf(q: string): ReferenceClause[] {
 
 /** Does the clause occur in these words: its words one after the other, the last as a prefix if starred? */
 function occursIn(words: string[], clause: ReferenceClause): boolean {
-  return words.some((_, start) => clause.words.every((wanted, k) => {
-    const word = words[start + k];
-    if (word === undefined) return false;
-    return k === clause.words.length - 1 && clause.prefix ? word.startsWith(wanted) : word === wanted;
-  }));
+  return words.some((_, start) =>
+    clause.words.every((wanted, k) => {
+      const word = words[start + k];
+      if (word === undefined) return false;
+      return k === clause.words.length - 1 && clause.prefix ? word.startsWith(wanted) : word === wanted;
+    }),
+  );
 }
 
 function expected(q: string): string[] {
@@ -113,7 +193,9 @@ function expected(q: string): string[] {
     const fields = [title, content].map((text) => wordsOf(text).filter((w) => w.length <= LONGEST_INDEXED_WORD));
     const found = (clause: ReferenceClause) => fields.some((words) => occursIn(words, clause));
     return clauses.every((clause) => found(clause) !== clause.excluded);
-  }).map(([title]) => title).sort();
+  })
+    .map(([title]) => title)
+    .sort();
 }
 
 interface Instance {
@@ -177,8 +259,9 @@ test('the same results in the same order on every database, history included', a
   if (instances.length < 2) return;
   for (const q of ['echo', 'fox', 'quick', '-fox', 'draft', 'cafe']) {
     for (const extra of ['', '&history=true']) {
-      const [first, ...rest] = await Promise.all(instances.map(({ app, session }) =>
-        searchClient(() => app).search(session, q, `&limit=100${extra}`)));
+      const [first, ...rest] = await Promise.all(
+        instances.map(({ app, session }) => searchClient(() => app).search(session, q, `&limit=100${extra}`)),
+      );
       const shape = (rows: typeof first) => rows!.map((r) => [r.title, r.snippet, r.highlights, r.version]);
       for (const other of rest) assert.deepEqual(shape(other), shape(first), `q=${q}${extra}`);
     }
@@ -186,20 +269,56 @@ test('the same results in the same order on every database, history included', a
 });
 
 test('any query string of up to 256 characters is answered 200 (property-based): never a 5xx', async () => {
-  const alphabet = fc.constantFrom('"', '-', '*', ' ', '\u0000', '(', ')', ':', '{', '}', '^', '+', '&', '|', '!', "'", '\\', 'AND', 'OR', 'NOT', 'NEAR', 'a', 'é', '😀', 'ß', 'İ', '\u0301', '\t');
-  const query = fc.oneof(
-    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 256 }),
-    fc.string({ unit: 'binary', minLength: 1, maxLength: 256 }),
-    fc.array(alphabet, { minLength: 1, maxLength: 60 }).map((parts) => parts.join('')),
-  ).filter((q) => [...q].length <= 256 && q.isWellFormed());
+  const alphabet = fc.constantFrom(
+    '"',
+    '-',
+    '*',
+    ' ',
+    '\u0000',
+    '(',
+    ')',
+    ':',
+    '{',
+    '}',
+    '^',
+    '+',
+    '&',
+    '|',
+    '!',
+    "'",
+    '\\',
+    'AND',
+    'OR',
+    'NOT',
+    'NEAR',
+    'a',
+    'é',
+    '😀',
+    'ß',
+    'İ',
+    '\u0301',
+    '\t',
+  );
+  const query = fc
+    .oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 256 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 256 }),
+      fc.array(alphabet, { minLength: 1, maxLength: 60 }).map((parts) => parts.join('')),
+    )
+    .filter((q) => [...q].length <= 256 && q.isWellFormed());
   for (const { kind, app, session } of instances) {
-    await fc.assert(fc.asyncProperty(query, fc.boolean(), async (q, history) => {
-      const res = await app.inject({
-        method: 'GET', url: `/api/notes/search?q=${encodeURIComponent(q)}&history=${history}&limit=100`, headers: session.auth,
-      });
-      assert.equal(res.statusCode, 200, `${kind}: q=${JSON.stringify(q)}: ${res.body}`);
-      const found = (res.json() as Array<{ title: string }>).map((r) => r.title).sort();
-      if (!history) assert.deepEqual(found, expected(q), `${kind}: q=${JSON.stringify(q)}`);
-    }), { numRuns: 150 });
+    await fc.assert(
+      fc.asyncProperty(query, fc.boolean(), async (q, history) => {
+        const res = await app.inject({
+          method: 'GET',
+          url: `/api/notes/search?q=${encodeURIComponent(q)}&history=${history}&limit=100`,
+          headers: session.auth,
+        });
+        assert.equal(res.statusCode, 200, `${kind}: q=${JSON.stringify(q)}: ${res.body}`);
+        const found = (res.json() as Array<{ title: string }>).map((r) => r.title).sort();
+        if (!history) assert.deepEqual(found, expected(q), `${kind}: q=${JSON.stringify(q)}`);
+      }),
+      { numRuns: 150 },
+    );
   }
 });

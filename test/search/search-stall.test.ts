@@ -38,28 +38,49 @@ forEachDatabase('search stalls', (ctx) => {
   });
 
   /** GET /api/notes/search over a real socket: the status and parsed body. */
-  async function search(s: Session, q: string): Promise<{ status: number; type: string | null; body: unknown; ms: number }> {
+  async function search(
+    s: Session,
+    q: string,
+  ): Promise<{ status: number; type: string | null; body: unknown; ms: number }> {
     const started = performance.now();
     const res = await fetch(`${base}/api/notes/search?q=${encodeURIComponent(q)}&limit=20`, { headers: s.auth });
     const body = await res.json();
     return { status: res.status, type: res.headers.get('content-type'), body, ms: performance.now() - started };
   }
 
-  async function expectNoStall(label: string, hostile: () => Promise<Array<{ status: number; type: string | null; body: unknown; ms: number }>>) {
+  async function expectNoStall(
+    label: string,
+    hostile: () => Promise<Array<{ status: number; type: string | null; body: unknown; ms: number }>>,
+  ) {
     const { result, samples, p99 } = await healthDuring(base, hostile);
     const answers = result.map((r) => `${r.status} in ${Math.round(r.ms)} ms`).join(', ');
     // Measured figures, for the report (node --test shows diagnostics with the test).
-    console.log(`# [${ctx.kind}] ${label}: ${answers}; /healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes`);
-    assert.ok(p99 < STALL_P99_MS, `${label}: /healthz p99 ${p99.toFixed(1)} ms; samples ${samples.map((ms) => ms.toFixed(1)).join(' ')}`);
+    console.log(
+      `# [${ctx.kind}] ${label}: ${answers}; /healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes`,
+    );
+    assert.ok(
+      p99 < STALL_P99_MS,
+      `${label}: /healthz p99 ${p99.toFixed(1)} ms; samples ${samples.map((ms) => ms.toFixed(1)).join(' ')}`,
+    );
     return result;
   }
 
   test('a 120-word phrase over 20 notes of 1 MB: refused at once, naming the limit', async () => {
     const [r] = await expectNoStall('120-word phrase', async () => [await search(ascii, phrase(120))]);
-    assert.deepEqual([r!.status, r!.type, r!.body], [400, PROBLEM_TYPE, {
-      type: 'about:blank', title: 'Bad Request', status: 400,
-      detail: 'Query parameter "q" may have at most 32 words in a phrase', code: 'invalid_query',
-    }]);
+    assert.deepEqual(
+      [r!.status, r!.type, r!.body],
+      [
+        400,
+        PROBLEM_TYPE,
+        {
+          type: 'about:blank',
+          title: 'Bad Request',
+          status: 400,
+          detail: 'Query parameter "q" may have at most 32 words in a phrase',
+          code: 'invalid_query',
+        },
+      ],
+    );
   });
 
   test('a phrase within the limits that needs more work than the budget: 400 query_too_expensive, no stall', async () => {
@@ -71,10 +92,20 @@ forEachDatabase('search stalls', (ctx) => {
       assert.equal((r!.body as SearchResult[]).length, NOTES);
       return;
     }
-    assert.deepEqual([r!.status, r!.type, r!.body], [400, PROBLEM_TYPE, {
-      type: 'about:blank', title: 'Bad Request', status: 400,
-      detail: 'This search needs more than 2 s of work; search for rarer words or a shorter phrase', code: 'query_too_expensive',
-    }]);
+    assert.deepEqual(
+      [r!.status, r!.type, r!.body],
+      [
+        400,
+        PROBLEM_TYPE,
+        {
+          type: 'about:blank',
+          title: 'Bad Request',
+          status: 400,
+          detail: 'This search needs more than 2 s of work; search for rarer words or a shorter phrase',
+          code: 'query_too_expensive',
+        },
+      ],
+    );
   });
 
   test('a phrase of 2 words over the same notes: found, with the phrase highlighted', async () => {
@@ -84,7 +115,10 @@ forEachDatabase('search stalls', (ctx) => {
     assert.equal(r!.status, 200, JSON.stringify(r!.body));
     const results = r!.body as SearchResult[];
     assert.equal(results.length, NOTES);
-    assert.ok(results.every((result) => result.highlights.length >= 2), JSON.stringify(results[0]));
+    assert.ok(
+      results.every((result) => result.highlights.length >= 2),
+      JSON.stringify(results[0]),
+    );
   });
 
   test('q = 128 × a, as one word and as 128 words', async () => {
@@ -101,7 +135,9 @@ forEachDatabase('search stalls', (ctx) => {
 
   test('ten concurrent searches over non-ASCII notes', async () => {
     const queries = ['ä', 'e', 'é', 'a', '"e e e e"', 'e*', 'E -ä', 'ä e', '"é é"', 'É'];
-    const results = await expectNoStall('ten concurrent non-ASCII', () => Promise.all(queries.map((q) => search(accented, q))));
+    const results = await expectNoStall('ten concurrent non-ASCII', () =>
+      Promise.all(queries.map((q) => search(accented, q))),
+    );
     for (const [i, r] of results.entries()) {
       assert.equal(r.status, 200, `${queries[i]}: ${JSON.stringify(r.body)}`);
       const expected = queries[i] === 'E -ä' ? 0 : NOTES;

@@ -75,7 +75,10 @@ forEachDatabase('search', (ctx) => {
     clock.tick();
     await api.createOk(u, { title: 'Other', content: 'a lighthouse' });
     clock.tick();
-    await api.createOk(u, { title: 'The lighthouse', content: 'nothing else here at all, a long text about the sea and ships' });
+    await api.createOk(u, {
+      title: 'The lighthouse',
+      content: 'nothing else here at all, a long text about the sea and ships',
+    });
     clock.tick();
     await api.createOk(u, { title: 'Newest, unrelated', content: 'lighthouse' });
     const titles = await find.titles(u, 'lighthouse');
@@ -96,8 +99,10 @@ forEachDatabase('search', (ctx) => {
     ].join('\n');
     await api.createOk(u, { title: 'Lyon', content });
     const [result] = await find.search(u, 'tent');
-    assert.equal(result!.snippet,
-      'Trip plan Pack the tent and the stove, see the list. Check the old new weather: 2*3 snake_case a * b #camping a photo of the lake');
+    assert.equal(
+      result!.snippet,
+      'Trip plan Pack the tent and the stove, see the list. Check the old new weather: 2*3 snake_case a * b #camping a photo of the lake',
+    );
     assert.deepEqual(result!.highlights, [[19, 23]]);
     assert.equal(result!.snippet.slice(19, 23), 'tent');
     // A word only in a link's target is not shown highlighted (the target is not in the snippet).
@@ -113,8 +118,11 @@ forEachDatabase('search', (ctx) => {
     const [result, ...rest] = await find.search(u, 'stove');
     assert.deepEqual(rest, []);
     assert.deepEqual(result, {
-      id: note.id, title: 'Trip to Lyon', updated_at: current.updated_at,
-      snippet: 'Pack the tent and the stove.', highlights: [[22, 27]],
+      id: note.id,
+      title: 'Trip to Lyon',
+      updated_at: current.updated_at,
+      snippet: 'Pack the tent and the stove.',
+      highlights: [[22, 27]],
     });
     // Only the current version counts without history=true.
     assert.deepEqual(await find.search(u, 'tent -stove'), []);
@@ -146,7 +154,10 @@ forEachDatabase('search', (ctx) => {
     assert.deepEqual([titled!.snippet, highlighted(titled!)], ['Ünïcödé', ['Ünïcödé']]);
     // Found for what it lacks: the start of the content, nothing highlighted.
     const lacking = await find.search(u, '-fox');
-    assert.deepEqual(lacking.map((r) => [r.snippet.slice(0, 6), r.highlights]), [['Ça va?', []]]);
+    assert.deepEqual(
+      lacking.map((r) => [r.snippet.slice(0, 6), r.highlights]),
+      [['Ça va?', []]],
+    );
   });
 
   test('pagination: limit (default 20, 1 to 100) and offset', async () => {
@@ -157,8 +168,18 @@ forEachDatabase('search', (ctx) => {
     assert.equal((await find.search(u, 'zebra')).length, 20);
     assert.deepEqual(await find.search(u, 'zebra', '&limit=5&offset=20'), all.slice(20));
     assert.deepEqual(await find.search(u, 'zebra', '&offset=23'), []);
-    expectProblem(await find.raw(u, 'q=zebra&limit=101'), 400, 'Query parameter "limit" must be an integer from 1 to 100', 'invalid_query');
-    expectProblem(await find.raw(u, 'q=zebra&offset=-1'), 400, 'Query parameter "offset" must be an integer 0 or more', 'invalid_query');
+    expectProblem(
+      await find.raw(u, 'q=zebra&limit=101'),
+      400,
+      'Query parameter "limit" must be an integer from 1 to 100',
+      'invalid_query',
+    );
+    expectProblem(
+      await find.raw(u, 'q=zebra&offset=-1'),
+      400,
+      'Query parameter "offset" must be an integer 0 or more',
+      'invalid_query',
+    );
   });
 
   test('history=true finds text that was since deleted: one row per note, its newest matching version', async () => {
@@ -175,8 +196,13 @@ forEachDatabase('search', (ctx) => {
     const essay = found.find((r) => r.id === note.id)!;
     const v2 = history.find((r: VersionRow) => r.version === 2)!;
     assert.deepEqual(essay, {
-      id: note.id, title: 'Essay', updated_at: history[0]!.created_at,
-      snippet: 'More narwhals, and walruses.', highlights: [[5, 13]], version: 2, version_id: v2.id,
+      id: note.id,
+      title: 'Essay',
+      updated_at: history[0]!.created_at,
+      snippet: 'More narwhals, and walruses.',
+      highlights: [[5, 13]],
+      version: 2,
+      version_id: v2.id,
     });
     const zoo = found.find((r) => r.id === other.id)!;
     assert.deepEqual([zoo.version, zoo.version_id], [1, other.version_id]);
@@ -185,7 +211,12 @@ forEachDatabase('search', (ctx) => {
     assert.deepEqual([walrus!.version, walrus!.title], [3, 'Essay, final']);
     assert.deepEqual(await find.titles(u, '"paragraph about"', '&history=True'), ['Essay']);
     assert.deepEqual(await find.titles(u, 'walruses', '&history=false'), ['Essay, final']);
-    expectProblem(await find.raw(u, 'q=x&history=yes'), 400, 'Query parameter "history" must be true or false', 'invalid_query');
+    expectProblem(
+      await find.raw(u, 'q=x&history=yes'),
+      400,
+      'Query parameter "history" must be true or false',
+      'invalid_query',
+    );
   });
 
   test("never another user's note", async () => {
@@ -213,26 +244,58 @@ forEachDatabase('search', (ctx) => {
     assert.equal(await indexRows(), await versionCount());
   });
 
-  test('current search sees exactly each note\'s current version after saves, restores, imports and the trash', async () => {
+  test("current search sees exactly each note's current version after saves, restores, imports and the trash", async () => {
     const u = await newSession(ctx.app);
     const note = await api.createOk(u, { title: 'Kept', content: 'gecko' });
     await api.addVersionOk(u, note.id, { title: 'Kept', content: 'iguana' });
-    const restored = await ctx.app.inject({ method: 'POST', url: `/api/notes/${note.id}/restore`, headers: u.auth, payload: { version: 1 } });
+    const restored = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/notes/${note.id}/restore`,
+      headers: u.auth,
+      payload: { version: 1 },
+    });
     assert.equal(restored.statusCode, 201, restored.body);
     assert.deepEqual(await find.titles(u, 'gecko'), ['Kept']);
     assert.deepEqual(await find.titles(u, 'iguana'), []);
     assert.deepEqual(await find.titles(u, 'iguana', '&history=true'), ['Kept']);
     const doc = {
-      format: 'vellum-export', format_version: 1, exported_at: '2026-01-03T00:00:00.000Z', username: 'x',
-      notes: [{
-        id: note.id, title: 'Imported', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-02T00:00:00.000Z',
-        versions: [
-          { version: 1, title: 'Imported', content: 'gecko iguana', created_at: '2026-01-01T00:00:00.000Z', label: null, restored_from: null },
-          { version: 3, title: 'Imported', content: 'chameleon', created_at: '2026-01-02T00:00:00.000Z', label: null, restored_from: null },
-        ],
-      }],
+      format: 'vellum-export',
+      format_version: 1,
+      exported_at: '2026-01-03T00:00:00.000Z',
+      username: 'x',
+      notes: [
+        {
+          id: note.id,
+          title: 'Imported',
+          created_at: '2026-01-01T00:00:00.000Z',
+          updated_at: '2026-01-02T00:00:00.000Z',
+          versions: [
+            {
+              version: 1,
+              title: 'Imported',
+              content: 'gecko iguana',
+              created_at: '2026-01-01T00:00:00.000Z',
+              label: null,
+              restored_from: null,
+            },
+            {
+              version: 3,
+              title: 'Imported',
+              content: 'chameleon',
+              created_at: '2026-01-02T00:00:00.000Z',
+              label: null,
+              restored_from: null,
+            },
+          ],
+        },
+      ],
     };
-    const imported = await ctx.app.inject({ method: 'POST', url: '/api/import', headers: { ...u.auth, 'content-type': 'application/json' }, payload: JSON.stringify(doc) });
+    const imported = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/import',
+      headers: { ...u.auth, 'content-type': 'application/json' },
+      payload: JSON.stringify(doc),
+    });
     assert.equal(imported.statusCode, 201, imported.body);
     assert.deepEqual(await find.titles(u, 'gecko'), ['Kept']);
     assert.deepEqual(await find.titles(u, 'chameleon'), ['Imported']);
@@ -246,7 +309,9 @@ forEachDatabase('search', (ctx) => {
       // The marker holds one entry per note outside the trash, and nothing else.
       const { sql } = await import('kysely');
       const { rows } = await sql<{ stray: number }>`
-        select (select count(*) from search_current) - (select count(*) from notes where deleted_at is null) as stray`.execute(ctx.database.db);
+        select (select count(*) from search_current) - (select count(*) from notes where deleted_at is null) as stray`.execute(
+        ctx.database.db,
+      );
       assert.equal(rows[0]!.stray, 0);
     }
   });
@@ -254,10 +319,20 @@ forEachDatabase('search', (ctx) => {
   /** Index entries and versions match one to one (history), and current entries and notes. */
   const indexRows = async () => {
     const table = ctx.kind === 'postgres' ? 'search_history' : 'search_version_keys';
-    const { rows } = await (await import('kysely')).sql<{ n: number | string }>`select count(*) as n from ${(await import('kysely')).sql.table(table)}`.execute(ctx.database.db);
+    const { rows } = await (await import('kysely')).sql<{
+      n: number | string;
+    }>`select count(*) as n from ${(await import('kysely')).sql.table(table)}`.execute(ctx.database.db);
     return Number(rows[0]!.n);
   };
-  const versionCount = async () => Number((await ctx.database.db.selectFrom('note_versions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+  const versionCount = async () =>
+    Number(
+      (
+        await ctx.database.db
+          .selectFrom('note_versions')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   test('the index follows deletions it is not told about: a pruned version, a deleted account', async () => {
     const u = await newSession(ctx.app);
@@ -268,7 +343,14 @@ forEachDatabase('search', (ctx) => {
     assert.deepEqual(await find.search(u, 'ocelot', '&history=true'), []);
     assert.deepEqual(await find.titles(u, 'lynx', '&history=true'), ['Pruned']);
     assert.equal(await indexRows(), await versionCount());
-    expectNoContent(await ctx.app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: u.auth, payload: { password: u.password } }));
+    expectNoContent(
+      await ctx.app.inject({
+        method: 'DELETE',
+        url: '/api/auth/owner',
+        headers: u.auth,
+        payload: { password: u.password },
+      }),
+    );
     assert.equal(await indexRows(), await versionCount());
   });
 
@@ -283,8 +365,17 @@ forEachDatabase('search', (ctx) => {
     assert.deepEqual(await find.search(u, 'salamander'), []);
     const { runTasks } = await import('../../src/jobs/maintenance.js');
     const { maintenanceTasks } = await import('../../src/jobs/tasks.js');
-    const [outcome] = await runTasks(ctx.database, maintenanceTasks(ctx.config).filter((t) => t.name === 'search-index'), new Date());
-    assert.deepEqual(outcome, { task: 'search-index', status: 'done', counts: { versions: 2 }, summary: 'indexed 2 versions the search index lacked' });
+    const [outcome] = await runTasks(
+      ctx.database,
+      maintenanceTasks(ctx.config).filter((t) => t.name === 'search-index'),
+      new Date(),
+    );
+    assert.deepEqual(outcome, {
+      task: 'search-index',
+      status: 'done',
+      counts: { versions: 2 },
+      summary: 'indexed 2 versions the search index lacked',
+    });
     assert.deepEqual(await find.titles(u, 'salamander'), ['Legacy']);
     assert.deepEqual(await find.search(u, 'axolotl'), []);
     assert.deepEqual(await find.titles(u, 'axolotl', '&history=true'), ['Legacy']);
@@ -304,7 +395,25 @@ forEachDatabase('search', (ctx) => {
   test('queries that look like engine syntax are just words', async () => {
     const u = await newSession(ctx.app);
     await api.createOk(u, { title: 'Syntax', content: 'this AND that OR NOT near column: title body owner' });
-    for (const q of ['AND', 'OR', 'NOT', 'NEAR(this that)', 'title: body', '{title}: syntax', "o'brien", 'a & b | !c', '(that)', 'that:*', '^this', '"', '""', '-', '*', '-*', '"*"']) {
+    for (const q of [
+      'AND',
+      'OR',
+      'NOT',
+      'NEAR(this that)',
+      'title: body',
+      '{title}: syntax',
+      "o'brien",
+      'a & b | !c',
+      '(that)',
+      'that:*',
+      '^this',
+      '"',
+      '""',
+      '-',
+      '*',
+      '-*',
+      '"*"',
+    ]) {
       const res = await find.raw(u, `q=${encodeURIComponent(q)}`);
       assert.equal(res.statusCode, 200, `${q}: ${res.body}`);
     }
@@ -324,9 +433,17 @@ forEachDatabase('search', (ctx) => {
     await api.createOk(s, { title: 'Many words', content: words.join(' ') });
     assert.deepEqual(await find.titles(s, words.slice(0, 32).join(' ')), ['Many words']);
     assert.deepEqual(await find.titles(s, `"${words.slice(0, 32).join(' ')}"`), ['Many words']);
-    expectProblem(await find.raw(s, `q=${encodeURIComponent(words.join(' '))}`), 400,
-      'Query parameter "q" may have at most 32 different words or phrases', 'invalid_query');
-    expectProblem(await find.raw(s, `q=${encodeURIComponent(`"${words.join(' ')}"`)}`), 400,
-      'Query parameter "q" may have at most 32 words in a phrase', 'invalid_query');
+    expectProblem(
+      await find.raw(s, `q=${encodeURIComponent(words.join(' '))}`),
+      400,
+      'Query parameter "q" may have at most 32 different words or phrases',
+      'invalid_query',
+    );
+    expectProblem(
+      await find.raw(s, `q=${encodeURIComponent(`"${words.join(' ')}"`)}`),
+      400,
+      'Query parameter "q" may have at most 32 words in a phrase',
+      'invalid_query',
+    );
   });
 });

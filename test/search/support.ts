@@ -28,7 +28,8 @@ export function searchClient(app: () => FastifyInstance) {
       for (const r of results) {
         assert.deepEqual(Object.keys(r), history ? HISTORY_RESULT_KEYS : RESULT_KEYS);
         assert.ok(r.snippet.length <= 200, `snippet of ${r.snippet.length} characters`);
-        for (const [start, end] of r.highlights) assert.ok(start >= 0 && start < end && end <= r.snippet.length, JSON.stringify(r));
+        for (const [start, end] of r.highlights)
+          assert.ok(start >= 0 && start < end && end <= r.snippet.length, JSON.stringify(r));
       }
       return results;
     },

@@ -29,7 +29,10 @@ forEachDatabase('security: account enumeration', (ctx) => {
     const app = await ctx.rebuild();
     const { username } = await signup(app);
     const long = 'x'.repeat(300);
-    assert.deepEqual(visible(await loginAttempt(app, username, long)), visible(await loginAttempt(app, uniqueName('nobody'), long)));
+    assert.deepEqual(
+      visible(await loginAttempt(app, username, long)),
+      visible(await loginAttempt(app, uniqueName('nobody'), long)),
+    );
   });
 
   test('with throttling on, an unknown username is locked out exactly like an existing one', async () => {
@@ -42,14 +45,18 @@ forEachDatabase('security: account enumeration', (ctx) => {
       return out;
     };
     const [real, fake] = [await run(username), await run(ghost)];
-    assert.deepEqual(real.map((r) => r.status), [401, 401, 401, 429, 429]);
+    assert.deepEqual(
+      real.map((r) => r.status),
+      [401, 401, 401, 429, 429],
+    );
     assert.deepEqual(fake, real);
   });
 
   test('signup answers 409 for a taken name (spec §4.1 rule 1), so probing it is throttled per address', async () => {
     const { username } = await signup(await ctx.rebuild());
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_SIGNUP_PER_HOUR: '2' });
-    const attempt = () => app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username, password: GOOD_PASSWORD } });
+    const attempt = () =>
+      app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username, password: GOOD_PASSWORD } });
     assert.equal((await attempt()).statusCode, 409);
     assert.equal((await attempt()).statusCode, 409);
     assert.equal((await attempt()).statusCode, 429);

@@ -21,16 +21,44 @@ forEachDatabase('security: headers and CORS', (ctx) => {
   test('security headers on successes, errors, 404s and requests refused before routing', async () => {
     const app = await ctx.rebuild();
     const s = await newSession(app, 'hdr');
-    const created = await app.inject({ method: 'POST', url: '/api/notes', headers: s.auth, payload: { title: 't', content: 'c' } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      headers: s.auth,
+      payload: { title: 't', content: 'c' },
+    });
     const cases: Array<[string, LightMyRequestResponse]> = [
       ['created note', created],
       ['note', await app.inject({ url: `/api/notes/${created.json().id}`, headers: s.auth })],
       ['me', await app.inject({ url: '/api/auth/me', headers: s.auth })],
       ['health', await app.inject({ url: '/healthz' })],
       ['401', await app.inject({ url: '/api/notes' })],
-      ['400 bad JSON', await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: '{' })],
-      ['415', await app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'x' })],
-      ['413', await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'a', password: 'x'.repeat(40_000) } })],
+      [
+        '400 bad JSON',
+        await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          headers: { 'content-type': 'application/json' },
+          payload: '{',
+        }),
+      ],
+      [
+        '415',
+        await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          headers: { 'content-type': 'text/plain' },
+          payload: 'x',
+        }),
+      ],
+      [
+        '413',
+        await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username: 'a', password: 'x'.repeat(40_000) },
+        }),
+      ],
       ['404 note', await app.inject({ url: '/api/notes/00000000-0000-4000-8000-000000000000', headers: s.auth })],
       ['404 route', await app.inject({ url: '/api/no/such/thing' })],
       ['bad URL', await app.inject({ url: '/api/notes/%E0%A4%A' })],
@@ -59,17 +87,32 @@ forEachDatabase('security: headers and CORS', (ctx) => {
       await app.inject({ url: '/api/auth/me', headers: s.auth }),
       await app.inject({ url: '/api/auth/me' }),
       await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username } }),
-      await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username, password: 'wrong-wrong-wrong' } }),
-      await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: s.username, password: GOOD_PASSWORD } }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username: s.username, password: 'wrong-wrong-wrong' },
+      }),
+      await app.inject({
+        method: 'POST',
+        url: '/api/auth/login',
+        payload: { username: s.username, password: GOOD_PASSWORD },
+      }),
       await app.inject({ url: '/api/auth/no-such-route' }),
       await app.inject({ url: '/api/auth/admin/all', headers: s.auth }),
     ];
-    assert.deepEqual(responses.map((r) => r.statusCode), [200, 401, 400, 401, 429, 404, 403]);
-    for (const res of responses) assert.equal(res.headers['cache-control'], 'no-store', `${res.statusCode} ${res.body}`);
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      [200, 401, 400, 401, 429, 404, 403],
+    );
+    for (const res of responses)
+      assert.equal(res.headers['cache-control'], 'no-store', `${res.statusCode} ${res.body}`);
   });
 
   test('HSTS only in production', async () => {
-    assert.equal((await (await ctx.rebuild()).inject({ url: '/healthz' })).headers['strict-transport-security'], undefined);
+    assert.equal(
+      (await (await ctx.rebuild()).inject({ url: '/healthz' })).headers['strict-transport-security'],
+      undefined,
+    );
     const app = await ctx.rebuild({ NODE_ENV: 'production' });
     assert.match(String((await app.inject({ url: '/healthz' })).headers['strict-transport-security']), /max-age=\d+/);
   });
@@ -89,7 +132,9 @@ forEachDatabase('security: headers and CORS', (ctx) => {
     assert.equal(get.headers['access-control-allow-origin'], undefined);
     assert.equal(get.headers['access-control-allow-credentials'], undefined);
     const preflight = await app.inject({
-      method: 'OPTIONS', url: '/api/notes', headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST' },
+      method: 'OPTIONS',
+      url: '/api/notes',
+      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST' },
     });
     assert.equal(preflight.statusCode, 405);
     assert.equal(preflight.headers.allow, 'GET, HEAD, POST');
@@ -100,8 +145,13 @@ forEachDatabase('security: headers and CORS', (ctx) => {
   test('CORS_ORIGINS: a listed origin is allowed, with credentials', async () => {
     const app = await ctx.rebuild({ CORS_ORIGINS: `${APP_ORIGIN}, https://other.example.org` });
     const preflight = await app.inject({
-      method: 'OPTIONS', url: '/api/notes',
-      headers: { origin: APP_ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' },
+      method: 'OPTIONS',
+      url: '/api/notes',
+      headers: {
+        origin: APP_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type',
+      },
     });
     assert.equal(preflight.statusCode, 204);
     assert.equal(preflight.headers['access-control-allow-origin'], APP_ORIGIN);
@@ -124,12 +174,20 @@ forEachDatabase('security: headers and CORS', (ctx) => {
 
   test('CORS_ORIGINS: any other origin gets no CORS headers at all, and its preflight is refused', async () => {
     const app = await ctx.rebuild({ CORS_ORIGINS: APP_ORIGIN });
-    for (const origin of ['https://evil.example', `${APP_ORIGIN}.evil.example`, 'http://notes.example.com', 'null', `${APP_ORIGIN}:8443`]) {
+    for (const origin of [
+      'https://evil.example',
+      `${APP_ORIGIN}.evil.example`,
+      'http://notes.example.com',
+      'null',
+      `${APP_ORIGIN}:8443`,
+    ]) {
       const get = await app.inject({ url: '/api/notes', headers: { origin } });
       assert.equal(get.headers['access-control-allow-origin'], undefined, origin);
       assert.equal(get.headers['access-control-allow-credentials'], undefined, origin);
       const preflight = await app.inject({
-        method: 'OPTIONS', url: '/api/auth/login', headers: { origin, 'access-control-request-method': 'POST' },
+        method: 'OPTIONS',
+        url: '/api/auth/login',
+        headers: { origin, 'access-control-request-method': 'POST' },
       });
       assert.equal(preflight.statusCode, 405, origin);
       assert.equal(preflight.headers.allow, 'POST', origin);

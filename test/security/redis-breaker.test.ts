@@ -4,9 +4,27 @@ import { after, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp } from '../../src/app.js';
-import { forEachDatabase, GOOD_PASSWORD, newSession, NO_WEB_CLIENT, testConfig, uniqueName, type TestContext } from '../helpers/harness.js';
+import {
+  forEachDatabase,
+  GOOD_PASSWORD,
+  newSession,
+  NO_WEB_CLIENT,
+  testConfig,
+  uniqueName,
+  type TestContext,
+} from '../helpers/harness.js';
 import { captureLogs, type CapturedLogs } from '../helpers/logs.js';
-import { assertRedisAnswers, assertThrottled, databaseUrlOf, dropKeys, loginAttempt, SKIP_REDIS, TEST_REDIS_URL, THROTTLE_ON, uniquePrefix } from './support.js';
+import {
+  assertRedisAnswers,
+  assertThrottled,
+  databaseUrlOf,
+  dropKeys,
+  loginAttempt,
+  SKIP_REDIS,
+  TEST_REDIS_URL,
+  THROTTLE_ON,
+  uniquePrefix,
+} from './support.js';
 
 // The test's own limit is a minute; ioredis would wait ten before giving up on a command. A request
 // that waited on the silent Redis could therefore never answer in time: only the breaker lets it.
@@ -25,7 +43,9 @@ async function freezableRelay(port = 0) {
   const upstreams = new Map<net.Socket, net.Socket>();
   let frozen = false;
   let answered!: () => void;
-  const firstAnswer = new Promise<void>((resolve) => { answered = resolve; });
+  const firstAnswer = new Promise<void>((resolve) => {
+    answered = resolve;
+  });
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 6379), target.hostname);
     for (const socket of [client, upstream]) socket.on('error', () => {});
@@ -93,13 +113,25 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     for (const step of cleanup.reverse()) await step();
   });
 
-  async function instance(redisUrl: string, env: Record<string, string>, now?: () => number): Promise<{ app: FastifyInstance; logs: CapturedLogs; prefix: string }> {
+  async function instance(
+    redisUrl: string,
+    env: Record<string, string>,
+    now?: () => number,
+  ): Promise<{ app: FastifyInstance; logs: CapturedLogs; prefix: string }> {
     const prefix = uniquePrefix();
     if (!SKIP_REDIS) cleanup.push(() => dropKeys(prefix));
     const logs = captureLogs('info');
-    const config = testConfig(databaseUrlOf(ctx.config.database), { ...THROTTLE_ON, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: prefix, ...env });
+    const config = testConfig(databaseUrlOf(ctx.config.database), {
+      ...THROTTLE_ON,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: prefix,
+      ...env,
+    });
     const app = await buildApp({
-      config, database: ctx.database, logger: logs.logger, webRoot: NO_WEB_CLIENT,
+      config,
+      database: ctx.database,
+      logger: logs.logger,
+      webRoot: NO_WEB_CLIENT,
       throttleTesting: { redisCommandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS, ...(now === undefined ? {} : { now }) },
     });
     await app.ready();
@@ -109,12 +141,19 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
 
   async function aNote(): Promise<{ url: string; auth: { authorization: string }; username: string }> {
     const session = await newSession(ctx.app);
-    const res = await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: session.auth, payload: { title: 't', content: 'c' } });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      headers: session.auth,
+      payload: { title: 't', content: 'c' },
+    });
     assert.equal(res.statusCode, 201, res.body);
     return { url: `/api/notes/${(res.json() as { id: string }).id}`, auth: session.auth, username: session.username };
   }
 
-  test('silent from the start: the instance starts, GET note and login answer, lockouts count in memory', { timeout: TEST_TIMEOUT_MS }, async () => {
+  test('silent from the start: the instance starts, GET note and login answer, lockouts count in memory', {
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const silent = await silentServer();
     cleanup.push(() => silent.close());
     const note = await aNote();
@@ -128,7 +167,10 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     assert.equal(await breakerGauge(app), 1);
   });
 
-  test('stops answering mid-run: requests answer from memory; when Redis answers again the breaker closes', { skip: SKIP_REDIS, timeout: TEST_TIMEOUT_MS }, async () => {
+  test('stops answering mid-run: requests answer from memory; when Redis answers again the breaker closes', {
+    skip: SKIP_REDIS,
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const relay = await freezableRelay();
     cleanup.push(() => relay.close());
     let clock = Date.now();
@@ -168,7 +210,10 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     assert.equal(await failKeys(), counted + 1, 'counted in Redis again');
   });
 
-  test('unreachable at start-up: the instance starts with the breaker open (logged, naming REDIS_URL) and closes it once Redis is there', { skip: SKIP_REDIS, timeout: TEST_TIMEOUT_MS }, async () => {
+  test('unreachable at start-up: the instance starts with the breaker open (logged, naming REDIS_URL) and closes it once Redis is there', {
+    skip: SKIP_REDIS,
+    timeout: TEST_TIMEOUT_MS,
+  }, async () => {
     const port = await closedPort();
     let clock = Date.now();
     const note = await aNote();
@@ -185,7 +230,7 @@ forEachDatabase('security: a Redis that stops answering', (ctx: TestContext) => 
     await relay.answered;
     // ioredis is ready once it has read that answer; until then a probe fails and the breaker stays
     // open. Each round lets the event loop read its sockets (SQLite answers without any I/O wait).
-    for (const deadline = Date.now() + 20_000; !logs.lines.some((l) => CLOSED.test(l));) {
+    for (const deadline = Date.now() + 20_000; !logs.lines.some((l) => CLOSED.test(l)); ) {
       assert.ok(Date.now() < deadline, `the breaker did not close:\n${logs.lines.join('\n')}`);
       clock += 60_000; // past the cool-down: the next request probes Redis
       assert.equal((await app.inject({ url: note.url, headers: note.auth })).statusCode, 200);

@@ -5,7 +5,15 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName } from '../helpers/harness.js';
 import {
-  anotherInstance, assertRedisAnswers, assertThrottled, dropKeys, loginAttempt, SKIP_REDIS, TEST_REDIS_URL, THROTTLE_ON, uniquePrefix,
+  anotherInstance,
+  assertRedisAnswers,
+  assertThrottled,
+  dropKeys,
+  loginAttempt,
+  SKIP_REDIS,
+  TEST_REDIS_URL,
+  THROTTLE_ON,
+  uniquePrefix,
 } from './support.js';
 
 const WRONG = 'not-the-password-at-all-1234';
@@ -50,9 +58,13 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     const plain = await ctx.rebuild();
     const session = await login(plain, (await signup(plain)).username);
     const [a, b] = await twoInstances({ RATE_LIMIT_LOGIN_FAILURES: '3' });
-    const change = (on: FastifyInstance, password: string) => on.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: session.auth, payload: { old_password: password, new_password: 'amber-Falcon-meadow-77-softly-x' },
-    });
+    const change = (on: FastifyInstance, password: string) =>
+      on.inject({
+        method: 'PUT',
+        url: '/api/auth/owner',
+        headers: session.auth,
+        payload: { old_password: password, new_password: 'amber-Falcon-meadow-77-softly-x' },
+      });
     for (const on of [a, b, a]) assert.equal((await change(on, WRONG)).statusCode, 401);
     assertThrottled(await change(b, GOOD_PASSWORD), 60);
   });
@@ -100,7 +112,10 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     const otherPrefix = uniquePrefix();
     prefixes.push(otherPrefix);
     const separate = await anotherInstance(ctx, {
-      ...THROTTLE_ON, RATE_LIMIT_GLOBAL_PER_MINUTE: '1', REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: otherPrefix,
+      ...THROTTLE_ON,
+      RATE_LIMIT_GLOBAL_PER_MINUTE: '1',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: otherPrefix,
     });
     extra.push(separate);
     assert.equal((await a.inject({ url: '/api/notes' })).statusCode, 401);
@@ -126,8 +141,10 @@ forEachDatabase('security: counters shared through Redis', (ctx) => {
     const prefix = uniquePrefix();
     prefixes.push(prefix);
     const app = await anotherInstance(ctx, {
-      ...THROTTLE_ON, REDIS_URL: `redis://${target.username ? `${target.username}:${target.password}@` : ''}127.0.0.1:${port}`,
-      REDIS_KEY_PREFIX: prefix, RATE_LIMIT_LOGIN_FAILURES: '2',
+      ...THROTTLE_ON,
+      REDIS_URL: `redis://${target.username ? `${target.username}:${target.password}@` : ''}127.0.0.1:${port}`,
+      REDIS_KEY_PREFIX: prefix,
+      RATE_LIMIT_LOGIN_FAILURES: '2',
     });
     extra.push(app);
     for (let i = 0; i < 2; i++) assert.equal((await loginAttempt(app, username, WRONG)).statusCode, 401);

@@ -16,8 +16,10 @@ test('the hasher is full exactly while every slot runs and the queue is at its l
   assert.equal(hasher.full, false, 'one running, none waiting');
   const waiting = hasher.hash('second-password-for-the-queue');
   assert.equal(hasher.full, true);
-  await assert.rejects(hasher.hash('third-password-for-the-queue'), (error: unknown) =>
-    error instanceof AppError && error.status === 503 && error.headers['retry-after'] === '1');
+  await assert.rejects(
+    hasher.hash('third-password-for-the-queue'),
+    (error: unknown) => error instanceof AppError && error.status === 503 && error.headers['retry-after'] === '1',
+  );
   await Promise.all([running, waiting]);
   assert.equal(hasher.full, false);
   assert.equal(hasher.depth, 0);
@@ -34,8 +36,12 @@ forEachDatabase('shedding password work while the hasher is full', (ctx) => {
       hash: (password) => real.hash(password),
       verify: (hash, password) => real.verify(hash, password),
       verifyDummy: (password) => real.verifyDummy(password),
-      get depth() { return real.depth; },
-      get full() { return full; },
+      get depth() {
+        return real.depth;
+      },
+      get full() {
+        return full;
+      },
     };
     app = await buildApp({ config: ctx.config, database: ctx.database, logger: false, hasher });
     await app.ready();
@@ -60,9 +66,16 @@ forEachDatabase('shedding password work while the hasher is full', (ctx) => {
     try {
       // Concurrently: each refusal waits SHED_DELAY_MS before it is sent.
       const cases = hashing.flatMap((route) =>
-        ['{"username":', JSON.stringify({ username: session.username, password: GOOD_PASSWORD })].map((payload) => ({ route, payload })));
-      const answers = await Promise.all(cases.map(({ route, payload }) =>
-        app.inject({ ...route, headers: { ...session.auth, 'content-type': 'application/json' }, payload })));
+        ['{"username":', JSON.stringify({ username: session.username, password: GOOD_PASSWORD })].map((payload) => ({
+          route,
+          payload,
+        })),
+      );
+      const answers = await Promise.all(
+        cases.map(({ route, payload }) =>
+          app.inject({ ...route, headers: { ...session.auth, 'content-type': 'application/json' }, payload }),
+        ),
+      );
       answers.forEach((res, i) => {
         assert.equal(res.statusCode, 503, `${cases[i]!.route.method} ${cases[i]!.route.url}: ${res.body}`);
         assert.equal(res.headers['retry-after'], '1');
@@ -77,13 +90,22 @@ forEachDatabase('shedding password work while the hasher is full', (ctx) => {
     full = true;
     try {
       assert.equal((await app.inject({ method: 'GET', url: '/api/auth/me', headers: session.auth })).statusCode, 200);
-      const created = await app.inject({ method: 'POST', url: '/api/notes', headers: session.auth, payload: { title: 't', content: 'c' } });
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: session.auth,
+        payload: { title: 't', content: 'c' },
+      });
       assert.equal(created.statusCode, 201, created.body);
       assert.equal((await app.inject({ method: 'GET', url: '/api/notes', headers: session.auth })).statusCode, 200);
     } finally {
       full = false;
     }
-    const login = await app.inject({ method: 'POST', url: '/api/auth/login', payload: { username: session.username, password: GOOD_PASSWORD } });
+    const login = await app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { username: session.username, password: GOOD_PASSWORD },
+    });
     assert.equal(login.statusCode, 200, login.body);
   });
 });
@@ -96,7 +118,10 @@ test('every thread but the event loop runs at a lower CPU priority (Linux)', asy
     assert.equal(lowered, 0);
     return;
   }
-  const others = fs.readdirSync('/proc/self/task').map(Number).filter((tid) => tid !== process.pid);
+  const others = fs
+    .readdirSync('/proc/self/task')
+    .map(Number)
+    .filter((tid) => tid !== process.pid);
   assert.ok(lowered > 0 && others.length > 0);
   for (const tid of others) {
     try {

@@ -12,7 +12,8 @@ const configuredRedis = process.env.TEST_REDIS_URL?.trim() || undefined;
  * scripts/test.mjs says so loudly, before and after the run); set, Redis must answer there, or
  * the file fails (assertRedisAnswers). `.ci/run` starts Redis and sets it.
  */
-export const SKIP_REDIS: string | false = configuredRedis === undefined ? 'TEST_REDIS_URL is not set: tests that need Redis are skipped' : false;
+export const SKIP_REDIS: string | false =
+  configuredRedis === undefined ? 'TEST_REDIS_URL is not set: tests that need Redis are skipped' : false;
 
 /** The Redis under test; when SKIP_REDIS, a placeholder that no running test connects to. */
 export const TEST_REDIS_URL = configuredRedis ?? 'redis://127.0.0.1:6379';
@@ -45,9 +46,16 @@ export function uniquePrefix(): string {
 /** Throws, failing the test file, when TEST_REDIS_URL is set and Redis does not answer PING there. */
 export async function assertRedisAnswers(): Promise<void> {
   if (SKIP_REDIS) return;
-  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 5000, retryStrategy: () => null });
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 5000,
+    retryStrategy: () => null,
+  });
   let socketError: Error | undefined;
-  redis.on('error', (error: Error) => { socketError ??= error; });
+  redis.on('error', (error: Error) => {
+    socketError ??= error;
+  });
   let answer: unknown;
   try {
     await redis.connect();
@@ -59,7 +67,9 @@ export async function assertRedisAnswers(): Promise<void> {
     redis.disconnect();
   }
   if (answer !== 'PONG') {
-    throw new Error(`TEST_REDIS_URL=${TEST_REDIS_URL} is set, but Redis does not answer there (${String(answer)}): start it (.ci/run does), or unset TEST_REDIS_URL to skip the Redis tests`);
+    throw new Error(
+      `TEST_REDIS_URL=${TEST_REDIS_URL} is set, but Redis does not answer there (${String(answer)}): start it (.ci/run does), or unset TEST_REDIS_URL to skip the Redis tests`,
+    );
   }
 }
 
@@ -75,7 +85,12 @@ export async function dropKeys(prefix: string): Promise<void> {
   }
 }
 
-export function loginAttempt(app: FastifyInstance, username: string, password: string, extra: Partial<InjectOptions> = {}) {
+export function loginAttempt(
+  app: FastifyInstance,
+  username: string,
+  password: string,
+  extra: Partial<InjectOptions> = {},
+) {
   return app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password }, ...extra });
 }
 
@@ -85,7 +100,10 @@ export function assertThrottled(res: LightMyRequestResponse, maxSeconds: number)
   const body = problemOf(res);
   assert.equal(body.code, 'too_many_requests');
   const retryAfter = Number(res.headers['retry-after']);
-  assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= maxSeconds, `Retry-After ${res.headers['retry-after']}`);
+  assert.ok(
+    Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= maxSeconds,
+    `Retry-After ${res.headers['retry-after']}`,
+  );
   assert.equal(body.retry_after, retryAfter);
   return retryAfter;
 }

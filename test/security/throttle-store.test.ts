@@ -6,7 +6,12 @@ import { loginLockout } from '../../src/sessions/login-throttle.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { registerErrorHandling } from '../../src/http/error-handler.js';
 import { registerRoutePolicy } from '../../src/http/route-policy.js';
-import { connectRedis, createMemoryStore, createRedisStore, type ThrottleStore } from '../../src/http/throttle-store.js';
+import {
+  connectRedis,
+  createMemoryStore,
+  createRedisStore,
+  type ThrottleStore,
+} from '../../src/http/throttle-store.js';
 import { assertRedisAnswers, dropKeys, SKIP_REDIS, TEST_REDIS_URL, uniquePrefix } from './support.js';
 
 // No database here: these are the building blocks under the black-box tests, checked where a
@@ -19,7 +24,11 @@ await assertRedisAnswers();
  * `lapse(key)` lets the key's time run out: the fake clock jumps to its end; with Redis the test
  * waits until Redis itself no longer has the key.
  */
-function storeContract(name: string, make: () => Promise<{ store: ThrottleStore; lapse(key: string): Promise<void> }>, skip: string | false = false) {
+function storeContract(
+  name: string,
+  make: () => Promise<{ store: ThrottleStore; lapse(key: string): Promise<void> }>,
+  skip: string | false = false,
+) {
   describe(`throttle store: ${name}`, { skip }, () => {
     test('increment counts in a fixed window that starts with the first hit', async () => {
       const { store, lapse } = await make();
@@ -56,19 +65,23 @@ storeContract('memory', async () => {
 {
   const prefix = uniquePrefix();
   let redis: Redis | undefined;
-  storeContract('redis', async () => {
-    redis ??= (await connectRedis(TEST_REDIS_URL)).redis;
-    const store = createRedisStore(redis, `${prefix}${Math.random()}:`);
-    return {
-      store,
-      async lapse(key) {
-        // Redis expires the key on its own clock: wait out the time it reports, until it reports none.
-        for (let left = await store.remaining(key); left > 0; left = await store.remaining(key)) {
-          await new Promise((resolve) => setTimeout(resolve, left));
-        }
-      },
-    };
-  }, SKIP_REDIS);
+  storeContract(
+    'redis',
+    async () => {
+      redis ??= (await connectRedis(TEST_REDIS_URL)).redis;
+      const store = createRedisStore(redis, `${prefix}${Math.random()}:`);
+      return {
+        store,
+        async lapse(key) {
+          // Redis expires the key on its own clock: wait out the time it reports, until it reports none.
+          for (let left = await store.remaining(key); left > 0; left = await store.remaining(key)) {
+            await new Promise((resolve) => setTimeout(resolve, left));
+          }
+        },
+      };
+    },
+    SKIP_REDIS,
+  );
   after(async () => {
     await redis?.quit();
     if (!SKIP_REDIS) await dropKeys(prefix);
@@ -115,10 +128,14 @@ describe('login lockout schedule', () => {
   registerErrorHandling(app);
   registerRoutePolicy(app, { lockout: loginLockout(createMemoryStore({ now: () => now }), 3) });
   // Stands in for the real route: only the password decides; its policy asks for the lockout.
-  app.post('/api/auth/login', { config: { policy: { auth: 'public', loginLockout: true } } }, async (request, reply) => {
-    const { password } = request.body as { password: string };
-    return password === 'right' ? { ok: true } : reply.code(401).send({ ok: false });
-  });
+  app.post(
+    '/api/auth/login',
+    { config: { policy: { auth: 'public', loginLockout: true } } },
+    async (request, reply) => {
+      const { password } = request.body as { password: string };
+      return password === 'right' ? { ok: true } : reply.code(401).send({ ok: false });
+    },
+  );
   after(() => app.close());
   const attempt = (password: string, username = 'Alice') =>
     app.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password } });
@@ -157,7 +174,14 @@ describe('throttling configuration', () => {
   test('defaults', () => {
     const config = loadConfig({});
     assert.equal(config.rateLimit, true);
-    assert.deepEqual(config.rateLimits, { globalPerMinute: 600, loginPerMinute: 20, signupPerHour: 10, refreshPerMinute: 30, breachChecksPerMinute: 30, loginFailures: 5 });
+    assert.deepEqual(config.rateLimits, {
+      globalPerMinute: 600,
+      loginPerMinute: 20,
+      signupPerHour: 10,
+      refreshPerMinute: 30,
+      breachChecksPerMinute: 30,
+      loginFailures: 5,
+    });
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.redisKeyPrefix, 'vellum:');
     assert.deepEqual(config.corsOrigins, []);
@@ -165,11 +189,21 @@ describe('throttling configuration', () => {
 
   test('bad values stop start-up with a message naming the variable', () => {
     for (const [name, value] of [
-      ['RATE_LIMIT_GLOBAL_PER_MINUTE', '0'], ['RATE_LIMIT_LOGIN_PER_MINUTE', 'many'], ['RATE_LIMIT_SIGNUP_PER_HOUR', '1.5'],
-      ['RATE_LIMIT_REFRESH_PER_MINUTE', '-1'], ['RATE_LIMIT_BREACH_CHECKS_PER_MINUTE', '0'], ['RATE_LIMIT_LOGIN_FAILURES', '0'], ['REDIS_URL', 'http://127.0.0.1:6379'],
-      ['CORS_ORIGINS', 'notes.example.com'], ['RATE_LIMIT', 'maybe'],
+      ['RATE_LIMIT_GLOBAL_PER_MINUTE', '0'],
+      ['RATE_LIMIT_LOGIN_PER_MINUTE', 'many'],
+      ['RATE_LIMIT_SIGNUP_PER_HOUR', '1.5'],
+      ['RATE_LIMIT_REFRESH_PER_MINUTE', '-1'],
+      ['RATE_LIMIT_BREACH_CHECKS_PER_MINUTE', '0'],
+      ['RATE_LIMIT_LOGIN_FAILURES', '0'],
+      ['REDIS_URL', 'http://127.0.0.1:6379'],
+      ['CORS_ORIGINS', 'notes.example.com'],
+      ['RATE_LIMIT', 'maybe'],
     ]) {
-      assert.throws(() => loadConfig({ [name!]: value! }), (error: Error) => error instanceof ConfigError && error.message.includes(name!), name);
+      assert.throws(
+        () => loadConfig({ [name!]: value! }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name!),
+        name,
+      );
     }
   });
 });

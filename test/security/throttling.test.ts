@@ -57,12 +57,20 @@ forEachDatabase('security: throttling', (ctx) => {
     const session = await login(ctx.app, username);
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_LOGIN_PER_MINUTE: '2' });
 
-    const change = () => app.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: session.auth,
-      payload: { old_password: WRONG, new_password: `${GOOD_PASSWORD}-new` },
-    });
+    const change = () =>
+      app.inject({
+        method: 'PUT',
+        url: '/api/auth/owner',
+        headers: session.auth,
+        payload: { old_password: WRONG, new_password: `${GOOD_PASSWORD}-new` },
+      });
     assert.equal((await change()).statusCode, 401);
-    const remove = await app.inject({ method: 'DELETE', url: '/api/auth/owner/', headers: session.auth, payload: { password: WRONG } });
+    const remove = await app.inject({
+      method: 'DELETE',
+      url: '/api/auth/owner/',
+      headers: session.auth,
+      payload: { password: WRONG },
+    });
     assert.equal(remove.statusCode, 401);
     assertThrottled(await change(), 60);
   });
@@ -71,7 +79,11 @@ forEachDatabase('security: throttling', (ctx) => {
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_SIGNUP_PER_HOUR: '2' });
     await signup(app);
     await signup(app);
-    const res = await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: uniqueName(), password: GOOD_PASSWORD } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { username: uniqueName(), password: GOOD_PASSWORD },
+    });
     assertThrottled(res, 3600);
   });
 
@@ -79,9 +91,12 @@ forEachDatabase('security: throttling', (ctx) => {
     const { username } = await signup(await ctx.rebuild());
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_REFRESH_PER_MINUTE: '2' });
     const res = await loginAttempt(app, username, GOOD_PASSWORD);
-    const refresh = () => app.inject({
-      method: 'POST', url: '/api/auth/cookie/refresh', cookies: { 'app.refresh_token': cookie(res, 'app.refresh_token')!.value },
-    });
+    const refresh = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/auth/cookie/refresh',
+        cookies: { 'app.refresh_token': cookie(res, 'app.refresh_token')!.value },
+      });
     assert.equal((await refresh()).statusCode, 403);
     assert.equal((await refresh()).statusCode, 403);
     assertThrottled(await refresh(), 60);
@@ -90,12 +105,26 @@ forEachDatabase('security: throttling', (ctx) => {
   test('per address: breach checks of a password being typed, apart from signup', async () => {
     const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_BREACH_CHECKS_PER_MINUTE: '2' });
     const check = (remoteAddress = '127.0.0.1') =>
-      app.inject({ method: 'POST', url: '/api/auth/password-rules/check', payload: { password: 'password' }, remoteAddress });
+      app.inject({
+        method: 'POST',
+        url: '/api/auth/password-rules/check',
+        payload: { password: 'password' },
+        remoteAddress,
+      });
     for (let i = 0; i < 2; i++) assert.deepEqual((await check()).json(), { breached: true });
     assertThrottled(await check(), 60);
     // Another address still gets its answer; this one can still sign up (its own limit).
     assert.deepEqual((await check('192.0.2.9')).json(), { breached: true });
-    assert.equal((await app.inject({ method: 'POST', url: '/api/auth/signup', payload: { username: uniqueName(), password: GOOD_PASSWORD } })).statusCode, 201);
+    assert.equal(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/api/auth/signup',
+          payload: { username: uniqueName(), password: GOOD_PASSWORD },
+        })
+      ).statusCode,
+      201,
+    );
   });
 
   test('global ceiling: every route counts, unknown ones too; health probes are exempt', async () => {
@@ -112,8 +141,13 @@ forEachDatabase('security: throttling', (ctx) => {
   });
 
   test('global ceiling with CORS on: OPTIONS counts too, once, whichever route answers it', async () => {
-    const app = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_GLOBAL_PER_MINUTE: '2', CORS_ORIGINS: 'https://app.example' });
-    const options = (origin?: string) => app.inject({ method: 'OPTIONS', url: '/api/notes', headers: origin === undefined ? {} : { origin } });
+    const app = await ctx.rebuild({
+      ...THROTTLE_ON,
+      RATE_LIMIT_GLOBAL_PER_MINUTE: '2',
+      CORS_ORIGINS: 'https://app.example',
+    });
+    const options = (origin?: string) =>
+      app.inject({ method: 'OPTIONS', url: '/api/notes', headers: origin === undefined ? {} : { origin } });
     assert.equal((await options()).statusCode, 405);
     assert.equal((await options('https://evil.example')).statusCode, 405);
     assertThrottled(await options('https://evil.example'), 60);
@@ -126,8 +160,12 @@ forEachDatabase('security: throttling', (ctx) => {
     const res = await app.inject({ url: '/api/notes' });
     const seconds = assertThrottled(res, 60);
     assert.deepEqual(problemOf(res), {
-      type: 'about:blank', title: 'Too Many Requests', status: 429,
-      detail: `Too many requests; retry in ${seconds} seconds`, code: 'too_many_requests', retry_after: seconds,
+      type: 'about:blank',
+      title: 'Too Many Requests',
+      status: 429,
+      detail: `Too many requests; retry in ${seconds} seconds`,
+      code: 'too_many_requests',
+      retry_after: seconds,
     });
     assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
   });
@@ -135,7 +173,10 @@ forEachDatabase('security: throttling', (ctx) => {
   test('RATE_LIMIT=off turns every limit off', async () => {
     const { username } = await signup(await ctx.rebuild());
     const app = await ctx.rebuild({
-      RATE_LIMIT: 'off', RATE_LIMIT_GLOBAL_PER_MINUTE: '1', RATE_LIMIT_LOGIN_PER_MINUTE: '1', RATE_LIMIT_LOGIN_FAILURES: '1',
+      RATE_LIMIT: 'off',
+      RATE_LIMIT_GLOBAL_PER_MINUTE: '1',
+      RATE_LIMIT_LOGIN_PER_MINUTE: '1',
+      RATE_LIMIT_LOGIN_FAILURES: '1',
     });
     for (let i = 0; i < 5; i++) assert.equal((await loginAttempt(app, username, WRONG)).statusCode, 401);
     assert.equal((await loginAttempt(app, username, GOOD_PASSWORD)).statusCode, 200);

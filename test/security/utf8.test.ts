@@ -6,9 +6,8 @@ import { expectProblem } from '../notes/support.js';
 const DETAIL = 'Invalid request body: it is not valid UTF-8';
 
 /** A JSON body whose content string holds these raw bytes. */
-const bodyWith = (bytes: number[]) => Buffer.concat([
-  Buffer.from('{"title":"t","content":"a'), Buffer.from(bytes), Buffer.from('b"}'),
-]);
+const bodyWith = (bytes: number[]) =>
+  Buffer.concat([Buffer.from('{"title":"t","content":"a'), Buffer.from(bytes), Buffer.from('b"}')]);
 
 const INVALID: Array<[string, number[]]> = [
   ['a lone continuation byte', [0x80]],
@@ -24,13 +23,22 @@ forEachDatabase('JSON bodies that are not UTF-8', (ctx) => {
     const s = await newSession(ctx.app, 'utf8');
     for (const [what, bytes] of INVALID) {
       const create = await ctx.app.inject({
-        method: 'POST', url: '/api/notes', headers: { ...s.auth, 'content-type': 'application/json' }, payload: bodyWith(bytes),
+        method: 'POST',
+        url: '/api/notes',
+        headers: { ...s.auth, 'content-type': 'application/json' },
+        payload: bodyWith(bytes),
       });
       assert.equal(create.statusCode, 400, what);
       expectProblem(create, 400, DETAIL, 'validation_failed');
       const signup = await ctx.app.inject({
-        method: 'POST', url: '/api/auth/signup', headers: { 'content-type': 'application/json' },
-        payload: Buffer.concat([Buffer.from('{"username":"u'), Buffer.from(bytes), Buffer.from('x","password":"violet-Harbor-lantern-42-quietly"}')]),
+        method: 'POST',
+        url: '/api/auth/signup',
+        headers: { 'content-type': 'application/json' },
+        payload: Buffer.concat([
+          Buffer.from('{"username":"u'),
+          Buffer.from(bytes),
+          Buffer.from('x","password":"violet-Harbor-lantern-42-quietly"}'),
+        ]),
       });
       assert.equal(signup.statusCode, 400, what);
       expectProblem(signup, 400, DETAIL, 'validation_failed');
@@ -43,7 +51,9 @@ forEachDatabase('JSON bodies that are not UTF-8', (ctx) => {
     const s = await newSession(ctx.app, 'utf8ok');
     const content = 'é 中 😀 \u{10FFFF}';
     const created = await ctx.app.inject({
-      method: 'POST', url: '/api/notes', headers: { ...s.auth, 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/api/notes',
+      headers: { ...s.auth, 'content-type': 'application/json' },
       payload: Buffer.from(JSON.stringify({ title: 't', content })),
     });
     assert.equal(created.statusCode, 201, created.body);

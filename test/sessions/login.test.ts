@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertProblem, bearer, decodeJwt, EXPIRES, newAdminSession, nowSeconds, REFRESH, setCookies } from '../helpers/auth.js';
+import {
+  assertProblem,
+  bearer,
+  decodeJwt,
+  EXPIRES,
+  newAdminSession,
+  nowSeconds,
+  REFRESH,
+  setCookies,
+} from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, signup, uniqueName } from '../helpers/harness.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -41,8 +50,19 @@ forEachDatabase('POST /auth/login', (ctx) => {
       assert.deepEqual(refresh.header, { alg: 'HS256', typ: 'JWT' });
       assert.deepEqual(Object.keys(access.payload).sort(), ['admin', 'exp', 'iat', 'jti', 'nbf', 'sub', 'type']);
       assert.deepEqual(Object.keys(refresh.payload).sort(), ['admin', 'exp', 'iat', 'jti', 'nbf', 'sub', 'type']);
-      for (const [jwt, type, lifetime] of [[access, 'access', 900], [refresh, 'refresh', 604800]] as const) {
-        const p = jwt.payload as { sub: string; admin: boolean; type: string; jti: string; iat: number; nbf: number; exp: number };
+      for (const [jwt, type, lifetime] of [
+        [access, 'access', 900],
+        [refresh, 'refresh', 604800],
+      ] as const) {
+        const p = jwt.payload as {
+          sub: string;
+          admin: boolean;
+          type: string;
+          jti: string;
+          iat: number;
+          nbf: number;
+          exp: number;
+        };
         assert.equal(p.sub, id);
         assert.equal(p.admin, false);
         assert.equal(p.type, type);
@@ -60,7 +80,7 @@ forEachDatabase('POST /auth/login', (ctx) => {
     assert.notEqual(first.json().access_token, second.json().access_token);
   });
 
-  test('an administrator\'s tokens carry admin: true', async () => {
+  test("an administrator's tokens carry admin: true", async () => {
     const admin = await newAdminSession(ctx);
     assert.equal(decodeJwt(admin.accessToken).payload.admin, true);
     assert.equal(decodeJwt(admin.refreshToken).payload.admin, true);
@@ -97,7 +117,11 @@ forEachDatabase('POST /auth/login', (ctx) => {
     const twice = await post({ username, password: GOOD_PASSWORD }, '?includeUser=true&includeUser=false');
     assertProblem(twice, 400, 'Query parameter "includeUser" must be given once');
     // A parameter the route does not have is refused too, by name.
-    assertProblem(await post({ username, password: GOOD_PASSWORD }, '?includeuser=true'), 400, 'Unknown query parameter "includeuser"');
+    assertProblem(
+      await post({ username, password: GOOD_PASSWORD }, '?includeuser=true'),
+      400,
+      'Unknown query parameter "includeuser"',
+    );
   });
 
   test('unknown user and wrong password: the same 401 Invalid credentials, byte for byte', async () => {
@@ -119,7 +143,14 @@ forEachDatabase('POST /auth/login', (ctx) => {
     const { username } = await signup(ctx.app);
     const unknown = await post({ username: uniqueName('nobody'), password: GOOD_PASSWORD });
     // PostgreSQL refuses U+0000 in text: such a name must never reach a query.
-    const odd = [`${username}\u0000`, '\u0000', `a\u0000${'b'.repeat(10)}`, 'x'.repeat(1000), '\u{1F600}\u{1F4DD}', `${username}\u{1F600}`];
+    const odd = [
+      `${username}\u0000`,
+      '\u0000',
+      `a\u0000${'b'.repeat(10)}`,
+      'x'.repeat(1000),
+      '\u{1F600}\u{1F4DD}',
+      `${username}\u{1F600}`,
+    ];
     for (const name of odd) {
       const res = await post({ username: name, password: GOOD_PASSWORD });
       assertProblem(res, 401, 'Invalid credentials');
@@ -127,20 +158,34 @@ forEachDatabase('POST /auth/login', (ctx) => {
       assert.equal(res.headers['set-cookie'], undefined);
     }
     // The attempt is still audited as a failure, without the name it gave.
-    const failures = await ctx.database.db.selectFrom('auth_events').select(['username', 'user_id', 'detail'])
-      .where('kind', '=', 'login').where('outcome', '=', 'failure').where('detail', '=', 'unknown user').execute();
+    const failures = await ctx.database.db
+      .selectFrom('auth_events')
+      .select(['username', 'user_id', 'detail'])
+      .where('kind', '=', 'login')
+      .where('outcome', '=', 'failure')
+      .where('detail', '=', 'unknown user')
+      .execute();
     assert.ok(failures.length >= odd.length + 1);
     for (const row of failures) assert.ok(row.username === null || !row.username.includes('\u0000'));
   });
 
   test('a bad body: 400 Invalid request body, 415 or 413', async () => {
     const username = uniqueName();
-    for (const body of [{}, { username }, { password: GOOD_PASSWORD }, { username, password: 1 }, [], '{"username"', '']) {
+    for (const body of [
+      {},
+      { username },
+      { password: GOOD_PASSWORD },
+      { username, password: 1 },
+      [],
+      '{"username"',
+      '',
+    ]) {
       assertProblem(await post(body), 400, 'Invalid request body');
     }
     assertProblem(
       await post(`{"username":"${username}","password":"${GOOD_PASSWORD}"}`, '', { 'content-type': 'text/plain' }),
-      415, 'Unsupported content type: send application/json',
+      415,
+      'Unsupported content type: send application/json',
     );
     assertProblem(await post({ username, password: 'x'.repeat(17 * 1024) }), 413, 'Request body is too large');
   });

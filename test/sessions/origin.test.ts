@@ -9,7 +9,10 @@ const TRUSTED = 'https://app.example.org';
 forEachDatabase('refresh origin check', (ctx) => {
   test('development: no origin check (spec §5.8), a foreign Origin passes', async () => {
     const s = await newSession(ctx.app);
-    const res = await postRefresh(ctx.app, s.refreshToken, await getCsrf(ctx.app, s.refreshToken), { host: HOST, origin: 'https://evil.example' });
+    const res = await postRefresh(ctx.app, s.refreshToken, await getCsrf(ctx.app, s.refreshToken), {
+      host: HOST,
+      origin: 'https://evil.example',
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
@@ -34,7 +37,11 @@ forEachDatabase('refresh origin check', (ctx) => {
       assert.equal(res.headers['set-cookie'], undefined);
     }
     // Before the CSRF check: no CSRF token at all still gets the origin's answer.
-    assertProblem(await postRefresh(app, s.refreshToken, undefined, { host: HOST, origin: 'https://evil.example' }), 403, 'Origin not allowed');
+    assertProblem(
+      await postRefresh(app, s.refreshToken, undefined, { host: HOST, origin: 'https://evil.example' }),
+      403,
+      'Origin not allowed',
+    );
     const ok = await postRefresh(app, s.refreshToken, csrf, { host: HOST, origin: `https://${HOST}` });
     assert.equal(ok.statusCode, 200, ok.body);
   });
@@ -66,7 +73,10 @@ forEachDatabase('refresh origin check', (ctx) => {
     const app = await ctx.rebuild({ NODE_ENV: 'production' });
     const s = await newSession(app);
     const res = await app.inject({
-      method: 'GET', url: '/api/auth/cookie/csrf', headers: { host: HOST, origin: 'https://evil.example' }, cookies: { [REFRESH]: s.refreshToken },
+      method: 'GET',
+      url: '/api/auth/cookie/csrf',
+      headers: { host: HOST, origin: 'https://evil.example' },
+      cookies: { [REFRESH]: s.refreshToken },
     });
     assert.equal(res.statusCode, 204);
   });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { assertReauthenticationRequired, bearer, newAdminSession, REFRESH, refreshSession, setCookies } from '../helpers/auth.js';
+import {
+  assertReauthenticationRequired,
+  bearer,
+  newAdminSession,
+  REFRESH,
+  refreshSession,
+  setCookies,
+} from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
 import { enrolledUser, STEP_MS, totpCode } from '../mfa/support.js';
@@ -20,13 +27,26 @@ const WRONG = 'not-the-password-at-all';
 forEachDatabase('re-authentication: sessions', (ctx) => {
   const app = () => ctx.app;
   const endOthers = (token: string, payload?: object, on: FastifyInstance = app()) =>
-    on.inject({ method: 'POST', url: '/api/auth/sessions/end-others', headers: bearer(token), ...(payload === undefined ? {} : { payload }) });
+    on.inject({
+      method: 'POST',
+      url: '/api/auth/sessions/end-others',
+      headers: bearer(token),
+      ...(payload === undefined ? {} : { payload }),
+    });
   const revoke = (token: string, id: string, payload?: object, on: FastifyInstance = app()) =>
-    on.inject({ method: 'DELETE', url: `/api/auth/sessions/${id}`, headers: bearer(token), ...(payload === undefined ? {} : { payload }) });
+    on.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${id}`,
+      headers: bearer(token),
+      ...(payload === undefined ? {} : { payload }),
+    });
   const sessionsOf = async (session: Session) =>
-    (await app().inject({ method: 'GET', url: '/api/auth/sessions', headers: session.auth })).json() as Array<{ id: string; current: boolean }>;
+    (await app().inject({ method: 'GET', url: '/api/auth/sessions', headers: session.auth })).json() as Array<{
+      id: string;
+      current: boolean;
+    }>;
 
-  test('end-others with a stolen access token alone: 401, no cookie, and the victim\'s sessions live on', async () => {
+  test("end-others with a stolen access token alone: 401, no cookie, and the victim's sessions live on", async () => {
     const { username } = await signup(app(), uniqueName('victim'));
     const victim = await login(app(), username);
     const stolen = await login(app(), username);
@@ -36,7 +56,8 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
       ['wrong password', await endOthers(stolen.accessToken, { password: WRONG })],
       ['empty password', await endOthers(stolen.accessToken, { password: '' })],
       ['a code in place of the password', await endOthers(stolen.accessToken, { code: '123456' })],
-    ] as const) assertReauthenticationRequired(res, what);
+    ] as const)
+      assertReauthenticationRequired(res, what);
     assert.equal((await refreshSession(app(), victim.refreshToken)).statusCode, 200, 'the victim is still signed in');
 
     const ended = await endOthers(stolen.accessToken, { password: GOOD_PASSWORD });
@@ -52,7 +73,10 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
     const attacker = await login(app(), username);
     const victimSession = (await sessionsOf(attacker)).find((s) => !s.current)!;
     assertReauthenticationRequired(await revoke(attacker.accessToken, victimSession.id), 'no body');
-    assertReauthenticationRequired(await revoke(attacker.accessToken, victimSession.id, { password: WRONG }), 'wrong password');
+    assertReauthenticationRequired(
+      await revoke(attacker.accessToken, victimSession.id, { password: WRONG }),
+      'wrong password',
+    );
     assert.equal((await sessionsOf(attacker)).length, 2);
     const victimRefreshed = await refreshSession(app(), victim.refreshToken);
     assert.equal(victimRefreshed.statusCode, 200);
@@ -68,9 +92,17 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
     const user = await login(app(), (await signup(app(), uniqueName('audited'))).username);
     await endOthers(user.accessToken);
     await endOthers(user.accessToken, { password: WRONG });
-    const events = (await app().inject({ method: 'GET', url: `/api/auth/admin/events?user_id=${user.userId}&kind=logout`, headers: admin.auth })).json();
+    const events = (
+      await app().inject({
+        method: 'GET',
+        url: `/api/auth/admin/events?user_id=${user.userId}&kind=logout`,
+        headers: admin.auth,
+      })
+    ).json();
     assert.deepEqual(
-      (events as Array<{ outcome: string; detail: string; username: string }>).map((e) => `${e.outcome} ${e.username}: ${e.detail}`).reverse(),
+      (events as Array<{ outcome: string; detail: string; username: string }>)
+        .map((e) => `${e.outcome} ${e.username}: ${e.detail}`)
+        .reverse(),
       [`failure ${user.username}: password missing`, `failure ${user.username}: wrong password`],
     );
   });
@@ -87,7 +119,10 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
         const res = await revoke(session.accessToken, '00000000-0000-4000-8000-000000000000', { password }, throttled);
         assert.equal(res.statusCode, password === WRONG ? 401 : 404, res.body);
       }
-      assertReauthenticationRequired(await endOthers(session.accessToken, { password: WRONG }, throttled), 'the third in a row');
+      assertReauthenticationRequired(
+        await endOthers(session.accessToken, { password: WRONG }, throttled),
+        'the third in a row',
+      );
       assertThrottled(await endOthers(session.accessToken, { password: GOOD_PASSWORD }, throttled), 60);
       assert.equal((await refreshSession(throttled, session.refreshToken)).statusCode, 200, 'nothing was ended');
       // Another counter: the account's login is not locked by them.
@@ -113,17 +148,22 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
     }
   });
 
-  test('a thief\'s wrong passwords lock only the stolen session: the owner\'s own session still ends it', async () => {
+  test("a thief's wrong passwords lock only the stolen session: the owner's own session still ends it", async () => {
     const { username } = await signup(app(), uniqueName('victim'));
     const owner = await login(app(), username);
     const stolen = await login(app(), username);
     const throttled = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_LOGIN_FAILURES: '3' });
     try {
-      for (let i = 0; i < 3; i++) assertReauthenticationRequired(await endOthers(stolen.accessToken, { password: `${WRONG}${i}` }, throttled));
+      for (let i = 0; i < 3; i++)
+        assertReauthenticationRequired(await endOthers(stolen.accessToken, { password: `${WRONG}${i}` }, throttled));
       assertThrottled(await endOthers(stolen.accessToken, { password: GOOD_PASSWORD }, throttled), 60);
       const ended = await endOthers(owner.accessToken, { password: GOOD_PASSWORD }, throttled);
       assert.equal(ended.statusCode, 200, ended.body);
-      assert.equal((await refreshSession(throttled, stolen.refreshToken)).statusCode, 401, 'the stolen session is over');
+      assert.equal(
+        (await refreshSession(throttled, stolen.refreshToken)).statusCode,
+        401,
+        'the stolen session is over',
+      );
     } finally {
       await ctx.rebuild();
     }
@@ -133,7 +173,9 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
     const session = await login(app(), (await signup(app(), uniqueName('burst'))).username);
     const throttled = await ctx.rebuild({ ...THROTTLE_ON, RATE_LIMIT_LOGIN_FAILURES: '3' });
     try {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => endOthers(session.accessToken, { password: `${WRONG}${i}` }, throttled)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => endOthers(session.accessToken, { password: `${WRONG}${i}` }, throttled)),
+      );
       const statuses = results.map((r) => r.statusCode);
       assert.equal(statuses.filter((code) => code === 401).length, 3, statuses.join(','));
       for (const res of results.filter((r) => r.statusCode !== 401)) assertThrottled(res, 60);
@@ -146,14 +188,23 @@ forEachDatabase('re-authentication: sessions', (ctx) => {
     const user = await enrolledUser(app());
     // No route makes such an account yet: the test takes the password away itself.
     await ctx.database.db.updateTable('users').set({ password_hash: '' }).where('id', '=', user.userId).execute();
-    assertReauthenticationRequired(await endOthers(user.accessToken, { password: GOOD_PASSWORD }), 'a password it does not have');
+    assertReauthenticationRequired(
+      await endOthers(user.accessToken, { password: GOOD_PASSWORD }),
+      'a password it does not have',
+    );
     assertReauthenticationRequired(await endOthers(user.accessToken, { password: '' }), 'an empty password');
-    assertReauthenticationRequired(await endOthers(user.accessToken, { code: '000000' === totpCode(user.secret) ? '111111' : '000000' }), 'a wrong code');
+    assertReauthenticationRequired(
+      await endOthers(user.accessToken, { code: '000000' === totpCode(user.secret) ? '111111' : '000000' }),
+      'a wrong code',
+    );
     clock.tick(STEP_MS);
     const res = await endOthers(user.accessToken, { code: totpCode(user.secret) });
     assert.equal(res.statusCode, 200, res.body);
     // A code works once.
-    assertReauthenticationRequired(await endOthers(res.json().access_token, { code: totpCode(user.secret) }), 'the same code again');
+    assertReauthenticationRequired(
+      await endOthers(res.json().access_token, { code: totpCode(user.secret) }),
+      'the same code again',
+    );
     assert.equal((await endOthers(res.json().access_token, { code: user.recoveryCodes[0] })).statusCode, 200);
   });
 });

@@ -2,29 +2,59 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { assertProblem, bearer, newAdminSession, postRefresh, getCsrf, refreshSession } from '../helpers/auth.js';
-import { cookie, forEachDatabase, GOOD_PASSWORD, login, signup, type Session, type TestContext } from '../helpers/harness.js';
+import {
+  cookie,
+  forEachDatabase,
+  GOOD_PASSWORD,
+  login,
+  signup,
+  type Session,
+  type TestContext,
+} from '../helpers/harness.js';
 import { queuedBehindLock, racedApp } from '../helpers/pause.js';
 
 const tokensOf = async (ctx: TestContext, userId: string) =>
   (await ctx.database.db.selectFrom('refresh_tokens').select('id').where('user_id', '=', userId).execute()).length;
 
 const eventsOf = (ctx: TestContext, userId: string, kind: string) =>
-  ctx.database.db.selectFrom('auth_events').select(['outcome', 'detail']).where('user_id', '=', userId).where('kind', '=', kind).execute();
+  ctx.database.db
+    .selectFrom('auth_events')
+    .select(['outcome', 'detail'])
+    .where('user_id', '=', userId)
+    .where('kind', '=', kind)
+    .execute();
 
 /**
  * The two ways an account is deleted: by its owner (with the password) and by an administrator.
  * Each prepares outside the race (the administrator is made first) and returns the DELETE to run.
  */
 const deleters: Array<[string, (ctx: TestContext, victim: Session) => Promise<() => Promise<number>>]> = [
-  ['its owner', async (ctx, victim) => async () => (await ctx.app.inject({
-    method: 'DELETE', url: '/api/auth/owner', headers: bearer(victim.accessToken), payload: { password: GOOD_PASSWORD },
-  })).statusCode],
-  ['an administrator', async (ctx, victim) => {
-    const admin = await newAdminSession(ctx);
-    return async () => (await ctx.app.inject({
-      method: 'DELETE', url: `/api/auth/admin/${victim.userId}`, headers: bearer(admin.accessToken),
-    })).statusCode;
-  }],
+  [
+    'its owner',
+    async (ctx, victim) => async () =>
+      (
+        await ctx.app.inject({
+          method: 'DELETE',
+          url: '/api/auth/owner',
+          headers: bearer(victim.accessToken),
+          payload: { password: GOOD_PASSWORD },
+        })
+      ).statusCode,
+  ],
+  [
+    'an administrator',
+    async (ctx, victim) => {
+      const admin = await newAdminSession(ctx);
+      return async () =>
+        (
+          await ctx.app.inject({
+            method: 'DELETE',
+            url: `/api/auth/admin/${victim.userId}`,
+            headers: bearer(admin.accessToken),
+          })
+        ).statusCode;
+    },
+  ],
 ];
 
 /**
@@ -49,17 +79,31 @@ forEachDatabase('revocation races', (ctx) => {
   const { pause } = handle;
   // Read at test time: the app is built by a before() hook.
   let raced!: FastifyInstance;
-  before(() => { raced = handle.app; });
+  before(() => {
+    raced = handle.app;
+  });
 
   const loginRaced = (username: string) =>
     raced.inject({ method: 'POST', url: '/api/auth/login', payload: { username, password: GOOD_PASSWORD } });
 
   const enders: Array<[string, (s: Awaited<ReturnType<typeof login>>) => Promise<number>]> = [
-    ['logout', async (s) => (await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(s.accessToken) })).statusCode],
-    ['password change', async (s) => (await ctx.app.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: bearer(s.accessToken),
-      payload: { old_password: GOOD_PASSWORD, new_password: GOOD_PASSWORD },
-    })).statusCode],
+    [
+      'logout',
+      async (s) =>
+        (await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(s.accessToken) })).statusCode,
+    ],
+    [
+      'password change',
+      async (s) =>
+        (
+          await ctx.app.inject({
+            method: 'PUT',
+            url: '/api/auth/owner',
+            headers: bearer(s.accessToken),
+            payload: { old_password: GOOD_PASSWORD, new_password: GOOD_PASSWORD },
+          })
+        ).statusCode,
+    ],
   ];
 
   for (const [name, end] of enders) {
@@ -164,7 +208,12 @@ forEachDatabase('revocation races', (ctx) => {
     const gate = pause.arm('refresh:locked');
     const pending = postRefresh(raced, s.refreshToken, csrf);
     await gate.reached;
-    const revoke = ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${sessionId}`, headers: bearer(other.accessToken), payload: { password: GOOD_PASSWORD } });
+    const revoke = ctx.app.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${sessionId}`,
+      headers: bearer(other.accessToken),
+      payload: { password: GOOD_PASSWORD },
+    });
     const queued = await queuedBehindLock(ctx, revoke);
     gate.release();
     const [refreshed, revoked] = await Promise.all([pending, revoke]);
@@ -190,19 +239,27 @@ forEachDatabase('revocation races', (ctx) => {
 
 // Sequential replay after the grace (successor token then 401) is in refresh.test.ts, which runs with
 // REFRESH_REUSE_GRACE_SECONDS=0 ("reuse: a second use is 401, and it revokes the tokens rotated from it").
-forEachDatabase('revocation races, no grace', (ctx) => {
-  const handle = racedApp(ctx);
+forEachDatabase(
+  'revocation races, no grace',
+  (ctx) => {
+    const handle = racedApp(ctx);
 
-  test('two refreshes with one token at once, the grace off: the loser revokes the whole login, the winner\'s token too', async () => {
-    const { id, username } = await signup(ctx.app);
-    const s = await login(ctx.app, username);
-    const other = await login(ctx.app, username);
-    const { won, lost } = await refreshTwiceAtOnce(ctx, handle, s.refreshToken);
-    assert.equal(won.statusCode, 200, won.body);
-    assertProblem(lost, 401, 'Invalid refresh token');
-    assertProblem(await refreshSession(ctx.app, cookie(won, 'app.refresh_token')!.value), 401, 'Invalid refresh token');
-    assert.equal((await eventsOf(ctx, id, 'refresh_reuse')).length, 1);
-    // Theft detection ends that login only.
-    assert.equal((await refreshSession(ctx.app, other.refreshToken)).statusCode, 200);
-  });
-}, { REFRESH_REUSE_GRACE_SECONDS: '0' });
+    test("two refreshes with one token at once, the grace off: the loser revokes the whole login, the winner's token too", async () => {
+      const { id, username } = await signup(ctx.app);
+      const s = await login(ctx.app, username);
+      const other = await login(ctx.app, username);
+      const { won, lost } = await refreshTwiceAtOnce(ctx, handle, s.refreshToken);
+      assert.equal(won.statusCode, 200, won.body);
+      assertProblem(lost, 401, 'Invalid refresh token');
+      assertProblem(
+        await refreshSession(ctx.app, cookie(won, 'app.refresh_token')!.value),
+        401,
+        'Invalid refresh token',
+      );
+      assert.equal((await eventsOf(ctx, id, 'refresh_reuse')).length, 1);
+      // Theft detection ends that login only.
+      assert.equal((await refreshSession(ctx.app, other.refreshToken)).statusCode, 200);
+    });
+  },
+  { REFRESH_REUSE_GRACE_SECONDS: '0' },
+);

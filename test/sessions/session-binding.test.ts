@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { assertProblem, bearer, cookieValue, newAdminSession, REFRESH, refreshSession } from '../helpers/auth.js';
-import { buildTestApp, forEachDatabase, GOOD_PASSWORD, login, type Session, type TestContext } from '../helpers/harness.js';
+import {
+  buildTestApp,
+  forEachDatabase,
+  GOOD_PASSWORD,
+  login,
+  type Session,
+  type TestContext,
+} from '../helpers/harness.js';
 
 /**
  * Access tokens bound to their session (CONTRACT.md part 3; issue #37, finding 1): once the session
@@ -31,7 +38,7 @@ async function victim(ctx: TestContext): Promise<{ stolen: Session; device: Sess
 }
 
 forEachDatabase('access tokens bound to their session', (ctx) => {
-  test('the control: a live session\'s token is taken on every one of those routes', async () => {
+  test("the control: a live session's token is taken on every one of those routes", async () => {
     const { stolen } = await victim(ctx);
     for (const url of ['/api/auth/sessions', '/api/auth/me', '/api/auth/admin/all']) {
       assert.equal((await ctx.app.inject({ url, headers: stolen.auth })).statusCode, 200, url);
@@ -41,44 +48,80 @@ forEachDatabase('access tokens bound to their session', (ctx) => {
   test('after a password change, the old token is refused on /api/auth (it cannot start a session of its own)', async () => {
     const { stolen, device } = await victim(ctx);
     const changed = await ctx.app.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: device.auth, payload: { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD },
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: device.auth,
+      payload: { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD },
     });
     assert.equal(changed.statusCode, 200, changed.body);
     await assertRefusedOnAuth(ctx.app, stolen.accessToken);
     // The victim's new session is untouched by the attempts.
-    assert.equal((await ctx.app.inject({ url: '/api/auth/me', headers: bearer(changed.json().access_token as string) })).statusCode, 200);
+    assert.equal(
+      (await ctx.app.inject({ url: '/api/auth/me', headers: bearer(changed.json().access_token as string) }))
+        .statusCode,
+      200,
+    );
     assert.equal((await refreshSession(ctx.app, cookieValue(changed, REFRESH)!)).statusCode, 200);
   });
 
   test('after a logout, every token of the user is refused on /api/auth', async () => {
     const { stolen, device } = await victim(ctx);
-    assert.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode, 204);
+    assert.equal(
+      (await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode,
+      204,
+    );
     await assertRefusedOnAuth(ctx.app, stolen.accessToken);
     await assertRefusedOnAuth(ctx.app, device.accessToken);
   });
 
-  test('after its session is revoked from another device, the token is refused; the other device\'s is not', async () => {
+  test("after its session is revoked from another device, the token is refused; the other device's is not", async () => {
     const { stolen, device } = await victim(ctx);
-    const sessions = (await ctx.app.inject({ url: '/api/auth/sessions', headers: device.auth })).json() as Array<{ id: string; current: boolean }>;
+    const sessions = (await ctx.app.inject({ url: '/api/auth/sessions', headers: device.auth })).json() as Array<{
+      id: string;
+      current: boolean;
+    }>;
     const target = sessions.find((s) => !s.current)!.id;
-    assert.equal((await ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${target}`, headers: device.auth, payload: { password: device.password } })).statusCode, 204);
+    assert.equal(
+      (
+        await ctx.app.inject({
+          method: 'DELETE',
+          url: `/api/auth/sessions/${target}`,
+          headers: device.auth,
+          payload: { password: device.password },
+        })
+      ).statusCode,
+      204,
+    );
     await assertRefusedOnAuth(ctx.app, stolen.accessToken);
     assert.equal((await ctx.app.inject({ url: '/api/auth/me', headers: device.auth })).statusCode, 200);
   });
 
   test('after "sign out everywhere else", the other sessions\' tokens are refused, and the caller\'s old one too', async () => {
     const { stolen, device } = await victim(ctx);
-    const ended = await ctx.app.inject({ method: 'POST', url: '/api/auth/sessions/end-others', headers: device.auth, payload: { password: device.password } });
+    const ended = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/sessions/end-others',
+      headers: device.auth,
+      payload: { password: device.password },
+    });
     assert.equal(ended.statusCode, 200, ended.body);
     await assertRefusedOnAuth(ctx.app, stolen.accessToken);
     await assertRefusedOnAuth(ctx.app, device.accessToken);
-    assert.equal((await ctx.app.inject({ url: '/api/auth/me', headers: bearer(ended.json().access_token as string) })).statusCode, 200);
+    assert.equal(
+      (await ctx.app.inject({ url: '/api/auth/me', headers: bearer(ended.json().access_token as string) })).statusCode,
+      200,
+    );
   });
 
   test('after the account is deleted, its tokens are refused on /api/auth', async () => {
     const { stolen, device } = await victim(ctx);
     await newAdminSession(ctx); // not the last administrator
-    const res = await ctx.app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: device.auth, payload: { password: GOOD_PASSWORD } });
+    const res = await ctx.app.inject({
+      method: 'DELETE',
+      url: '/api/auth/owner',
+      headers: device.auth,
+      payload: { password: GOOD_PASSWORD },
+    });
     assert.equal(res.statusCode, 204, res.body);
     await assertRefusedOnAuth(ctx.app, stolen.accessToken);
   });
@@ -91,15 +134,24 @@ forEachDatabase('access tokens bound to their session', (ctx) => {
     for (const url of ['/api/auth/sessions', '/api/auth/me', '/api/auth/admin/all']) {
       assert.equal((await ctx.app.inject({ url, headers: stolen.auth })).statusCode, 200, url);
     }
-    const sessions = (await ctx.app.inject({ url: '/api/auth/sessions', headers: stolen.auth })).json() as Array<{ current: boolean }>;
+    const sessions = (await ctx.app.inject({ url: '/api/auth/sessions', headers: stolen.auth })).json() as Array<{
+      current: boolean;
+    }>;
     assert.equal(sessions.filter((s) => s.current).length, 1, 'it still names its session');
   });
 
   test('the notes routes keep taking the token until it expires: stateless there', async () => {
     const { stolen, device } = await victim(ctx);
-    assert.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode, 204);
+    assert.equal(
+      (await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode,
+      204,
+    );
     assert.equal((await ctx.app.inject({ url: '/api/notes', headers: stolen.auth })).statusCode, 200);
-    assert.equal((await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: stolen.auth, payload: { title: 'x' } })).statusCode, 201);
+    assert.equal(
+      (await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: stolen.auth, payload: { title: 'x' } }))
+        .statusCode,
+      201,
+    );
     assert.equal((await ctx.app.inject({ url: '/api/folders', headers: stolen.auth })).statusCode, 200);
   });
 
@@ -108,7 +160,10 @@ forEachDatabase('access tokens bound to their session', (ctx) => {
     try {
       const { stolen, device } = await victim(ctx);
       assert.equal((await other.inject({ url: '/api/auth/me', headers: stolen.auth })).statusCode, 200);
-      assert.equal((await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode, 204);
+      assert.equal(
+        (await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: device.auth })).statusCode,
+        204,
+      );
       await assertRefusedOnAuth(other, stolen.accessToken);
     } finally {
       await other.close();

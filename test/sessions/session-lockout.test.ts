@@ -16,15 +16,28 @@ import { decodeJwt } from '../helpers/auth.js';
 forEachDatabase('session lockout: an access token without a session', (ctx) => {
   test('401 Unauthorized, without checking the secret', async () => {
     const session = await login(ctx.app, (await signup(ctx.app)).username);
-    const issued = decodeJwt(session.accessToken).payload as { sub: string; jti: string; iat: number; nbf: number; exp: number };
+    const issued = decodeJwt(session.accessToken).payload as {
+      sub: string;
+      jti: string;
+      iat: number;
+      nbf: number;
+      exp: number;
+    };
     const s = { db: ctx.database.db, log: ctx.app.log, sessionFailures: sessionFailures(createMemoryStore(), 3) };
     let checked = 0;
-    const check = async () => { checked += 1; return true; };
+    const check = async () => {
+      checked += 1;
+      return true;
+    };
 
     const known = { ...issued, admin: false, type: 'access' as const };
     assert.equal(await checkInSession(s, known, check), true, 'its own session: checked');
     assert.equal(checked, 1);
-    await assert.rejects(checkInSession(s, { ...known, jti: randomUUID() }, check), { status: 401, code: 'unauthorized', detail: 'Unauthorized' });
+    await assert.rejects(checkInSession(s, { ...known, jti: randomUUID() }, check), {
+      status: 401,
+      code: 'unauthorized',
+      detail: 'Unauthorized',
+    });
     assert.equal(checked, 1, 'no session, no check');
   });
 });

@@ -3,7 +3,14 @@ import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import {
-  assertProblem, bearer, cookieValue, decodeJwt, getCsrf, postRefresh, REFRESH, refreshSession,
+  assertProblem,
+  bearer,
+  cookieValue,
+  decodeJwt,
+  getCsrf,
+  postRefresh,
+  REFRESH,
+  refreshSession,
 } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, signup, type TestContext } from '../helpers/harness.js';
@@ -24,7 +31,10 @@ interface Login {
 /** Logs in with a User-Agent of its own, so that sessions can be told apart. */
 async function loginAs(ctx: TestContext, username: string, userAgent: string): Promise<Login> {
   const res = await ctx.app.inject({
-    method: 'POST', url: '/api/auth/login', headers: { 'user-agent': userAgent }, payload: { username, password: GOOD_PASSWORD },
+    method: 'POST',
+    url: '/api/auth/login',
+    headers: { 'user-agent': userAgent },
+    payload: { username, password: GOOD_PASSWORD },
   });
   assert.equal(res.statusCode, 200, res.body);
   const accessToken = res.json().access_token as string;
@@ -34,16 +44,28 @@ async function loginAs(ctx: TestContext, username: string, userAgent: string): P
 }
 
 forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
-  const list = (accessToken: string) => ctx.app.inject({ method: 'GET', url: '/api/auth/sessions', headers: bearer(accessToken) });
+  const list = (accessToken: string) =>
+    ctx.app.inject({ method: 'GET', url: '/api/auth/sessions', headers: bearer(accessToken) });
   const revoke = (accessToken: string, id: string) =>
-    ctx.app.inject({ method: 'DELETE', url: `/api/auth/sessions/${id}`, headers: bearer(accessToken), payload: { password: GOOD_PASSWORD } });
+    ctx.app.inject({
+      method: 'DELETE',
+      url: `/api/auth/sessions/${id}`,
+      headers: bearer(accessToken),
+      payload: { password: GOOD_PASSWORD },
+    });
   const sessionsOf = async (accessToken: string) => {
     const res = await list(accessToken);
     assert.equal(res.statusCode, 200, res.body);
-    return res.json() as Array<{ id: string; created_at: string; last_used_at: string; user_agent: string | null; ip_address: string | null }>;
+    return res.json() as Array<{
+      id: string;
+      created_at: string;
+      last_used_at: string;
+      user_agent: string | null;
+      ip_address: string | null;
+    }>;
   };
 
-  test('one entry per login, newest first, with exactly {id, created_at, last_used_at, user_agent, ip_address, current}; current is the caller\'s own', async () => {
+  test("one entry per login, newest first, with exactly {id, created_at, last_used_at, user_agent, ip_address, current}; current is the caller's own", async () => {
     const { username } = await signup(ctx.app);
     const first = await loginAs(ctx, username, 'laptop/1.0');
     clock.tick();
@@ -57,18 +79,39 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.match(String(res.headers['content-type']), /^application\/json/);
     assert.equal(res.headers['cache-control'], 'no-store');
     const sessions = res.json() as Array<Record<string, unknown>>;
-    assert.deepEqual(sessions.map((s) => s.id), [third.sessionId, second.sessionId, first.sessionId]);
-    assert.ok(!sessions.some((s) => s.id === other.sessionId), 'another user\'s session is not listed');
-    for (const [session, agent] of [[sessions[0]!, 'tablet/3.0'], [sessions[1]!, 'phone/2.0'], [sessions[2]!, 'laptop/1.0']] as const) {
-      assert.deepEqual(Object.keys(session), ['id', 'created_at', 'last_used_at', 'user_agent', 'ip_address', 'current']);
+    assert.deepEqual(
+      sessions.map((s) => s.id),
+      [third.sessionId, second.sessionId, first.sessionId],
+    );
+    assert.ok(!sessions.some((s) => s.id === other.sessionId), "another user's session is not listed");
+    for (const [session, agent] of [
+      [sessions[0]!, 'tablet/3.0'],
+      [sessions[1]!, 'phone/2.0'],
+      [sessions[2]!, 'laptop/1.0'],
+    ] as const) {
+      assert.deepEqual(Object.keys(session), [
+        'id',
+        'created_at',
+        'last_used_at',
+        'user_agent',
+        'ip_address',
+        'current',
+      ]);
       assert.match(String(session.created_at), TIMESTAMP);
       assert.equal(session.last_used_at, session.created_at, 'a session never refreshed was last used when it began');
       assert.equal(session.user_agent, agent);
       assert.equal(session.ip_address, '127.0.0.1');
     }
     assert.ok(String(sessions[0]!.created_at) > String(sessions[2]!.created_at));
-    assert.deepEqual(sessions.map((s) => s.current), [false, true, false], 'asked with the second login\'s token');
-    assert.deepEqual((await list(third.accessToken)).json().map((s: { current: boolean }) => s.current), [true, false, false]);
+    assert.deepEqual(
+      sessions.map((s) => s.current),
+      [false, true, false],
+      "asked with the second login's token",
+    );
+    assert.deepEqual(
+      (await list(third.accessToken)).json().map((s: { current: boolean }) => s.current),
+      [true, false, false],
+    );
   });
 
   test('never a token or a token hash in the list', async () => {
@@ -81,12 +124,14 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     }
   });
 
-  test('a refresh keeps the session: same id and start, later last_used_at, the refreshing client\'s details', async () => {
+  test("a refresh keeps the session: same id and start, later last_used_at, the refreshing client's details", async () => {
     const { username } = await signup(ctx.app);
     const s = await loginAs(ctx, username, 'browser/1.0');
     const [before] = await sessionsOf(s.accessToken);
     clock.tick();
-    const res = await postRefresh(ctx.app, s.refreshToken, await getCsrf(ctx.app, s.refreshToken), { 'user-agent': 'browser/1.1' });
+    const res = await postRefresh(ctx.app, s.refreshToken, await getCsrf(ctx.app, s.refreshToken), {
+      'user-agent': 'browser/1.1',
+    });
     assert.equal(res.statusCode, 200, res.body);
     const after = await sessionsOf(res.json().access_token);
     assert.equal(after.length, 1);
@@ -94,8 +139,16 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.equal(after[0]!.created_at, before!.created_at);
     assert.ok(after[0]!.last_used_at > before!.last_used_at, `${after[0]!.last_used_at} > ${before!.last_used_at}`);
     assert.equal(after[0]!.user_agent, 'browser/1.1');
-    assert.equal((after[0] as { current?: boolean }).current, true, 'the refreshed access token belongs to the same session');
-    assert.equal((await sessionsOf(s.accessToken))[0]!.id, s.sessionId, 'so does the one from before the refresh, until it expires');
+    assert.equal(
+      (after[0] as { current?: boolean }).current,
+      true,
+      'the refreshed access token belongs to the same session',
+    );
+    assert.equal(
+      (await sessionsOf(s.accessToken))[0]!.id,
+      s.sessionId,
+      'so does the one from before the refresh, until it expires',
+    );
     assert.equal(((await sessionsOf(s.accessToken))[0] as { current?: boolean }).current, true);
   });
 
@@ -104,14 +157,19 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     const a = await loginAs(ctx, username, 'a');
     await loginAs(ctx, username, 'b');
     const changed = await ctx.app.inject({
-      method: 'PUT', url: '/api/auth/owner/', headers: { ...bearer(a.accessToken), 'user-agent': 'c' },
+      method: 'PUT',
+      url: '/api/auth/owner/',
+      headers: { ...bearer(a.accessToken), 'user-agent': 'c' },
       payload: { old_password: GOOD_PASSWORD, new_password: NEW_PASSWORD },
     });
     assert.equal(changed.statusCode, 200, changed.body);
     const newSessionId = decodeJwt(cookieValue(changed, REFRESH)!).payload.jti;
     // The change ended a's session, and a's access token with it (test/sessions/session-binding.test.ts).
     const renewed = changed.json().access_token as string;
-    assert.deepEqual((await sessionsOf(renewed)).map((s) => [s.id, s.user_agent]), [[newSessionId, 'c']]);
+    assert.deepEqual(
+      (await sessionsOf(renewed)).map((s) => [s.id, s.user_agent]),
+      [[newSessionId, 'c']],
+    );
     const out = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(renewed) });
     assert.equal(out.statusCode, 204);
     assertProblem(await list(renewed), 401, 'Unauthorized');
@@ -131,7 +189,10 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.equal(res.statusCode, 204);
     assert.equal(res.body, '');
     assert.equal(res.headers['content-type'], undefined);
-    assert.deepEqual((await sessionsOf(keep.accessToken)).map((s) => s.id), [keep.sessionId]);
+    assert.deepEqual(
+      (await sessionsOf(keep.accessToken)).map((s) => s.id),
+      [keep.sessionId],
+    );
     assertProblem(await refreshSession(ctx.app, current), 401, 'Invalid refresh token');
     assert.equal((await refreshSession(ctx.app, keep.refreshToken)).statusCode, 200);
     // Its access tokens end with it on /api/auth; keep's, issued before keep's refresh, live on.
@@ -146,15 +207,21 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     assert.equal((await revoke(s.accessToken, s.sessionId.toUpperCase())).statusCode, 204);
     // The caller ended its own session: its access token is refused from now on.
     assertProblem(await list(s.accessToken), 401, 'Unauthorized');
-    assert.deepEqual(await sessionsOf((await loginAs(ctx, username, 'y')).accessToken).then((l) => l.map((x) => x.user_agent)), ['y']);
+    assert.deepEqual(
+      await sessionsOf((await loginAs(ctx, username, 'y')).accessToken).then((l) => l.map((x) => x.user_agent)),
+      ['y'],
+    );
   });
 
-  test('another user\'s session or an unknown id: 404 Session not found, and nothing is revoked', async () => {
+  test("another user's session or an unknown id: 404 Session not found, and nothing is revoked", async () => {
     const mine = await loginAs(ctx, (await signup(ctx.app)).username, 'mine');
     const theirs = await loginAs(ctx, (await signup(ctx.app)).username, 'theirs');
     assertProblem(await revoke(mine.accessToken, theirs.sessionId), 404, 'Session not found');
     assertProblem(await revoke(mine.accessToken, '00000000-0000-4000-8000-000000000000'), 404, 'Session not found');
-    assert.deepEqual((await sessionsOf(theirs.accessToken)).map((s) => s.id), [theirs.sessionId]);
+    assert.deepEqual(
+      (await sessionsOf(theirs.accessToken)).map((s) => s.id),
+      [theirs.sessionId],
+    );
     assert.equal((await refreshSession(ctx.app, theirs.refreshToken)).statusCode, 200);
   });
 
@@ -185,11 +252,17 @@ forEachDatabase('GET and DELETE /auth/sessions', (ctx) => {
     const rotated = await refreshSession(ctx.app, victim.refreshToken);
     assert.equal(rotated.statusCode, 200);
     // The rotation is moved a minute into the past, beyond REFRESH_REUSE_GRACE_SECONDS (10).
-    await ctx.database.db.updateTable('refresh_tokens').set({ revoked_at: new Date(Date.now() - 60_000).toISOString() })
-      .where('token_hash', '=', createHash('sha256').update(victim.refreshToken).digest('hex')).execute();
+    await ctx.database.db
+      .updateTable('refresh_tokens')
+      .set({ revoked_at: new Date(Date.now() - 60_000).toISOString() })
+      .where('token_hash', '=', createHash('sha256').update(victim.refreshToken).digest('hex'))
+      .execute();
     // The stolen copy of the old token comes back.
     assertProblem(await refreshSession(ctx.app, victim.refreshToken), 401, 'Invalid refresh token');
-    assert.deepEqual((await sessionsOf(other.accessToken)).map((s) => s.id), [other.sessionId]);
+    assert.deepEqual(
+      (await sessionsOf(other.accessToken)).map((s) => s.id),
+      [other.sessionId],
+    );
     assertProblem(await refreshSession(ctx.app, cookieValue(rotated, REFRESH)!), 401, 'Invalid refresh token');
     assert.equal((await refreshSession(ctx.app, other.refreshToken)).statusCode, 200);
   });

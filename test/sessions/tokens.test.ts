@@ -6,12 +6,24 @@ import { forEachDatabase, newSession } from '../helpers/harness.js';
 
 forEachDatabase('bearer tokens', (ctx) => {
   const me = (authorization?: string) =>
-    ctx.app.inject({ method: 'GET', url: '/api/auth/me', headers: authorization === undefined ? {} : { authorization } });
+    ctx.app.inject({
+      method: 'GET',
+      url: '/api/auth/me',
+      headers: authorization === undefined ? {} : { authorization },
+    });
 
   test('Authorization: "bearer" in any case, exactly two whitespace-separated fields', async () => {
     const s = await newSession(ctx.app);
     const t = s.accessToken;
-    for (const header of [`Bearer ${t}`, `bearer ${t}`, `BEARER ${t}`, `bEaReR ${t}`, `Bearer   ${t}`, `Bearer\t${t}`, `Bearer \t ${t}`]) {
+    for (const header of [
+      `Bearer ${t}`,
+      `bearer ${t}`,
+      `BEARER ${t}`,
+      `bEaReR ${t}`,
+      `Bearer   ${t}`,
+      `Bearer\t${t}`,
+      `Bearer \t ${t}`,
+    ]) {
       const res = await me(header);
       assert.equal(res.statusCode, 200, JSON.stringify(header));
       assert.equal(res.json().id, s.userId);
@@ -22,9 +34,22 @@ forEachDatabase('bearer tokens', (ctx) => {
     const s = await newSession(ctx.app);
     const t = s.accessToken;
     const bad = [
-      undefined, '', 'Bearer', 'Bearer ', `${t}`, `Bearer ${t} extra`, `Bearer ${t} ${t}`, `Bearer${t}`,
-      `Basic ${t}`, `Token ${t}`, `Bearer: ${t}`, `Bearerx ${t}`, `Bearer ${t}x`, `Bearer ${t.slice(0, -2)}`,
-      'Bearer not.a.jwt', 'Bearer ....',
+      undefined,
+      '',
+      'Bearer',
+      'Bearer ',
+      `${t}`,
+      `Bearer ${t} extra`,
+      `Bearer ${t} ${t}`,
+      `Bearer${t}`,
+      `Basic ${t}`,
+      `Token ${t}`,
+      `Bearer: ${t}`,
+      `Bearerx ${t}`,
+      `Bearer ${t}x`,
+      `Bearer ${t.slice(0, -2)}`,
+      'Bearer not.a.jwt',
+      'Bearer ....',
     ];
     for (const header of bad) assertProblem(await me(header), 401, 'Unauthorized');
   });
@@ -36,7 +61,9 @@ forEachDatabase('bearer tokens', (ctx) => {
     // The control: the same claims, signed properly, are accepted.
     assert.equal((await me(`Bearer ${forgeToken(payload)}`)).statusCode, 200);
     const [head, body, signature] = s.accessToken.split('.');
-    const adminBody = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), admin: true })).toString('base64url');
+    const adminBody = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(body!, 'base64url').toString()), admin: true }),
+    ).toString('base64url');
     const forged = [
       unsignedToken(payload),
       unsignedToken(payload).slice(0, -1),
@@ -46,7 +73,11 @@ forEachDatabase('bearer tokens', (ctx) => {
       `${head}.${adminBody}.${signature}`,
     ];
     for (const token of forged) assertProblem(await me(`Bearer ${token}`), 401, 'Unauthorized');
-    const all = await ctx.app.inject({ method: 'GET', url: '/api/auth/admin/all', headers: bearer(`${head}.${adminBody}.${signature}`) });
+    const all = await ctx.app.inject({
+      method: 'GET',
+      url: '/api/auth/admin/all',
+      headers: bearer(`${head}.${adminBody}.${signature}`),
+    });
     assertProblem(all, 401, 'Unauthorized');
   });
 
@@ -79,7 +110,10 @@ forEachDatabase('bearer tokens', (ctx) => {
     const logout = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: bearer(s.refreshToken) });
     assertProblem(logout, 401, 'Not authenticated');
     const put = await ctx.app.inject({
-      method: 'PUT', url: '/api/auth/owner/', headers: bearer(s.refreshToken), payload: { old_password: s.password, new_password: s.password },
+      method: 'PUT',
+      url: '/api/auth/owner/',
+      headers: bearer(s.refreshToken),
+      payload: { old_password: s.password, new_password: s.password },
     });
     assertProblem(put, 401, 'Unauthorized');
   });
@@ -92,17 +126,26 @@ forEachDatabase('bearer tokens', (ctx) => {
       { method: 'PUT', url: '/api/auth/owner/', payload: { old_password: 'x', new_password: 'y' } },
       { method: 'DELETE', url: '/api/auth/owner/', payload: { password: 'x' } },
     ] as const;
-    for (const route of routes) assertProblem(await ctx.app.inject({ ...route, headers: bearer(token) }), 400, 'Invalid user ID');
+    for (const route of routes)
+      assertProblem(await ctx.app.inject({ ...route, headers: bearer(token) }), 400, 'Invalid user ID');
   });
 
   test('a sub naming no user has no session: 401 on /api/auth (CONTRACT.md part 3); 404 User not found where tokens are stateless', async () => {
     const token = forgeToken(claims(randomUUID()));
     assertProblem(await me(`Bearer ${token}`), 401, 'Unauthorized');
     const put = await ctx.app.inject({
-      method: 'PUT', url: '/api/auth/owner', headers: bearer(token), payload: { old_password: 'x', new_password: 'y' },
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: bearer(token),
+      payload: { old_password: 'x', new_password: 'y' },
     });
     assertProblem(put, 401, 'Unauthorized');
-    const del = await ctx.app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: bearer(token), payload: { password: 'x' } });
+    const del = await ctx.app.inject({
+      method: 'DELETE',
+      url: '/api/auth/owner',
+      headers: bearer(token),
+      payload: { password: 'x' },
+    });
     assertProblem(del, 401, 'Unauthorized');
     const create = await ctx.app.inject({ method: 'POST', url: '/api/notes', headers: bearer(token), payload: {} });
     assertProblem(create, 404, 'User not found');
@@ -110,7 +153,9 @@ forEachDatabase('bearer tokens', (ctx) => {
 
   test('an upper-case sub still names its user', async () => {
     const s = await newSession(ctx.app);
-    const res = await me(`Bearer ${forgeToken(claims(s.userId.toUpperCase(), 'access', { jti: decodeJwt(s.accessToken).payload.jti }))}`);
+    const res = await me(
+      `Bearer ${forgeToken(claims(s.userId.toUpperCase(), 'access', { jti: decodeJwt(s.accessToken).payload.jti }))}`,
+    );
     assert.equal(res.statusCode, 200);
     assert.equal(res.json().id, s.userId);
   });

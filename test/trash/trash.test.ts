@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import {
-  expectNoContent, expectNoteNotFound, expectProblem, MISSING_ID, notesClient, okJson, TIMESTAMP, type Note,
+  expectNoContent,
+  expectNoteNotFound,
+  expectProblem,
+  MISSING_ID,
+  notesClient,
+  okJson,
+  TIMESTAMP,
+  type Note,
 } from '../notes/support.js';
 import { runTasks } from '../../src/jobs/maintenance.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
@@ -11,15 +18,23 @@ import { frozenDate } from '../helpers/clock.js';
 
 const clock = frozenDate();
 
-interface TrashEntry { id: string; title: string; deleted_at: string; purge_at: string }
+interface TrashEntry {
+  id: string;
+  title: string;
+  deleted_at: string;
+  purge_at: string;
+}
 
 const DAY = 24 * 60 * 60 * 1000;
 
 forEachDatabase('trash', (ctx) => {
   const api = notesClient(() => ctx.app);
-  const trash = (s: Session, query = '') => ctx.app.inject({ method: 'GET', url: `/api/trash${query}`, headers: s.auth });
-  const restore = (s: Session, id: string) => ctx.app.inject({ method: 'POST', url: `/api/trash/${id}/restore`, headers: s.auth });
-  const purge = (s: Session, id: string) => ctx.app.inject({ method: 'DELETE', url: `/api/trash/${id}`, headers: s.auth });
+  const trash = (s: Session, query = '') =>
+    ctx.app.inject({ method: 'GET', url: `/api/trash${query}`, headers: s.auth });
+  const restore = (s: Session, id: string) =>
+    ctx.app.inject({ method: 'POST', url: `/api/trash/${id}/restore`, headers: s.auth });
+  const purge = (s: Session, id: string) =>
+    ctx.app.inject({ method: 'DELETE', url: `/api/trash/${id}`, headers: s.auth });
   const rowCount = async (table: 'notes' | 'note_versions', column: 'id' | 'note_id', id: string) =>
     (await ctx.database.db.selectFrom(table).select(column).where(column, '=', id).execute()).length;
   let owner: Session;
@@ -41,7 +56,10 @@ forEachDatabase('trash', (ctx) => {
     expectNoteNotFound(await api.version(s, note.id, history[0]!.id));
     expectNoteNotFound(await api.addVersion(s, note.id, { title: 'zombie', content: '' }));
     expectNoteNotFound(await api.remove(s, note.id));
-    assert.deepEqual(okJson<Note[]>(await api.list(s)).map((n) => n.id), [kept.id]);
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(s)).map((n) => n.id),
+      [kept.id],
+    );
 
     const entries = okJson<TrashEntry[]>(await trash(s));
     assert.equal(entries.length, 1);
@@ -50,7 +68,9 @@ forEachDatabase('trash', (ctx) => {
     assert.match(entry.deleted_at, TIMESTAMP);
     assert.ok(Date.parse(entry.deleted_at) >= before - 1000 && Date.parse(entry.deleted_at) <= Date.now());
     assert.deepEqual(entry, {
-      id: note.id, title: 'Plans 2', deleted_at: entry.deleted_at,
+      id: note.id,
+      title: 'Plans 2',
+      deleted_at: entry.deleted_at,
       purge_at: new Date(Date.parse(entry.deleted_at) + 30 * DAY).toISOString(),
     });
     // Still stored whole.
@@ -71,7 +91,10 @@ forEachDatabase('trash', (ctx) => {
     assert.deepEqual(okJson<Note>(res), current);
     assert.deepEqual(okJson<Note>(await api.get(s, note.id)), current);
     assert.deepEqual(await api.history(s, note.id), history);
-    assert.deepEqual(okJson<Note[]>(await api.list(s)).map((n) => n.id), [note.id]);
+    assert.deepEqual(
+      okJson<Note[]>(await api.list(s)).map((n) => n.id),
+      [note.id],
+    );
     assert.deepEqual(okJson(await trash(s)), []);
     // It works like any note again.
     await api.addVersionOk(s, note.id, { title: 'three', content: 'third' });
@@ -115,11 +138,27 @@ forEachDatabase('trash', (ctx) => {
       ids.push(note.id);
     }
     const all = okJson<TrashEntry[]>(await trash(s));
-    assert.deepEqual(all.map((e) => e.title), ['c', 'b', 'a']);
-    assert.deepEqual(okJson<TrashEntry[]>(await trash(s, '?limit=1&offset=1')).map((e) => e.id), [ids[1]]);
+    assert.deepEqual(
+      all.map((e) => e.title),
+      ['c', 'b', 'a'],
+    );
+    assert.deepEqual(
+      okJson<TrashEntry[]>(await trash(s, '?limit=1&offset=1')).map((e) => e.id),
+      [ids[1]],
+    );
     assert.deepEqual(okJson(await trash(s, '?offset=3')), []);
-    expectProblem(await trash(s, '?limit=0'), 400, 'Query parameter "limit" must be an integer from 1 to 100', 'invalid_query');
-    expectProblem(await trash(s, '?offset=x'), 400, 'Query parameter "offset" must be an integer 0 or more', 'invalid_query');
+    expectProblem(
+      await trash(s, '?limit=0'),
+      400,
+      'Query parameter "limit" must be an integer from 1 to 100',
+      'invalid_query',
+    );
+    expectProblem(
+      await trash(s, '?offset=x'),
+      400,
+      'Query parameter "offset" must be an integer 0 or more',
+      'invalid_query',
+    );
     expectProblem(await ctx.app.inject({ method: 'GET', url: '/api/trash' }), 401, 'Unauthorized', 'unauthorized');
     expectProblem(await restore(s, 'nope'), 400, 'Invalid note ID', 'invalid_note_id');
     expectProblem(await purge(s, 'nope'), 400, 'Invalid note ID', 'invalid_note_id');
@@ -144,7 +183,10 @@ forEachDatabase('trash', (ctx) => {
     assert.deepEqual(await purgeTrash(db, new Date(purgeAt), { trashDays: 30 }), { notes: 1 });
     assert.equal(await rowCount('notes', 'id', old.id), 0);
     assert.equal(await rowCount('note_versions', 'note_id', old.id), 0);
-    assert.deepEqual(okJson<TrashEntry[]>(await trash(s)).map((e) => e.id), [recent.id]);
+    assert.deepEqual(
+      okJson<TrashEntry[]>(await trash(s)).map((e) => e.id),
+      [recent.id],
+    );
     // Live notes are never purged, however old; TRASH_DAYS=0 empties the trash (other tests' too).
     assert.ok((await purgeTrash(db, new Date('2030-01-01T00:00:00.000Z'), { trashDays: 0 })).notes >= 1);
     assert.equal(await rowCount('notes', 'id', recent.id), 0);
@@ -211,7 +253,14 @@ forEachDatabase('trash', (ctx) => {
     const trashed = await api.createOk(s, { title: 'trashed', content: 'x' });
     const live = await api.createOk(s, { title: 'live' });
     expectNoContent(await api.remove(s, trashed.id));
-    expectNoContent(await ctx.app.inject({ method: 'DELETE', url: '/api/auth/owner', headers: s.auth, payload: { password: s.password } }));
+    expectNoContent(
+      await ctx.app.inject({
+        method: 'DELETE',
+        url: '/api/auth/owner',
+        headers: s.auth,
+        payload: { password: s.password },
+      }),
+    );
     for (const id of [trashed.id, live.id]) {
       assert.equal(await rowCount('notes', 'id', id), 0);
       assert.equal(await rowCount('note_versions', 'note_id', id), 0);

@@ -69,7 +69,10 @@ describe('web client serving', () => {
   });
 
   test('a page loaded with ?remote-images=on lets images from other sites (http:, https:) load, and nothing else changes', async () => {
-    assert.equal(CLIENT_CSP_REMOTE_IMAGES, CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:"));
+    assert.equal(
+      CLIENT_CSP_REMOTE_IMAGES,
+      CLIENT_CSP.replace("img-src 'self' data: blob:", "img-src 'self' data: blob: http: https:"),
+    );
     assert.notEqual(CLIENT_CSP_REMOTE_IMAGES, CLIENT_CSP);
     for (const url of ['/notes/0b8f8e3a-1111-4222-8333-444455556666?remote-images=on', '/s/abc?x=1&remote-images=on']) {
       const res = await app.inject({ url });
@@ -93,7 +96,10 @@ describe('web client serving', () => {
 
   test('compressed copies are sent when the browser accepts them, with Vary, the right type and the same bytes', async () => {
     const big = fs.readFileSync(path.join(dir, 'assets', 'big-abc123.js'), 'utf8');
-    const br = await app.inject({ url: '/assets/big-abc123.js', headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+    const br = await app.inject({
+      url: '/assets/big-abc123.js',
+      headers: { 'accept-encoding': 'gzip, deflate, br, zstd' },
+    });
     assert.equal(br.statusCode, 200);
     assert.equal(br.headers['content-encoding'], 'br');
     assert.match(String(br.headers.vary), /accept-encoding/i);
@@ -125,10 +131,18 @@ describe('web client serving', () => {
     const icon = await app.inject({ url: '/favicon.svg' });
     assert.equal(icon.statusCode, 200);
     assert.equal(icon.headers['cache-control'], 'no-cache');
-    for (const url of ['/../vellum-web-secret.txt', '/assets/../../vellum-web-secret.txt', '/assets/%2e%2e/%2e%2e/vellum-web-secret.txt', '/%2e%2e/vellum-web-secret.txt']) {
+    for (const url of [
+      '/../vellum-web-secret.txt',
+      '/assets/../../vellum-web-secret.txt',
+      '/assets/%2e%2e/%2e%2e/vellum-web-secret.txt',
+      '/%2e%2e/vellum-web-secret.txt',
+    ]) {
       const res = await app.inject({ url });
       assert.notEqual(res.body, 'secret', url);
-      assert.ok(res.statusCode === 200 ? res.body === INDEX : res.statusCode >= 400 && res.statusCode < 500, `${url}: ${res.statusCode}`);
+      assert.ok(
+        res.statusCode === 200 ? res.body === INDEX : res.statusCode >= 400 && res.statusCode < 500,
+        `${url}: ${res.statusCode}`,
+      );
     }
   });
 

@@ -3,7 +3,10 @@ import { ADMIN, createNote, expect, expectAccessible, GOOD_PASSWORD, logIn, test
 // Every screen through axe-core, on a phone and a desktop, in the light and the dark scheme: the
 // other specs check the screens they drive; this one walks all of them in all four ways.
 for (const scheme of ['light', 'dark'] as const) {
-  for (const [device, viewport] of [['375 px', { width: 375, height: 740 }], ['desktop', { width: 1280, height: 800 }]] as const) {
+  for (const [device, viewport] of [
+    ['375 px', { width: 375, height: 740 }],
+    ['desktop', { width: 1280, height: 800 }],
+  ] as const) {
     test(`every screen is axe-clean: ${device}, ${scheme}`, async ({ browser }) => {
       const context = await browser.newContext({ colorScheme: scheme, viewport });
       const page = await context.newPage();
@@ -16,7 +19,11 @@ for (const scheme of ['light', 'dark'] as const) {
       await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
       await expectAccessible(page, 'empty notes list');
 
-      const id = await createNote(page, 'Checklist', '# Plan\n\n- [x] done\n- [ ] next #work\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1;\n```');
+      const id = await createNote(
+        page,
+        'Checklist',
+        '# Plan\n\n- [x] done\n- [ ] next #work\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1;\n```',
+      );
       await expectAccessible(page, 'a note in the editor');
       await page.getByRole('button', { name: 'Edit' }).click();
       await expect(page.getByRole('region', { name: 'Note' }).getByRole('heading', { name: 'Plan' })).toBeVisible();

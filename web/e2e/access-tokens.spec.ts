@@ -1,6 +1,8 @@
 import { expect, expectAccessible, GOOD_PASSWORD, signUp, test } from './fixtures';
 
-test('a new access token is shown once, works for the API within its scope, and revoking it ends it', async ({ page }) => {
+test('a new access token is shown once, works for the API within its scope, and revoking it ends it', async ({
+  page,
+}) => {
   await signUp(page);
   await page.getByRole('link', { name: 'Account' }).click();
   const section = page.getByRole('region', { name: 'Access tokens' });
@@ -20,7 +22,11 @@ test('a new access token is shown once, works for the API within its scope, and 
   // The token reads notes over plain HTTP, without the browser's session.
   const read = await page.request.get('/api/notes', { headers: { authorization: `Bearer ${token}` } });
   expect(read.status()).toBe(200);
-  expect((await page.request.post('/api/notes', { headers: { authorization: `Bearer ${token}` }, data: { title: 'x' } })).status()).toBe(401);
+  expect(
+    (
+      await page.request.post('/api/notes', { headers: { authorization: `Bearer ${token}` }, data: { title: 'x' } })
+    ).status(),
+  ).toBe(401);
 
   await section.getByRole('button', { name: 'Done' }).click();
   await expect(shown).toHaveCount(0);

@@ -2,7 +2,9 @@ import { expect, GOOD_PASSWORD, logIn, signUp, test } from './fixtures';
 
 const NEW_PASSWORD = 'copper-Meadow-river-91-softly-turning';
 
-test('sessions: one device ends another; a password change signs the others out; deleting the account', async ({ browser }) => {
+test('sessions: one device ends another; a password change signs the others out; deleting the account', async ({
+  browser,
+}) => {
   const laptop = await browser.newContext();
   const phone = await browser.newContext({ userAgent: 'Vellum test phone' });
   const a = await laptop.newPage();
@@ -24,7 +26,9 @@ test('sessions: one device ends another; a password change signs the others out;
   const confirm = a.getByRole('dialog', { name: 'End the session on Vellum test phone?' });
   await confirm.getByLabel('Password').fill(GOOD_PASSWORD);
   await confirm.getByRole('button', { name: 'End session' }).click();
-  await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText('Session ended: Vellum test phone is signed out within 15 minutes at most.');
+  await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText(
+    'Session ended: Vellum test phone is signed out within 15 minutes at most.',
+  );
   await expect(sessions).toHaveCount(1);
   // Devices by name, not by their user-agent strings.
   await expect(sessions.first().locator('.row-title')).toHaveText('Chrome on Linux');

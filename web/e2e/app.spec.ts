@@ -1,6 +1,21 @@
 import fs from 'node:fs';
 import { unzipSync, strFromU8 } from 'fflate';
-import { ADMIN, BREACHED_PASSWORD, contentBox, createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, logIn, openHistory, saveContent, signUp, test, uniqueName } from './fixtures';
+import {
+  ADMIN,
+  BREACHED_PASSWORD,
+  contentBox,
+  createNote,
+  expect,
+  expectAccessible,
+  expectContent,
+  GOOD_PASSWORD,
+  logIn,
+  openHistory,
+  saveContent,
+  signUp,
+  test,
+  uniqueName,
+} from './fixtures';
 
 test('the page is served with a strict CSP and cacheable hashed assets', async ({ page, request }) => {
   const response = await request.get('/some/client/route');
@@ -19,7 +34,9 @@ test('the page is served with a strict CSP and cacheable hashed assets', async (
   expect(api.headers()['content-type']).toContain('application/problem+json');
 
   const violations: string[] = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
   await page.goto('/');
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   await expectAccessible(page, 'login');
@@ -37,7 +54,9 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await password.fill('aaaaaaaaaaaaaaaaaaaa');
   await expect(page.getByText(/\(too easy to guess\)/)).toBeVisible();
   await page.getByRole('button', { name: 'Sign up' }).click();
-  await expect(page.getByRole('alert')).toHaveText('Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters');
+  await expect(page.getByRole('alert')).toHaveText(
+    'Password is too easy to guess: make it longer, avoid repeats and sequences like "1234" or "qwerty", or mix in other kinds of characters',
+  );
   // Hard to guess by the estimate, but known from a breach (a local fake of the range API): the page
   // says so as it is typed (the server's check, POST /api/auth/password-rules/check), the meter shows
   // it as weak, and signup refuses it all the same.
@@ -49,7 +68,9 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await expect(breachRule).toHaveText('✗ Not known from a data breach (this one is: choose another)');
   await expect(meter).toHaveJSProperty('value', 0);
   await page.getByRole('button', { name: 'Sign up' }).click();
-  await expect(page.getByRole('alert')).toHaveText('This password appears in known data breaches; choose a different one');
+  await expect(page.getByRole('alert')).toHaveText(
+    'This password appears in known data breaches; choose a different one',
+  );
   await password.fill(GOOD_PASSWORD);
   await expect(page.getByText(/\(hard to guess\)/)).toBeVisible();
   await expect(breachRule).toHaveText('✓ Not known from a data breach');
@@ -86,7 +107,10 @@ test('sign up shows the rules and the server message, then notes survive a reloa
 test('a note full of HTML and script renders inert', async ({ page }) => {
   await signUp(page);
   const dialogs: string[] = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   const hostile = [
     '<script>window.__pwned = 1</script>',
     '<img src=x onerror="window.__pwned = 2">',
@@ -110,18 +134,29 @@ test('a note full of HTML and script renders inert', async ({ page }) => {
   await page.evaluate(() => {
     const watch: Watch = { clicks: [], refused: [] };
     (window as unknown as { __watch: Watch }).__watch = watch;
-    document.addEventListener('click', (event) => {
-      const target = event.target as Element;
-      watch.clicks.push({ tag: target.tagName, text: target.textContent ?? '', href: target.closest('a')?.getAttribute('href') ?? null });
-    }, { capture: true });
+    document.addEventListener(
+      'click',
+      (event) => {
+        const target = event.target as Element;
+        watch.clicks.push({
+          tag: target.tagName,
+          text: target.textContent ?? '',
+          href: target.closest('a')?.getAttribute('href') ?? null,
+        });
+      },
+      { capture: true },
+    );
     document.addEventListener('securitypolicyviolation', (event) => {
-      if (event.violatedDirective !== 'script-src-attr') watch.refused.push(`${event.violatedDirective}: ${event.sample || event.blockedURI}`);
+      if (event.violatedDirective !== 'script-src-attr')
+        watch.refused.push(`${event.violatedDirective}: ${event.sample || event.blockedURI}`);
     });
   });
   const watched = () => page.evaluate(() => (window as unknown as { __watch: Watch }).__watch);
   const url = page.url();
   await preview.getByText('click', { exact: true }).click();
-  expect((await watched()).clicks, 'the click reached the link, and the link leads nowhere').toEqual([{ tag: 'A', text: 'click', href: null }]);
+  expect((await watched()).clicks, 'the click reached the link, and the link leads nowhere').toEqual([
+    { tag: 'A', text: 'click', href: null },
+  ]);
   expect(page.url()).toBe(url);
 
   await expect(preview.locator('script, iframe, form, [onerror], [onclick]')).toHaveCount(0);
@@ -201,7 +236,9 @@ test('a conflict can also take the version saved elsewhere, after copying mine',
 
   // Taking theirs saved nothing: the history is A's.
   await pageB.getByRole('button', { name: 'History' }).click();
-  const versions = pageB.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  const versions = pageB
+    .getByRole('navigation', { name: 'Versions, newest first' })
+    .getByRole('button', { name: /^Version \d+$/ });
   await expect(versions).toHaveText(['Version 2', 'Version 1']);
   await a.close();
   await b.close();
@@ -245,7 +282,9 @@ test('history, search, trash, export and import', async ({ page }) => {
   await expect(page.getByText('Export downloaded (Markdown files in a zip).')).toBeVisible();
   const files = unzipSync(fs.readFileSync((await zipDownload.path())!));
   expect(Object.keys(files)).toEqual(['Travel plans.md']);
-  expect(strFromU8(files['Travel plans.md']!)).toMatch(/^---\ntitle: "Travel plans"\n[\s\S]*\n---\n\nVisit the lighthouse$/);
+  expect(strFromU8(files['Travel plans.md']!)).toMatch(
+    /^---\ntitle: "Travel plans"\n[\s\S]*\n---\n\nVisit the lighthouse$/,
+  );
 
   await page.getByRole('link', { name: 'Notes' }).click();
   await page.getByRole('link', { name: /Travel plans/ }).click();
@@ -261,22 +300,33 @@ test('history, search, trash, export and import', async ({ page }) => {
 
   await page.getByRole('link', { name: 'Account' }).click();
   await page.getByLabel('Import a Vellum export (JSON, archive or Markdown zip) or a Markdown file').setInputFiles({
-    name: 'export.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(exported)),
+    name: 'export.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(exported)),
   });
   await page.getByRole('button', { name: 'Import', exact: true }).click();
   // The export is of this very note: asked, a copy is what this test wants.
-  await page.getByRole('group', { name: /1 note in this file is already here/ }).getByRole('button', { name: 'Import copies' }).click();
+  await page
+    .getByRole('group', { name: /1 note in this file is already here/ })
+    .getByRole('button', { name: 'Import copies' })
+    .click();
   await expect(page.getByText('Imported 1 note with 2 versions.')).toBeVisible();
   await page.getByRole('link', { name: 'Notes' }).click();
   await expect(page.getByRole('link', { name: /Travel plans/ })).toHaveCount(2);
 
   // Purge: deleted for good, after a confirmation.
-  await page.getByRole('link', { name: /Travel plans/ }).first().click();
+  await page
+    .getByRole('link', { name: /Travel plans/ })
+    .first()
+    .click();
   await page.getByRole('button', { name: 'Delete' }).click();
   await expect(page.getByRole('link', { name: /Travel plans/ })).toHaveCount(1);
   await page.getByRole('link', { name: 'Trash' }).click();
   const asked = page.waitForEvent('dialog');
-  const purging = page.getByRole('listitem', { name: 'Travel plans' }).getByRole('button', { name: 'Delete forever' }).click();
+  const purging = page
+    .getByRole('listitem', { name: 'Travel plans' })
+    .getByRole('button', { name: 'Delete forever' })
+    .click();
   const confirm = await asked;
   expect(confirm.message()).toBe('Delete “Travel plans” and all its versions for good?');
   await confirm.accept();
@@ -300,7 +350,9 @@ test('a 375 px phone shows the list, then the note, and works by keyboard', asyn
   await page.keyboard.type('typed on a phone');
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 1')).toBeVisible();
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
   expect(overflow).toBeLessThanOrEqual(0);
   await expectAccessible(page, 'phone editor');
   await page.getByRole('link', { name: '← Notes' }).click();
@@ -322,10 +374,14 @@ test('administrators see users and audit events', async ({ page }) => {
   await expect(row).toHaveCount(0);
 });
 
-test('the password rules shown while typing are the server\'s (GET /api/auth/password-rules), not numbers of the page\'s own', async ({ page }) => {
-  await page.route('**/api/auth/password-rules', (route) => route.fulfill({
-    json: { min_length: 20, max_length: 256, min_entropy_bits: 200, breach_check: 'range-api' },
-  }));
+test("the password rules shown while typing are the server's (GET /api/auth/password-rules), not numbers of the page's own", async ({
+  page,
+}) => {
+  await page.route('**/api/auth/password-rules', (route) =>
+    route.fulfill({
+      json: { min_length: 20, max_length: 256, min_entropy_bits: 200, breach_check: 'range-api' },
+    }),
+  );
   await page.goto('/signup');
   const password = page.getByLabel('Password', { exact: true });
   await password.fill('violet-Harbor-lantern');

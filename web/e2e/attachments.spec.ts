@@ -6,18 +6,24 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwA
 const LINK = /\/api\/attachments\/[0-9a-f-]{36}/;
 
 /** Pastes files into the note's text as a browser does (a clipboard event carrying them). */
-async function paste(page: Page, files: Array<{ name: string; type: string; base64?: string; size?: number }>): Promise<void> {
+async function paste(
+  page: Page,
+  files: Array<{ name: string; type: string; base64?: string; size?: number }>,
+): Promise<void> {
   await contentBox(page).evaluate((element, list) => {
     const data = new DataTransfer();
     for (const f of list) {
-      const bytes = f.base64 !== undefined ? Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0)) : new Uint8Array(f.size ?? 0);
+      const bytes =
+        f.base64 !== undefined ? Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0)) : new Uint8Array(f.size ?? 0);
       data.items.add(new File([bytes], f.name, { type: f.type }));
     }
     element.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
   }, files);
 }
 
-test('paste an image: uploaded, linked at the cursor, shown in the preview and after a reload without a token in any URL', async ({ page }) => {
+test('paste an image: uploaded, linked at the cursor, shown in the preview and after a reload without a token in any URL', async ({
+  page,
+}) => {
   await signUp(page);
   await createNote(page, 'With a picture', 'Before the picture.\n');
   await expectContent(page, 'Before the picture.\n'); // CodeMirror, which the paste below is for
@@ -38,14 +44,20 @@ test('paste an image: uploaded, linked at the cursor, shown in the preview and a
   await expectAccessible(page, 'note with an image');
 });
 
-test('attach a PDF with the button; an oversized file says why and leaves the text alone; the account lists and deletes files', async ({ page }) => {
+test('attach a PDF with the button; an oversized file says why and leaves the text alone; the account lists and deletes files', async ({
+  page,
+}) => {
   await signUp(page);
   await createNote(page, 'Files', 'Some text.');
-  await page.locator('input[type=file]').setInputFiles({ name: 'report.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n%%EOF\n') });
+  await page
+    .locator('input[type=file]')
+    .setInputFiles({ name: 'report.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n%%EOF\n') });
   await expect(contentBox(page)).toContainText(/\[report\.pdf\]\(\/api\/attachments\/[0-9a-f-]{36}\)/);
   const before = await contentBox(page).textContent();
   await paste(page, [{ name: 'huge.bin', type: 'application/octet-stream', size: 26 * 1024 * 1024 }]);
-  await expect(page.getByRole('alert')).toHaveText('Could not attach “huge.bin”: The file is larger than the 25 MiB limit for one file');
+  await expect(page.getByRole('alert')).toHaveText(
+    'Could not attach “huge.bin”: The file is larger than the 25 MiB limit for one file',
+  );
   expect(await contentBox(page).textContent()).toBe(before);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: /Saved as version 2/ })).toBeVisible();

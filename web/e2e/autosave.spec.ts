@@ -1,7 +1,9 @@
 import { contentBox, createNote, expect, expectContent, signUp, test } from './fixtures';
 
 // The page's clock is driven by the test (page.clock): "two seconds of quiet" is exact, not a sleep.
-test('a note saves by itself two seconds after the typing stops; turned off in Account, only Save saves', async ({ page }) => {
+test('a note saves by itself two seconds after the typing stops; turned off in Account, only Save saves', async ({
+  page,
+}) => {
   await page.clock.install();
   await signUp(page, undefined, undefined, { autosave: true });
   await createNote(page, 'Auto', 'first');
@@ -19,7 +21,9 @@ test('a note saves by itself two seconds after the typing stops; turned off in A
   await page.clock.runFor(600);
   await expect(state).toHaveText('Saved as version 2');
   await page.getByRole('button', { name: 'History' }).click();
-  await expect(page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ })).toHaveCount(2);
+  await expect(
+    page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ }),
+  ).toHaveCount(2);
   await page.goBack();
   await expectContent(page, 'first and more!');
 

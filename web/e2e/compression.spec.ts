@@ -6,7 +6,8 @@ test('the first screen arrives Brotli-compressed and works', async ({ page }) =>
   const encodings = new Map<string, string | undefined>();
   page.on('response', (response) => {
     const url = new URL(response.url());
-    if (url.pathname === '/' || url.pathname.startsWith('/assets/')) encodings.set(url.pathname, response.headers()['content-encoding']);
+    if (url.pathname === '/' || url.pathname.startsWith('/assets/'))
+      encodings.set(url.pathname, response.headers()['content-encoding']);
   });
   await page.goto('/login');
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();

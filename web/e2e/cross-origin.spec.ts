@@ -12,17 +12,24 @@ test.use({ bypassCSP: true });
  */
 test('a client on an allowed origin labels a version with PATCH', async ({ page, service }) => {
   await page.goto(`${service.crossOrigin}/`);
-  const outcome = await page.evaluate(async ({ api, username, password }) => {
-    const json = (method: string, path: string, body?: unknown, token?: string) => fetch(`${api}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    await json('POST', '/api/auth/signup', { username, password });
-    const { access_token: token } = await (await json('POST', '/api/auth/login', { username, password })).json();
-    const note = await (await json('POST', '/api/notes', { title: 't', content: 'c' }, token)).json();
-    const patched = await json('PATCH', `/api/notes/${note.id}/${note.version_id}`, { label: 'from afar' }, token);
-    return { status: patched.status, label: (await patched.json()).label };
-  }, { api: service.origin, username: uniqueName('cors'), password: GOOD_PASSWORD });
+  const outcome = await page.evaluate(
+    async ({ api, username, password }) => {
+      const json = (method: string, path: string, body?: unknown, token?: string) =>
+        fetch(`${api}${path}`, {
+          method,
+          headers: {
+            'content-type': 'application/json',
+            ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      await json('POST', '/api/auth/signup', { username, password });
+      const { access_token: token } = await (await json('POST', '/api/auth/login', { username, password })).json();
+      const note = await (await json('POST', '/api/notes', { title: 't', content: 'c' }, token)).json();
+      const patched = await json('PATCH', `/api/notes/${note.id}/${note.version_id}`, { label: 'from afar' }, token);
+      return { status: patched.status, label: (await patched.json()).label };
+    },
+    { api: service.origin, username: uniqueName('cors'), password: GOOD_PASSWORD },
+  );
   expect(outcome).toEqual({ status: 200, label: 'from afar' });
 });

@@ -1,16 +1,33 @@
 import type { Page } from '@playwright/test';
-import { contentBox, createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp, test } from './fixtures';
+import {
+  contentBox,
+  createNote,
+  expect,
+  expectAccessible,
+  expectContent,
+  GOOD_PASSWORD,
+  openHistory,
+  signUp,
+  test,
+} from './fixtures';
 
 /** The unsaved texts this browser keeps, as the editor wrote them to IndexedDB. */
-const drafts = (page: Page) => page.evaluate(() => new Promise<string[]>((resolve) => {
-  const open = indexedDB.open('vellum-drafts');
-  open.onsuccess = () => {
-    const all = open.result.transaction('drafts').objectStore('drafts').getAll();
-    all.onsuccess = () => resolve((all.result as Array<{ content: string }>).map((d) => d.content));
-  };
-}));
+const drafts = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<string[]>((resolve) => {
+        const open = indexedDB.open('vellum-drafts');
+        open.onsuccess = () => {
+          const all = open.result.transaction('drafts').objectStore('drafts').getAll();
+          all.onsuccess = () => resolve((all.result as Array<{ content: string }>).map((d) => d.content));
+        };
+      }),
+  );
 
-test('typing never saved survives a reload; saving it clears it; typed on an older version it goes through the conflict check', async ({ page, request }) => {
+test('typing never saved survives a reload; saving it clears it; typed on an older version it goes through the conflict check', async ({
+  page,
+  request,
+}) => {
   const username = await signUp(page);
   const id = await createNote(page, 'Diary', 'saved line\n');
 
@@ -19,7 +36,9 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
   await expect.poll(() => drafts(page)).toEqual(['saved line\nnot saved yet\n']);
   await page.reload();
   await expectContent(page, 'saved line\nnot saved yet\n');
-  const notice = page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' });
+  const notice = page
+    .getByRole('status')
+    .filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' });
   await expect(notice).toBeVisible();
   await expectAccessible(page, 'restored draft');
   await page.getByRole('button', { name: 'Save' }).click();
@@ -35,8 +54,17 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
   await page.reload();
   await contentBox(page).fill('offline thoughts\n');
   await expect.poll(() => drafts(page)).toEqual(['offline thoughts\n']);
-  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
-  expect((await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Diary', content: 'from the phone\n' } })).status()).toBe(204);
+  const { access_token: token } = (await (
+    await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })
+  ).json()) as { access_token: string };
+  expect(
+    (
+      await request.post(`/api/notes/${id}/versions`, {
+        headers: { authorization: `Bearer ${token}` },
+        data: { title: 'Diary', content: 'from the phone\n' },
+      })
+    ).status(),
+  ).toBe(204);
   page.once('dialog', (dialog) => void dialog.accept());
   await page.reload();
   await expectContent(page, 'offline thoughts\n');
@@ -53,7 +81,9 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
 // effects that stop that pause run only after the next frame: a pause ending in between wrote the
 // text just saved back as the new note's draft, and the next New note opened with it ("First", not
 // "Untitled" — seen once in CI). The page's clock is the test's, so the pause ends exactly there.
-test('a draft pause that ends just after the first save answers writes nothing: the next New note is blank', async ({ page }) => {
+test('a draft pause that ends just after the first save answers writes nothing: the next New note is blank', async ({
+  page,
+}) => {
   await page.clock.install();
   // When each pause will end, on the page's (fake) clock.
   await page.addInitScript(() => {
@@ -74,7 +104,9 @@ test('a draft pause that ends just after the first save answers writes nothing: 
     void page.route('**/api/notes', async (route) => {
       if (route.request().method() !== 'POST') return route.fallback();
       resolve();
-      await new Promise<void>((go) => { release = go; });
+      await new Promise<void>((go) => {
+        release = go;
+      });
       await route.fallback();
     });
   });
@@ -85,7 +117,7 @@ test('a draft pause that ends just after the first save answers writes nothing: 
   await page.getByRole('button', { name: 'Save' }).click();
   await held;
   // One millisecond before the pause ends, the save answers.
-  await page.clock.runFor(pauseEnds - 1 - await page.evaluate(() => Date.now()));
+  await page.clock.runFor(pauseEnds - 1 - (await page.evaluate(() => Date.now())));
   release();
   await expect(page.getByRole('status').filter({ hasText: 'Saved as version 1' })).toBeVisible();
   await page.clock.runFor(50);
@@ -101,29 +133,46 @@ test('a draft pause that ends just after the first save answers writes nothing: 
 // the access token in hand expires: the save's 401 cannot be refreshed. The 250 ms pause after the
 // typing is held (its timer never fires), so the text is kept only because the editor writes it as
 // it goes away.
-test('the session ends while typing: the login screen says so, and logging in again brings the text back', async ({ page, request }) => {
+test('the session ends while typing: the login screen says so, and logging in again brings the text back', async ({
+  page,
+  request,
+}) => {
   await page.addInitScript(() => {
     const original = window.setTimeout;
     const w = window as unknown as { holdPauses?: boolean };
     window.setTimeout = ((handler: TimerHandler, delay?: number, ...rest: unknown[]) =>
-      (delay === 250 && w.holdPauses === true ? 0 : original(handler, delay, ...rest))) as typeof window.setTimeout;
+      delay === 250 && w.holdPauses === true ? 0 : original(handler, delay, ...rest)) as typeof window.setTimeout;
   });
   const username = await signUp(page);
   const id = await createNote(page, 'Journal', 'kept line\n');
-  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
-  const endOthers = await request.post('/api/auth/sessions/end-others', { headers: { authorization: `Bearer ${token}` }, data: { password: GOOD_PASSWORD } });
+  const { access_token: token } = (await (
+    await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })
+  ).json()) as { access_token: string };
+  const endOthers = await request.post('/api/auth/sessions/end-others', {
+    headers: { authorization: `Bearer ${token}` },
+    data: { password: GOOD_PASSWORD },
+  });
   expect(endOthers.status()).toBe(200);
-  await page.route(`**/api/notes/${id}/versions`, (route) => route.request().method() === 'POST'
-    ? route.fulfill({ status: 401, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Token expired' }) })
-    : route.fallback());
+  await page.route(`**/api/notes/${id}/versions`, (route) =>
+    route.request().method() === 'POST'
+      ? route.fulfill({
+          status: 401,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({ type: 'about:blank', title: 'Unauthorized', status: 401, detail: 'Token expired' }),
+        })
+      : route.fallback(),
+  );
 
-  await page.evaluate(() => { (window as unknown as { holdPauses: boolean }).holdPauses = true; });
+  await page.evaluate(() => {
+    (window as unknown as { holdPauses: boolean }).holdPauses = true;
+  });
   await contentBox(page).fill('kept line\nthe paragraph that used to vanish\n');
   await expect(page.getByText('Unsaved changes')).toBeVisible();
   expect(await drafts(page)).toEqual([]);
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: 'Your session has ended.' }))
-    .toHaveText('Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.');
+  await expect(page.getByRole('status').filter({ hasText: 'Your session has ended.' })).toHaveText(
+    'Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.',
+  );
   await expect.poll(() => drafts(page)).toEqual(['kept line\nthe paragraph that used to vanish\n']);
 
   await page.unroute(`**/api/notes/${id}/versions`);
@@ -132,7 +181,9 @@ test('the session ends while typing: the login screen says so, and logging in ag
   await page.getByRole('button', { name: 'Log in' }).click();
   await expect(page).toHaveURL(new RegExp(`/notes/${id}$`));
   await expectContent(page, 'kept line\nthe paragraph that used to vanish\n');
-  await expect(page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' })).toBeVisible();
+  await expect(
+    page.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' }),
+  ).toBeVisible();
   await page.keyboard.press('Control+s');
   await expect(page.getByRole('status').filter({ hasText: 'Saved as version 2' })).toBeVisible();
 });
@@ -152,5 +203,7 @@ test('a killed tab loses nothing typed before the pause: the next tab offers it 
 
   await other.goto(`/notes/${id}`);
   await expectContent(other, 'before\nwhile the tab died\n');
-  await expect(other.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' })).toBeVisible();
+  await expect(
+    other.getByRole('status').filter({ hasText: 'Unsaved text from this device, typed on version 1, was restored.' }),
+  ).toBeVisible();
 });

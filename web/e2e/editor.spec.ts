@@ -6,7 +6,9 @@ const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;
 
 test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab leaves it', async ({ page }) => {
   const violations: string[] = [];
-  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
   await signUp(page);
   await page.getByRole('button', { name: 'New note' }).click();
   await page.getByLabel('Title').fill('Keyboard note');
@@ -40,7 +42,9 @@ test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab lea
 
   // One keystroke, one save: the window's shortcut does not save a second time.
   await page.getByRole('button', { name: 'History' }).click();
-  const versions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  const versions = page
+    .getByRole('navigation', { name: 'Versions, newest first' })
+    .getByRole('button', { name: /^Version \d+$/ });
   await expect(versions).toHaveText(['Version 1']);
 });
 
@@ -48,8 +52,13 @@ test('text typed before the editor has loaded is kept, with the focus', async ({
   await signUp(page);
   const id = await createNote(page, 'Early', 'saved text');
   let release!: () => void;
-  const loaded = new Promise<void>((resolve) => { release = resolve; });
-  await page.route(CODEMIRROR_CHUNK, async (route: Route) => { await loaded; await route.continue(); });
+  const loaded = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  await page.route(CODEMIRROR_CHUNK, async (route: Route) => {
+    await loaded;
+    await route.continue();
+  });
   await page.goto(`/notes/${id}`);
 
   const plain = page.locator('textarea').and(contentBox(page));
@@ -110,7 +119,10 @@ test('unsaved text is guarded in the app and when the tab closes', async ({ page
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 2')).toBeVisible();
   const dialogs: string[] = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
   await expect(page.getByRole('heading', { name: 'Trash' })).toBeVisible();
   expect(dialogs).toEqual([]);
@@ -128,9 +140,11 @@ for (const scheme of ['light', 'dark'] as const) {
       return { background: style.backgroundColor, text: style.color };
     });
     // styles.css: --panel and --fg of each scheme.
-    expect(colours).toEqual(scheme === 'dark'
-      ? { background: 'rgb(29, 32, 38)', text: 'rgb(231, 229, 223)' }
-      : { background: 'rgb(255, 255, 255)', text: 'rgb(29, 31, 35)' });
+    expect(colours).toEqual(
+      scheme === 'dark'
+        ? { background: 'rgb(29, 32, 38)', text: 'rgb(231, 229, 223)' }
+        : { background: 'rgb(255, 255, 255)', text: 'rgb(29, 31, 35)' },
+    );
     await expectAccessible(page, `editor, ${scheme}`);
     await context.close();
   });

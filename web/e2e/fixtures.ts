@@ -24,18 +24,25 @@ export interface Service {
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    }).on('error', reject);
+    const server = net
+      .createServer()
+      .listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      })
+      .on('error', reject);
   });
 }
 
 /** Resolves once GET /readyz answers 200; rejects if the process exits first. */
 async function ready(origin: string, child: ChildProcess, output: () => string): Promise<void> {
   for (let i = 0; ; i++) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
-    const ok = await fetch(`${origin}/readyz`).then((r) => r.ok, () => false);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`the service exited (${child.exitCode ?? child.signalCode}):\n${output()}`);
+    const ok = await fetch(`${origin}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (i > 600) throw new Error(`the service was not ready after 60 s:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -46,7 +53,8 @@ async function startService(database: string): Promise<{ service: Service; child
   // `npm run build` first (scripts/test.mjs does it, or hands over the image test's build).
   const dist = process.env.VELLUM_E2E_DIST ?? path.join(ROOT, 'dist');
   const breachPort = process.env.VELLUM_E2E_BREACH_PORT;
-  if (breachPort === undefined) throw new Error('VELLUM_E2E_BREACH_PORT is not set (web/e2e/playwright.config.ts sets it)');
+  if (breachPort === undefined)
+    throw new Error('VELLUM_E2E_BREACH_PORT is not set (web/e2e/playwright.config.ts sets it)');
   const port = await freePort();
   const service = { origin: `http://127.0.0.1:${port}`, crossOrigin: `http://localhost:${port}` };
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
@@ -90,27 +98,30 @@ async function startService(database: string): Promise<{ service: Service; child
  * data. The fake breach API (playwright.config.ts) is shared: it only answers lookups.
  */
 export const test = base.extend<object, { service: Service }>({
-  service: [// biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring; it has none
+  service: [
+    // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring; it has none
     async ({}, use, workerInfo) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-e2e-${workerInfo.workerIndex}-`));
-    let started: { service: Service; child: ChildProcess } | undefined;
-    // A port taken between choosing and listening: once more on another.
-    for (let attempt = 1; started === undefined; attempt++) {
-      try {
-        started = await startService(path.join(dir, 'vellum.db'));
-      } catch (error) {
-        if (attempt === 3) throw error;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-e2e-${workerInfo.workerIndex}-`));
+      let started: { service: Service; child: ChildProcess } | undefined;
+      // A port taken between choosing and listening: once more on another.
+      for (let attempt = 1; started === undefined; attempt++) {
+        try {
+          started = await startService(path.join(dir, 'vellum.db'));
+        } catch (error) {
+          if (attempt === 3) throw error;
+        }
       }
-    }
-    await use(started.service);
-    const { child } = started;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(killer);
-    fs.rmSync(dir, { recursive: true, force: true });
-  }, { scope: 'worker', timeout: 90_000 }],
+      await use(started.service);
+      const { child } = started;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+    { scope: 'worker', timeout: 90_000 },
+  ],
   baseURL: async ({ service }, use) => use(service.origin),
 });
 
@@ -136,17 +147,28 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
  * `reading: true` makes notes open for reading (Account, "Editing"; off by default), for
  * reading.spec.ts.
  */
-interface DeviceChoices { autosave?: boolean; reading?: boolean }
+interface DeviceChoices {
+  autosave?: boolean;
+  reading?: boolean;
+}
 async function chooseOnDevice(page: Page, { autosave = false, reading = false }: DeviceChoices): Promise<void> {
   // Run on every page load: a choice the spec leaves alone is not touched, so a spec can change it
   // in Account and see it kept.
-  await page.addInitScript(([save, read]) => {
-    if (!save) localStorage.setItem('vellum.autosave', 'off');
-    if (read && localStorage.getItem('vellum.reading') === null) localStorage.setItem('vellum.reading', 'on');
-  }, [autosave, reading]);
+  await page.addInitScript(
+    ([save, read]) => {
+      if (!save) localStorage.setItem('vellum.autosave', 'off');
+      if (read && localStorage.getItem('vellum.reading') === null) localStorage.setItem('vellum.reading', 'on');
+    },
+    [autosave, reading],
+  );
 }
 
-export async function signUp(page: Page, username = uniqueName(), password = GOOD_PASSWORD, options: DeviceChoices = {}): Promise<string> {
+export async function signUp(
+  page: Page,
+  username = uniqueName(),
+  password = GOOD_PASSWORD,
+  options: DeviceChoices = {},
+): Promise<string> {
   await chooseOnDevice(page, options);
   await page.goto('/signup');
   await page.getByLabel('Username').fill(username);
@@ -156,7 +178,12 @@ export async function signUp(page: Page, username = uniqueName(), password = GOO
   return username;
 }
 
-export async function logIn(page: Page, username: string, password = GOOD_PASSWORD, options: DeviceChoices = {}): Promise<void> {
+export async function logIn(
+  page: Page,
+  username: string,
+  password = GOOD_PASSWORD,
+  options: DeviceChoices = {},
+): Promise<void> {
   await chooseOnDevice(page, options);
   await page.goto('/');
   await page.getByLabel('Username').fill(username);
@@ -199,5 +226,7 @@ export async function saveContent(page: Page, content: string, version: number):
 export async function openHistory(page: Page, id: string): Promise<Locator> {
   await page.getByRole('button', { name: 'History' }).click();
   await expect(page).toHaveURL(new RegExp(`/notes/${id}/history$`));
-  return page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ });
+  return page
+    .getByRole('navigation', { name: 'Versions, newest first' })
+    .getByRole('button', { name: /^Version \d+$/ });
 }

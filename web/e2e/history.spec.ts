@@ -1,4 +1,13 @@
-import { createNote, expect, expectAccessible, expectContent, openHistory, saveContent, signUp, test } from './fixtures';
+import {
+  createNote,
+  expect,
+  expectAccessible,
+  expectContent,
+  openHistory,
+  saveContent,
+  signUp,
+  test,
+} from './fixtures';
 
 test('history: diff with word highlights, a name, compare, restore', async ({ page }) => {
   await signUp(page);
@@ -24,7 +33,9 @@ test('history: diff with word highlights, a name, compare, restore', async ({ pa
   await page.getByLabel('Version name').fill('First draft');
   await page.getByRole('button', { name: 'Name version' }).click();
   await expect(page.getByText('Version 1 is named “First draft”.')).toBeVisible();
-  await expect(page.getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Version 1' }) })).toContainText('First draft');
+  await expect(
+    page.getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Version 1' }) }),
+  ).toContainText('First draft');
 
   // Compare any version with the current one.
   await page.getByRole('button', { name: 'Compare with current' }).click();
@@ -34,7 +45,9 @@ test('history: diff with word highlights, a name, compare, restore', async ({ pa
   await page.getByRole('button', { name: 'Restore' }).click();
   await expect(page.getByText('Version 1 restored as version 3.')).toBeVisible();
   await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
-  await expect(page.getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Version 3' }) })).toContainText('restored from 1');
+  await expect(
+    page.getByRole('listitem').filter({ has: page.getByRole('button', { name: 'Version 3' }) }),
+  ).toContainText('restored from 1');
   await page.getByRole('button', { name: 'Back to note' }).click();
   await expectContent(page, 'The quick brown fox\nsecond line');
   await expect(page.getByText('Version 3', { exact: true })).toBeVisible();

@@ -19,12 +19,16 @@ test('the Markdown export imports back, and so does a single .md file', async ({
   await asked.getByRole('button', { name: 'Skip it' }).click();
   await expect(page.getByText('Imported 0 notes with 0 versions. 1 note was already here and left out.')).toBeVisible();
   await page.getByRole('button', { name: 'Import', exact: true }).click();
-  await page.getByRole('group', { name: /already here/ }).getByRole('button', { name: 'Import copies' }).click();
+  await page
+    .getByRole('group', { name: /already here/ })
+    .getByRole('button', { name: 'Import copies' })
+    .click();
   await expect(page.getByText('Imported 1 note with 1 version.')).toBeVisible();
   await expect(page.getByRole('group', { name: /already here/ })).toHaveCount(0);
 
   await input.setInputFiles({
-    name: 'trip.md', mimeType: 'text/markdown',
+    name: 'trip.md',
+    mimeType: 'text/markdown',
     buffer: Buffer.from('---\ntitle: "Trip to Lyon"\ncreated_at: 2024-03-01T10:00:00.000Z\n---\n\nPack the tent.\n'),
   });
   await page.getByRole('button', { name: 'Import', exact: true }).click();

@@ -23,7 +23,11 @@ test('build a tree, file notes (Move and drag), filter by folder and tag, pin, a
   await newFolder(page, 'Work');
   await expect(page.getByRole('heading', { level: 1, name: 'Work' })).toBeVisible();
   await newFolder(page, 'Plans');
-  await expect(folders(page).locator('.tree .tree').getByRole('link', { name: /^Plans/ })).toBeVisible();
+  await expect(
+    folders(page)
+      .locator('.tree .tree')
+      .getByRole('link', { name: /^Plans/ }),
+  ).toBeVisible();
   // A duplicate name is refused with the server's words.
   await folders(page).getByRole('link', { name: /^Work/ }).click();
   await page.getByRole('button', { name: 'New folder' }).click();
@@ -41,19 +45,29 @@ test('build a tree, file notes (Move and drag), filter by folder and tag, pin, a
   await page.getByRole('button', { name: 'Move', exact: true }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Moved to “Work”.' })).toBeVisible();
   await createNote(page, 'Dragged', 'to plans');
-  await notesList(page).getByRole('link', { name: /Dragged/ }).dragTo(folders(page).getByRole('link', { name: /^Plans/ }));
+  await notesList(page)
+    .getByRole('link', { name: /Dragged/ })
+    .dragTo(folders(page).getByRole('link', { name: /^Plans/ }));
   await expect(page.getByText('Moved to “Plans”.')).toBeVisible();
 
   await folders(page).getByRole('link', { name: /^Work/ }).click();
   await expect(rowTitles(page)).toHaveText(['Groceries', 'Inside work']);
   await expect(folders(page).getByRole('link', { name: /^Work/ })).toHaveAccessibleName('Work 2 notes');
-  await folders(page).getByRole('link', { name: /^Plans/ }).click();
+  await folders(page)
+    .getByRole('link', { name: /^Plans/ })
+    .click();
   await expect(rowTitles(page)).toHaveText(['Dragged']);
 
   // Tags: counted in the sidebar, shown on rows, each a filter.
   await folders(page).getByRole('link', { name: 'All notes' }).click();
-  await expect(tags(page).getByRole('link')).toHaveText(['#errands 1 notes', '#project 1 notes', '#project/vellum 1 notes']);
-  await tags(page).getByRole('link', { name: /^#project 1/ }).click();
+  await expect(tags(page).getByRole('link')).toHaveText([
+    '#errands 1 notes',
+    '#project 1 notes',
+    '#project/vellum 1 notes',
+  ]);
+  await tags(page)
+    .getByRole('link', { name: /^#project 1/ })
+    .click();
   await expect(page.getByRole('heading', { level: 1, name: '#project' })).toBeVisible();
   await expect(rowTitles(page)).toHaveText(['Inside work']);
   await notesList(page).getByRole('link', { name: '#project/vellum', exact: true }).click();
@@ -63,11 +77,15 @@ test('build a tree, file notes (Move and drag), filter by folder and tag, pin, a
   // Pin: the pinned note leads the list. Archive: it leaves the list for the archive, and comes back.
   await folders(page).getByRole('link', { name: 'All notes' }).click();
   await expect(rowTitles(page)).toHaveText(['Dragged', 'Groceries', 'Inside work']);
-  await notesList(page).getByRole('link', { name: /Inside work/ }).click();
+  await notesList(page)
+    .getByRole('link', { name: /Inside work/ })
+    .click();
   await page.getByRole('button', { name: 'Pin', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Unpin' })).toBeVisible();
   await expect(rowTitles(page)).toHaveText(['Pinned: Inside work', 'Dragged', 'Groceries']);
-  await notesList(page).getByRole('link', { name: /Groceries/ }).click();
+  await notesList(page)
+    .getByRole('link', { name: /Groceries/ })
+    .click();
   await page.getByRole('button', { name: 'Archive', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Unarchive' })).toBeVisible();
   await expect(rowTitles(page)).toHaveText(['Pinned: Inside work', 'Dragged']);
@@ -104,12 +122,16 @@ test('at 375 px the folders and tags are a drawer, reachable by keyboard, and fi
   await newFolder(page, 'Trips');
   await expect(page.getByRole('heading', { level: 1, name: 'Trips' })).toBeVisible();
   await toggle.click();
-  await tags(page).getByRole('link', { name: /^#mobile/ }).focus();
+  await tags(page)
+    .getByRole('link', { name: /^#mobile/ })
+    .focus();
   await page.keyboard.press('Enter');
   await expect(folders(page)).toBeHidden();
   await expect(page.getByRole('heading', { level: 1, name: '#mobile' })).toBeVisible();
   await expect(rowTitles(page)).toHaveText(['Phone note']);
-  await notesList(page).getByRole('link', { name: /Phone note/ }).click();
+  await notesList(page)
+    .getByRole('link', { name: /Phone note/ })
+    .click();
   await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Trips' });
   await page.getByRole('button', { name: 'Move', exact: true }).click();
   await expect(page.getByText('Moved to “Trips”.')).toBeVisible();

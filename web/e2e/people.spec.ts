@@ -13,7 +13,9 @@ test.afterEach(async () => {
   for (const context of contexts.splice(0)) await context.close();
 });
 
-test('share a note with a second person as editor: both edit, and each sees the other\'s save appear without a reload', async ({ browser }) => {
+test("share a note with a second person as editor: both edit, and each sees the other's save appear without a reload", async ({
+  browser,
+}) => {
   const alice = await person(browser);
   const bob = await person(browser);
   const bobName = await signUp(bob);

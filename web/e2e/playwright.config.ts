@@ -10,7 +10,10 @@ import { BREACHED_PASSWORD } from './constants';
 // worker processes through the environment.
 async function freePort(): Promise<number> {
   const server = await new Promise<net.Server>((resolve, reject) => {
-    const listening = net.createServer().listen(0, '127.0.0.1', () => resolve(listening)).on('error', reject);
+    const listening = net
+      .createServer()
+      .listen(0, '127.0.0.1', () => resolve(listening))
+      .on('error', reject);
   });
   const { port } = server.address() as net.AddressInfo;
   await new Promise((resolve) => server.close(resolve));
@@ -34,7 +37,15 @@ export default defineConfig({
     browserName: 'chromium',
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+        '--disable-dev-shm-usage',
+      ],
     },
     trace: 'off',
   },

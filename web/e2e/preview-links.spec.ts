@@ -21,7 +21,17 @@ test('the preview renders whatever the links hold, and no link breaks it', async
   await contentBox(page).fill(bad.join('\n\n'));
   await page.getByRole('button', { name: 'Preview' }).click();
   const preview = page.getByRole('region', { name: 'Preview' });
-  for (const text of ['ipv6 unclosed', 'script', 'percent', 'bad escape', 'bad port', 'raw html', 'long', 'same site', 'fine']) {
+  for (const text of [
+    'ipv6 unclosed',
+    'script',
+    'percent',
+    'bad escape',
+    'bad port',
+    'raw html',
+    'long',
+    'same site',
+    'fine',
+  ]) {
     await expect(preview.getByText(text, { exact: true })).toBeVisible();
   }
   await expect(preview.getByText('Rendering…')).toHaveCount(0);

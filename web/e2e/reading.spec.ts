@@ -9,7 +9,10 @@ async function tokenFor(page: Page, username: string): Promise<string> {
 }
 
 async function noteThroughApi(page: Page, token: string, title: string, content: string): Promise<string> {
-  const res = await page.request.post('/api/notes', { headers: { authorization: `Bearer ${token}` }, data: { title, content } });
+  const res = await page.request.post('/api/notes', {
+    headers: { authorization: `Bearer ${token}` },
+    data: { title, content },
+  });
   expect(res.status()).toBe(201);
   return ((await res.json()) as { id: string }).id;
 }
@@ -31,7 +34,9 @@ const RICH = [
   '```',
 ].join('\n');
 
-test('chosen on the device, a note opens for reading: rendered, with task lists, a table, a quote and highlighted code; E or Edit turns it into the editor and back', async ({ page }) => {
+test('chosen on the device, a note opens for reading: rendered, with task lists, a table, a quote and highlighted code; E or Edit turns it into the editor and back', async ({
+  page,
+}) => {
   const username = await signUp(page, undefined, undefined, { reading: true });
   const id = await noteThroughApi(page, await tokenFor(page, username), 'Trip', RICH);
   await page.goto(`/notes/${id}`);
@@ -106,10 +111,13 @@ async function keystrokeDurations(page: Page, type: () => Promise<void>, keys: n
  * The old behaviour (the whole note re-rendered on the typing path: 4.2 s a keystroke at 300 KB)
  * still fails this test: its 60 keys would outlast the test's time-out.
  */
-test('a 1 MB note types smoothly with the preview on: keystroke p90 printed, the typing reaches the preview', async ({ page }) => {
+test('a 1 MB note types smoothly with the preview on: keystroke p90 printed, the typing reaches the preview', async ({
+  page,
+}) => {
   test.slow();
   const username = await signUp(page);
-  const paragraph = 'A paragraph with **bold**, _emphasis_, `code` and a [link](https://example.org) to fill the note. ';
+  const paragraph =
+    'A paragraph with **bold**, _emphasis_, `code` and a [link](https://example.org) to fill the note. ';
   const parts = Math.ceil(1_000_000 / (paragraph.length * 3 + 2));
   const content = Array.from({ length: parts }, (_, i) => `## Part ${i}\n\n${paragraph.repeat(3)}`).join('\n\n');
   expect(content.length).toBeGreaterThanOrEqual(1_000_000);
@@ -128,21 +136,34 @@ test('a 1 MB note types smoothly with the preview on: keystroke p90 printed, the
   // Typed as people type: bursts, with pauses in which the preview catches up.
   const bursts = 6;
   const perBurst = 10;
-  const durations = await keystrokeDurations(page, async () => {
-    for (let b = 0; b < bursts; b += 1) {
-      await page.keyboard.type(` word${b}xyz`.slice(0, perBurst), { delay: 60 });
-      await page.waitForTimeout(700);
-    }
-  }, bursts * perBurst);
+  const durations = await keystrokeDurations(
+    page,
+    async () => {
+      for (let b = 0; b < bursts; b += 1) {
+        await page.keyboard.type(` word${b}xyz`.slice(0, perBurst), { delay: 60 });
+        await page.waitForTimeout(700);
+      }
+    },
+    bursts * perBurst,
+  );
   const p90 = durations[Math.floor(durations.length * 0.9)]!;
-  console.log(`1 MB note, preview on: keystroke p90 ${p90} ms, max ${durations.at(-1)} ms over ${durations.length} keys`);
-  await expect(preview.locator('p').last()).toContainText('fill the note. word0xyz word1xyz word2xyz word3xyz word4xyz word5xyz');
+  console.log(
+    `1 MB note, preview on: keystroke p90 ${p90} ms, max ${durations.at(-1)} ms over ${durations.length} keys`,
+  );
+  await expect(preview.locator('p').last()).toContainText(
+    'fill the note. word0xyz word1xyz word2xyz word3xyz word4xyz word5xyz',
+  );
 });
 
-test('images from other sites load only once the reader allows them for the note; other notes still load none', async ({ page }) => {
+test('images from other sites load only once the reader allows them for the note; other notes still load none', async ({
+  page,
+}) => {
   // Another site: a local server on another port (another origin), counting what it is asked for.
   const asked: string[] = [];
-  const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+  const PNG = Buffer.from(
+    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+    'base64',
+  );
   const site = http.createServer((request, response) => {
     asked.push(request.url!);
     response.writeHead(200, { 'content-type': 'image/png', 'access-control-allow-origin': '*' }).end(PNG);
@@ -153,11 +174,18 @@ test('images from other sites load only once the reader allows them for the note
     const username = await signUp(page, undefined, undefined, { reading: true });
     const token = await tokenFor(page, username);
     const other = await noteThroughApi(page, token, 'Other', `![pixel](${origin}/other.png)`);
-    const id = await noteThroughApi(page, token, 'Trip', `Before\n\n![the view](${origin}/view.png)\n\n<img src="${origin}/raw.png" srcset="${origin}/set.png 2x" alt="raw"> <img data-remote="${origin}/forged.png" alt="forged">`);
+    const id = await noteThroughApi(
+      page,
+      token,
+      'Trip',
+      `Before\n\n![the view](${origin}/view.png)\n\n<img src="${origin}/raw.png" srcset="${origin}/set.png 2x" alt="raw"> <img data-remote="${origin}/forged.png" alt="forged">`,
+    );
     await page.goto(`/notes/${id}`);
     const note = page.getByRole('region', { name: 'Note' }).last();
     await expect(note.getByText('Before')).toBeVisible();
-    await expect(note.getByText('Images from other sites are not shown: loading them tells those sites that you read this note.')).toBeVisible();
+    await expect(
+      note.getByText('Images from other sites are not shown: loading them tells those sites that you read this note.'),
+    ).toBeVisible();
     await expect(note.getByRole('img', { name: 'the view' })).not.toHaveAttribute('src');
     await expectAccessible(page, 'a note with images from other sites held back');
     expect(asked).toEqual([]);
@@ -187,14 +215,18 @@ test('images from other sites load only once the reader allows them for the note
   }
 });
 
-test('on a 375 px phone, Preview shows the rendered note in place of the text, not under it; pressed again, the text is back as it was', async ({ page }) => {
+test('on a 375 px phone, Preview shows the rendered note in place of the text, not under it; pressed again, the text is back as it was', async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 375, height: 740 });
   await signUp(page);
   await page.getByRole('button', { name: 'New note' }).click();
   await page.getByLabel('Title').fill('Phone');
   await contentBox(page).fill('# Heading\n\nSome **bold** text');
   await page.getByRole('button', { name: 'Preview' }).click();
-  await expect(page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Heading' })).toBeInViewport();
+  await expect(
+    page.getByRole('region', { name: 'Preview' }).getByRole('heading', { name: 'Heading' }),
+  ).toBeInViewport();
   await expect(contentBox(page)).toBeHidden();
   await expectAccessible(page, 'phone preview');
   await page.getByRole('button', { name: 'Preview' }).click();
@@ -203,7 +235,9 @@ test('on a 375 px phone, Preview shows the rendered note in place of the text, n
   await expect(contentBox(page)).toContainText('Some **bold** text');
 });
 
-test('split view: the preview follows the editor as it scrolls, showing the part of the note at the top of the text', async ({ page }) => {
+test('split view: the preview follows the editor as it scrolls, showing the part of the note at the top of the text', async ({
+  page,
+}) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const username = await signUp(page);
   const token = await tokenFor(page, username);
@@ -218,21 +252,30 @@ test('split view: the preview follows the editor as it scrolls, showing the part
   await expect(preview.getByRole('heading', { name: 'Section 119' })).toBeAttached();
 
   for (const share of [0.5, 0.8, 0.2]) {
-    await page.locator('.open').evaluate((pane, f) => { pane.scrollTop = (pane.scrollHeight - pane.clientHeight) * f; }, share);
+    await page.locator('.open').evaluate((pane, f) => {
+      pane.scrollTop = (pane.scrollHeight - pane.clientHeight) * f;
+    }, share);
     // The section heading nearest the top of the text as it shows now, and where the preview put it.
-    await expect.poll(async () => {
-      const top = await page.evaluate(() => {
-        const host = document.querySelector('.markdown-editor > div')!;
-        const toolbar = document.querySelector('.editor .toolbar')!.getBoundingClientRect().bottom;
-        const lines = Array.from(host.shadowRoot!.querySelectorAll('.cm-line')).filter((l) => /^## Section \d+$/.test(l.textContent ?? ''));
-        return lines.find((l) => l.getBoundingClientRect().top >= toolbar)?.textContent?.slice(3) ?? '';
-      });
-      // The editor draws the lines of where it scrolled to on its next frame: none yet, ask again.
-      if (top === '') return false;
-      const heading = preview.getByRole('heading', { name: top, exact: true });
-      const [box, at] = await Promise.all([preview.boundingBox(), heading.boundingBox({ timeout: 1000 })]);
-      // Below the preview's top by at most a section's height (the heading comes within the first lines).
-      return at !== null && box !== null && at.y >= box.y - 5 && at.y < box.y + 200;
-    }, { message: `preview follows the text at ${share}` }).toBe(true);
+    await expect
+      .poll(
+        async () => {
+          const top = await page.evaluate(() => {
+            const host = document.querySelector('.markdown-editor > div')!;
+            const toolbar = document.querySelector('.editor .toolbar')!.getBoundingClientRect().bottom;
+            const lines = Array.from(host.shadowRoot!.querySelectorAll('.cm-line')).filter((l) =>
+              /^## Section \d+$/.test(l.textContent ?? ''),
+            );
+            return lines.find((l) => l.getBoundingClientRect().top >= toolbar)?.textContent?.slice(3) ?? '';
+          });
+          // The editor draws the lines of where it scrolled to on its next frame: none yet, ask again.
+          if (top === '') return false;
+          const heading = preview.getByRole('heading', { name: top, exact: true });
+          const [box, at] = await Promise.all([preview.boundingBox(), heading.boundingBox({ timeout: 1000 })]);
+          // Below the preview's top by at most a section's height (the heading comes within the first lines).
+          return at !== null && box !== null && at.y >= box.y - 5 && at.y < box.y + 200;
+        },
+        { message: `preview follows the text at ${share}` },
+      )
+      .toBe(true);
   }
 });

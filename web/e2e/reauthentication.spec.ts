@@ -56,8 +56,9 @@ test('ending another session asks for the password in an accessible dialog', asy
   await password.fill(GOOD_PASSWORD);
   await dialog.getByRole('button', { name: 'End session' }).click();
   await expect(dialog).toHaveCount(0);
-  await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status'))
-    .toHaveText('Session ended: Vellum test phone is signed out within 15 minutes at most.');
+  await expect(a.getByRole('region', { name: 'Sessions' }).getByRole('status')).toHaveText(
+    'Session ended: Vellum test phone is signed out within 15 minutes at most.',
+  );
   await expect(sessions).toHaveCount(1);
   await b.reload();
   await expect(b.getByRole('button', { name: 'Log in' })).toBeVisible();

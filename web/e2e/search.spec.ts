@@ -1,12 +1,28 @@
 import { expect, GOOD_PASSWORD, signUp, test } from './fixtures';
 
-test('search as you type: the last word matches the start of words; a full page says there may be more', async ({ page, request }) => {
+test('search as you type: the last word matches the start of words; a full page says there may be more', async ({
+  page,
+  request,
+}) => {
   const username = await signUp(page);
-  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
+  const { access_token: token } = (await (
+    await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })
+  ).json()) as { access_token: string };
   const headers = { authorization: `Bearer ${token}` };
-  expect((await request.post('/api/notes', { headers, data: { title: 'Roadmap for spring', content: 'Milestones and dates.' } })).status()).toBe(201);
+  expect(
+    (
+      await request.post('/api/notes', {
+        headers,
+        data: { title: 'Roadmap for spring', content: 'Milestones and dates.' },
+      })
+    ).status(),
+  ).toBe(201);
   for (let i = 0; i < 50; i++) {
-    expect((await request.post('/api/notes', { headers, data: { title: `Minutes ${i}`, content: 'weekly meeting notes' } })).status()).toBe(201);
+    expect(
+      (
+        await request.post('/api/notes', { headers, data: { title: `Minutes ${i}`, content: 'weekly meeting notes' } })
+      ).status(),
+    ).toBe(201);
   }
   await page.reload();
 
@@ -21,7 +37,9 @@ test('search as you type: the last word matches the start of words; a full page 
 
   await search.fill('meet');
   await expect(results).toHaveCount(50);
-  await expect(page.getByRole('status').filter({ hasText: 'The first 50 matches, best first. Add a word to narrow the search.' })).toBeVisible();
+  await expect(
+    page.getByRole('status').filter({ hasText: 'The first 50 matches, best first. Add a word to narrow the search.' }),
+  ).toBeVisible();
   await search.fill('milestones');
   await expect(results).toHaveCount(1);
   await expect(page.getByText('The first 50 matches')).toBeHidden();

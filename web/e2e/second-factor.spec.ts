@@ -4,7 +4,9 @@ import { expect, expectAccessible, GOOD_PASSWORD, signUp, test, uniqueName } fro
 
 /** The code an authenticator app shows, `steps` time steps from now (one step of drift is accepted). */
 function codeFor(secret: string, steps = 0): string {
-  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: Date.now() + steps * 30_000 });
+  return new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: Date.now() + steps * 30_000,
+  });
 }
 
 async function logOut(page: Page): Promise<void> {
@@ -12,7 +14,9 @@ async function logOut(page: Page): Promise<void> {
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
 }
 
-test('authenticator app: set up with a QR code, recovery codes shown once, login asks for the one-time code', async ({ page }) => {
+test('authenticator app: set up with a QR code, recovery codes shown once, login asks for the one-time code', async ({
+  page,
+}) => {
   const username = await signUp(page);
   await page.getByRole('link', { name: 'Account' }).click();
   const section = page.getByRole('region', { name: 'Two-step sign-in' });
@@ -80,19 +84,34 @@ test('authenticator app: set up with a QR code, recovery codes shown once, login
   await section.getByLabel('Current password').fill(GOOD_PASSWORD);
   await section.getByLabel('One-time code').fill(recovery[1]!);
   await section.getByRole('button', { name: 'Turn off two-step sign-in' }).click();
-  await expect(section.getByRole('status')).toHaveText('Two-step sign-in is off. Your password alone signs you in again.');
+  await expect(section.getByRole('status')).toHaveText(
+    'Two-step sign-in is off. Your password alone signs you in again.',
+  );
   await expect(section).toContainText('Off: your password alone signs you in.');
 });
 
-test('passkeys: register two, sign in without a password, remove one; no user verification is refused', async ({ browser, service }) => {
+test('passkeys: register two, sign in without a password, remove one; no user verification is refused', async ({
+  browser,
+  service,
+}) => {
   // WebAuthn needs a host name, not an IP address: this test uses the localhost origin (PUBLIC_URL).
   const context = await browser.newContext({ baseURL: service.crossOrigin });
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
-  const authenticator = async (isUserVerified = true) => (await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified, automaticPresenceSimulation: true },
-  })).authenticatorId;
+  const authenticator = async (isUserVerified = true) =>
+    (
+      await cdp.send('WebAuthn.addVirtualAuthenticator', {
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified,
+          automaticPresenceSimulation: true,
+        },
+      })
+    ).authenticatorId;
   const laptop = await authenticator();
 
   const username = await signUp(page, uniqueName('pk'));
@@ -110,7 +129,9 @@ test('passkeys: register two, sign in without a password, remove one; no user ve
     await expect(dialog).toHaveCount(0);
   };
   await add('Work laptop');
-  await expect(section.getByRole('status')).toHaveText('Passkey “Work laptop” added. You can sign in with it instead of your password.');
+  await expect(section.getByRole('status')).toHaveText(
+    'Passkey “Work laptop” added. You can sign in with it instead of your password.',
+  );
   await expect(section.getByRole('button', { name: 'Sign out everywhere else' })).toBeVisible();
   await expectAccessible(page, 'passkeys');
 

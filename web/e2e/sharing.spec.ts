@@ -16,7 +16,10 @@ async function createLink(page: Page, pin: boolean, existing: number): Promise<s
   return links.first().inputValue();
 }
 
-test('share a note by link: a fresh browser without an account reads it with its image; a pinned link says it is older; revoke ends it', async ({ page, browser }) => {
+test('share a note by link: a fresh browser without an account reads it with its image; a pinned link says it is older; revoke ends it', async ({
+  page,
+  browser,
+}) => {
   await signUp(page);
   await createNote(page, 'Trip plan', 'Day one: the harbour.\n');
   await expectContent(page, 'Day one: the harbour.\n'); // CodeMirror, which the paste below is for
@@ -58,16 +61,24 @@ test('share a note by link: a fresh browser without an account reads it with its
   await reader.reload();
   await expect(reader.getByText('Day two: the hills.')).toBeVisible();
   await reader.goto(new URL(pinned).pathname);
-  await expect(reader.getByRole('note')).toHaveText('This link shows version 2, an earlier version of this note: it has changed since.');
+  await expect(reader.getByRole('note')).toHaveText(
+    'This link shows version 2, an earlier version of this note: it has changed since.',
+  );
 
   // Opening the panel again reads the views anew.
   await page.getByRole('button', { name: 'Share' }).click();
   await page.getByRole('button', { name: 'Share' }).click();
   const panel = page.getByRole('region', { name: 'Share' });
   await expect(panel.getByRole('listitem').filter({ hasText: 'latest version' })).toContainText('2 views');
-  await panel.getByRole('listitem').filter({ hasText: 'latest version' }).getByRole('button', { name: 'Revoke' }).click();
+  await panel
+    .getByRole('listitem')
+    .filter({ hasText: 'latest version' })
+    .getByRole('button', { name: 'Revoke' })
+    .click();
   await expect(panel.getByRole('status')).toHaveText('Link revoked: it no longer works.');
   await reader.goto(new URL(live).pathname);
-  await expect(reader.getByRole('alert')).toHaveText('This link does not work: it may have been revoked or have expired, or the note was deleted.');
+  await expect(reader.getByRole('alert')).toHaveText(
+    'This link does not work: it may have been revoked or have expired, or the note was deleted.',
+  );
   await stranger.close();
 });

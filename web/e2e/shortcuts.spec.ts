@@ -1,6 +1,8 @@
 import { contentBox, expect, expectAccessible, signUp, test } from './fixtures';
 
-test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews; single keys can be turned off', async ({ page }) => {
+test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews; single keys can be turned off', async ({
+  page,
+}) => {
   await signUp(page);
   await expect(page.getByText('Press ? for keyboard shortcuts.')).toBeVisible();
 

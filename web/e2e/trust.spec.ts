@@ -51,7 +51,10 @@ test('Log out with unsaved text asks; Cancel stays signed in with the text', asy
   await page.keyboard.press('Control+s');
   await expect(page.getByText('Saved as version 2')).toBeVisible();
   const dialogs: string[] = [];
-  page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   await page.getByRole('button', { name: 'Log out' }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   expect(dialogs).toEqual([]);
@@ -75,8 +78,9 @@ test('Save without a change makes no version; Skip to content moves the focus to
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByText('No changes to save')).toBeVisible();
   await page.getByRole('button', { name: 'History' }).click();
-  await expect(page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ }))
-    .toHaveText(['Version 1']);
+  await expect(
+    page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('button', { name: /^Version \d+$/ }),
+  ).toHaveText(['Version 1']);
 
   await page.goto('/');
   const skip = page.getByRole('link', { name: 'Skip to content' });
@@ -93,7 +97,9 @@ test('the history of a note that does not exist says so, without "Loading…" fo
   await expect(page.getByText('Loading…')).toHaveCount(0);
 });
 
-test('New note puts the focus in its title, selected; opening a note from the list moves the focus to it', async ({ page }) => {
+test('New note puts the focus in its title, selected; opening a note from the list moves the focus to it', async ({
+  page,
+}) => {
   await signUp(page);
   await page.getByRole('button', { name: 'New note' }).click();
   await expect(page.getByLabel('Title')).toBeFocused();
@@ -108,14 +114,22 @@ test('New note puts the focus in its title, selected; opening a note from the li
   await expect(page.getByRole('form', { name: 'Note' })).toBeFocused();
   // The next Tab reaches the note's own controls, not the rest of the list.
   await page.keyboard.press('Tab');
-  await expect(page.getByRole('link', { name: '← Notes' }).or(page.getByRole('button', { name: 'Save' }))).toBeFocused();
+  await expect(
+    page.getByRole('link', { name: '← Notes' }).or(page.getByRole('button', { name: 'Save' })),
+  ).toBeFocused();
 });
 
-test('New note creates nothing on the server until its first save: left untouched it leaves nothing behind', async ({ page, request }) => {
+test('New note creates nothing on the server until its first save: left untouched it leaves nothing behind', async ({
+  page,
+  request,
+}) => {
   const username = await signUp(page);
   const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
-  const { access_token: token } = await login.json() as { access_token: string };
-  const listed = async () => (await (await request.get('/api/notes', { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{ title: string }>;
+  const { access_token: token } = (await login.json()) as { access_token: string };
+  const listed = async () =>
+    (await (await request.get('/api/notes', { headers: { authorization: `Bearer ${token}` } })).json()) as Array<{
+      title: string;
+    }>;
 
   await page.getByRole('button', { name: 'New note' }).click();
   await expect(page).toHaveURL(/\/notes\/new$/);
@@ -137,7 +151,9 @@ test('New note creates nothing on the server until its first save: left untouche
   await expect(page.getByRole('link', { name: /^Groceries/ })).toBeVisible();
   expect((await listed()).map((n) => n.title)).toEqual(['Groceries']);
   const id = new URL(page.url()).pathname.split('/').pop()!;
-  const note = await (await request.get(`/api/notes/${id}`, { headers: { authorization: `Bearer ${token}` } })).json() as { title: string; version: number };
+  const note = (await (
+    await request.get(`/api/notes/${id}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { title: string; version: number };
   expect([note.title, note.version]).toEqual(['Groceries', 1]);
 
   // Typed into a new note and never saved: a reload brings it back, still unsaved and still only here.
@@ -145,32 +161,56 @@ test('New note creates nothing on the server until its first save: left untouche
   await page.keyboard.type('Half an idea');
   await expect(page.getByText('Unsaved changes')).toBeVisible();
   // Written to the device once the typing pauses.
-  await expect.poll(() => page.evaluate(() => new Promise<string[]>((resolve) => {
-    const open = indexedDB.open('vellum-drafts');
-    open.onsuccess = () => {
-      const all = open.result.transaction('drafts').objectStore('drafts').getAll();
-      all.onsuccess = () => resolve((all.result as Array<{ title: string }>).map((d) => d.title));
-    };
-  }))).toEqual(['Half an idea']);
+  await expect
+    .poll(() =>
+      page.evaluate(
+        () =>
+          new Promise<string[]>((resolve) => {
+            const open = indexedDB.open('vellum-drafts');
+            open.onsuccess = () => {
+              const all = open.result.transaction('drafts').objectStore('drafts').getAll();
+              all.onsuccess = () => resolve((all.result as Array<{ title: string }>).map((d) => d.title));
+            };
+          }),
+      ),
+    )
+    .toEqual(['Half an idea']);
   await page.reload();
-  await expect(page.getByRole('status').filter({ hasText: 'Unsaved text of a new note from this device was restored.' })).toBeVisible();
+  await expect(
+    page.getByRole('status').filter({ hasText: 'Unsaved text of a new note from this device was restored.' }),
+  ).toBeVisible();
   await expect(page.getByLabel('Title')).toHaveValue('Half an idea');
   expect(await listed()).toHaveLength(1);
 });
 
-test('a long list: 1,000 notes all reachable by scrolling, with previews and the count; few rows on the page; Save stays in reach', async ({ page, request }) => {
+test('a long list: 1,000 notes all reachable by scrolling, with previews and the count; few rows on the page; Save stays in reach', async ({
+  page,
+  request,
+}) => {
   await page.setViewportSize({ width: 1280, height: 720 });
   const username = await signUp(page);
   const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
-  const { access_token: token } = await login.json() as { access_token: string };
+  const { access_token: token } = (await login.json()) as { access_token: string };
   const long = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
   // One import instead of 1,000 requests: note i was written at minute i, so Note 999 is the newest.
   const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
   const notes = Array.from({ length: 1000 }, (_, i) => ({
-    title: `Note ${String(i).padStart(3, '0')}`, created_at: at(i), updated_at: at(i),
-    versions: [{ version: 1, title: `Note ${String(i).padStart(3, '0')}`, content: `# Note ${String(i).padStart(3, '0')}\n\n**Line** one of ${i}.\n${long}`, created_at: at(i) }],
+    title: `Note ${String(i).padStart(3, '0')}`,
+    created_at: at(i),
+    updated_at: at(i),
+    versions: [
+      {
+        version: 1,
+        title: `Note ${String(i).padStart(3, '0')}`,
+        content: `# Note ${String(i).padStart(3, '0')}\n\n**Line** one of ${i}.\n${long}`,
+        created_at: at(i),
+      },
+    ],
   }));
-  const imported = await request.post('/api/import', { headers: { authorization: `Bearer ${token}` }, data: { format: 'vellum-export', format_version: 2, notes } });
+  const imported = await request.post('/api/import', {
+    headers: { authorization: `Bearer ${token}` },
+    data: { format: 'vellum-export', format_version: 2, notes },
+  });
   expect(imported.status()).toBe(201);
   await page.reload();
   const list = page.getByRole('list', { name: 'Notes, pinned first, then most recent' });
@@ -185,37 +225,64 @@ test('a long list: 1,000 notes all reachable by scrolling, with previews and the
 
   // Scrolling down loads the rest page by page; the oldest note is at the end.
   const box = page.locator('.rows-box');
-  await expect.poll(async () => {
-    await box.evaluate((el) => { el.scrollTop = el.scrollHeight; });
-    return list.getByRole('link', { name: /^Note 000/ }).count();
-  }, { timeout: 30_000 }).toBe(1);
+  await expect
+    .poll(
+      async () => {
+        await box.evaluate((el) => {
+          el.scrollTop = el.scrollHeight;
+        });
+        return list.getByRole('link', { name: /^Note 000/ }).count();
+      },
+      { timeout: 30_000 },
+    )
+    .toBe(1);
   await expect(page.getByText('1,000 notes', { exact: true })).toBeVisible();
   expect(await rows.count()).toBeLessThan(40);
-  await expect(list.getByRole('link', { name: /^Note 000/ }).locator('xpath=..')).toHaveAttribute('aria-posinset', '1000');
+  await expect(list.getByRole('link', { name: /^Note 000/ }).locator('xpath=..')).toHaveAttribute(
+    'aria-posinset',
+    '1000',
+  );
 
   // Every note was on the list at some point: scroll back up through it, collecting the titles.
   const seen = new Set<string>();
   // Half a box at a time from wherever the list is (it keeps what is on screen in place as rows
   // above are measured, so steps are taken from its own position).
-  for (let top = await box.evaluate((el) => { el.scrollTop = el.scrollHeight; return el.scrollTop; }); ;) {
+  for (
+    let top = await box.evaluate((el) => {
+      el.scrollTop = el.scrollHeight;
+      return el.scrollTop;
+    });
+    ;
+  ) {
     await expect(list.locator('[aria-busy="true"]')).toHaveCount(0);
     for (const title of await list.locator('.row-title').allInnerTexts()) seen.add(title.trim());
     if (top === 0) break;
-    top = await box.evaluate((el) => { el.scrollTop -= el.clientHeight / 2; return el.scrollTop; });
+    top = await box.evaluate((el) => {
+      el.scrollTop -= el.clientHeight / 2;
+      return el.scrollTop;
+    });
   }
-  expect(Array.from({ length: 1000 }, (_, i) => `Note ${String(i).padStart(3, '0')}`).filter((t) => !seen.has(t))).toEqual([]);
+  expect(
+    Array.from({ length: 1000 }, (_, i) => `Note ${String(i).padStart(3, '0')}`).filter((t) => !seen.has(t)),
+  ).toEqual([]);
 
   // The oldest note, at the bottom of the list: the page itself never scrolls, the note shows at once.
-  await box.evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await box.evaluate((el) => {
+    el.scrollTop = el.scrollHeight;
+  });
   await list.getByRole('link', { name: /^Note 000/ }).click();
   await expect(page.getByLabel('Title')).toHaveValue('Note 000');
   expect(await page.evaluate(() => document.scrollingElement!.scrollTop)).toBe(0);
   await expect(page.getByRole('button', { name: 'Save' })).toBeInViewport();
   // At the end of the long note, Save is still there.
-  await page.locator('.open').evaluate((pane) => { pane.scrollTop = pane.scrollHeight; });
+  await page.locator('.open').evaluate((pane) => {
+    pane.scrollTop = pane.scrollHeight;
+  });
   await expect(page.getByRole('button', { name: 'Save' })).toBeInViewport();
   // The open note's row stays on the page (and marked) when the list scrolls away from it.
-  await box.evaluate((el) => { el.scrollTop = 0; });
+  await box.evaluate((el) => {
+    el.scrollTop = 0;
+  });
   await expect(list.getByRole('link', { name: /^Note 000/ })).toHaveAttribute('aria-current', 'page');
 });
 
@@ -227,17 +294,28 @@ test('a search hit in an earlier version opens that version in the history', asy
   await expect(page.getByText('Saved as version 2')).toBeVisible();
   await page.getByLabel('Include earlier versions').check();
   await page.getByLabel('Search notes').fill('eggs');
-  await page.getByRole('list', { name: 'Search results' }).getByRole('link', { name: /Shopping/ }).click();
+  await page
+    .getByRole('list', { name: 'Search results' })
+    .getByRole('link', { name: /Shopping/ })
+    .click();
   await expect(page).toHaveURL(new RegExp(`/notes/${id}/history\\?version=`));
   await expect(page.getByRole('button', { name: 'Version 1', exact: true })).toHaveAttribute('aria-current', 'true');
 });
 
-test('a version saved elsewhere shows up at once, or is offered over unsaved text, also when coming back to the tab; a lost connection is said plainly', async ({ page, request }) => {
+test('a version saved elsewhere shows up at once, or is offered over unsaved text, also when coming back to the tab; a lost connection is said plainly', async ({
+  page,
+  request,
+}) => {
   const username = await signUp(page);
   const id = await createNote(page, 'Shared', 'mine');
-  const { access_token: token } = await (await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })).json() as { access_token: string };
+  const { access_token: token } = (await (
+    await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } })
+  ).json()) as { access_token: string };
   const saveElsewhere = async (content: string) => {
-    const saved = await request.post(`/api/notes/${id}/versions`, { headers: { authorization: `Bearer ${token}` }, data: { title: 'Shared', content } });
+    const saved = await request.post(`/api/notes/${id}/versions`, {
+      headers: { authorization: `Bearer ${token}` },
+      data: { title: 'Shared', content },
+    });
     expect(saved.status()).toBe(204);
   };
   // Nothing unsaved here: the live change is shown as it comes.
@@ -252,21 +330,29 @@ test('a version saved elsewhere shows up at once, or is offered over unsaved tex
   await contentBox(page).fill('my unsaved text');
   await saveElsewhere('later, from elsewhere');
   await page.evaluate(() => window.dispatchEvent(new Event('focus')));
-  await expect(page.getByRole('status').filter({ hasText: 'Version 3 of this note was saved elsewhere.' })).toBeVisible();
+  await expect(
+    page.getByRole('status').filter({ hasText: 'Version 3 of this note was saved elsewhere.' }),
+  ).toBeVisible();
   await expectContent(page, 'my unsaved text');
   await page.unroute('**/api/events');
 
   await page.route('**/api/notes/search**', (route) => route.abort('internetdisconnected'));
   await page.getByLabel('Search notes').fill('anything');
-  await expect(page.getByRole('alert')).toHaveText('The server cannot be reached. Check your connection and try again; nothing was changed.');
+  await expect(page.getByRole('alert')).toHaveText(
+    'The server cannot be reached. Check your connection and try again; nothing was changed.',
+  );
 });
 
-test('a long note\'s preview follows the typing once it pauses, keeping the last rendering meanwhile', async ({ page }) => {
+test("a long note's preview follows the typing once it pauses, keeping the last rendering meanwhile", async ({
+  page,
+}) => {
   await signUp(page);
   await createNote(page, 'Long', 'x');
   // A synthetic paste is CodeMirror's to take (the plain box it replaces ignores one): wait for it.
   await expectContent(page, 'x');
-  const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} with **bold** words to fill the note up.`).join('\n\n');
+  const long = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} with **bold** words to fill the note up.`).join(
+    '\n\n',
+  );
   await contentBox(page).evaluate((el, text) => {
     const data = new DataTransfer();
     data.setData('text/plain', text);
@@ -281,16 +367,29 @@ test('a long note\'s preview follows the typing once it pauses, keeping the last
   await expect(preview.getByText('Rendering…')).toHaveCount(0);
 });
 
-test('a screen whose data fails to load says so with Try again, never "Loading…" beside the error', async ({ page }) => {
+test('a screen whose data fails to load says so with Try again, never "Loading…" beside the error', async ({
+  page,
+}) => {
   await signUp(page);
   // The trash answers 503 once, as a busy server would.
   let failures = 1;
   await page.route('**/api/trash?*', async (route) => {
     if (failures-- <= 0) return route.fallback();
-    await route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'The server is busy; try again in a moment' }) });
+    await route.fulfill({
+      status: 503,
+      contentType: 'application/problem+json',
+      body: JSON.stringify({
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        detail: 'The server is busy; try again in a moment',
+      }),
+    });
   });
   await page.getByRole('link', { name: 'Trash' }).click();
-  await expect(page.getByRole('alert')).toContainText('Could not load the trash: The server is busy; try again in a moment');
+  await expect(page.getByRole('alert')).toContainText(
+    'Could not load the trash: The server is busy; try again in a moment',
+  );
   await expect(page.getByText('Loading…')).toHaveCount(0);
   await page.getByRole('button', { name: 'Try again' }).click();
   await expect(page.getByText('The trash is empty.')).toBeVisible();

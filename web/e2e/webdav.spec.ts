@@ -1,6 +1,17 @@
-import { createNote, expect, expectAccessible, expectContent, GOOD_PASSWORD, openHistory, signUp, test } from './fixtures';
+import {
+  createNote,
+  expect,
+  expectAccessible,
+  expectContent,
+  GOOD_PASSWORD,
+  openHistory,
+  signUp,
+  test,
+} from './fixtures';
 
-test('a WebDAV token from the account screen: a note written here is a file there, and a file saved there is the note\'s next version here', async ({ page }) => {
+test("a WebDAV token from the account screen: a note written here is a file there, and a file saved there is the note's next version here", async ({
+  page,
+}) => {
   const username = await signUp(page);
   const id = await createNote(page, 'Reading list', 'Dune\n');
 
@@ -15,7 +26,9 @@ test('a WebDAV token from the account screen: a note written here is a file ther
   await section.getByLabel('Current password').fill(GOOD_PASSWORD);
   await section.getByRole('button', { name: 'Create token' }).click();
   const token = (await section.locator('code.secret').textContent())!;
-  await expect(section.getByRole('status').first()).toContainText(`For WebDAV: server ${address}, your username, and this token as the password.`);
+  await expect(section.getByRole('status').first()).toContainText(
+    `For WebDAV: server ${address}, your username, and this token as the password.`,
+  );
   await expectAccessible(page, 'WebDAV token created');
 
   const basic = { authorization: `Basic ${Buffer.from(`${username}:${token}`).toString('base64')}` };

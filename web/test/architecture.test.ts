@@ -17,12 +17,17 @@ function sources(dir: string): string[] {
   });
 }
 
-const files = sources(SRC).map((file) => ({ file, name: path.relative(WEB, file), text: fs.readFileSync(file, 'utf8') }));
+const files = sources(SRC).map((file) => ({
+  file,
+  name: path.relative(WEB, file),
+  text: fs.readFileSync(file, 'utf8'),
+}));
 
 /** Every module specifier a file imports or re-exports, statically or dynamically. */
 function specifiers(text: string): string[] {
   const found: string[] = [];
-  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)(['"])([^'"]+)\1/gm)) found.push(match[2]!);
+  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)(['"])([^'"]+)\1/gm))
+    found.push(match[2]!);
   return found;
 }
 
@@ -35,25 +40,33 @@ describe('web/src', () => {
     assert.ok(files.some((f) => f.name === path.join('src', 'notes', 'editor.tsx')));
   });
 
-  it('imports nothing from the server (src/): whatever both need is the web client\'s own or comes from the API', () => {
-    const offending = files.flatMap(({ file, name, text }) => specifiers(text)
-      .filter((s) => s.startsWith('.') && !path.resolve(path.dirname(file), s).startsWith(SRC + path.sep))
-      .map((s) => `${name} imports ${s}`));
+  it("imports nothing from the server (src/): whatever both need is the web client's own or comes from the API", () => {
+    const offending = files.flatMap(({ file, name, text }) =>
+      specifiers(text)
+        .filter((s) => s.startsWith('.') && !path.resolve(path.dirname(file), s).startsWith(SRC + path.sep))
+        .map((s) => `${name} imports ${s}`),
+    );
     assert.deepEqual(offending, []);
   });
 
   it('calls the API only through api modules: no fetch, XMLHttpRequest or API client anywhere else', () => {
-    const offending = files.filter(({ file }) => !isApiModule(file)).flatMap(({ name, text }) => {
-      const found: string[] = [];
-      if (/(?<![\w.])fetch\s*\(/.test(text)) found.push(`${name} calls fetch`);
-      if (/\bXMLHttpRequest\b/.test(text)) found.push(`${name} uses XMLHttpRequest`);
-      if (/\bapi\.(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\b/.test(text)) found.push(`${name} calls the API client`);
-      for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"][./]*(?:api\/)?client['"]/g)) {
-        const values = match[1]!.split(',').map((n) => n.trim()).filter((n) => n !== '' && !n.startsWith('type '));
-        for (const forbidden of ['api', 'raw', 'session']) if (values.includes(forbidden)) found.push(`${name} imports ${forbidden} from the API client`);
-      }
-      return found;
-    });
+    const offending = files
+      .filter(({ file }) => !isApiModule(file))
+      .flatMap(({ name, text }) => {
+        const found: string[] = [];
+        if (/(?<![\w.])fetch\s*\(/.test(text)) found.push(`${name} calls fetch`);
+        if (/\bXMLHttpRequest\b/.test(text)) found.push(`${name} uses XMLHttpRequest`);
+        if (/\bapi\.(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\b/.test(text)) found.push(`${name} calls the API client`);
+        for (const match of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*['"][./]*(?:api\/)?client['"]/g)) {
+          const values = match[1]!
+            .split(',')
+            .map((n) => n.trim())
+            .filter((n) => n !== '' && !n.startsWith('type '));
+          for (const forbidden of ['api', 'raw', 'session'])
+            if (values.includes(forbidden)) found.push(`${name} imports ${forbidden} from the API client`);
+        }
+        return found;
+      });
     assert.deepEqual(offending, []);
   });
 });

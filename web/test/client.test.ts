@@ -19,15 +19,23 @@ globalThis.fetch = (async (input: Request | string | URL) => {
   const request = input instanceof Request ? input : new Request(input);
   const url = new URL(request.url);
   const key = `${request.method} ${url.pathname}${url.search}`;
-  calls.push([key, request.headers.get('authorization'), request.headers.get('content-type')].filter(Boolean).join(' | '));
+  calls.push(
+    [key, request.headers.get('authorization'), request.headers.get('content-type')].filter(Boolean).join(' | '),
+  );
   const handler = routes[key];
   return handler ? handler(request) : problem(404, 'Not here', 'not_found');
 }) as typeof fetch;
-after(() => { globalThis.fetch = realFetch; });
+after(() => {
+  globalThis.fetch = realFetch;
+});
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const problem = (status: number, detail: string, code: string) =>
-  new Response(JSON.stringify({ type: 'about:blank', title: 'Error', status, detail, code }), { status, headers: { 'content-type': 'application/problem+json' } });
+  new Response(JSON.stringify({ type: 'about:blank', title: 'Error', status, detail, code }), {
+    status,
+    headers: { 'content-type': 'application/problem+json' },
+  });
 
 beforeEach(() => {
   routes = {};
@@ -40,26 +48,38 @@ describe('api client', () => {
     routes = {
       'GET /api/auth/cookie/csrf': () => new Response(null, { status: 204, headers: { 'x-csrf-token': 'c1' } }),
       'POST /api/auth/cookie/refresh': () => json({ access_token: 'tok' }),
-      'GET /api/auth/me': (r) => (r.headers.get('authorization') === 'Bearer tok'
-        ? json({ id: 'u1', username: 'ada', is_admin: false, created_at: '2026-01-01T00:00:00.000Z' })
-        : problem(401, 'Unauthorized', 'unauthorized')),
+      'GET /api/auth/me': (r) =>
+        r.headers.get('authorization') === 'Bearer tok'
+          ? json({ id: 'u1', username: 'ada', is_admin: false, created_at: '2026-01-01T00:00:00.000Z' })
+          : problem(401, 'Unauthorized', 'unauthorized'),
     };
     const me = unwrap(await api.GET('/api/auth/me'));
     assert.equal(me.username, 'ada');
-    assert.deepEqual(calls, ['GET /api/auth/cookie/csrf', 'POST /api/auth/cookie/refresh', 'GET /api/auth/me | Bearer tok']);
+    assert.deepEqual(calls, [
+      'GET /api/auth/cookie/csrf',
+      'POST /api/auth/cookie/refresh',
+      'GET /api/auth/me | Bearer tok',
+    ]);
   });
 
-  it('a failure becomes an ApiError with the status and the server\'s detail', async () => {
+  it("a failure becomes an ApiError with the status and the server's detail", async () => {
     session.setAccessToken('tok');
-    routes = { 'GET /api/notes/0b8f7f5e-2a5c-4a55-9d39-6a1d1f4b7a10': () => problem(404, 'Note not found', 'note_not_found') };
-    const result = await api.GET('/api/notes/{noteID}', { params: { path: { noteID: '0b8f7f5e-2a5c-4a55-9d39-6a1d1f4b7a10' } } });
-    assert.throws(() => unwrap(result), (error: unknown) => {
-      assert.ok(error instanceof ApiError);
-      assert.equal(error.status, 404);
-      assert.equal(error.message, 'Note not found');
-      assert.deepEqual((error.body as { code: string }).code, 'note_not_found');
-      return true;
+    routes = {
+      'GET /api/notes/0b8f7f5e-2a5c-4a55-9d39-6a1d1f4b7a10': () => problem(404, 'Note not found', 'note_not_found'),
+    };
+    const result = await api.GET('/api/notes/{noteID}', {
+      params: { path: { noteID: '0b8f7f5e-2a5c-4a55-9d39-6a1d1f4b7a10' } },
     });
+    assert.throws(
+      () => unwrap(result),
+      (error: unknown) => {
+        assert.ok(error instanceof ApiError);
+        assert.equal(error.status, 404);
+        assert.equal(error.message, 'Note not found');
+        assert.deepEqual((error.body as { code: string }).code, 'note_not_found');
+        return true;
+      },
+    );
   });
 
   it('without a detail the message is the status line', () => {
@@ -71,9 +91,16 @@ describe('api client', () => {
     session.setAccessToken('tok');
     let received = '';
     routes = {
-      'POST /api/import': async (r) => { received = await r.text(); return new Response(null, { status: 204 }); },
+      'POST /api/import': async (r) => {
+        received = await r.text();
+        return new Response(null, { status: 204 });
+      },
     };
-    const response = await raw('/api/import', { method: 'POST', headers: { 'content-type': 'text/markdown' }, body: '# Notes' });
+    const response = await raw('/api/import', {
+      method: 'POST',
+      headers: { 'content-type': 'text/markdown' },
+      body: '# Notes',
+    });
     assert.equal(response.status, 204);
     assert.equal(received, '# Notes');
     assert.deepEqual(calls, ['POST /api/import | Bearer tok | text/markdown']);

@@ -8,9 +8,14 @@ function fakeEditor(start: string): TextSource & { doc: string; reads: number } 
   const editor = {
     doc: start,
     reads: 0,
-    get: () => { editor.reads++; return editor.doc; },
+    get: () => {
+      editor.reads++;
+      return editor.doc;
+    },
     same: (text: string) => editor.doc.length === text.length && editor.get() === text,
-    set: (text: string) => { editor.doc = text; },
+    set: (text: string) => {
+      editor.doc = text;
+    },
   };
   return editor;
 }

@@ -10,34 +10,46 @@ function fakeServer(routes: Record<string, Handler>) {
   const calls: string[] = [];
   const fetch = async (request: Request) => {
     const key = `${request.method} ${new URL(request.url).pathname}`;
-    calls.push([key, request.headers.get('authorization'), request.headers.get('x-csrf-token')].filter(Boolean).join(' '));
+    calls.push(
+      [key, request.headers.get('authorization'), request.headers.get('x-csrf-token')].filter(Boolean).join(' '),
+    );
     const handler = routes[key];
     return handler ? handler(request) : new Response(null, { status: 404 });
   };
   return { calls, fetch };
 }
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const csrfOk = () => new Response(null, { status: 204, headers: { 'x-csrf-token': 'csrf-1' } });
 
 /** A note route that accepts only the given access token. */
-const noteFor = (token: string): Handler => (request) =>
-  request.headers.get('authorization') === `Bearer ${token}` ? json({ id: 'n1' }) : json({ detail: 'Unauthorized' }, 401);
+const noteFor =
+  (token: string): Handler =>
+  (request) =>
+    request.headers.get('authorization') === `Bearer ${token}`
+      ? json({ id: 'n1' })
+      : json({ detail: 'Unauthorized' }, 401);
 
 describe('Session', () => {
   it('sends the access token, and on 401 refreshes (CSRF first) and retries once with the body intact', async () => {
     const bodies: string[] = [];
     const server = fakeServer({
       'GET /api/auth/cookie/csrf': csrfOk,
-      'POST /api/auth/cookie/refresh': (r) => (r.headers.get('x-csrf-token') === 'csrf-1' ? json({ access_token: 'fresh' }) : json({}, 403)),
+      'POST /api/auth/cookie/refresh': (r) =>
+        r.headers.get('x-csrf-token') === 'csrf-1' ? json({ access_token: 'fresh' }) : json({}, 403),
       'POST /api/notes/n1/versions': async (r) => {
         bodies.push(await r.text());
-        return r.headers.get('authorization') === 'Bearer fresh' ? new Response(null, { status: 204 }) : json({ detail: 'Unauthorized' }, 401);
+        return r.headers.get('authorization') === 'Bearer fresh'
+          ? new Response(null, { status: 204 })
+          : json({ detail: 'Unauthorized' }, 401);
       },
     });
     const session = new Session({ fetch: server.fetch, baseUrl: 'http://app' });
     session.setAccessToken('expired');
-    const response = await session.fetch(new Request('http://app/api/notes/n1/versions', { method: 'POST', body: '{"title":"t","content":"c"}' }));
+    const response = await session.fetch(
+      new Request('http://app/api/notes/n1/versions', { method: 'POST', body: '{"title":"t","content":"c"}' }),
+    );
     assert.equal(response.status, 204);
     assert.deepEqual(server.calls, [
       'POST /api/notes/n1/versions Bearer expired',
@@ -64,7 +76,8 @@ describe('Session', () => {
     let refreshes = 0;
     const server = fakeServer({
       'GET /api/auth/cookie/csrf': csrfOk,
-      'POST /api/auth/cookie/refresh': () => (++refreshes === 1 ? json({ detail: 'Invalid refresh token' }, 401) : json({ access_token: 'a3' })),
+      'POST /api/auth/cookie/refresh': () =>
+        ++refreshes === 1 ? json({ detail: 'Invalid refresh token' }, 401) : json({ access_token: 'a3' }),
       'GET /api/notes/n1': noteFor('a3'),
     });
     let signedOut = 0;
@@ -79,7 +92,10 @@ describe('Session', () => {
     let refreshes = 0;
     const server = fakeServer({
       'GET /api/auth/cookie/csrf': csrfOk,
-      'POST /api/auth/cookie/refresh': () => { refreshes += 1; return json({ detail: 'Invalid refresh token' }, 401); },
+      'POST /api/auth/cookie/refresh': () => {
+        refreshes += 1;
+        return json({ detail: 'Invalid refresh token' }, 401);
+      },
       'GET /api/notes/n1': noteFor('never'),
     });
     let signedOut = 0;
@@ -94,16 +110,28 @@ describe('Session', () => {
   it('concurrent 401s share one refresh, taken under the cross-tab lock', async () => {
     let refreshes = 0;
     const lockNames: string[] = [];
-    const locks: LockManagerLike = { request: async (name, callback) => { lockNames.push(name); return callback(); } };
+    const locks: LockManagerLike = {
+      request: async (name, callback) => {
+        lockNames.push(name);
+        return callback();
+      },
+    };
     const server = fakeServer({
       'GET /api/auth/cookie/csrf': csrfOk,
-      'POST /api/auth/cookie/refresh': async () => { refreshes += 1; await new Promise((r) => setImmediate(r)); return json({ access_token: 'shared' }); },
+      'POST /api/auth/cookie/refresh': async () => {
+        refreshes += 1;
+        await new Promise((r) => setImmediate(r));
+        return json({ access_token: 'shared' });
+      },
       'GET /api/notes/n1': noteFor('shared'),
     });
     const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', locks });
     session.setAccessToken('old');
     const answers = await Promise.all([1, 2, 3].map(() => session.fetch(new Request('http://app/api/notes/n1'))));
-    assert.deepEqual(answers.map((r) => r.status), [200, 200, 200]);
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [200, 200, 200],
+    );
     assert.equal(refreshes, 1);
     assert.deepEqual(lockNames, ['vellum-refresh']);
   });
@@ -118,26 +146,39 @@ describe('Session', () => {
 
   it('a 401 "Invalid credentials" from a password check is the answer: no refresh, still signed in', async () => {
     const server = fakeServer({
-      'DELETE /api/auth/owner': () => json({ status: 401, detail: 'Invalid credentials', code: 'invalid_credentials' }, 401),
+      'DELETE /api/auth/owner': () =>
+        json({ status: 401, detail: 'Invalid credentials', code: 'invalid_credentials' }, 401),
     });
     let signedOut = 0;
     const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
     session.setAccessToken('valid');
-    const response = await session.fetch(new Request('http://app/api/auth/owner', { method: 'DELETE', body: '{"password":"typo"}' }));
+    const response = await session.fetch(
+      new Request('http://app/api/auth/owner', { method: 'DELETE', body: '{"password":"typo"}' }),
+    );
     assert.equal(response.status, 401);
-    assert.deepEqual(await response.json(), { status: 401, detail: 'Invalid credentials', code: 'invalid_credentials' });
+    assert.deepEqual(await response.json(), {
+      status: 401,
+      detail: 'Invalid credentials',
+      code: 'invalid_credentials',
+    });
     assert.deepEqual(server.calls, ['DELETE /api/auth/owner Bearer valid']);
     assert.equal(signedOut, 0);
     assert.equal(session.signedIn, true);
   });
 
   it('a 401 "reauthentication_required" (the password asked again, missing or wrong) is the answer too', async () => {
-    const problem = { status: 401, detail: 'Confirm it is you: this needs your password again', code: 'reauthentication_required' };
+    const problem = {
+      status: 401,
+      detail: 'Confirm it is you: this needs your password again',
+      code: 'reauthentication_required',
+    };
     const server = fakeServer({ 'POST /api/auth/sessions/end-others': () => json(problem, 401) });
     let signedOut = 0;
     const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
     session.setAccessToken('valid');
-    const response = await session.fetch(new Request('http://app/api/auth/sessions/end-others', { method: 'POST', body: '{"password":"typo"}' }));
+    const response = await session.fetch(
+      new Request('http://app/api/auth/sessions/end-others', { method: 'POST', body: '{"password":"typo"}' }),
+    );
     assert.equal(response.status, 401);
     assert.deepEqual(await response.json(), problem);
     assert.deepEqual(server.calls, ['POST /api/auth/sessions/end-others Bearer valid']);

@@ -16,7 +16,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     // seq orders the trail in insertion order, also within one millisecond and across instances
     // whose clocks differ; id is the public identifier.
     .addColumn('seq', pg ? 'bigint' : 'integer', (c) =>
-      pg ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement())
+      pg ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey().autoIncrement(),
+    )
     .addColumn('id', uuid, (c) => c.notNull().unique())
     .addColumn('user_id', uuid)
     .addColumn('username', 'text')

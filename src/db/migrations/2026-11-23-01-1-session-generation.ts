@@ -7,7 +7,10 @@ import type { Kysely } from 'kysely';
  * read before checking the password is still current. Auth events gain an index for retention.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('users').addColumn('session_generation', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('users')
+    .addColumn('session_generation', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.createIndex('auth_events_created_at').on('auth_events').column('created_at').execute();
 }
 

@@ -9,7 +9,10 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('note_versions').addColumn('label', 'text').execute();
   await db.schema.alterTable('note_versions').addColumn('restored_from', 'integer').execute();
-  await db.schema.alterTable('notes').addColumn('pruned', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('notes')
+    .addColumn('pruned', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -40,7 +40,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Contentless: the text lives in note_versions already. `ascii` splits on the spaces between
   // the application's terms and leaves them as they are.
   for (const table of ['search_current', 'search_history']) {
-    await sql.raw(`create virtual table ${table} using fts5(owner, title, body, tokenize = 'ascii', content = '', contentless_delete = 1)`).execute(db);
+    await sql
+      .raw(
+        `create virtual table ${table} using fts5(owner, title, body, tokenize = 'ascii', content = '', contentless_delete = 1)`,
+      )
+      .execute(db);
   }
   await sql`create trigger search_note_keys_delete after delete on search_note_keys
     begin delete from search_current where rowid = old.id; end`.execute(db);

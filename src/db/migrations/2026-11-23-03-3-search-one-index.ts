@@ -37,7 +37,11 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`create table search_note_keys (
     id integer primary key,
     note_id text not null unique references notes (id) on delete cascade)`.execute(db);
-  await sql.raw(`create virtual table search_current using fts5(owner, title, body, tokenize = 'ascii', content = '', contentless_delete = 1)`).execute(db);
+  await sql
+    .raw(
+      `create virtual table search_current using fts5(owner, title, body, tokenize = 'ascii', content = '', contentless_delete = 1)`,
+    )
+    .execute(db);
   await sql`create trigger search_note_keys_delete after delete on search_note_keys
     begin delete from search_current where rowid = old.id; end`.execute(db);
 }

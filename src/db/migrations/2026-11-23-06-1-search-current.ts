@@ -28,7 +28,9 @@ export async function up(db: Kysely<any>): Promise<void> {
         select id from search_version_keys where version_id = new.version_id and new.deleted_at is null;
     end`.execute(db);
   await sql`insert into search_current (key)
-    select k.id from notes n join search_version_keys k on k.version_id = n.version_id where n.deleted_at is null`.execute(db);
+    select k.id from notes n join search_version_keys k on k.version_id = n.version_id where n.deleted_at is null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

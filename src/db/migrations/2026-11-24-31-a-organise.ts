@@ -25,19 +25,34 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', timestamp, (c) => c.notNull())
     .execute();
   // Two partial indexes, because a unique index treats null parents as all different.
-  await sql`create unique index folders_sibling_name on folders (owner_id, parent_id, name_key) where parent_id is not null`.execute(db);
+  await sql`create unique index folders_sibling_name on folders (owner_id, parent_id, name_key) where parent_id is not null`.execute(
+    db,
+  );
   await sql`create unique index folders_top_name on folders (owner_id, name_key) where parent_id is null`.execute(db);
   // Deleting a folder cascades to its children.
   await sql`create index folders_parent on folders (parent_id)`.execute(db);
 
   // A deleted folder's trashed notes come back to the top level: the reference becomes null.
-  await db.schema.alterTable('notes').addColumn('folder_id', uuid, (c) => c.references('folders.id').onDelete('set null')).execute();
-  await db.schema.alterTable('notes').addColumn('pinned', boolean, (c) => c.notNull().defaultTo(no)).execute();
-  await db.schema.alterTable('notes').addColumn('archived', boolean, (c) => c.notNull().defaultTo(no)).execute();
+  await db.schema
+    .alterTable('notes')
+    .addColumn('folder_id', uuid, (c) => c.references('folders.id').onDelete('set null'))
+    .execute();
+  await db.schema
+    .alterTable('notes')
+    .addColumn('pinned', boolean, (c) => c.notNull().defaultTo(no))
+    .execute();
+  await db.schema
+    .alterTable('notes')
+    .addColumn('archived', boolean, (c) => c.notNull().defaultTo(no))
+    .execute();
   await db.schema.alterTable('notes').addColumn('tags', 'text').execute();
   // GET /notes (with or without a folder): pinned first, then most recently updated, one range scan.
-  await sql`create index notes_owner_list on notes (owner_id, archived, pinned desc, updated_at desc, id desc) where deleted_at is null`.execute(db);
-  await sql`create index notes_owner_folder on notes (owner_id, folder_id, archived, pinned desc, updated_at desc, id desc) where deleted_at is null`.execute(db);
+  await sql`create index notes_owner_list on notes (owner_id, archived, pinned desc, updated_at desc, id desc) where deleted_at is null`.execute(
+    db,
+  );
+  await sql`create index notes_owner_folder on notes (owner_id, folder_id, archived, pinned desc, updated_at desc, id desc) where deleted_at is null`.execute(
+    db,
+  );
   await sql`create index notes_folder on notes (folder_id)`.execute(db);
 
   await db.schema

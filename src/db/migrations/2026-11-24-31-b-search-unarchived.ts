@@ -21,7 +21,9 @@ export async function up(db: Kysely<any>): Promise<void> {
         select id from search_version_keys where version_id = new.version_id and new.deleted_at is null and new.archived = 0;
     end`.execute(db);
   await sql`delete from search_current where key in (
-    select k.id from search_version_keys k join notes n on n.version_id = k.version_id where n.archived = 1)`.execute(db);
+    select k.id from search_version_keys k join notes n on n.version_id = k.version_id where n.archived = 1)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -38,5 +40,7 @@ export async function down(db: Kysely<any>): Promise<void> {
         select id from search_version_keys where version_id = new.version_id and new.deleted_at is null;
     end`.execute(db);
   await sql`insert or ignore into search_current (key)
-    select k.id from notes n join search_version_keys k on k.version_id = n.version_id where n.deleted_at is null`.execute(db);
+    select k.id from notes n join search_version_keys k on k.version_id = n.version_id where n.deleted_at is null`.execute(
+    db,
+  );
 }

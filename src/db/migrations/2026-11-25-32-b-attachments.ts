@@ -39,7 +39,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('content_type', 'text', (c) => c.notNull())
     .addColumn('size', bigint, (c) => c.notNull())
     .addColumn('created_at', timestamp, (c) => c.notNull())
-    .addForeignKeyConstraint('attachments_blob_fkey', ['owner_id', 'sha256'], 'attachment_blobs', ['owner_id', 'sha256'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'attachments_blob_fkey',
+      ['owner_id', 'sha256'],
+      'attachment_blobs',
+      ['owner_id', 'sha256'],
+      (c) => c.onDelete('cascade'),
+    )
     .execute();
   await sql`create index attachments_owner_created on attachments (owner_id, created_at desc, id desc)`.execute(db);
   await sql`create index attachments_blob on attachments (owner_id, sha256)`.execute(db);
@@ -52,11 +58,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('version_id', uuid, (c) => c.notNull().references('note_versions.id').onDelete('cascade'))
     .addColumn('attachment_id', uuid, (c) => c.notNull())
     .addPrimaryKeyConstraint('attachment_refs_pkey', ['version_id', 'attachment_id'])
-    .addForeignKeyConstraint('attachment_refs_attachment_fkey', ['attachment_id'], 'attachments', ['id'], (c) => c.deferrable().initiallyDeferred())
+    .addForeignKeyConstraint('attachment_refs_attachment_fkey', ['attachment_id'], 'attachments', ['id'], (c) =>
+      c.deferrable().initiallyDeferred(),
+    )
     .execute();
   await sql`create index attachment_refs_attachment on attachment_refs (attachment_id)`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['attachment_refs', 'attachments', 'attachment_chunks', 'attachment_blobs']) await db.schema.dropTable(table).execute();
+  for (const table of ['attachment_refs', 'attachments', 'attachment_chunks', 'attachment_blobs'])
+    await db.schema.dropTable(table).execute();
 }

@@ -23,7 +23,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', timestamp, (c) => c.notNull())
     .execute();
   // One file per name in a folder; the top level (null folder) as its own value.
-  await sql`create unique index dav_files_name on dav_files (owner_id, coalesce(folder_id, owner_id), name_key)`.execute(db);
+  await sql`create unique index dav_files_name on dav_files (owner_id, coalesce(folder_id, owner_id), name_key)`.execute(
+    db,
+  );
   await sql`create index dav_files_attachment on dav_files (attachment_id)`.execute(db);
 
   await db.schema

@@ -20,8 +20,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   // "Shared with me", and the members a deleted account leaves.
   await sql`create index note_members_user on note_members (user_id, note_id)`.execute(db);
 
-  await db.schema.alterTable('note_versions').addColumn('author_id', uuid, (c) => c.references('users.id').onDelete('set null')).execute();
-  await sql`update note_versions set author_id = (select owner_id from notes where notes.id = note_versions.note_id)`.execute(db);
+  await db.schema
+    .alterTable('note_versions')
+    .addColumn('author_id', uuid, (c) => c.references('users.id').onDelete('set null'))
+    .execute();
+  await sql`update note_versions set author_id = (select owner_id from notes where notes.id = note_versions.note_id)`.execute(
+    db,
+  );
   // A deleted account's versions are found by this (set null), not by a scan of every version.
   await sql`create index note_versions_author on note_versions (author_id)`.execute(db);
 }

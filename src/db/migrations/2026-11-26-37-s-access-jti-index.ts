@@ -8,8 +8,12 @@ import type { Kysely } from 'kysely';
  * tokens. Only tokens that name one are indexed (those issued before 2026-11-26 have none).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('refresh_tokens_access_jti').on('refresh_tokens').column('access_jti')
-    .where('access_jti', 'is not', null).execute();
+  await db.schema
+    .createIndex('refresh_tokens_access_jti')
+    .on('refresh_tokens')
+    .column('access_jti')
+    .where('access_jti', 'is not', null)
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

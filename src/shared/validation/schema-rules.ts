@@ -25,7 +25,8 @@ function ruleOf(schema: unknown, keyword: string): string | undefined {
   return typeof rule === 'string' ? rule : rule?.[keyword];
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Values joined as a reader says them: `"a" or "b"`, or `one of a, b, c`. */
 function choices(values: unknown[]): string {
@@ -53,7 +54,8 @@ export function describe(schema: unknown): string | undefined {
     case 'integer':
     case 'number': {
       const what = schema.type === 'integer' ? 'an integer' : 'a number';
-      if (minimum !== undefined && maximum !== undefined && maximum !== UNBOUNDED) return `${what} from ${minimum} to ${maximum}`;
+      if (minimum !== undefined && maximum !== undefined && maximum !== UNBOUNDED)
+        return `${what} from ${minimum} to ${maximum}`;
       if (minimum !== undefined) return `${what} ${minimum} or more`;
       return maximum === undefined ? what : `${what} ${maximum} or less`;
     }
@@ -62,11 +64,16 @@ export function describe(schema: unknown): string | undefined {
       if (maxLength !== undefined) return `a string of at most ${maxLength} characters`;
       if (minLength !== undefined) return `a string of at least ${minLength} characters`;
       return 'a string';
-    case 'boolean': return 'true or false';
-    case 'null': return 'null';
-    case 'object': return 'an object';
-    case 'array': return minItems === 1 ? 'a non-empty array' : 'an array';
-    default: return undefined;
+    case 'boolean':
+      return 'true or false';
+    case 'null':
+      return 'null';
+    case 'object':
+      return 'an object';
+    case 'array':
+      return minItems === 1 ? 'a non-empty array' : 'an array';
+    default:
+      return undefined;
   }
 }
 
@@ -103,10 +110,15 @@ const join = (path: string, name: string) => (path === '' ? name : `${path}.${na
 function pick(errors: ErrorObject[]): ErrorObject {
   const last = errors.at(-1)!;
   if (last.keyword !== 'anyOf' && last.keyword !== 'oneOf') return last;
-  const deeper = errors.filter((e) => e !== last && e.schemaPath.startsWith(`${last.schemaPath}/`) && e.instancePath.length > last.instancePath.length);
+  const deeper = errors.filter(
+    (e) =>
+      e !== last && e.schemaPath.startsWith(`${last.schemaPath}/`) && e.instancePath.length > last.instancePath.length,
+  );
   const branch = (e: ErrorObject) => e.schemaPath.slice(last.schemaPath.length + 1).split('/')[0];
   for (const candidate of deeper) {
-    const siblings = errors.filter((e) => e !== last && branch(e) === branch(candidate) && e.schemaPath.startsWith(`${last.schemaPath}/`));
+    const siblings = errors.filter(
+      (e) => e !== last && branch(e) === branch(candidate) && e.schemaPath.startsWith(`${last.schemaPath}/`),
+    );
     if (siblings.every((e) => e.instancePath.length > last.instancePath.length)) return candidate;
   }
   return last;
@@ -124,10 +136,20 @@ export function firstFailure(errors: ErrorObject[]): Failure {
       const name = String(error.params.missingProperty);
       const property = (error.parentSchema?.properties as Record<string, unknown> | undefined)?.[name];
       const noun = describe(property);
-      return { ...base, path: join(path, name), rule: noun === undefined ? 'is required' : `is required (${noun})`, explained: false };
+      return {
+        ...base,
+        path: join(path, name),
+        rule: noun === undefined ? 'is required' : `is required (${noun})`,
+        explained: false,
+      };
     }
     case 'additionalProperties':
-      return { ...base, path: join(path, String(error.params.additionalProperty)), rule: 'is not allowed', explained: false };
+      return {
+        ...base,
+        path: join(path, String(error.params.additionalProperty)),
+        rule: 'is not allowed',
+        explained: false,
+      };
     case 'pattern':
       return { ...base, path, rule: `must match the pattern ${String(error.schema)}`, explained: false };
     case 'format':
@@ -135,9 +157,19 @@ export function firstFailure(errors: ErrorObject[]): Failure {
     case 'minItems':
     case 'maxItems':
       if (error.parentSchema?.minItems !== 1 || error.keyword === 'maxItems') {
-        return { ...base, path, rule: `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(error.schema)} items`, explained: false };
+        return {
+          ...base,
+          path,
+          rule: `must have ${error.keyword === 'minItems' ? 'at least' : 'at most'} ${String(error.schema)} items`,
+          explained: false,
+        };
       }
   }
   const noun = describe(error.parentSchema);
-  return { ...base, path, rule: noun === undefined ? String(error.message ?? 'is invalid') : `must be ${noun}`, explained: false };
+  return {
+    ...base,
+    path,
+    rule: noun === undefined ? String(error.message ?? 'is invalid') : `must be ${noun}`,
+    explained: false,
+  };
 }

@@ -9,7 +9,14 @@ import type { FastifySchemaCompiler } from 'fastify';
  * schema-rules.ts turns into words. The import worker builds its own with this function.
  */
 export function createAjv(): Ajv {
-  const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, verbose: true, addUsedSchema: false });
+  const ajv = new Ajv({
+    coerceTypes: false,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    verbose: true,
+    addUsedSchema: false,
+  });
   // ajv-formats is CommonJS: its plugin is the module's `default` member.
   formats.default(ajv);
   return ajv;
@@ -24,11 +31,14 @@ export function createAjv(): Ajv {
 const DECIMAL = /^-?(?:0|[1-9]\d*)$/;
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function integerMembers(schema: unknown): string[] {
   if (!isObject(schema) || !isObject(schema.properties)) return [];
-  return Object.entries(schema.properties).filter(([, member]) => isObject(member) && member.type === 'integer').map(([name]) => name);
+  return Object.entries(schema.properties)
+    .filter(([, member]) => isObject(member) && member.type === 'integer')
+    .map(([name]) => name);
 }
 
 /** Fastify's validator compiler: one Ajv for every route and part; query strings and path parameters get their integers converted first. */

@@ -1,6 +1,12 @@
 import { useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { createAccessToken, listAccessTokens, revokeAccessToken, type AccessToken as TokenRow, type TokenScope as Scope } from './api';
+import {
+  createAccessToken,
+  listAccessTokens,
+  revokeAccessToken,
+  type AccessToken as TokenRow,
+  type TokenScope as Scope,
+} from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 import { passwordErrorMessage } from './password-dialog';
@@ -27,7 +33,12 @@ export function AccessTokens() {
     event.preventDefault();
     setMessage(null);
     try {
-      const body = { name: name.trim() || 'Token', scopes, password, ...(days === 'never' ? {} : { expires_in_days: Number(days) }) };
+      const body = {
+        name: name.trim() || 'Token',
+        scopes,
+        password,
+        ...(days === 'never' ? {} : { expires_in_days: Number(days) }),
+      };
       const result = await createAccessToken(body);
       setCreated({ token: result.token, dav: result.scopes.includes('dav') });
       setOpen(false);
@@ -48,12 +59,15 @@ export function AccessTokens() {
       setMessage({ ok: false, text: errorMessage(e) });
     }
   };
-  const toggle = (scope: Scope) => setScopes(scopes.includes(scope) ? scopes.filter((s) => s !== scope) : [...scopes, scope]);
+  const toggle = (scope: Scope) =>
+    setScopes(scopes.includes(scope) ? scopes.filter((s) => s !== scope) : [...scopes, scope]);
 
   return (
     <section aria-labelledby="tokens-heading">
       <h2 id="tokens-heading">Access tokens</h2>
-      <p class="muted">For scripts and other apps: a token acts for you within what you allow, without your password. Keep it secret.</p>
+      <p class="muted">
+        For scripts and other apps: a token acts for you within what you allow, without your password. Keep it secret.
+      </p>
       <p class="muted" id="webdav-address">
         Your notes as a folder of Markdown files (file managers, rclone, Obsidian’s Remotely Save): WebDAV at{' '}
         <code>{`${location.origin}/dav/`}</code> with your username and a token that may use WebDAV as the password.
@@ -61,37 +75,82 @@ export function AccessTokens() {
       {created && (
         <div class="notice" role="status">
           <p>Your new token — copy it now, it is not shown again:</p>
-          <p><code class="secret">{created.token}</code></p>
-          {created.dav && <p>For WebDAV: server <code>{`${location.origin}/dav/`}</code>, your username, and this token as the password.</p>}
+          <p>
+            <code class="secret">{created.token}</code>
+          </p>
+          {created.dav && (
+            <p>
+              For WebDAV: server <code>{`${location.origin}/dav/`}</code>, your username, and this token as the
+              password.
+            </p>
+          )}
           <div class="actions">
-            <button type="button" class="secondary" onClick={() => void navigator.clipboard?.writeText(created.token)}>Copy token</button>
-            <button type="button" class="secondary" onClick={() => setCreated(null)}>Done</button>
+            <button type="button" class="secondary" onClick={() => void navigator.clipboard?.writeText(created.token)}>
+              Copy token
+            </button>
+            <button type="button" class="secondary" onClick={() => setCreated(null)}>
+              Done
+            </button>
           </div>
         </div>
       )}
-      <Loaded resource={tokens} what="your tokens">{(rows: TokenRow[]) => rows.length === 0 ? <p class="muted">No tokens.</p> : (
-        <ul class="rows table" aria-label="Your tokens">
-          {rows.map((row) => (
-            <li key={row.id} aria-label={row.name}>
-              <span class="row-title">{row.name}</span>
-              <span class="meta">
-                {row.scopes.join(', ')} · created {formatTime(row.created_at)} · {row.expires_at ? `expires ${formatTime(row.expires_at)}` : 'never expires'}
-                {' · '}{row.last_used_at ? `last used ${formatTime(row.last_used_at)}` : 'never used'}
-              </span>
-              <span class="actions"><button type="button" class="secondary" onClick={() => revoke(row)} aria-label={`Revoke ${row.name}`}>Revoke</button></span>
-            </li>
-          ))}
-        </ul>
-      )}</Loaded>
-      {!open ? <button type="button" onClick={() => { setOpen(true); setCreated(null); }}>New token</button> : (
+      <Loaded resource={tokens} what="your tokens">
+        {(rows: TokenRow[]) =>
+          rows.length === 0 ? (
+            <p class="muted">No tokens.</p>
+          ) : (
+            <ul class="rows table" aria-label="Your tokens">
+              {rows.map((row) => (
+                <li key={row.id} aria-label={row.name}>
+                  <span class="row-title">{row.name}</span>
+                  <span class="meta">
+                    {row.scopes.join(', ')} · created {formatTime(row.created_at)} ·{' '}
+                    {row.expires_at ? `expires ${formatTime(row.expires_at)}` : 'never expires'}
+                    {' · '}
+                    {row.last_used_at ? `last used ${formatTime(row.last_used_at)}` : 'never used'}
+                  </span>
+                  <span class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => revoke(row)}
+                      aria-label={`Revoke ${row.name}`}
+                    >
+                      Revoke
+                    </button>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
+      {!open ? (
+        <button
+          type="button"
+          onClick={() => {
+            setOpen(true);
+            setCreated(null);
+          }}
+        >
+          New token
+        </button>
+      ) : (
         <form onSubmit={submit}>
           <label for="token-name">Token name</label>
-          <input id="token-name" maxLength={100} placeholder="e.g. Backup script" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input
+            id="token-name"
+            maxLength={100}
+            placeholder="e.g. Backup script"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+          />
           <fieldset>
             <legend>It may</legend>
             {(Object.keys(SCOPE_LABELS) as Scope[]).map((scope) => (
               <label key={scope} class="check">
-                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} /> {SCOPE_LABELS[scope]}
+                <input type="checkbox" checked={scopes.includes(scope)} onChange={() => toggle(scope)} />{' '}
+                {SCOPE_LABELS[scope]}
               </label>
             ))}
           </fieldset>
@@ -104,14 +163,28 @@ export function AccessTokens() {
             <option value="never">never</option>
           </select>
           <label for="token-password">Current password</label>
-          <input id="token-password" type="password" autoComplete="current-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            id="token-password"
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
           <div class="actions">
-            <button type="submit" disabled={scopes.length === 0}>Create token</button>
-            <button type="button" class="secondary" onClick={() => setOpen(false)}>Cancel</button>
+            <button type="submit" disabled={scopes.length === 0}>
+              Create token
+            </button>
+            <button type="button" class="secondary" onClick={() => setOpen(false)}>
+              Cancel
+            </button>
           </div>
         </form>
       )}
-      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {message && (
+        <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+          {message.text}
+        </p>
+      )}
     </section>
   );
 }

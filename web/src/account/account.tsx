@@ -1,6 +1,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { changePassword, deleteAccount, exportFile, importFile as sendImport, listSessions, endSession, secondFactors, type Mfa, type SessionRow, type User } from './api';
+import {
+  changePassword,
+  deleteAccount,
+  exportFile,
+  importFile as sendImport,
+  listSessions,
+  endSession,
+  secondFactors,
+  type Mfa,
+  type SessionRow,
+  type User,
+} from './api';
 import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../auth/password-rules';
 import { formatTime } from '../app/format';
@@ -19,13 +30,29 @@ function Editing() {
     <section aria-labelledby="editing-heading">
       <h2 id="editing-heading">Editing</h2>
       <label class="check">
-        <input type="checkbox" checked={saving} onChange={(e) => { autosave.set(e.currentTarget.checked); setSaving(e.currentTarget.checked); }} />
-        {' '}Save automatically a moment after I stop typing
+        <input
+          type="checkbox"
+          checked={saving}
+          onChange={(e) => {
+            autosave.set(e.currentTarget.checked);
+            setSaving(e.currentTarget.checked);
+          }}
+        />{' '}
+        Save automatically a moment after I stop typing
       </label>
-      <p class="muted">Turned off, notes are saved with Save or Ctrl+S (⌘S); unsaved text is still kept on the device.</p>
+      <p class="muted">
+        Turned off, notes are saved with Save or Ctrl+S (⌘S); unsaved text is still kept on the device.
+      </p>
       <label class="check">
-        <input type="checkbox" checked={reading} onChange={(e) => { openForReading.set(e.currentTarget.checked); setReading(e.currentTarget.checked); }} />
-        {' '}Open notes for reading, with Edit to change them
+        <input
+          type="checkbox"
+          checked={reading}
+          onChange={(e) => {
+            openForReading.set(e.currentTarget.checked);
+            setReading(e.currentTarget.checked);
+          }}
+        />{' '}
+        Open notes for reading, with Edit to change them
       </label>
       <p class="muted">These choices are kept on this device.</p>
     </section>
@@ -45,7 +72,10 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
   return (
     <div class="page account">
       <h1>Account</h1>
-      <p>Signed in as <strong>{user.username}</strong>{user.is_admin && ' (administrator)'}.</p>
+      <p>
+        Signed in as <strong>{user.username}</strong>
+        {user.is_admin && ' (administrator)'}.
+      </p>
       <Editing />
       <ChangePassword />
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
@@ -79,11 +109,28 @@ function ChangePassword() {
       <h2 id="pw-heading">Change password</h2>
       <form onSubmit={submit}>
         <label for="old-password">Current password</label>
-        <input id="old-password" type="password" autoComplete="current-password" value={old} onInput={(e) => setOld(e.currentTarget.value)} />
+        <input
+          id="old-password"
+          type="password"
+          autoComplete="current-password"
+          value={old}
+          onInput={(e) => setOld(e.currentTarget.value)}
+        />
         <label for="new-password">New password</label>
-        <input id="new-password" type="password" autoComplete="new-password" value={next} aria-describedby="new-password-rules" onInput={(e) => setNext(e.currentTarget.value)} />
+        <input
+          id="new-password"
+          type="password"
+          autoComplete="new-password"
+          value={next}
+          aria-describedby="new-password-rules"
+          onInput={(e) => setNext(e.currentTarget.value)}
+        />
         <PasswordRules password={next} id="new-password-rules" />
-        {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+        {message && (
+          <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+            {message.text}
+          </p>
+        )}
         <button type="submit">Change password</button>
       </form>
     </section>
@@ -108,7 +155,10 @@ function Sessions() {
         run: (password) => endSession(row.id, password),
       });
       if (!asked.done) return;
-      setMessage({ ok: true, text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.` });
+      setMessage({
+        ok: true,
+        text: `Session ended: ${deviceName(row.user_agent)} is signed out within 15 minutes at most.`,
+      });
     } catch (e) {
       setMessage({ ok: false, text: `Could not end the session: ${errorMessage(e)}` });
     }
@@ -118,24 +168,41 @@ function Sessions() {
     <section aria-labelledby="sessions-heading">
       <h2 id="sessions-heading">Sessions</h2>
       <p class="muted">Every device where you are logged in. Ending one signs it out within 15 minutes at most.</p>
-      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
-      <Loaded resource={sessions} what="your sessions">{(rows: SessionRow[]) => (
-        <ul class="rows table">
-          {rows.map((row) => (
-            <li key={row.id}>
-              <span class="row-title" title={row.user_agent ?? undefined}>{deviceName(row.user_agent)}</span>
-              {row.current && <span class="badge">This device</span>}
-              <span class="meta">{row.ip_address ?? ''} · since {formatTime(row.created_at)} · last used {formatTime(row.last_used_at)}</span>
-              {/* This device signs out with Log out; ending its session here would do so only 15 minutes later. */}
-              {!row.current && (
-                <span class="actions">
-                  <button type="button" class="secondary" aria-label={`End session: ${deviceName(row.user_agent)}, since ${formatTime(row.created_at)}`} onClick={() => revoke(row)}>End session</button>
+      {message && (
+        <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+          {message.text}
+        </p>
+      )}
+      <Loaded resource={sessions} what="your sessions">
+        {(rows: SessionRow[]) => (
+          <ul class="rows table">
+            {rows.map((row) => (
+              <li key={row.id}>
+                <span class="row-title" title={row.user_agent ?? undefined}>
+                  {deviceName(row.user_agent)}
                 </span>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}</Loaded>
+                {row.current && <span class="badge">This device</span>}
+                <span class="meta">
+                  {row.ip_address ?? ''} · since {formatTime(row.created_at)} · last used {formatTime(row.last_used_at)}
+                </span>
+                {/* This device signs out with Log out; ending its session here would do so only 15 minutes later. */}
+                {!row.current && (
+                  <span class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      aria-label={`End session: ${deviceName(row.user_agent)}, since ${formatTime(row.created_at)}`}
+                      onClick={() => revoke(row)}
+                    >
+                      End session
+                    </button>
+                  </span>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
       {dialog}
     </section>
   );
@@ -176,8 +243,12 @@ function ExportImport() {
     setExisting(null);
     void run(async () => {
       const name = file.name.toLowerCase();
-      const type = name.endsWith('.zip') || file.type === 'application/zip' ? 'application/zip'
-        : /\.(md|markdown)$/.test(name) || file.type === 'text/markdown' ? 'text/markdown' : 'application/json';
+      const type =
+        name.endsWith('.zip') || file.type === 'application/zip'
+          ? 'application/zip'
+          : /\.(md|markdown)$/.test(name) || file.type === 'text/markdown'
+            ? 'text/markdown'
+            : 'application/json';
       const response = await sendImport(file, type, how);
       const body = response.body;
       if (response.status === 409 && body.code === 'import_existing' && body.existing !== undefined) {
@@ -185,7 +256,9 @@ function ExportImport() {
         return '';
       }
       if (!response.ok) throw new Error(body.detail ?? `Import failed (${response.status})`);
-      const skipped = body.skipped ? ` ${count(body.skipped, 'note was', 'notes were')} already here and left out.` : '';
+      const skipped = body.skipped
+        ? ` ${count(body.skipped, 'note was', 'notes were')} already here and left out.`
+        : '';
       return `Imported ${count(body.notes ?? 0, 'note')} with ${count(body.versions ?? 0, 'version')}.${skipped}`;
     });
   };
@@ -197,29 +270,81 @@ function ExportImport() {
     <section aria-labelledby="data-heading">
       <h2 id="data-heading">Export and import</h2>
       <div class="actions">
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('json', 'vellum-export.json'); return 'Export downloaded (JSON, with every version).'; })}>Export JSON</button>
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('markdown', 'vellum-notes.zip'); return 'Export downloaded (Markdown files in a zip).'; })}>Export Markdown</button>
-        <button type="button" class="secondary" onClick={() => run(async () => { await download('archive', 'vellum-archive.zip'); return 'Archive downloaded (every note, version and file; import it to restore).'; })}>Export archive</button>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            run(async () => {
+              await download('json', 'vellum-export.json');
+              return 'Export downloaded (JSON, with every version).';
+            })
+          }
+        >
+          Export JSON
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            run(async () => {
+              await download('markdown', 'vellum-notes.zip');
+              return 'Export downloaded (Markdown files in a zip).';
+            })
+          }
+        >
+          Export Markdown
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            run(async () => {
+              await download('archive', 'vellum-archive.zip');
+              return 'Archive downloaded (every note, version and file; import it to restore).';
+            })
+          }
+        >
+          Export archive
+        </button>
       </div>
       <form class="inline" onSubmit={importFile}>
         <label for="import-file">Import a Vellum export (JSON, archive or Markdown zip) or a Markdown file</label>
-        <input id="import-file" type="file" accept="application/json,.json,application/zip,.zip,text/markdown,.md,.markdown" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
-        <button type="submit" class="secondary" disabled={!file}>Import</button>
+        <input
+          id="import-file"
+          type="file"
+          accept="application/json,.json,application/zip,.zip,text/markdown,.md,.markdown"
+          onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+        />
+        <button type="submit" class="secondary" disabled={!file}>
+          Import
+        </button>
       </form>
       {existing !== null && (
         <div class="notice" role="group" aria-labelledby="import-existing">
           <p id="import-existing">
-            {existing === 1 ? '1 note in this file is already here' : `${existing.toLocaleString()} notes in this file are already here`} (the
-            same title, times and versions: imported before). Nothing has been imported yet.
+            {existing === 1
+              ? '1 note in this file is already here'
+              : `${existing.toLocaleString()} notes in this file are already here`}{' '}
+            (the same title, times and versions: imported before). Nothing has been imported yet.
           </p>
           <div class="actions">
-            <button type="button" onClick={() => send('skip')}>Skip {existing === 1 ? 'it' : 'them'}</button>
-            <button type="button" class="secondary" onClick={() => send('copy')}>Import copies</button>
-            <button type="button" class="secondary" onClick={() => setExisting(null)}>Cancel</button>
+            <button type="button" onClick={() => send('skip')}>
+              Skip {existing === 1 ? 'it' : 'them'}
+            </button>
+            <button type="button" class="secondary" onClick={() => send('copy')}>
+              Import copies
+            </button>
+            <button type="button" class="secondary" onClick={() => setExisting(null)}>
+              Cancel
+            </button>
           </div>
         </div>
       )}
-      {message && message.text !== '' && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
+      {message && message.text !== '' && (
+        <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+          {message.text}
+        </p>
+      )}
     </section>
   );
 }
@@ -242,9 +367,21 @@ function DeleteAccount({ onDeleted }: { onDeleted: () => void }) {
       <h2 id="delete-heading">Delete account</h2>
       <form onSubmit={submit}>
         <label for="delete-password">Confirm with your password</label>
-        <input id="delete-password" type="password" autoComplete="current-password" value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
-        {error && <p class="error" role="alert">{error}</p>}
-        <button type="submit" class="danger">Delete account</button>
+        <input
+          id="delete-password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" class="danger">
+          Delete account
+        </button>
       </form>
     </section>
   );

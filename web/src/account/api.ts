@@ -15,7 +15,9 @@ export async function secondFactors(): Promise<Mfa> {
 
 /** Changes the password; every other session ends and this one carries on with a new token. */
 export async function changePassword(oldPassword: string, newPassword: string): Promise<void> {
-  const result = unwrap(await api.PUT('/api/auth/owner', { body: { old_password: oldPassword, new_password: newPassword } }));
+  const result = unwrap(
+    await api.PUT('/api/auth/owner', { body: { old_password: oldPassword, new_password: newPassword } }),
+  );
   session.setAccessToken(result.access_token);
 }
 
@@ -28,7 +30,12 @@ export async function listSessions(signal?: AbortSignal) {
 }
 
 export async function endSession(sessionId: string, password: string): Promise<void> {
-  unwrap(await api.DELETE('/api/auth/sessions/{sessionID}', { params: { path: { sessionID: sessionId } }, body: { password } }));
+  unwrap(
+    await api.DELETE('/api/auth/sessions/{sessionID}', {
+      params: { path: { sessionID: sessionId } },
+      body: { password },
+    }),
+  );
 }
 
 /** Signs out every other device; this one carries on with the new session's token. */
@@ -42,7 +49,12 @@ export async function listAccessTokens(signal?: AbortSignal): Promise<AccessToke
 }
 
 /** A new token; its secret (`token`) is in this answer only. */
-export async function createAccessToken(body: { name: string; scopes: TokenScope[]; password: string; expires_in_days?: number }) {
+export async function createAccessToken(body: {
+  name: string;
+  scopes: TokenScope[];
+  password: string;
+  expires_in_days?: number;
+}) {
   return unwrap(await api.POST('/api/auth/tokens', { body }));
 }
 
@@ -87,7 +99,10 @@ export async function removePasskey(id: string, password: string): Promise<void>
 }
 
 /** An export as a file: its contents and the name the server gives it (or `fallbackName`). */
-export async function exportFile(format: 'json' | 'markdown' | 'archive', fallbackName: string): Promise<{ name: string; blob: Blob }> {
+export async function exportFile(
+  format: 'json' | 'markdown' | 'archive',
+  fallbackName: string,
+): Promise<{ name: string; blob: Blob }> {
   const response = await raw(format === 'json' ? '/api/export' : `/api/export?format=${format}`);
   if (!response.ok) throw new Error(`Export failed (${response.status})`);
   const name = /filename="?([^";]+)"?/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
@@ -99,8 +114,16 @@ type Imported = paths['/api/import']['post']['responses'][201]['content']['appli
 export type ImportAnswer = Partial<Imported> & { detail?: string; code?: string; existing?: number };
 
 /** Sends an export file as it is (JSON, Markdown or a zip); `existing` says what to do with notes already here. */
-export async function importFile(file: File, contentType: string, existing: 'ask' | 'skip' | 'copy'): Promise<{ status: number; ok: boolean; body: ImportAnswer }> {
-  const response = await raw(`/api/import?existing=${existing}`, { method: 'POST', headers: { 'content-type': contentType }, body: file });
+export async function importFile(
+  file: File,
+  contentType: string,
+  existing: 'ask' | 'skip' | 'copy',
+): Promise<{ status: number; ok: boolean; body: ImportAnswer }> {
+  const response = await raw(`/api/import?existing=${existing}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: file,
+  });
   const body = (await response.json().catch(() => ({}))) as ImportAnswer;
   return { status: response.status, ok: response.ok, body };
 }

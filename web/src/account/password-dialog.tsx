@@ -4,8 +4,11 @@ import { ApiError, errorMessage } from '../api/client';
 
 /** The server's answer when a sensitive change came without the password, or with a wrong one. */
 export function isReauthenticationRequired(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 401
-    && (error.body as { code?: unknown } | null)?.code === 'reauthentication_required';
+  return (
+    error instanceof ApiError &&
+    error.status === 401 &&
+    (error.body as { code?: unknown } | null)?.code === 'reauthentication_required'
+  );
 }
 
 /** What a form with its own password field says when the server refused the password asked again. */
@@ -43,9 +46,10 @@ export function usePasswordDialog(): {
   ask: <T>(request: PasswordRequest<T>) => Promise<{ done: true; value: T } | { done: false }>;
 } {
   const [pending, setPending] = useState<Pending | null>(null);
-  const ask = <T,>(request: PasswordRequest<T>) => new Promise<{ done: true; value: T } | { done: false }>((resolve, reject) => {
-    setPending({ request: request as PasswordRequest<unknown>, resolve: resolve as Pending['resolve'], reject });
-  });
+  const ask = <T,>(request: PasswordRequest<T>) =>
+    new Promise<{ done: true; value: T } | { done: false }>((resolve, reject) => {
+      setPending({ request: request as PasswordRequest<unknown>, resolve: resolve as Pending['resolve'], reject });
+    });
   const dialog = pending === null ? null : <PasswordDialog pending={pending} onClosed={() => setPending(null)} />;
   return { dialog, ask };
 }
@@ -104,21 +108,46 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
 
   return (
     // Esc fires `cancel`: handled here, so the dialog's state and the caller's promise follow.
-    <dialog ref={ref} class="password-dialog" aria-labelledby={`${id}-title`} aria-describedby={request.text ? `${id}-text` : undefined}
-      onCancel={(event) => { event.preventDefault(); cancel(); }}>
+    <dialog
+      ref={ref}
+      class="password-dialog"
+      aria-labelledby={`${id}-title`}
+      aria-describedby={request.text ? `${id}-text` : undefined}
+      onCancel={(event) => {
+        event.preventDefault();
+        cancel();
+      }}
+    >
       <form onSubmit={submit}>
         <h2 id={`${id}-title`}>{request.title}</h2>
         {request.text && <p id={`${id}-text`}>{request.text}</p>}
         <label for={`${id}-password`}>Password</label>
-        <input id={`${id}-password`} ref={input} type="password" autoComplete="current-password" value={password}
-          aria-invalid={error !== null} aria-describedby={error !== null ? `${id}-error` : `${id}-hint`}
-          onInput={(e) => setPassword(e.currentTarget.value)} />
-        {error === null
-          ? <p id={`${id}-hint`} class="hint">To keep your account safe, confirm it is you.</p>
-          : <p id={`${id}-error`} class="error" role="alert">{error}</p>}
+        <input
+          id={`${id}-password`}
+          ref={input}
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          aria-invalid={error !== null}
+          aria-describedby={error !== null ? `${id}-error` : `${id}-hint`}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        {error === null ? (
+          <p id={`${id}-hint`} class="hint">
+            To keep your account safe, confirm it is you.
+          </p>
+        ) : (
+          <p id={`${id}-error`} class="error" role="alert">
+            {error}
+          </p>
+        )}
         <div class="actions">
-          <button type="submit" disabled={busy}>{request.confirm}</button>
-          <button type="button" class="secondary" onClick={cancel}>Cancel</button>
+          <button type="submit" disabled={busy}>
+            {request.confirm}
+          </button>
+          <button type="button" class="secondary" onClick={cancel}>
+            Cancel
+          </button>
         </div>
       </form>
     </dialog>

@@ -4,7 +4,11 @@ import { Session } from './session';
 
 export type User = components['schemas']['User'];
 /** The JSON body of a 200 answer to a path and method, from the generated schema. */
-export type Json<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends { responses: { 200: { content: { 'application/json': infer T } } } } ? T : never;
+export type Json<P extends keyof paths, M extends 'get' | 'post'> = paths[P][M] extends {
+  responses: { 200: { content: { 'application/json': infer T } } };
+}
+  ? T
+  : never;
 export type Note = Json<'/api/notes/{noteID}', 'get'>;
 export type NoteRow = components['schemas']['NoteRow'];
 export type SearchResult = components['schemas']['SearchResult'];
@@ -19,7 +23,11 @@ export type Attachment = Omit<AttachmentRow, 'references'>;
 
 /** An API failure carrying the server's problem+json `detail` (the message users see). */
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly body: unknown) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: unknown,
+  ) {
     super(message);
   }
 }
@@ -36,7 +44,10 @@ export const session = new Session({
   onSignedOut: () => signedOutListener(),
 });
 
-export const api = createClient<paths>({ baseUrl: globalThis.location?.origin ?? 'http://localhost', fetch: session.fetch });
+export const api = createClient<paths>({
+  baseUrl: globalThis.location?.origin ?? 'http://localhost',
+  fetch: session.fetch,
+});
 
 /** The body of a successful answer, or an ApiError with the server's message. */
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
@@ -45,19 +56,23 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
 }
 
 export function toApiError(response: Response, body: unknown): ApiError {
-  const detail = typeof body === 'object' && body !== null && 'detail' in body ? String((body as { detail: unknown }).detail) : '';
+  const detail =
+    typeof body === 'object' && body !== null && 'detail' in body ? String((body as { detail: unknown }).detail) : '';
   return new ApiError(response.status, detail || `${response.status} ${response.statusText}`, body);
 }
 
 /** For what is not JSON both ways: export downloads (a zip or a file) and import uploads (the file as it is). */
 export async function raw(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
-  return session.fetch(new Request(new URL(path, globalThis.location.origin), { ...init, headers, credentials: 'same-origin' }));
+  return session.fetch(
+    new Request(new URL(path, globalThis.location.origin), { ...init, headers, credentials: 'same-origin' }),
+  );
 }
 
 export function errorMessage(error: unknown): string {
   // fetch's own failure (offline, server down) says only "Failed to fetch".
-  if (error instanceof TypeError && /fetch|network|load failed/i.test(error.message)) return 'The server cannot be reached. Check your connection and try again; nothing was changed.';
+  if (error instanceof TypeError && /fetch|network|load failed/i.test(error.message))
+    return 'The server cannot be reached. Check your connection and try again; nothing was changed.';
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -3,7 +3,14 @@ import { session } from './client';
 
 /** A change the server told of (GET /api/events): `data.id` is the note. */
 export interface LiveChange {
-  type: 'note.created' | 'note.updated' | 'note.filed' | 'note.trashed' | 'note.restored' | 'note.deleted' | 'share.changed';
+  type:
+    | 'note.created'
+    | 'note.updated'
+    | 'note.filed'
+    | 'note.trashed'
+    | 'note.restored'
+    | 'note.deleted'
+    | 'share.changed';
   data: { id: string; version?: number; author_username?: string | null };
 }
 
@@ -60,7 +67,9 @@ export function useLiveChanges(listener: Listener, deps: unknown[]): void {
     listeners.add(listener);
     if (!running) {
       running = true;
-      void run().finally(() => { running = false; });
+      void run().finally(() => {
+        running = false;
+      });
     }
     return () => {
       listeners.delete(listener);

@@ -16,7 +16,10 @@ export type Resource<T> =
  * leaving) aborts the one before through its signal, so an older answer never lands after a newer
  * one. `reload()` fetches again, keeping the data on screen meanwhile.
  */
-export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: unknown[]): Resource<T> & { reload: () => Promise<void> } {
+export function useResource<T>(
+  load: (signal: AbortSignal) => Promise<T>,
+  deps: unknown[],
+): Resource<T> & { reload: () => Promise<void> } {
   const [resource, setResource] = useState<Resource<T>>({ state: 'loading', data: undefined });
   const current = useRef<AbortController | null>(null);
   const loader = useRef(load);
@@ -30,7 +33,8 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
       const data = await loader.current(controller.signal);
       if (!controller.signal.aborted) setResource({ state: 'ready', data });
     } catch (e) {
-      if (!controller.signal.aborted) setResource((before) => ({ state: 'failed', data: before.data, error: errorMessage(e) }));
+      if (!controller.signal.aborted)
+        setResource((before) => ({ state: 'failed', data: before.data, error: errorMessage(e) }));
     }
   }, []);
   useEffect(() => {
@@ -44,19 +48,34 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, deps: 
  * Shows a resource: its children with the data once there; "Loading…" until then; on failure the
  * message and Try again (the data fetched before, if any, stays below it).
  */
-export function Loaded<T>({ resource, children, what = 'this' }: {
-  resource: Resource<T> & { reload: () => Promise<void> }; children: (data: T) => ComponentChildren; what?: string;
+export function Loaded<T>({
+  resource,
+  children,
+  what = 'this',
+}: {
+  resource: Resource<T> & { reload: () => Promise<void> };
+  children: (data: T) => ComponentChildren;
+  what?: string;
 }) {
   return (
     <>
       {resource.state === 'failed' && (
         <div class="error" role="alert">
-          <p>Could not load {what}: {resource.error}</p>
-          <button type="button" class="secondary" onClick={() => void resource.reload()}>Try again</button>
+          <p>
+            Could not load {what}: {resource.error}
+          </p>
+          <button type="button" class="secondary" onClick={() => void resource.reload()}>
+            Try again
+          </button>
         </div>
       )}
-      {resource.data !== undefined ? children(resource.data)
-        : resource.state === 'loading' && <p class="muted" role="status">Loading…</p>}
+      {resource.data !== undefined
+        ? children(resource.data)
+        : resource.state === 'loading' && (
+            <p class="muted" role="status">
+              Loading…
+            </p>
+          )}
     </>
   );
 }

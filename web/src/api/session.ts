@@ -132,6 +132,11 @@ async function isWrongPassword(response: Response): Promise<boolean> {
 /** Routes that take no access token: a 401 there is an answer (wrong password), not an expiry. */
 function isPublic(url: string): boolean {
   const path = new URL(url).pathname;
-  return path === '/api/auth/login' || path === '/api/auth/signup' || path.startsWith('/api/auth/cookie/') || path.startsWith('/api/auth/passkey/')
-    || path.startsWith('/api/auth/password-rules');
+  return (
+    path === '/api/auth/login' ||
+    path === '/api/auth/signup' ||
+    path.startsWith('/api/auth/cookie/') ||
+    path.startsWith('/api/auth/passkey/') ||
+    path.startsWith('/api/auth/password-rules')
+  );
 }

@@ -39,7 +39,12 @@ function SignedInApp({ path }: { path: string }) {
     document.title = titleFor(path);
   }, [path]);
 
-  if (state.status === 'loading') return <p class="loading" role="status">Loading…</p>;
+  if (state.status === 'loading')
+    return (
+      <p class="loading" role="status">
+        Loading…
+      </p>
+    );
   if (state.status === 'out') {
     return (
       <AuthScreen
@@ -69,9 +74,13 @@ function SignedInApp({ path }: { path: string }) {
   else screen = <NotesScreen noteId={note ? note[1]! : null} me={user.id} />;
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <Header user={user} path={path} onSignedOut={signOut} />
-      <main id="main" tabIndex={-1}>{screen}</main>
+      <main id="main" tabIndex={-1}>
+        {screen}
+      </main>
       <Shortcuts />
     </>
   );

@@ -10,19 +10,27 @@ export function Header({ user, path, onSignedOut }: { user: User; path: string; 
     onSignedOut();
   };
   const link = (href: string, label: string, active: boolean) => (
-    <a href={href} aria-current={active ? 'page' : undefined}>{label}</a>
+    <a href={href} aria-current={active ? 'page' : undefined}>
+      {label}
+    </a>
   );
   return (
     <header class="top">
-      <a class="brand" href="/">Vellum</a>
+      <a class="brand" href="/">
+        Vellum
+      </a>
       <nav aria-label="Main">
         {link('/', 'Notes', path === '/' || path.startsWith('/notes'))}
         {link('/trash', 'Trash', path === '/trash')}
         {link('/account', 'Account', path === '/account')}
         {user.is_admin && link('/admin', 'Admin', path === '/admin')}
       </nav>
-      <span class="who" title="Signed in as">{user.username}</span>
-      <button type="button" class="secondary" onClick={logOut}>Log out</button>
+      <span class="who" title="Signed in as">
+        {user.username}
+      </span>
+      <button type="button" class="secondary" onClick={logOut}>
+        Log out
+      </button>
     </header>
   );
 }

@@ -71,7 +71,16 @@ export const useSearch = (): string => useLocationPart(() => location.search);
 /** Same-origin links that route without a page load (a modified click still opens a new tab). */
 export function onLinkClick(event: MouseEvent): void {
   const anchor = (event.target as Element | null)?.closest?.('a');
-  if (!anchor || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (
+    !anchor ||
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    event.altKey
+  )
+    return;
   // A link within the page ("Skip to content"): move the focus there, which the browser's own
   // jump does not do for every target.
   const href = anchor.getAttribute('href') ?? '';
@@ -84,7 +93,13 @@ export function onLinkClick(event: MouseEvent): void {
     }
     return;
   }
-  if (anchor.target || anchor.hasAttribute('download') || anchor.origin !== location.origin || anchor.dataset.external !== undefined) return;
+  if (
+    anchor.target ||
+    anchor.hasAttribute('download') ||
+    anchor.origin !== location.origin ||
+    anchor.dataset.external !== undefined
+  )
+    return;
   event.preventDefault();
   navigate(anchor.pathname + anchor.search);
 }

@@ -32,9 +32,14 @@ let enabled: boolean = (() => {
  */
 function takesText(target: EventTarget | null): boolean {
   if (!(target instanceof HTMLElement)) return false;
-  if (target.isContentEditable || target.closest('.cm-editor, [role="textbox"], [role="searchbox"], [role="combobox"]') !== null) return true;
+  if (
+    target.isContentEditable ||
+    target.closest('.cm-editor, [role="textbox"], [role="searchbox"], [role="combobox"]') !== null
+  )
+    return true;
   if (target instanceof HTMLTextAreaElement || target instanceof HTMLSelectElement) return true;
-  if (target instanceof HTMLInputElement) return !['button', 'checkbox', 'radio', 'submit', 'reset', 'file', 'color', 'range'].includes(target.type);
+  if (target instanceof HTMLInputElement)
+    return !['button', 'checkbox', 'radio', 'submit', 'reset', 'file', 'color', 'range'].includes(target.type);
   return false;
 }
 
@@ -88,16 +93,21 @@ export function Shortcuts() {
       <dl>
         {SHORTCUTS.map((s) => (
           <div key={s.keys}>
-            <dt><kbd>{s.label}</kbd></dt>
+            <dt>
+              <kbd>{s.label}</kbd>
+            </dt>
             <dd>{s.what}</dd>
           </div>
         ))}
       </dl>
       <p class="muted">Single keys work when you are not typing in a field. “?” always opens this list.</p>
       <label class="check">
-        <input type="checkbox" checked={on} onChange={(e) => toggle(e.currentTarget.checked)} /> Single-key shortcuts (N, /, E, P)
+        <input type="checkbox" checked={on} onChange={(e) => toggle(e.currentTarget.checked)} /> Single-key shortcuts
+        (N, /, E, P)
       </label>
-      <form method="dialog"><button type="submit">Close</button></form>
+      <form method="dialog">
+        <button type="submit">Close</button>
+      </form>
     </dialog>
   );
 }

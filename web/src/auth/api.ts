@@ -2,7 +2,6 @@ import { api, session, unwrap, type User } from '../api/client';
 
 export type { PasswordRulesRow, User } from '../api/client';
 
-
 export async function signUp(username: string, password: string): Promise<void> {
   unwrap(await api.POST('/api/auth/signup', { body: { username, password } }));
 }
@@ -21,9 +20,12 @@ export async function passkeyLoginOptions() {
 
 /** Signs in with the passkey's answer to the challenge; the session holds the token. */
 export async function logInWithPasskey(credential: unknown): Promise<User> {
-  const result = unwrap(await api.POST('/api/auth/passkey/login', {
-    body: { credential: credential as never }, params: { query: { includeUser: 'true' } },
-  }));
+  const result = unwrap(
+    await api.POST('/api/auth/passkey/login', {
+      body: { credential: credential as never },
+      params: { query: { includeUser: 'true' } },
+    }),
+  );
   session.setAccessToken(result.access_token);
   return result.user!;
 }

@@ -5,7 +5,15 @@ import { logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from 
 import { PasswordRules } from './password-rules';
 
 /** `ended`: the session ended by itself (signed out elsewhere, or the refresh cookie refused), not by Log out. */
-export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' | 'signup'; onSignedIn: (user: User) => void; ended?: boolean }) {
+export function AuthScreen({
+  mode,
+  onSignedIn,
+  ended = false,
+}: {
+  mode: 'login' | 'signup';
+  onSignedIn: (user: User) => void;
+  ended?: boolean;
+}) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   /** Set once the server said this account needs a second factor: the form then asks for it. */
@@ -42,7 +50,9 @@ export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' 
     setBusy(true);
     try {
       const options = await passkeyLoginOptions();
-      const credential = await startAuthentication({ optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'] });
+      const credential = await startAuthentication({
+        optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'],
+      });
       onSignedIn(await logInWithPasskey(credential));
     } catch (e) {
       setError(passkeyMessage(e, 'sign in'));
@@ -55,35 +65,90 @@ export function AuthScreen({ mode, onSignedIn, ended = false }: { mode: 'login' 
     <main id="main" class="auth">
       <h1>{signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
       {ended && !signup && (
-        <p class="notice" role="status">Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.</p>
+        <p class="notice" role="status">
+          Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.
+        </p>
       )}
       <form onSubmit={submit} noValidate>
         <label for="username">Username</label>
-        <input id="username" name="username" autoComplete={signup ? 'username' : 'username webauthn'} autoCapitalize="none" spellcheck={false}
-          value={username} onInput={(e) => { setUsername(e.currentTarget.value); setCode(null); }} required
-          aria-describedby={signup ? 'username-rule' : undefined} />
-        {signup && <p id="username-rule" class="hint">3 to 32 letters, digits, “_”, “.” or “-”.</p>}
+        <input
+          id="username"
+          name="username"
+          autoComplete={signup ? 'username' : 'username webauthn'}
+          autoCapitalize="none"
+          spellcheck={false}
+          value={username}
+          onInput={(e) => {
+            setUsername(e.currentTarget.value);
+            setCode(null);
+          }}
+          required
+          aria-describedby={signup ? 'username-rule' : undefined}
+        />
+        {signup && (
+          <p id="username-rule" class="hint">
+            3 to 32 letters, digits, “_”, “.” or “-”.
+          </p>
+        )}
         <label for="password">Password</label>
-        <input id="password" name="password" type="password" autoComplete={signup ? 'new-password' : 'current-password'}
-          value={password} onInput={(e) => setPassword(e.currentTarget.value)} required
-          aria-describedby={signup ? 'password-rules' : undefined} />
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autoComplete={signup ? 'new-password' : 'current-password'}
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+          required
+          aria-describedby={signup ? 'password-rules' : undefined}
+        />
         {signup && <PasswordRules password={password} id="password-rules" />}
         {code !== null && (
           <>
             <label for="one-time-code">One-time code</label>
-            <input id="one-time-code" ref={codeInput} name="code" autoComplete="one-time-code" inputMode="text" autoCapitalize="none" spellcheck={false}
-              value={code} onInput={(e) => setCode(e.currentTarget.value)} aria-describedby="one-time-code-hint" maxLength={64} />
-            <p id="one-time-code-hint" class="hint">The 6-digit code from your authenticator app, or one of your recovery codes.</p>
+            <input
+              id="one-time-code"
+              ref={codeInput}
+              name="code"
+              autoComplete="one-time-code"
+              inputMode="text"
+              autoCapitalize="none"
+              spellcheck={false}
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value)}
+              aria-describedby="one-time-code-hint"
+              maxLength={64}
+            />
+            <p id="one-time-code-hint" class="hint">
+              The 6-digit code from your authenticator app, or one of your recovery codes.
+            </p>
           </>
         )}
-        {error && <p class="error" role="alert">{error}</p>}
-        <button type="submit" disabled={busy}>{signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          {signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
+        </button>
       </form>
       {!signup && browserSupportsWebAuthn() && (
-        <p><button type="button" class="secondary" disabled={busy} onClick={withPasskey}>Sign in with a passkey</button></p>
+        <p>
+          <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
+            Sign in with a passkey
+          </button>
+        </p>
       )}
       <p>
-        {signup ? <>Already have an account? <a href="/login">Log in</a></> : <>New here? <a href="/signup">Create an account</a></>}
+        {signup ? (
+          <>
+            Already have an account? <a href="/login">Log in</a>
+          </>
+        ) : (
+          <>
+            New here? <a href="/signup">Create an account</a>
+          </>
+        )}
       </p>
     </main>
   );
@@ -96,6 +161,7 @@ export function passkeyMessage(error: unknown, action: 'sign in' | 'add it'): st
       ? 'Passkey sign-in was cancelled or timed out, or this device has no passkey for Vellum.'
       : 'Adding the passkey was cancelled or timed out, or this device already holds one for your account.';
   }
-  if (error instanceof ApiError && error.status === 401 && action === 'sign in') return 'That passkey is not registered with Vellum any more.';
+  if (error instanceof ApiError && error.status === 401 && action === 'sign in')
+    return 'That passkey is not registered with Vellum any more.';
   return errorMessage(error);
 }

@@ -6,7 +6,9 @@ import { checkPassword, passwordRules, type PasswordRulesRow } from './api';
 let asked: Promise<PasswordRulesRow> | undefined;
 function serverRules(): Promise<PasswordRulesRow> {
   asked ??= passwordRules();
-  asked.catch(() => { asked = undefined; }); // asked again next time
+  asked.catch(() => {
+    asked = undefined;
+  }); // asked again next time
   return asked;
 }
 
@@ -52,19 +54,23 @@ export function PasswordRules({ password, id }: { password: string; id: string }
   const c = passwordChecks(password, rules);
   const breached = breach !== null && breach.password === password ? breach.breached : null;
   // A breached password is weak whatever its estimate: the meter must never look strong for one.
-  const strength = breached === true ? 0 : Math.min(100, Math.round((c.bits / Math.max(1, rules.min_entropy_bits * (5 / 3))) * 100));
+  const strength =
+    breached === true ? 0 : Math.min(100, Math.round((c.bits / Math.max(1, rules.min_entropy_bits * (5 / 3))) * 100));
   return (
     <div id={id} class="rules">
       <ul aria-live="polite">
         <li class={c.longEnough ? 'ok' : 'todo'}>
-          <span aria-hidden="true">{c.longEnough ? '✓' : '•'}</span> At least {rules.min_length} characters ({c.length} so far)
+          <span aria-hidden="true">{c.longEnough ? '✓' : '•'}</span> At least {rules.min_length} characters ({c.length}{' '}
+          so far)
         </li>
         <li class={c.strongEnough ? 'ok' : 'todo'}>
-          <span aria-hidden="true">{c.strongEnough ? '✓' : '•'}</span> Hard to guess: mix words, cases, digits or symbols
+          <span aria-hidden="true">{c.strongEnough ? '✓' : '•'}</span> Hard to guess: mix words, cases, digits or
+          symbols
           {password !== '' && ` (${c.strongEnough ? 'hard to guess' : 'too easy to guess'})`}
         </li>
         <li class={breached === false ? 'ok' : 'todo'}>
-          <span aria-hidden="true">{breached === false ? '✓' : breached === true ? '✗' : '•'}</span> Not known from a data breach
+          <span aria-hidden="true">{breached === false ? '✓' : breached === true ? '✗' : '•'}</span> Not known from a
+          data breach
           {breached === true && ' (this one is: choose another)'}
         </li>
       </ul>

@@ -28,13 +28,21 @@ export async function uploadFile(file: File, onProgress: (fraction: number) => v
     if (result.status === 401 && attempt === 0) continue;
     if (result.status === 201) return result.body as Attachment;
     const detail = (result.body as { detail?: unknown } | null)?.detail;
-    throw new Error(typeof detail === 'string' ? detail : result.status === 0
-      ? 'The server cannot be reached. Check your connection and try again.'
-      : `The upload failed (${result.status}).`);
+    throw new Error(
+      typeof detail === 'string'
+        ? detail
+        : result.status === 0
+          ? 'The server cannot be reached. Check your connection and try again.'
+          : `The upload failed (${result.status}).`,
+    );
   }
 }
 
-function send(file: File, token: string | null, onProgress: (fraction: number) => void): Promise<{ status: number; body: unknown }> {
+function send(
+  file: File,
+  token: string | null,
+  onProgress: (fraction: number) => void,
+): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/attachments');

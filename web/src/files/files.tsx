@@ -15,10 +15,7 @@ export function formatBytes(bytes: number): string {
 /** The account's files: space used against the quota, each file with where it is used, delete. */
 export function Attachments() {
   const files = useResource(async (signal) => {
-    const [rows, usage] = await Promise.all([
-      listAttachments(100, signal),
-      attachmentUsage(signal),
-    ]);
+    const [rows, usage] = await Promise.all([listAttachments(100, signal), attachmentUsage(signal)]);
     return { rows, usage };
   }, []);
   const load = files.reload;
@@ -40,25 +37,47 @@ export function Attachments() {
       {usage && (
         <p>
           {formatBytes(usage.used_bytes)} used{usage.quota_bytes > 0 ? ` of ${formatBytes(usage.quota_bytes)}` : ''}.{' '}
-          {usage.quota_bytes > 0 && <meter min={0} max={usage.quota_bytes} value={usage.used_bytes} aria-label="Storage used" />}
+          {usage.quota_bytes > 0 && (
+            <meter min={0} max={usage.quota_bytes} value={usage.used_bytes} aria-label="Storage used" />
+          )}
         </p>
       )}
-      {message && <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>{message.text}</p>}
-      <Loaded resource={files} what="your files">{({ rows }: { rows: AttachmentRow[] }) => rows.length === 0 ? <p class="muted">No files yet. Attach one to a note, or paste an image into it.</p> : (
-        <ul class="rows table" aria-label="Your files">
-          {rows.map((row) => (
-            <li key={row.id} aria-label={row.filename}>
-              <span class="row-title">{row.filename}</span>
-              <span class="meta">
-                {formatBytes(row.size)} · added {formatTime(row.created_at)} · {row.references === 0 ? 'not used in any note' : `used in ${row.references} ${row.references === 1 ? 'version' : 'versions'}`}
-              </span>
-              <span class="actions">
-                <button type="button" class="secondary" onClick={() => remove(row)} aria-label={`Delete ${row.filename}`}>Delete</button>
-              </span>
-            </li>
-          ))}
-        </ul>
-      )}</Loaded>
+      {message && (
+        <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+          {message.text}
+        </p>
+      )}
+      <Loaded resource={files} what="your files">
+        {({ rows }: { rows: AttachmentRow[] }) =>
+          rows.length === 0 ? (
+            <p class="muted">No files yet. Attach one to a note, or paste an image into it.</p>
+          ) : (
+            <ul class="rows table" aria-label="Your files">
+              {rows.map((row) => (
+                <li key={row.id} aria-label={row.filename}>
+                  <span class="row-title">{row.filename}</span>
+                  <span class="meta">
+                    {formatBytes(row.size)} · added {formatTime(row.created_at)} ·{' '}
+                    {row.references === 0
+                      ? 'not used in any note'
+                      : `used in ${row.references} ${row.references === 1 ? 'version' : 'versions'}`}
+                  </span>
+                  <span class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => remove(row)}
+                      aria-label={`Delete ${row.filename}`}
+                    >
+                      Delete
+                    </button>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
     </section>
   );
 }

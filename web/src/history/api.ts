@@ -13,11 +13,15 @@ export async function diffOf(noteId: string, query: { from?: number; to?: number
 export type NoteDiff = Awaited<ReturnType<typeof diffOf>>;
 
 export async function listVersions(noteId: string, limit: number, offset: number): Promise<VersionRow[]> {
-  return unwrap(await api.GET('/api/notes/{noteID}/versions', { params: { path: { noteID: noteId }, query: { limit, offset } } }));
+  return unwrap(
+    await api.GET('/api/notes/{noteID}/versions', { params: { path: { noteID: noteId }, query: { limit, offset } } }),
+  );
 }
 
 export async function getVersion(noteId: string, versionId: string): Promise<Version> {
-  return unwrap(await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: versionId } } }));
+  return unwrap(
+    await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: versionId } } }),
+  );
 }
 
 /** Restores an old version as the newest, if the note is still at `current` (If-Match); null when it moved on. */
@@ -32,5 +36,10 @@ export async function restoreVersion(noteId: string, current: number, version: n
 
 /** Names a version (null: takes its name away). */
 export async function labelVersion(noteId: string, versionId: string, label: string | null): Promise<Version> {
-  return unwrap(await api.PATCH('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: versionId } }, body: { label } }));
+  return unwrap(
+    await api.PATCH('/api/notes/{noteID}/{versionID}', {
+      params: { path: { noteID: noteId, versionID: versionId } },
+      body: { label },
+    }),
+  );
 }

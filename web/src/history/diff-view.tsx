@@ -23,7 +23,10 @@ function pairs(lines: Line[]): Map<number, number> {
   const partner = new Map<number, number>();
   let i = 0;
   while (i < lines.length) {
-    if (lines[i]!.op !== '-') { i += 1; continue; }
+    if (lines[i]!.op !== '-') {
+      i += 1;
+      continue;
+    }
     const removedStart = i;
     while (i < lines.length && lines[i]!.op === '-') i += 1;
     const addedStart = i;
@@ -40,8 +43,14 @@ export function DiffView({ diff, caption }: { diff: NoteDiff; caption: string })
   return (
     <section class="diff" aria-label={caption}>
       <p>
-        {caption}: <span class="added">+{diff.stats.added}</span> <span class="removed">−{diff.stats.removed}</span> lines
-        {diff.title.changed && <> · title “{diff.title.from ?? ''}” → “{diff.title.to}”</>}
+        {caption}: <span class="added">+{diff.stats.added}</span> <span class="removed">−{diff.stats.removed}</span>{' '}
+        lines
+        {diff.title.changed && (
+          <>
+            {' '}
+            · title “{diff.title.from ?? ''}” → “{diff.title.to}”
+          </>
+        )}
         {!diff.complete && ' · simplified (large change)'}
       </p>
       {diff.hunks.length === 0 && <p class="muted">The text is the same.</p>}
@@ -49,12 +58,18 @@ export function DiffView({ diff, caption }: { diff: NoteDiff; caption: string })
         const partner = pairs(hunk.lines);
         return (
           <table key={h} class="hunk">
-            <caption class="sr-only">Lines {hunk.to_start} to {hunk.to_start + hunk.to_lines}</caption>
+            <caption class="sr-only">
+              Lines {hunk.to_start} to {hunk.to_start + hunk.to_lines}
+            </caption>
             <tbody>
               {hunk.lines.map((line, i) => (
                 <tr key={i} class={line.op === '+' ? 'add' : line.op === '-' ? 'del' : 'same'}>
-                  <th scope="row" aria-label={line.op === '+' ? 'added' : line.op === '-' ? 'removed' : 'unchanged'}>{line.op === '=' ? ' ' : line.op}</th>
-                  <td><WordLine line={line} other={partner.has(i) ? hunk.lines[partner.get(i)!] : undefined} /></td>
+                  <th scope="row" aria-label={line.op === '+' ? 'added' : line.op === '-' ? 'removed' : 'unchanged'}>
+                    {line.op === '=' ? ' ' : line.op}
+                  </th>
+                  <td>
+                    <WordLine line={line} other={partner.has(i) ? hunk.lines[partner.get(i)!] : undefined} />
+                  </td>
                 </tr>
               ))}
             </tbody>

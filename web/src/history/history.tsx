@@ -1,7 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
 import { DiffView } from './diff-view';
-import { diffOf, getNote, getVersion, labelVersion, listVersions, restoreVersion, type Note, type NoteDiff, type Version, type VersionRow } from './api';
+import {
+  diffOf,
+  getNote,
+  getVersion,
+  labelVersion,
+  listVersions,
+  restoreVersion,
+  type Note,
+  type NoteDiff,
+  type Version,
+  type VersionRow,
+} from './api';
 import { Markdown } from '../markdown/markdown';
 import { navigate } from '../app/router';
 import { formatTime } from '../app/format';
@@ -83,7 +94,11 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
     try {
       const updated = await labelVersion(noteId, selected.id, label.trim() === '' ? null : label.trim());
       setSelected(updated);
-      setStatus(updated.label ? `Version ${updated.version} is named “${updated.label}”.` : `Version ${updated.version} has no name now.`);
+      setStatus(
+        updated.label
+          ? `Version ${updated.version} is named “${updated.label}”.`
+          : `Version ${updated.version} has no name now.`,
+      );
       await load();
     } catch (e) {
       setError(errorMessage(e));
@@ -94,19 +109,47 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
   return (
     <div class="history">
       <div class="list-head">
-        <h1>History{note && <>: <span class="muted">{note.title || 'Untitled'}</span></>}</h1>
-        <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}`)}>Back to note</button>
+        <h1>
+          History
+          {note && (
+            <>
+              : <span class="muted">{note.title || 'Untitled'}</span>
+            </>
+          )}
+        </h1>
+        <button type="button" class="secondary" onClick={() => navigate(`/notes/${noteId}`)}>
+          Back to note
+        </button>
       </div>
-      {error && <p class="error" role="alert">{error}</p>}
-      {status && <p class="flash" role="status">{status}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {status && (
+        <p class="flash" role="status">
+          {status}
+        </p>
+      )}
       <div class="history-grid">
         <nav aria-label="Versions, newest first">
-          {rows === null ? (failed ? <p class="muted">No versions to show.</p> : <p class="muted">Loading…</p>) : (
+          {rows === null ? (
+            failed ? (
+              <p class="muted">No versions to show.</p>
+            ) : (
+              <p class="muted">Loading…</p>
+            )
+          ) : (
             <ol class="rows versions">
               {visible.map((row) => (
                 <li key={row.id}>
-                  <button type="button" class="version" aria-current={selected?.id === row.id ? 'true' : undefined}
-                    aria-describedby={`meta-${row.id}`} onClick={() => open(row)}>
+                  <button
+                    type="button"
+                    class="version"
+                    aria-current={selected?.id === row.id ? 'true' : undefined}
+                    aria-describedby={`meta-${row.id}`}
+                    onClick={() => open(row)}
+                  >
                     Version {row.version}
                   </button>
                   <span id={`meta-${row.id}`} class="meta">
@@ -121,24 +164,62 @@ export function HistoryScreen({ noteId }: { noteId: string }) {
             </ol>
           )}
           <div class="pager">
-            <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>Newer</button>
-            <button type="button" class="secondary" disabled={(rows?.length ?? 0) <= PAGE} onClick={() => setPage(page + 1)}>Older</button>
+            <button type="button" class="secondary" disabled={page === 0} onClick={() => setPage(page - 1)}>
+              Newer
+            </button>
+            <button
+              type="button"
+              class="secondary"
+              disabled={(rows?.length ?? 0) <= PAGE}
+              onClick={() => setPage(page + 1)}
+            >
+              Older
+            </button>
           </div>
         </nav>
         <section aria-label="Selected version" class="version-view">
-          {selected === null ? <p class="muted">Choose a version to see it, compare it or restore it.</p> : (
+          {selected === null ? (
+            <p class="muted">Choose a version to see it, compare it or restore it.</p>
+          ) : (
             <>
-              <h2>Version {selected.version}: {selected.title || 'Untitled'}</h2>
+              <h2>
+                Version {selected.version}: {selected.title || 'Untitled'}
+              </h2>
               <div class="actions">
-                <button type="button" onClick={restore} disabled={selected.version === note?.version}>Restore</button>
-                <button type="button" class="secondary" onClick={compareWithCurrent} disabled={selected.version === note?.version}>Compare with current</button>
+                <button type="button" onClick={restore} disabled={selected.version === note?.version}>
+                  Restore
+                </button>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={compareWithCurrent}
+                  disabled={selected.version === note?.version}
+                >
+                  Compare with current
+                </button>
               </div>
               <form class="inline" onSubmit={name}>
                 <label for="version-name">Version name</label>
-                <input id="version-name" value={label} maxLength={100} onInput={(e) => setLabel(e.currentTarget.value)} />
-                <button type="submit" class="secondary">Name version</button>
+                <input
+                  id="version-name"
+                  value={label}
+                  maxLength={100}
+                  onInput={(e) => setLabel(e.currentTarget.value)}
+                />
+                <button type="submit" class="secondary">
+                  Name version
+                </button>
               </form>
-              {diff && <DiffView diff={diff} caption={diff.from ? `Changes from version ${diff.from.version} to ${diff.to.version}` : `Version ${diff.to.version} compared with an empty note`} />}
+              {diff && (
+                <DiffView
+                  diff={diff}
+                  caption={
+                    diff.from
+                      ? `Changes from version ${diff.from.version} to ${diff.to.version}`
+                      : `Version ${diff.to.version} compared with an empty note`
+                  }
+                />
+              )}
               <Markdown source={selected.content} label={`Version ${selected.version} rendered`} remoteKey={noteId} />
             </>
           )}

@@ -12,15 +12,22 @@ const FENCE_WITH_LANGUAGE = /^ {0,3}(?:`{3,}|~{3,})[ \t]*[\w+#.-]/m;
  * most notes have no code. A language it does not know stays plain, escaped by marked.
  */
 function withHighlighting(): Promise<Marked> {
-  highlighting ??= Promise.all([import('highlight.js/lib/common'), import('marked-highlight')]).then(
-    ([{ default: hljs }, { markedHighlight }]) => new Marked(OPTIONS, markedHighlight({
-      langPrefix: 'hljs language-',
-      highlight: (code, language) => (hljs.getLanguage(language) ? hljs.highlight(code, { language, ignoreIllegals: true }).value : code),
-    })),
-  ).catch((error: unknown) => {
-    highlighting = null;
-    throw error;
-  });
+  highlighting ??= Promise.all([import('highlight.js/lib/common'), import('marked-highlight')])
+    .then(
+      ([{ default: hljs }, { markedHighlight }]) =>
+        new Marked(
+          OPTIONS,
+          markedHighlight({
+            langPrefix: 'hljs language-',
+            highlight: (code, language) =>
+              hljs.getLanguage(language) ? hljs.highlight(code, { language, ignoreIllegals: true }).value : code,
+          }),
+        ),
+    )
+    .catch((error: unknown) => {
+      highlighting = null;
+      throw error;
+    });
   return highlighting;
 }
 

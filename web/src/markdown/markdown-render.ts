@@ -14,16 +14,18 @@ let renderer: Promise<Renderer> | null = null;
 
 /** Loaded on first use (the list screen does not need it); a failed load may be tried again. */
 export function loadRenderer(): Promise<Renderer> {
-  renderer ??= import('dompurify').then(({ default: DOMPurify }) => {
-    configure(DOMPurify);
-    // Set once: options passed with each call are parsed again each time (~0.5 ms a call).
-    DOMPurify.setConfig(OPTIONS);
-    const one = (html: string) => DOMPurify.sanitize(html) as unknown as DocumentFragment;
-    return { blocks: parser(), sanitize: (blocks: string[]) => sanitizeTogether(blocks, one) };
-  }).catch((error: unknown) => {
-    renderer = null;
-    throw error;
-  });
+  renderer ??= import('dompurify')
+    .then(({ default: DOMPurify }) => {
+      configure(DOMPurify);
+      // Set once: options passed with each call are parsed again each time (~0.5 ms a call).
+      DOMPurify.setConfig(OPTIONS);
+      const one = (html: string) => DOMPurify.sanitize(html) as unknown as DocumentFragment;
+      return { blocks: parser(), sanitize: (blocks: string[]) => sanitizeTogether(blocks, one) };
+    })
+    .catch((error: unknown) => {
+      renderer = null;
+      throw error;
+    });
   return renderer;
 }
 
@@ -42,7 +44,10 @@ const OPTIONS = {
  */
 function sanitizeTogether(blocks: string[], one: (html: string) => DocumentFragment): HTMLElement[] {
   const together = [...one(blocks.map((html) => `<div data-block="">${html}</div>`).join('')).childNodes];
-  if (together.length === blocks.length && together.every((node) => node instanceof HTMLDivElement && node.hasAttribute('data-block'))) {
+  if (
+    together.length === blocks.length &&
+    together.every((node) => node instanceof HTMLDivElement && node.hasAttribute('data-block'))
+  ) {
     return together as HTMLElement[];
   }
   return blocks.map((html) => {
@@ -127,7 +132,11 @@ function configure(DOMPurify: typeof DOMPurifyType): void {
       if (id !== undefined) {
         node.removeAttribute('src');
         node.setAttribute('data-attachment', id.toLowerCase());
-      } else if (url !== null && url.origin !== location.origin && (url.protocol === 'https:' || url.protocol === 'http:')) {
+      } else if (
+        url !== null &&
+        url.origin !== location.origin &&
+        (url.protocol === 'https:' || url.protocol === 'http:')
+      ) {
         // An image from another site loads only when the reader allows it for this note (remote-images.ts).
         node.removeAttribute('src');
         node.setAttribute('data-remote', url.href);

@@ -26,8 +26,16 @@ const BATCH = 32;
  * `loadAttachment` turns an attachment id into a URL the page may show: by default the signed-in
  * user's (fetched with the access token); a shared page passes its link's own.
  */
-export function Markdown({ source, label, loadAttachment = attachmentUrl, remoteKey, line }: {
-  source: string; label: string; loadAttachment?: (id: string) => Promise<string>;
+export function Markdown({
+  source,
+  label,
+  loadAttachment = attachmentUrl,
+  remoteKey,
+  line,
+}: {
+  source: string;
+  label: string;
+  loadAttachment?: (id: string) => Promise<string>;
   /** The note (id, or a shared link's token) whose images from other sites its reader may allow; without it they never load. */
   remoteKey?: string;
   /** The line of the text (from 0, with a fraction) at the top of the editor beside: the preview scrolls to show it at its top. */
@@ -54,7 +62,12 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
 
   const changedAt = useRef(0);
 
-  useEffect(() => () => { mounted.current = false; }, []);
+  useEffect(
+    () => () => {
+      mounted.current = false;
+    },
+    [],
+  );
   useEffect(() => {
     changedAt.current = performance.now();
     // A rendering under way picks up the newest text when it ends.
@@ -67,7 +80,10 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
         while (mounted.current && done !== wanted.current && host.current !== null) {
           // A long text renders once the typing pauses (after its first rendering, which shows at
           // once): each rendering lays the preview out again.
-          const quiet = shown.current.blocks.length > 0 && wanted.current.length >= LONG_TEXT ? PAUSE_MS - (performance.now() - changedAt.current) : 0;
+          const quiet =
+            shown.current.blocks.length > 0 && wanted.current.length >= LONG_TEXT
+              ? PAUSE_MS - (performance.now() - changedAt.current)
+              : 0;
           if (quiet > 0) {
             await new Promise((resolve) => setTimeout(resolve, quiet));
             continue;
@@ -75,16 +91,24 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
           const text: string = wanted.current;
           const { html: blocks, lines: starts } = await renderer.blocks(text);
           if (!mounted.current || host.current === null) return;
-          const complete = await patch(host.current, shown.current, blocks, renderer.sanitize,
+          const complete = await patch(
+            host.current,
+            shown.current,
+            blocks,
+            renderer.sanitize,
             (element) => {
               showAttachments(element, load.current);
               if (remoteOn.current) showRemote(element);
-            }, () => !mounted.current || wanted.current !== text);
+            },
+            () => !mounted.current || wanted.current !== text,
+          );
           if (complete) {
             done = text;
             lines.current = starts;
             setState('shown');
-            setRemote(host.current.querySelector('img[data-remote]') === null ? 'none' : remoteOn.current ? 'shown' : 'held');
+            setRemote(
+              host.current.querySelector('img[data-remote]') === null ? 'none' : remoteOn.current ? 'shown' : 'held',
+            );
           }
         }
       } catch {
@@ -107,7 +131,8 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
     while (i + 1 < starts.length && starts[i + 1]! <= line) i += 1;
     const lineSpan = i + 1 < starts.length ? starts[i + 1]! - starts[i]! : 1;
     const into = Math.min(1, Math.max(0, (line - starts[i]!) / lineSpan));
-    const top = (node: HTMLElement) => node.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
+    const top = (node: HTMLElement) =>
+      node.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
     const target = () => {
       const from = top(nodes[i]!);
       const next = nodes[i + 1];
@@ -137,11 +162,19 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
     <section ref={box} class="preview markdown" aria-label={label}>
       {remote === 'held' && remoteKey !== undefined && (
         <p class="notice remote-images">
-          {allowedHere ? 'You allowed images from other sites in this note.' : 'Images from other sites are not shown: loading them tells those sites that you read this note.'}
-          {' '}<button type="button" class="secondary" onClick={showImages}>Show images from other sites</button>
+          {allowedHere
+            ? 'You allowed images from other sites in this note.'
+            : 'Images from other sites are not shown: loading them tells those sites that you read this note.'}{' '}
+          <button type="button" class="secondary" onClick={showImages}>
+            Show images from other sites
+          </button>
         </p>
       )}
-      {state === 'failed' && <p class="muted" role="alert">This text could not be previewed.</p>}
+      {state === 'failed' && (
+        <p class="muted" role="alert">
+          This text could not be previewed.
+        </p>
+      )}
       {state === 'rendering' && <p class="muted">Rendering…</p>}
       {/* Filled by patch(), not by Preact. */}
       <div ref={host} class="md-blocks" />
@@ -154,13 +187,24 @@ export function Markdown({ source, label, loadAttachment = attachmentUrl, remote
  * replaced, sanitised a slice at a time. Stops early (false) once `stale()`; what it did so far is
  * recorded in `shown`, so the next call starts from what is on the page.
  */
-async function patch(host: HTMLElement, shown: Shown, blocks: string[], sanitize: (blocks: string[]) => HTMLElement[],
-  added: (element: HTMLElement) => void, stale: () => boolean): Promise<boolean> {
+async function patch(
+  host: HTMLElement,
+  shown: Shown,
+  blocks: string[],
+  sanitize: (blocks: string[]) => HTMLElement[],
+  added: (element: HTMLElement) => void,
+  stale: () => boolean,
+): Promise<boolean> {
   const old = shown.blocks;
   let start = 0;
   while (start < old.length && start < blocks.length && old[start] === blocks[start]) start += 1;
   let end = 0;
-  while (end < old.length - start && end < blocks.length - start && old[old.length - 1 - end] === blocks[blocks.length - 1 - end]) end += 1;
+  while (
+    end < old.length - start &&
+    end < blocks.length - start &&
+    old[old.length - 1 - end] === blocks[blocks.length - 1 - end]
+  )
+    end += 1;
   for (const node of shown.nodes.slice(start, old.length - end)) {
     const group = node.parentElement;
     node.remove();
@@ -263,8 +307,13 @@ function showRemote(element: HTMLElement): void {
 function showAttachments(element: HTMLElement, load: (id: string) => Promise<string>): void {
   for (const img of element.querySelectorAll<HTMLImageElement>('img[data-attachment]')) {
     load(img.dataset.attachment!).then(
-      (url) => { img.src = url; },
-      () => { img.alt = `${img.alt || 'image'} (could not be loaded)`; img.classList.add('broken'); },
+      (url) => {
+        img.src = url;
+      },
+      () => {
+        img.alt = `${img.alt || 'image'} (could not be loaded)`;
+        img.classList.add('broken');
+      },
     );
   }
 }

@@ -28,7 +28,11 @@ export async function createNote(body: { title: string; content: string; folder_
  * A new version, conditional on the version the text was written on (If-Match): the version it
  * was saved as, or `conflict` when the note moved on meanwhile (412: nothing was overwritten).
  */
-export async function saveVersion(noteId: string, baseVersion: number, text: { title: string; content: string }): Promise<{ saved: number } | 'conflict'> {
+export async function saveVersion(
+  noteId: string,
+  baseVersion: number,
+  text: { title: string; content: string },
+): Promise<{ saved: number } | 'conflict'> {
   const answer = await api.POST('/api/notes/{noteID}/versions', {
     params: { path: { noteID: noteId }, header: { 'if-match': `"${baseVersion}"` } },
     body: text,
@@ -76,7 +80,10 @@ export async function createFolder(name: string, parentId: string | null) {
 }
 
 /** Renames a folder or moves it under another (`parent_id` null: the top level). */
-export async function changeFolder(folderId: string, body: { name: string } | { parent_id: string | null }): Promise<void> {
+export async function changeFolder(
+  folderId: string,
+  body: { name: string } | { parent_id: string | null },
+): Promise<void> {
   unwrap(await api.PATCH('/api/folders/{folderID}', { params: { path: { folderID: folderId } }, body }));
 }
 

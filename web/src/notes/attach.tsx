@@ -26,7 +26,9 @@ export function useAttacher(insert: (text: string) => void): Attacher {
       queue.current = queue.current.then(async () => {
         setProgress({ name: file.name, percent: 0 });
         try {
-          const stored = await uploadFile(file, (fraction) => setProgress({ name: file.name, percent: Math.round(fraction * 100) }));
+          const stored = await uploadFile(file, (fraction) =>
+            setProgress({ name: file.name, percent: Math.round(fraction * 100) }),
+          );
           insert(`${markdownFor(stored)}${stored.content_type.startsWith('image/') ? '\n' : ''}`);
         } catch (e) {
           setFailure(`Could not attach “${file.name}”: ${e instanceof Error ? e.message : String(e)}`);
@@ -39,15 +41,33 @@ export function useAttacher(insert: (text: string) => void): Attacher {
 
   const button = (
     <>
-      <input ref={picker} type="file" multiple hidden tabIndex={-1} aria-hidden="true"
-        onChange={(e) => { attach([...(e.currentTarget.files ?? [])]); e.currentTarget.value = ''; }} />
-      <button type="button" class="secondary" onClick={() => picker.current?.click()}>Attach file</button>
+      <input
+        ref={picker}
+        type="file"
+        multiple
+        hidden
+        tabIndex={-1}
+        aria-hidden="true"
+        onChange={(e) => {
+          attach([...(e.currentTarget.files ?? [])]);
+          e.currentTarget.value = '';
+        }}
+      />
+      <button type="button" class="secondary" onClick={() => picker.current?.click()}>
+        Attach file
+      </button>
     </>
   );
-  const message = failure !== ''
-    ? <p class="error" role="alert">{failure}</p>
-    : progress !== null
-      ? <p class="hint upload" role="status">Uploading “{progress.name}”… <progress max={100} value={progress.percent} aria-label={`Uploading ${progress.name}`} /> {progress.percent} %</p>
-      : null;
+  const message =
+    failure !== '' ? (
+      <p class="error" role="alert">
+        {failure}
+      </p>
+    ) : progress !== null ? (
+      <p class="hint upload" role="status">
+        Uploading “{progress.name}”…{' '}
+        <progress max={100} value={progress.percent} aria-label={`Uploading ${progress.name}`} /> {progress.percent} %
+      </p>
+    ) : null;
   return { attach, button, message };
 }

@@ -1,6 +1,12 @@
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { markdownKeymap, markdownLanguage, pasteURLAsLink } from '@codemirror/lang-markdown';
-import { forceParsing, HighlightStyle, LanguageSupport, syntaxHighlighting, syntaxTreeAvailable } from '@codemirror/language';
+import {
+  forceParsing,
+  HighlightStyle,
+  LanguageSupport,
+  syntaxHighlighting,
+  syntaxTreeAvailable,
+} from '@codemirror/language';
 import { EditorSelection, EditorState, Prec } from '@codemirror/state';
 import { EditorView, keymap, ViewPlugin, type ViewUpdate } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
@@ -51,7 +57,11 @@ export interface MarkdownEditorHandle {
 const theme = EditorView.theme({
   '&': { color: 'var(--fg)', backgroundColor: 'var(--panel)', border: '1px solid var(--line)', borderRadius: '6px' },
   '&.cm-focused': { outline: '3px solid var(--focus)', outlineOffset: '2px' },
-  '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace', fontSize: '0.95rem', lineHeight: '1.5' },
+  '.cm-scroller': {
+    fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+    fontSize: '0.95rem',
+    lineHeight: '1.5',
+  },
   '.cm-content': { minHeight: '60vh', padding: '0.45rem 0', caretColor: 'var(--fg)' },
   '.cm-line': { padding: '0 0.6rem' },
   '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--fg)' },
@@ -84,28 +94,30 @@ const highlight = HighlightStyle.define([
  * parser has caught up with the megabyte before it.
  */
 const PARSE_SLICE_MS = 12;
-const parseToEnd = ViewPlugin.fromClass(class {
-  idle = 0;
-  constructor(readonly view: EditorView) {
-    this.schedule();
-  }
-  update(update: ViewUpdate) {
-    if (update.docChanged) this.schedule();
-  }
-  schedule() {
-    if (this.idle !== 0 || typeof requestIdleCallback !== 'function') return;
-    this.idle = requestIdleCallback((deadline) => {
-      this.idle = 0;
-      const { state } = this.view;
-      if (syntaxTreeAvailable(state, state.doc.length)) return;
-      forceParsing(this.view, state.doc.length, Math.max(4, Math.min(PARSE_SLICE_MS, deadline.timeRemaining() - 1)));
+const parseToEnd = ViewPlugin.fromClass(
+  class {
+    idle = 0;
+    constructor(readonly view: EditorView) {
       this.schedule();
-    });
-  }
-  destroy() {
-    if (this.idle !== 0) cancelIdleCallback(this.idle);
-  }
-});
+    }
+    update(update: ViewUpdate) {
+      if (update.docChanged) this.schedule();
+    }
+    schedule() {
+      if (this.idle !== 0 || typeof requestIdleCallback !== 'function') return;
+      this.idle = requestIdleCallback((deadline) => {
+        this.idle = 0;
+        const { state } = this.view;
+        if (syntaxTreeAvailable(state, state.doc.length)) return;
+        forceParsing(this.view, state.doc.length, Math.max(4, Math.min(PARSE_SLICE_MS, deadline.timeRemaining() - 1)));
+        this.schedule();
+      });
+    }
+    destroy() {
+      if (this.idle !== 0) cancelIdleCallback(this.idle);
+    }
+  },
+);
 
 export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEditorHandle {
   const length = options.doc.length;
@@ -121,7 +133,9 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
     root,
     state: EditorState.create({
       doc: options.doc,
-      selection: options.selection ? EditorSelection.single(clamp(options.selection.anchor), clamp(options.selection.head)) : undefined,
+      selection: options.selection
+        ? EditorSelection.single(clamp(options.selection.anchor), clamp(options.selection.head))
+        : undefined,
       extensions: [
         history(),
         markdownSupport,
@@ -131,7 +145,14 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         theme,
         keymap.of([
           // preventDefault even when a save is already running: the browser's "Save page" must never open.
-          { key: 'Mod-s', preventDefault: true, run: () => { options.onSave(); return true; } },
+          {
+            key: 'Mod-s',
+            preventDefault: true,
+            run: () => {
+              options.onSave();
+              return true;
+            },
+          },
           ...historyKeymap,
           ...defaultKeymap,
         ]),

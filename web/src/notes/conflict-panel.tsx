@@ -11,7 +11,15 @@ export interface Conflict {
 }
 
 /** What changed elsewhere beside the user's text, and the choice: keep mine, take theirs, or copy mine. */
-export function ConflictPanel({ conflict, keepMine, takeTheirs }: { conflict: Conflict; keepMine: () => void; takeTheirs: () => void }) {
+export function ConflictPanel({
+  conflict,
+  keepMine,
+  takeTheirs,
+}: {
+  conflict: Conflict;
+  keepMine: () => void;
+  takeTheirs: () => void;
+}) {
   const [copied, setCopied] = useState('');
   const copy = async () => {
     try {
@@ -29,17 +37,32 @@ export function ConflictPanel({ conflict, keepMine, takeTheirs }: { conflict: Co
         <DiffView diff={conflict.diff} caption="Changes saved elsewhere" />
       ) : (
         <div class="side-by-side">
-          <div><h3>Saved elsewhere</h3><pre>{conflict.server.content}</pre></div>
-          <div><h3>Yours</h3><pre>{conflict.mine.content}</pre></div>
+          <div>
+            <h3>Saved elsewhere</h3>
+            <pre>{conflict.server.content}</pre>
+          </div>
+          <div>
+            <h3>Yours</h3>
+            <pre>{conflict.mine.content}</pre>
+          </div>
         </div>
       )}
       <div class="actions">
-        <button type="button" onClick={keepMine}>Keep mine</button>
-        <button type="button" class="secondary" onClick={takeTheirs}>Take theirs</button>
-        <button type="button" class="secondary" onClick={copy}>Copy mine</button>
+        <button type="button" onClick={keepMine}>
+          Keep mine
+        </button>
+        <button type="button" class="secondary" onClick={takeTheirs}>
+          Take theirs
+        </button>
+        <button type="button" class="secondary" onClick={copy}>
+          Copy mine
+        </button>
       </div>
       {copied && <p role="status">{copied}</p>}
-      <details><summary>Your text</summary><textarea readOnly aria-label="Your text" value={conflict.mine.content} /></details>
+      <details>
+        <summary>Your text</summary>
+        <textarea readOnly aria-label="Your text" value={conflict.mine.content} />
+      </details>
     </section>
   );
 }

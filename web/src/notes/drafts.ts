@@ -27,7 +27,10 @@ function open(): Promise<IDBDatabase | null> {
   return opened;
 }
 
-async function run<T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) => IDBRequest<T>): Promise<T | undefined> {
+async function run<T>(
+  mode: IDBTransactionMode,
+  work: (store: IDBObjectStore) => IDBRequest<T>,
+): Promise<T | undefined> {
   const db = await open();
   if (db === null) return undefined;
   return new Promise((resolve) => {
@@ -43,6 +46,8 @@ async function run<T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) =>
 
 const key = (userId: string, noteId: string) => `${userId}:${noteId}`;
 
-export const saveDraft = (userId: string, noteId: string, draft: Draft) => run('readwrite', (s) => s.put(draft, key(userId, noteId)));
-export const loadDraft = (userId: string, noteId: string) => run<Draft | undefined>('readonly', (s) => s.get(key(userId, noteId)));
+export const saveDraft = (userId: string, noteId: string, draft: Draft) =>
+  run('readwrite', (s) => s.put(draft, key(userId, noteId)));
+export const loadDraft = (userId: string, noteId: string) =>
+  run<Draft | undefined>('readonly', (s) => s.get(key(userId, noteId)));
 export const clearDraft = (userId: string, noteId: string) => run('readwrite', (s) => s.delete(key(userId, noteId)));

@@ -4,9 +4,27 @@ import type { Note } from './api';
 import type { Role } from './editor-state';
 
 /** The note's status (unsaved, saved as version n) and what can be done with it. */
-export function EditorToolbar({ note, role, dirty, status, busy, editing, preview, sharing, attachButton, on }: {
-  note: Note; role: Role; dirty: boolean; status: string; busy: boolean;
-  editing: boolean; preview: boolean; sharing: boolean; attachButton: JSX.Element | null;
+export function EditorToolbar({
+  note,
+  role,
+  dirty,
+  status,
+  busy,
+  editing,
+  preview,
+  sharing,
+  attachButton,
+  on,
+}: {
+  note: Note;
+  role: Role;
+  dirty: boolean;
+  status: string;
+  busy: boolean;
+  editing: boolean;
+  preview: boolean;
+  sharing: boolean;
+  attachButton: JSX.Element | null;
   on: { toggleEditing: () => void; togglePreview: () => void; toggleSharing: () => void; remove: () => void };
 }) {
   const owner = role === null;
@@ -14,17 +32,43 @@ export function EditorToolbar({ note, role, dirty, status, busy, editing, previe
   const onServer = note.version > 0;
   return (
     <div class="toolbar">
-      <a class="back" href="/">← Notes</a>
+      <a class="back" href="/">
+        ← Notes
+      </a>
       <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
         {dirty ? 'Unsaved changes' : status || (onServer ? `Version ${note.version}` : 'New note, not saved yet')}
       </span>
-      {canEdit && <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">Save</button>}
-      {canEdit && <button type="button" class="secondary" aria-pressed={editing} aria-keyshortcuts="E" onClick={on.toggleEditing}>Edit</button>}
-      {canEdit && editing && <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={on.togglePreview}>Preview</button>}
+      {canEdit && (
+        <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">
+          Save
+        </button>
+      )}
+      {canEdit && (
+        <button type="button" class="secondary" aria-pressed={editing} aria-keyshortcuts="E" onClick={on.toggleEditing}>
+          Edit
+        </button>
+      )}
+      {canEdit && editing && (
+        <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={on.togglePreview}>
+          Preview
+        </button>
+      )}
       {canEdit && attachButton}
-      {onServer && <button type="button" class="secondary" onClick={() => navigate(`/notes/${note.id}/history`)}>History</button>}
-      {owner && onServer && <button type="button" class="secondary" aria-expanded={sharing} onClick={on.toggleSharing}>Share</button>}
-      {owner && onServer && <button type="button" class="danger" onClick={on.remove}>Delete</button>}
+      {onServer && (
+        <button type="button" class="secondary" onClick={() => navigate(`/notes/${note.id}/history`)}>
+          History
+        </button>
+      )}
+      {owner && onServer && (
+        <button type="button" class="secondary" aria-expanded={sharing} onClick={on.toggleSharing}>
+          Share
+        </button>
+      )}
+      {owner && onServer && (
+        <button type="button" class="danger" onClick={on.remove}>
+          Delete
+        </button>
+      )}
     </div>
   );
 }

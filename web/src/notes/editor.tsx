@@ -27,9 +27,20 @@ export { NEW } from './editor-state';
  * shows what changed and lets the user choose. The text lives in the editor (note-text.ts): it is
  * read from there to save, to keep a draft and to show a preview, never copied on each keystroke.
  */
-export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, folderId = null }: {
+export function Editor({
+  noteId,
+  me,
+  onChanged,
+  onDeleted,
+  onCreated,
+  folders,
+  folderId = null,
+}: {
   /** `new`: a note not on the server yet, created by its first save. */
-  noteId: string; me: string; onChanged: () => void; onDeleted: (title: string) => void;
+  noteId: string;
+  me: string;
+  onChanged: () => void;
+  onDeleted: (title: string) => void;
   /** The first save of a new note created it, with this id. */
   onCreated?: (id: string) => void;
   folders: Folder[];
@@ -71,12 +82,22 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     setConflict(null);
     newer.clear();
     setRestored(null);
-    setStatus(server.version === 0 ? '' : by === null ? `Loaded version ${server.version}` : `Version ${server.version}, saved by ${by}, is shown`);
+    setStatus(
+      server.version === 0
+        ? ''
+        : by === null
+          ? `Loaded version ${server.version}`
+          : `Version ${server.version}, saved by ${by}, is shown`,
+    );
   };
   const newer = useNewerVersion({ noteId, note, dirty, now, show: loadVersion });
 
   useNoteLoad({
-    noteId, me, folderId, created, now,
+    noteId,
+    me,
+    folderId,
+    created,
+    now,
     onOpened: (opened) => {
       setRole(opened.role);
       setNote(opened.note);
@@ -105,8 +126,7 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     if (note.version === 0) {
       titleRef.current?.focus();
       titleRef.current?.select();
-    }
-    else formRef.current?.focus({ preventScroll: true });
+    } else formRef.current?.focus({ preventScroll: true });
   }, [note]);
 
   useDraftKeeping({ me, noteId, now, text, edits, discarded });
@@ -165,11 +185,17 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
   useSaveShortcut(saveNow);
   // Saved by itself once the typing pauses — not over a conflict, a restored draft or a newer
   // version on offer, which wait for the user's choice.
-  useAutosave(saveNow, dirty && role !== 'viewer' && conflict === null && restored === null && newer.newer === null, [title, edits], note);
+  useAutosave(
+    saveNow,
+    dirty && role !== 'viewer' && conflict === null && restored === null && newer.newer === null,
+    [title, edits],
+    note,
+  );
 
   const remove = async () => {
     // The trash keeps what was saved, not what is typed: deleting unsaved text asks first.
-    if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?')) return;
+    if (dirty && !window.confirm('This note has unsaved changes, which the trash will not keep. Delete it anyway?'))
+      return;
     try {
       await deleteNote(noteId);
       discarded.current = true;
@@ -182,61 +208,153 @@ export function Editor({ noteId, me, onChanged, onDeleted, onCreated, folders, f
     }
   };
 
-  if (note === null) return error ? <p class="error" role="alert">{error}</p> : <p class="muted" role="status">Loading…</p>;
+  if (note === null)
+    return error ? (
+      <p class="error" role="alert">
+        {error}
+      </p>
+    ) : (
+      <p class="muted" role="status">
+        Loading…
+      </p>
+    );
   const owner = role === null;
   const canEdit = role !== 'viewer';
   const onServer = note.version > 0;
   const offered = newer.newer;
   return (
-    <form class="editor" ref={formRef} tabIndex={-1} aria-label="Note" onSubmit={(e) => { e.preventDefault(); saveNow(); }}>
-      <EditorToolbar note={note} role={role} dirty={dirty} status={status} busy={busy}
-        editing={editing} preview={preview} sharing={sharing} attachButton={attacher.button}
-        on={{ toggleEditing: () => setEditing(!editing), togglePreview: () => setPreview(!preview), toggleSharing: () => setSharing(!sharing), remove }} />
-      {!onServer ? <p class="muted">A new note: it is kept on this device until you save it.</p> : owner
-        ? <FilingBar note={note} folders={folders} onFiled={(filing) => { setNote({ ...note, ...filing }); onChanged(); }} />
-        : <p class="notice shared-badge">Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.</p>}
-      {newer.gone && <p class="error" role="alert">{newer.gone}</p>}
+    <form
+      class="editor"
+      ref={formRef}
+      tabIndex={-1}
+      aria-label="Note"
+      onSubmit={(e) => {
+        e.preventDefault();
+        saveNow();
+      }}
+    >
+      <EditorToolbar
+        note={note}
+        role={role}
+        dirty={dirty}
+        status={status}
+        busy={busy}
+        editing={editing}
+        preview={preview}
+        sharing={sharing}
+        attachButton={attacher.button}
+        on={{
+          toggleEditing: () => setEditing(!editing),
+          togglePreview: () => setPreview(!preview),
+          toggleSharing: () => setSharing(!sharing),
+          remove,
+        }}
+      />
+      {!onServer ? (
+        <p class="muted">A new note: it is kept on this device until you save it.</p>
+      ) : owner ? (
+        <FilingBar
+          note={note}
+          folders={folders}
+          onFiled={(filing) => {
+            setNote({ ...note, ...filing });
+            onChanged();
+          }}
+        />
+      ) : (
+        <p class="notice shared-badge">
+          Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.
+        </p>
+      )}
+      {newer.gone && (
+        <p class="error" role="alert">
+          {newer.gone}
+        </p>
+      )}
       {restored && dirty && (
         <div class="notice" role="status">
-          {restored.version === 0 ? 'Unsaved text of a new note from this device was restored.' : `Unsaved text from this device, typed on version ${restored.version}, was restored.`}{' '}
-          <button type="button" class="secondary" onClick={() => loadVersion(restored.server)}>Discard it</button>
+          {restored.version === 0
+            ? 'Unsaved text of a new note from this device was restored.'
+            : `Unsaved text from this device, typed on version ${restored.version}, was restored.`}{' '}
+          <button type="button" class="secondary" onClick={() => loadVersion(restored.server)}>
+            Discard it
+          </button>
         </div>
       )}
-      {error && <p class="error" role="alert">{error}</p>}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
       {attacher.message}
       {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}
       {offered && offered.version > note.version && !conflict && (
         <div class="notice" role="status">
-          Version {offered.version} of this note was saved {newer.newerBy === null ? 'elsewhere' : `by ${newer.newerBy}`}.{' '}
-          {dirty
-            ? 'Saving will show what changed there beside your text.'
-            : <button type="button" class="secondary" onClick={() => loadVersion(offered)}>Load version {offered.version}</button>}
+          Version {offered.version} of this note was saved{' '}
+          {newer.newerBy === null ? 'elsewhere' : `by ${newer.newerBy}`}.{' '}
+          {dirty ? (
+            'Saving will show what changed there beside your text.'
+          ) : (
+            <button type="button" class="secondary" onClick={() => loadVersion(offered)}>
+              Load version {offered.version}
+            </button>
+          )}
         </div>
       )}
       {conflict && (
-        <ConflictPanel conflict={conflict}
+        <ConflictPanel
+          conflict={conflict}
           keepMine={() => save(conflict.server, conflict.mine)}
-          takeTheirs={() => loadVersion(conflict.server)} />
+          takeTheirs={() => loadVersion(conflict.server)}
+        />
       )}
       {(!canEdit || !editing) && (
         <article class="reading" aria-labelledby="reading-title">
-          <h2 class="note-title" id="reading-title">{(canEdit ? title : note.title) || 'Untitled'}</h2>
-          <Markdown source={canEdit ? text.get() : note.content} label="Note" remoteKey={note.version > 0 ? note.id : undefined} />
+          <h2 class="note-title" id="reading-title">
+            {(canEdit ? title : note.title) || 'Untitled'}
+          </h2>
+          <Markdown
+            source={canEdit ? text.get() : note.content}
+            label="Note"
+            remoteKey={note.version > 0 ? note.id : undefined}
+          />
         </article>
       )}
       {/* Hidden, not gone, while reading: the editor keeps its text, cursor and undo history. */}
-      {canEdit && <div class="writing" hidden={!editing}>
-      <label for="title">Title</label>
-      <input id="title" ref={titleRef} value={title} maxLength={200} onInput={(e) => setTitle(e.currentTarget.value)} />
-      <div class={`panes ${preview ? 'with-preview' : ''}`}>
-        <div class="pane">
-          <div class="field-label">Content</div>
-          <MarkdownEditor text={text} label="Content" onChange={edited} onSave={saveNow}
-            onFiles={attacher.attach} inserter={inserter} onTopLine={preview ? setTopLine : undefined} />
+      {canEdit && (
+        <div class="writing" hidden={!editing}>
+          <label for="title">Title</label>
+          <input
+            id="title"
+            ref={titleRef}
+            value={title}
+            maxLength={200}
+            onInput={(e) => setTitle(e.currentTarget.value)}
+          />
+          <div class={`panes ${preview ? 'with-preview' : ''}`}>
+            <div class="pane">
+              <div class="field-label">Content</div>
+              <MarkdownEditor
+                text={text}
+                label="Content"
+                onChange={edited}
+                onSave={saveNow}
+                onFiles={attacher.attach}
+                inserter={inserter}
+                onTopLine={preview ? setTopLine : undefined}
+              />
+            </div>
+            {preview && editing && (
+              <Markdown
+                source={text.get()}
+                label="Preview"
+                remoteKey={note.version > 0 ? note.id : undefined}
+                line={topLine}
+              />
+            )}
+          </div>
         </div>
-        {preview && editing && <Markdown source={text.get()} label="Preview" remoteKey={note.version > 0 ? note.id : undefined} line={topLine} />}
-      </div>
-      </div>}
+      )}
     </form>
   );
 }

@@ -7,7 +7,15 @@ import { folderPaths } from './sidebar';
  * Where a note is filed: Pin/Unpin, Archive/Unarchive and Move to a folder. Filing is not an edit
  * (no version, no unsaved text is touched), so it applies at once.
  */
-export function FilingBar({ note, folders, onFiled }: { note: Note; folders: Folder[]; onFiled: (filing: Filing) => void }) {
+export function FilingBar({
+  note,
+  folders,
+  onFiled,
+}: {
+  note: Note;
+  folders: Folder[];
+  onFiled: (filing: Filing) => void;
+}) {
   const [target, setTarget] = useState(note.folder_id ?? '');
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
@@ -28,23 +36,47 @@ export function FilingBar({ note, folders, onFiled }: { note: Note; folders: Fol
 
   return (
     <div class="filing">
-      <button type="button" class="secondary" onClick={() => void patch({ pinned: !note.pinned }, note.pinned ? 'Unpinned.' : 'Pinned.')}>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => void patch({ pinned: !note.pinned }, note.pinned ? 'Unpinned.' : 'Pinned.')}
+      >
         {note.pinned ? 'Unpin' : 'Pin'}
       </button>
-      <button type="button" class="secondary" onClick={() => void patch({ archived: !note.archived }, note.archived ? 'Back from the archive.' : 'Archived.')}>
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => void patch({ archived: !note.archived }, note.archived ? 'Back from the archive.' : 'Archived.')}
+      >
         {note.archived ? 'Unarchive' : 'Archive'}
       </button>
       <label for="move-to">Folder</label>
       <select id="move-to" value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
         <option value="">Top level</option>
-        {[...paths].sort((a, b) => a[1].localeCompare(b[1])).map(([id, path]) => <option key={id} value={id}>{path}</option>)}
+        {[...paths]
+          .sort((a, b) => a[1].localeCompare(b[1]))
+          .map(([id, path]) => (
+            <option key={id} value={id}>
+              {path}
+            </option>
+          ))}
       </select>
-      <button type="button" class="secondary" disabled={target === (note.folder_id ?? '')}
-        onClick={() => void patch({ folder_id: target === '' ? null : target }, `Moved to ${destination}.`)}>
+      <button
+        type="button"
+        class="secondary"
+        disabled={target === (note.folder_id ?? '')}
+        onClick={() => void patch({ folder_id: target === '' ? null : target }, `Moved to ${destination}.`)}
+      >
         Move
       </button>
-      <span class="muted" role="status">{status}</span>
-      {error && <p class="error" role="alert">{error}</p>}
+      <span class="muted" role="status">
+        {status}
+      </span>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
     </div>
   );
 }

@@ -138,7 +138,11 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
     };
     const onScroll = (event: Event) => {
       const scroller = event.target;
-      if (scroller !== document && !(scroller instanceof Element && host.current !== null && scroller.contains(host.current))) return;
+      if (
+        scroller !== document &&
+        !(scroller instanceof Element && host.current !== null && scroller.contains(host.current))
+      )
+        return;
       scrolledAt = performance.now();
       later(scroller);
     };
@@ -158,19 +162,35 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
     <div class="markdown-editor">
       <div ref={host} />
       {state !== 'ready' && (
-        <textarea ref={fallback} class="plain-editor" aria-label={label} defaultValue={initial} spellcheck
+        <textarea
+          ref={fallback}
+          class="plain-editor"
+          aria-label={label}
+          defaultValue={initial}
+          spellcheck
           aria-describedby={state === 'failed' ? 'editor-failed' : undefined}
           onInput={() => onChange()}
           onPaste={(e) => {
             const files = filesOf(e.clipboardData?.files);
-            if (files.length > 0 && onFiles) { e.preventDefault(); onFiles(files); }
+            if (files.length > 0 && onFiles) {
+              e.preventDefault();
+              onFiles(files);
+            }
           }}
           onDrop={(e) => {
             const files = filesOf(e.dataTransfer?.files);
-            if (files.length > 0 && onFiles) { e.preventDefault(); onFiles(files); }
-          }} />
+            if (files.length > 0 && onFiles) {
+              e.preventDefault();
+              onFiles(files);
+            }
+          }}
+        />
       )}
-      {state === 'failed' && <p id="editor-failed" class="hint">The Markdown editor could not load; this plain text box works the same.</p>}
+      {state === 'failed' && (
+        <p id="editor-failed" class="hint">
+          The Markdown editor could not load; this plain text box works the same.
+        </p>
+      )}
     </div>
   );
 }

@@ -17,9 +17,22 @@ const AHEAD = 30;
  * asks for the next page. Rows not loaded yet hold their place (the total is known), so the
  * scroll bar tells the list's true length.
  */
-export function NoteList({ notes, total, more, onNeedMore, current, query, empty }: {
-  notes: SharedRow[] | null; total: number | null; more: boolean; onNeedMore: () => void;
-  current: string | null; query: string; empty: string;
+export function NoteList({
+  notes,
+  total,
+  more,
+  onNeedMore,
+  current,
+  query,
+  empty,
+}: {
+  notes: SharedRow[] | null;
+  total: number | null;
+  more: boolean;
+  onNeedMore: () => void;
+  current: string | null;
+  query: string;
+  empty: string;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const rows = notes ?? [];
@@ -43,18 +56,40 @@ export function NoteList({ notes, total, more, onNeedMore, current, query, empty
     if (more && notes !== null && last >= rows.length - AHEAD) onNeedMore();
   }, [more, last, rows.length]);
 
-  if (notes === null) return <p class="muted" role="status">Loading notes…</p>;
+  if (notes === null)
+    return (
+      <p class="muted" role="status">
+        Loading notes…
+      </p>
+    );
   if (notes.length === 0) return <p class="muted">{empty}</p>;
   return (
     <div class="rows-box" ref={box}>
-      <ul class="rows virtual" aria-label="Notes, pinned first, then most recent" style={{ height: `${virtual.getTotalSize()}px` }}>
+      <ul
+        class="rows virtual"
+        aria-label="Notes, pinned first, then most recent"
+        style={{ height: `${virtual.getTotalSize()}px` }}
+      >
         {items.map((item) => {
           const note = rows[item.index];
           return (
-            <li key={item.key} data-index={item.index} ref={virtual.measureElement} aria-setsize={count} aria-posinset={item.index + 1}
+            <li
+              key={item.key}
+              data-index={item.index}
+              ref={virtual.measureElement}
+              aria-setsize={count}
+              aria-posinset={item.index + 1}
               style={{ transform: `translateY(${item.start}px)` }}
-              draggable={note !== undefined} onDragStart={(e) => note && e.dataTransfer?.setData(NOTE_DRAG_TYPE, note.id)}>
-              {note === undefined ? <p class="muted placeholder" aria-busy="true">Loading…</p> : <Row note={note} current={current} query={query} />}
+              draggable={note !== undefined}
+              onDragStart={(e) => note && e.dataTransfer?.setData(NOTE_DRAG_TYPE, note.id)}
+            >
+              {note === undefined ? (
+                <p class="muted placeholder" aria-busy="true">
+                  Loading…
+                </p>
+              ) : (
+                <Row note={note} current={current} query={query} />
+              )}
             </li>
           );
         })}
@@ -69,16 +104,30 @@ function Row({ note, current, query }: { note: SharedRow; current: string | null
     <>
       <a href={`/notes/${note.id}${query}`} aria-current={note.id === current ? 'page' : undefined}>
         <span class="row-title">
-          {note.pinned && <span class="pin" title="Pinned"><span class="sr-only">Pinned: </span></span>}
+          {note.pinned && (
+            <span class="pin" title="Pinned">
+              <span class="sr-only">Pinned: </span>
+            </span>
+          )}
           {title}
         </span>
         {note.preview !== '' && <span class="preview-line">{note.preview}</span>}
         <time dateTime={note.updated_at}>{formatTime(note.updated_at)}</time>
-        {'owner_username' in note && <span class="meta">{note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}</span>}
+        {'owner_username' in note && (
+          <span class="meta">
+            {note.owner_username} · {note.role === 'editor' ? 'can edit' : 'can view'}
+          </span>
+        )}
       </a>
       {note.tags.length > 0 && (
         <ul class="chips" aria-label={`Tags of ${title}`}>
-          {note.tags.map((tag) => <li key={tag}><a class="chip" href={`/notes/${note.id}?tag=${encodeURIComponent(tag)}`}>#{tag}</a></li>)}
+          {note.tags.map((tag) => (
+            <li key={tag}>
+              <a class="chip" href={`/notes/${note.id}?tag=${encodeURIComponent(tag)}`}>
+                #{tag}
+              </a>
+            </li>
+          ))}
         </ul>
       )}
     </>

@@ -1,6 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { fileNote, listFolders, listNotes, listSharedNotes, listTags, searchNotes, type Folder, type SearchResult, type TagCount } from './api';
+import {
+  fileNote,
+  listFolders,
+  listNotes,
+  listSharedNotes,
+  listTags,
+  searchNotes,
+  type Folder,
+  type SearchResult,
+  type TagCount,
+} from './api';
 import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from './sidebar';
 import { confirmLeave, navigate, useSearch } from '../app/router';
 import { asYouType } from './search-query';
@@ -14,11 +24,16 @@ const PAGE = 100;
 /** The list's query for a scope (the archive lists only archived notes). */
 function scopeQuery(scope: Scope): { archived?: 'true'; folder?: string; tag?: string } {
   switch (scope.kind) {
-    case 'archive': return { archived: 'true' };
-    case 'folder': return { folder: scope.id };
-    case 'root': return { folder: 'root' };
-    case 'tag': return { tag: scope.name };
-    default: return {};
+    case 'archive':
+      return { archived: 'true' };
+    case 'folder':
+      return { folder: scope.id };
+    case 'root':
+      return { folder: 'root' };
+    case 'tag':
+      return { tag: scope.name };
+    default:
+      return {};
   }
 }
 
@@ -42,10 +57,13 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const [total, setTotal] = useState<number | null>(null);
 
   /** A page of the scope's notes, from `offset`, and how many there are in all (not said for shared notes). */
-  const page = useCallback(async (offset: number, signal: AbortSignal): Promise<{ rows: SharedRow[]; total: number | null }> => {
-    if (scope.kind === 'shared') return { rows: await listSharedNotes(PAGE, offset, signal), total: null };
-    return listNotes({ limit: PAGE, offset, ...scopeQuery(scope) }, signal);
-  }, [scopeKey]);
+  const page = useCallback(
+    async (offset: number, signal: AbortSignal): Promise<{ rows: SharedRow[]; total: number | null }> => {
+      if (scope.kind === 'shared') return { rows: await listSharedNotes(PAGE, offset, signal), total: null };
+      return listNotes({ limit: PAGE, offset, ...scopeQuery(scope) }, signal);
+    },
+    [scopeKey],
+  );
 
   // Each (re)load aborts the requests of the one before, and a page asked for meanwhile: an answer
   // for another scope, or an older state of the list, never lands after a newer one.
@@ -53,33 +71,36 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const loadingMore = useRef(false);
   const loaded = useRef(0);
   /** The list from the top, as many rows as `rows` (the pages already scrolled through stay), with folders and tags. */
-  const load = useCallback(async (rows = PAGE) => {
-    inFlight.current?.abort();
-    const controller = new AbortController();
-    inFlight.current = controller;
-    loadingMore.current = false;
-    const { signal } = controller;
-    try {
-      const pages = Math.max(1, Math.ceil(rows / PAGE));
-      const [answers, folderList, tagList] = await Promise.all([
-        Promise.all(Array.from({ length: pages }, (_, i) => page(i * PAGE, signal))),
-        listFolders(signal),
-        listTags(signal),
-      ]);
-      // Pages fetched side by side can overlap when a note moved up meanwhile: each note once.
-      const all = [...new Map(answers.flatMap((a) => a.rows).map((row) => [row.id, row])).values()];
-      loaded.current = all.length;
-      setNotes(all);
-      setTotal(answers[0]!.total);
-      setMore(answers.at(-1)!.rows.length === PAGE);
-      setFolders(folderList);
-      setTags(tagList);
-      setError('');
-    } catch (e) {
-      if (!signal.aborted) setError(errorMessage(e));
-    }
-    // The scope is read from the address each render; its query string is what changes it.
-  }, [scopeKey]);
+  const load = useCallback(
+    async (rows = PAGE) => {
+      inFlight.current?.abort();
+      const controller = new AbortController();
+      inFlight.current = controller;
+      loadingMore.current = false;
+      const { signal } = controller;
+      try {
+        const pages = Math.max(1, Math.ceil(rows / PAGE));
+        const [answers, folderList, tagList] = await Promise.all([
+          Promise.all(Array.from({ length: pages }, (_, i) => page(i * PAGE, signal))),
+          listFolders(signal),
+          listTags(signal),
+        ]);
+        // Pages fetched side by side can overlap when a note moved up meanwhile: each note once.
+        const all = [...new Map(answers.flatMap((a) => a.rows).map((row) => [row.id, row])).values()];
+        loaded.current = all.length;
+        setNotes(all);
+        setTotal(answers[0]!.total);
+        setMore(answers.at(-1)!.rows.length === PAGE);
+        setFolders(folderList);
+        setTags(tagList);
+        setError('');
+      } catch (e) {
+        if (!signal.aborted) setError(errorMessage(e));
+      }
+      // The scope is read from the address each render; its query string is what changes it.
+    },
+    [scopeKey],
+  );
   useEffect(() => {
     setNotes(null);
     void load();
@@ -117,17 +138,26 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const file = async (noteId: string, folderId: string | null) => {
     try {
       await fileNote(noteId, { folder_id: folderId });
-      const where = folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
+      const where =
+        folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
       setFlash(`Moved to ${where}.`);
       refresh();
     } catch (e) {
       setError(errorMessage(e));
     }
   };
-  const heading = scope.kind === 'archive' ? 'Archive' : scope.kind === 'shared' ? 'Shared with me'
-    : scope.kind === 'folder' ? folders.find((f) => f.id === scope.id)?.name ?? 'Folder'
-      : scope.kind === 'root' ? 'Top level'
-        : scope.kind === 'tag' ? `#${scope.name}` : 'Notes';
+  const heading =
+    scope.kind === 'archive'
+      ? 'Archive'
+      : scope.kind === 'shared'
+        ? 'Shared with me'
+        : scope.kind === 'folder'
+          ? (folders.find((f) => f.id === scope.id)?.name ?? 'Folder')
+          : scope.kind === 'root'
+            ? 'Top level'
+            : scope.kind === 'tag'
+              ? `#${scope.name}`
+              : 'Notes';
 
   useEffect(() => {
     if (query.trim() === '') return setResults(null);
@@ -137,7 +167,12 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
     const timer = setTimeout(async () => {
       try {
         const found = await searchNotes(
-          { q: asYouType(query), history: throughHistory ? 'true' : 'false', limit: SEARCH_LIMIT, ...scopeQuery(scope) },
+          {
+            q: asYouType(query),
+            history: throughHistory ? 'true' : 'false',
+            limit: SEARCH_LIMIT,
+            ...scopeQuery(scope),
+          },
           controller.signal,
         );
         setResults(found);
@@ -168,38 +203,119 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
 
   return (
     <div class={`notes ${noteId ? 'has-open' : ''}`}>
-      <Sidebar folders={folders} tags={tags} scope={scope} onScope={choose} onPicked={() => setDrawer(false)} onChanged={refresh}
-        onDropNote={(id, to) => void file(id, to)} open={drawer} />
+      <Sidebar
+        folders={folders}
+        tags={tags}
+        scope={scope}
+        onScope={choose}
+        onPicked={() => setDrawer(false)}
+        onChanged={refresh}
+        onDropNote={(id, to) => void file(id, to)}
+        open={drawer}
+      />
       <section class="list" aria-labelledby="notes-heading">
         <div class="list-head">
-          <button type="button" class="secondary drawer-toggle" aria-expanded={drawer} aria-controls="sidebar" onClick={() => setDrawer(!drawer)}>
+          <button
+            type="button"
+            class="secondary drawer-toggle"
+            aria-expanded={drawer}
+            aria-controls="sidebar"
+            onClick={() => setDrawer(!drawer)}
+          >
             Folders and tags
           </button>
           <h1 id="notes-heading">{heading}</h1>
           {total !== null && results === null && (
-            <p class="muted count">{total === 1 ? '1 note' : `${total.toLocaleString()} notes`}{notes !== null && notes.length < total && `, ${notes.length.toLocaleString()} shown`}</p>
+            <p class="muted count">
+              {total === 1 ? '1 note' : `${total.toLocaleString()} notes`}
+              {notes !== null && notes.length < total && `, ${notes.length.toLocaleString()} shown`}
+            </p>
           )}
-          <button type="button" onClick={create} aria-keyshortcuts="N">New note</button>
+          <button type="button" onClick={create} aria-keyshortcuts="N">
+            New note
+          </button>
         </div>
         <div role="search">
-          <label for="search" class="sr-only">Search notes</label>
-          <input id="search" type="search" placeholder="Search notes" aria-keyshortcuts="/" maxLength={256} value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
-          <label class="check"><input type="checkbox" checked={throughHistory} onChange={(e) => setThroughHistory(e.currentTarget.checked)} /> Include earlier versions</label>
+          <label for="search" class="sr-only">
+            Search notes
+          </label>
+          <input
+            id="search"
+            type="search"
+            placeholder="Search notes"
+            aria-keyshortcuts="/"
+            maxLength={256}
+            value={query}
+            onInput={(e) => setQuery(e.currentTarget.value)}
+          />
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={throughHistory}
+              onChange={(e) => setThroughHistory(e.currentTarget.checked)}
+            />{' '}
+            Include earlier versions
+          </label>
         </div>
-        {flash && <p role="status" class="flash">{flash}</p>}
-        {error && <p class="error" role="alert">{error}</p>}
-        {results !== null ? <div class="rows-box"><SearchResults results={results} current={noteId} /></div>
-          : <NoteList notes={notes} total={total} more={more} onNeedMore={() => void loadMore()} current={noteId} query={scopeKey}
-            empty={scope.kind === 'all' ? 'No notes yet.' : scope.kind === 'shared' ? 'No one has shared a note with you yet.' : 'No notes here.'} />}
+        {flash && (
+          <p role="status" class="flash">
+            {flash}
+          </p>
+        )}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        {results !== null ? (
+          <div class="rows-box">
+            <SearchResults results={results} current={noteId} />
+          </div>
+        ) : (
+          <NoteList
+            notes={notes}
+            total={total}
+            more={more}
+            onNeedMore={() => void loadMore()}
+            current={noteId}
+            query={scopeKey}
+            empty={
+              scope.kind === 'all'
+                ? 'No notes yet.'
+                : scope.kind === 'shared'
+                  ? 'No one has shared a note with you yet.'
+                  : 'No notes here.'
+            }
+          />
+        )}
       </section>
       <section class="open" aria-label="Note">
         {noteId ? (
-          <Editor key={editorKey} noteId={noteId} me={me} onChanged={refresh} folders={folders}
+          <Editor
+            key={editorKey}
+            noteId={noteId}
+            me={me}
+            onChanged={refresh}
+            folders={folders}
             folderId={scope.kind === 'folder' ? scope.id : null}
-            onCreated={(id) => { setBorn(id); refresh(); navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true }); }}
-            onDeleted={(title) => { setFlash(`“${title}” moved to the trash.`); refresh(); navigate('/'); }} />
+            onCreated={(id) => {
+              setBorn(id);
+              refresh();
+              navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true });
+            }}
+            onDeleted={(title) => {
+              setFlash(`“${title}” moved to the trash.`);
+              refresh();
+              navigate('/');
+            }}
+          />
         ) : (
-          <div class="empty"><p>Select a note or create one with “New note”.</p><p class="muted">Press <kbd>?</kbd> for keyboard shortcuts.</p></div>
+          <div class="empty">
+            <p>Select a note or create one with “New note”.</p>
+            <p class="muted">
+              Press <kbd>?</kbd> for keyboard shortcuts.
+            </p>
+          </div>
         )}
       </section>
     </div>
@@ -210,17 +326,26 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
 const SEARCH_LIMIT = 50;
 
 function SearchResults({ results, current }: { results: SearchResult[]; current: string | null }) {
-  if (results.length === 0) return <p class="muted" role="status">No notes match.</p>;
+  if (results.length === 0)
+    return (
+      <p class="muted" role="status">
+        No notes match.
+      </p>
+    );
   return (
     <>
       {results.length >= SEARCH_LIMIT && (
-        <p class="muted" role="status">The first {SEARCH_LIMIT} matches, best first. Add a word to narrow the search.</p>
+        <p class="muted" role="status">
+          The first {SEARCH_LIMIT} matches, best first. Add a word to narrow the search.
+        </p>
       )}
       <ul class="rows" aria-label="Search results">
         {results.map((r) => (
           <li key={r.id}>
-            <a href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
-              aria-current={r.id === current ? 'page' : undefined}>
+            <a
+              href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
+              aria-current={r.id === current ? 'page' : undefined}
+            >
               <span class="row-title">{r.title || 'Untitled'}</span>
               <span class="snippet">{highlight(r.snippet, r.highlights)}</span>
               {r.version !== undefined && <span class="muted">in version {r.version}</span>}

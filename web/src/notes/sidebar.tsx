@@ -15,12 +15,18 @@ export type Scope =
 /** The query string of a scope: the list's view lives in the address, so reload and Back keep it. */
 export function scopeSearch(scope: Scope): string {
   switch (scope.kind) {
-    case 'archive': return '?view=archive';
-    case 'shared': return '?view=shared';
-    case 'folder': return `?folder=${encodeURIComponent(scope.id)}`;
-    case 'root': return '?folder=root';
-    case 'tag': return `?tag=${encodeURIComponent(scope.name)}`;
-    default: return '';
+    case 'archive':
+      return '?view=archive';
+    case 'shared':
+      return '?view=shared';
+    case 'folder':
+      return `?folder=${encodeURIComponent(scope.id)}`;
+    case 'root':
+      return '?folder=root';
+    case 'tag':
+      return `?tag=${encodeURIComponent(scope.name)}`;
+    default:
+      return '';
   }
 }
 
@@ -77,7 +83,7 @@ export function folderPaths(folders: Folder[]): Map<string, string> {
 /** The folder and everything below it: where it may not be moved. */
 function subtree(folders: Folder[], id: string): Set<string> {
   const found = new Set([id]);
-  for (let grew = true; grew;) {
+  for (let grew = true; grew; ) {
     grew = false;
     for (const f of folders) {
       if (f.parent_id !== null && found.has(f.parent_id) && !found.has(f.id)) {
@@ -127,7 +133,9 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
     }
   };
   const remove = (folder: Folder) => {
-    const ok = window.confirm(`Delete the folder “${folder.name}” and every folder in it? The notes inside go to the trash.`);
+    const ok = window.confirm(
+      `Delete the folder “${folder.name}” and every folder in it? The notes inside go to the trash.`,
+    );
     if (!ok) return;
     void run(async () => {
       await deleteFolder(folder.id);
@@ -146,8 +154,19 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
       onDropNote(noteId, folderId);
     },
   });
-  const entry = (label: string, target: Scope, current: boolean, extra: ReturnType<typeof dropTarget> | Record<string, never> = {}) => (
-    <a class="nav-entry" href={scopeHref(target)} aria-current={current ? 'page' : undefined} onClick={onPicked} {...extra}>
+  const entry = (
+    label: string,
+    target: Scope,
+    current: boolean,
+    extra: ReturnType<typeof dropTarget> | Record<string, never> = {},
+  ) => (
+    <a
+      class="nav-entry"
+      href={scopeHref(target)}
+      aria-current={current ? 'page' : undefined}
+      onClick={onPicked}
+      {...extra}
+    >
       {label}
     </a>
   );
@@ -158,9 +177,18 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
       <ul class="tree">
         {list.map((f) => (
           <li key={f.id}>
-            <a class="nav-entry" href={scopeHref({ kind: 'folder', id: f.id })} onClick={onPicked}
-              aria-current={scope.kind === 'folder' && scope.id === f.id ? 'page' : undefined} {...dropTarget(f.id)}>
-              <span>{f.name}</span> <span class="count">{f.note_count}<span class="sr-only"> notes</span></span>
+            <a
+              class="nav-entry"
+              href={scopeHref({ kind: 'folder', id: f.id })}
+              onClick={onPicked}
+              aria-current={scope.kind === 'folder' && scope.id === f.id ? 'page' : undefined}
+              {...dropTarget(f.id)}
+            >
+              <span>{f.name}</span>{' '}
+              <span class="count">
+                {f.note_count}
+                <span class="sr-only"> notes</span>
+              </span>
             </a>
             {tree(f.id)}
           </li>
@@ -183,16 +211,41 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
           <li>{entry('Shared with me', { kind: 'shared' }, scope.kind === 'shared')}</li>
         </ul>
         <div class="actions">
-          <button type="button" class="secondary" onClick={() => { setName(''); setForm({ kind: 'new' }); }}>New folder</button>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              setName('');
+              setForm({ kind: 'new' });
+            }}
+          >
+            New folder
+          </button>
           {selected && (
             <>
-              <button type="button" class="secondary" onClick={() => { setName(selected.name); setForm({ kind: 'rename', folder: selected }); }}>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setName(selected.name);
+                  setForm({ kind: 'rename', folder: selected });
+                }}
+              >
                 Rename folder
               </button>
-              <button type="button" class="secondary" onClick={() => { setParent(selected.parent_id ?? ''); setForm({ kind: 'move', folder: selected }); }}>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setParent(selected.parent_id ?? '');
+                  setForm({ kind: 'move', folder: selected });
+                }}
+              >
                 Move folder
               </button>
-              <button type="button" class="danger" onClick={() => remove(selected)}>Delete folder</button>
+              <button type="button" class="danger" onClick={() => remove(selected)}>
+                Delete folder
+              </button>
             </>
           )}
         </div>
@@ -203,33 +256,69 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
                 <label for="folder-parent">Move “{form.folder.name}” into</label>
                 <select id="folder-parent" value={parent} onChange={(e) => setParent(e.currentTarget.value)}>
                   <option value="">Top level</option>
-                  {folders.filter((f) => !forbidden.has(f.id)).map((f) => <option key={f.id} value={f.id}>{paths.get(f.id)}</option>)}
+                  {folders
+                    .filter((f) => !forbidden.has(f.id))
+                    .map((f) => (
+                      <option key={f.id} value={f.id}>
+                        {paths.get(f.id)}
+                      </option>
+                    ))}
                 </select>
               </>
             ) : (
               <>
                 <label for="folder-name">Folder name</label>
-                <input id="folder-name" value={name} maxLength={100} required autoFocus onInput={(e) => setName(e.currentTarget.value)} />
+                <input
+                  id="folder-name"
+                  value={name}
+                  maxLength={100}
+                  required
+                  autoFocus
+                  onInput={(e) => setName(e.currentTarget.value)}
+                />
                 {form.kind === 'new' && selected && <p class="hint">Inside “{selected.name}”</p>}
               </>
             )}
             <div class="actions">
               <button type="submit">{form.kind === 'new' ? 'Create folder' : 'Apply'}</button>
-              <button type="button" class="secondary" onClick={() => { setForm(null); setError(''); }}>Cancel</button>
+              <button
+                type="button"
+                class="secondary"
+                onClick={() => {
+                  setForm(null);
+                  setError('');
+                }}
+              >
+                Cancel
+              </button>
             </div>
           </form>
         )}
-        {error && <p class="error" role="alert">{error}</p>}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
       </nav>
       <nav aria-label="Tags">
         <h2 class="nav-heading">Tags</h2>
-        {tags.length === 0 ? <p class="hint">Write #words in a note to tag it.</p> : (
+        {tags.length === 0 ? (
+          <p class="hint">Write #words in a note to tag it.</p>
+        ) : (
           <ul class="tree">
             {tags.map((t) => (
               <li key={t.name}>
-                <a class="nav-entry" href={scopeHref({ kind: 'tag', name: t.name })} onClick={onPicked}
-                  aria-current={scope.kind === 'tag' && scope.name === t.name ? 'page' : undefined}>
-                  <span>#{t.name}</span> <span class="count">{t.count}<span class="sr-only"> notes</span></span>
+                <a
+                  class="nav-entry"
+                  href={scopeHref({ kind: 'tag', name: t.name })}
+                  onClick={onPicked}
+                  aria-current={scope.kind === 'tag' && scope.name === t.name ? 'page' : undefined}
+                >
+                  <span>#{t.name}</span>{' '}
+                  <span class="count">
+                    {t.count}
+                    <span class="sr-only"> notes</span>
+                  </span>
                 </a>
               </li>
             ))}

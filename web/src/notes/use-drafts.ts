@@ -8,8 +8,20 @@ import type { NoteText } from './note-text';
  * go once nothing is unsaved. `discarded`: the user chose to leave without saving, and the draft
  * went with the answer.
  */
-export function useDraftKeeping({ me, noteId, now, text, edits, discarded }: {
-  me: string; noteId: string; now: { current: EditorNow }; text: NoteText; edits: number; discarded: { current: boolean };
+export function useDraftKeeping({
+  me,
+  noteId,
+  now,
+  text,
+  edits,
+  discarded,
+}: {
+  me: string;
+  noteId: string;
+  now: { current: EditorNow };
+  text: NoteText;
+  edits: number;
+  discarded: { current: boolean };
 }): void {
   const { note, dirty, title, role } = now.current;
   // What is unsaved as of the latest render, not as of the effect that calls this: a save's answer
@@ -19,7 +31,12 @@ export function useDraftKeeping({ me, noteId, now, text, edits, discarded }: {
   const keepDraft = () => {
     const latest = now.current;
     if (!latest.dirty || latest.note === null || discarded.current || latest.role === 'viewer') return;
-    void saveDraft(me, latest.note.id, { title: latest.title, content: text.get(), baseVersion: latest.note.version, savedAt: new Date().toISOString() });
+    void saveDraft(me, latest.note.id, {
+      title: latest.title,
+      content: text.get(),
+      baseVersion: latest.note.version,
+      savedAt: new Date().toISOString(),
+    });
   };
 
   useEffect(() => {

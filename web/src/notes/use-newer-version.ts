@@ -8,8 +8,17 @@ import type { EditorNow } from './editor-state';
  * Saves elsewhere arrive as they happen: shown at once (`show`) when nothing here is unsaved, else
  * offered (and the conflict flow still applies to a save from here). Coming back to the tab looks too.
  */
-export function useNewerVersion({ noteId, note, dirty, now, show }: {
-  noteId: string; note: Note | null; dirty: boolean; now: { current: EditorNow };
+export function useNewerVersion({
+  noteId,
+  note,
+  dirty,
+  now,
+  show,
+}: {
+  noteId: string;
+  note: Note | null;
+  dirty: boolean;
+  now: { current: EditorNow };
   show: (server: Note, by: string | null) => void;
 }) {
   const [newer, setNewer] = useState<Note | null>(null);
@@ -32,26 +41,29 @@ export function useNewerVersion({ noteId, note, dirty, now, show }: {
     };
   }, [noteId, note]);
 
-  useLiveChanges((change) => {
-    if (change.data.id !== noteId || note === null) return;
-    if (change.type === 'note.trashed' || change.type === 'note.deleted') {
-      setGone('This note was moved to the trash by its owner.');
-      return;
-    }
-    if (change.type !== 'note.updated' || (change.data.version ?? 0) <= note.version) return;
-    void (async () => {
-      const server = await getNote(noteId).catch(() => undefined);
-      const latest = now.current;
-      if (server === undefined || latest.note === null || server.version <= latest.note.version) return;
-      const by = change.data.author_username ?? null;
-      if (latest.dirty) {
-        setNewer(server);
-        setNewerBy(by);
-      } else {
-        show(server, by);
+  useLiveChanges(
+    (change) => {
+      if (change.data.id !== noteId || note === null) return;
+      if (change.type === 'note.trashed' || change.type === 'note.deleted') {
+        setGone('This note was moved to the trash by its owner.');
+        return;
       }
-    })();
-  }, [noteId, note, dirty]);
+      if (change.type !== 'note.updated' || (change.data.version ?? 0) <= note.version) return;
+      void (async () => {
+        const server = await getNote(noteId).catch(() => undefined);
+        const latest = now.current;
+        if (server === undefined || latest.note === null || server.version <= latest.note.version) return;
+        const by = change.data.author_username ?? null;
+        if (latest.dirty) {
+          setNewer(server);
+          setNewerBy(by);
+        } else {
+          show(server, by);
+        }
+      })();
+    },
+    [noteId, note, dirty],
+  );
 
   /** Nothing newer on offer (it was loaded, or the user's text was kept over it). */
   const clear = () => {

@@ -23,8 +23,19 @@ export interface Opened {
  * through the conflict check. A new note is on screen at once; only text of an earlier new note,
  * never saved, comes back into it.
  */
-export function useNoteLoad({ noteId, me, folderId, created, now, onOpened, onRestored, onFailed }: {
-  noteId: string; me: string; folderId: string | null;
+export function useNoteLoad({
+  noteId,
+  me,
+  folderId,
+  created,
+  now,
+  onOpened,
+  onRestored,
+  onFailed,
+}: {
+  noteId: string;
+  me: string;
+  folderId: string | null;
   /** The id this editor's new note was given by its first save: the address follows, the text stays. */
   created: { current: string | null };
   now: { current: EditorNow };
@@ -38,10 +49,13 @@ export function useNoteLoad({ noteId, me, folderId, created, now, onOpened, onRe
     if (noteId === NEW) {
       // (This read is queued before the draft keeper's delete of an unchanged note's draft, and
       // IndexedDB runs transactions on one store in the order they were made.)
-      void loadDraft(me, NEW).then((draft) => {
-        if (draft === undefined || now.current.dirty || now.current.note?.version !== 0) return;
-        onRestored({ title: draft.title, content: draft.content }, { version: 0, server: unsavedNote(me, folderId) });
-      }, () => undefined);
+      void loadDraft(me, NEW).then(
+        (draft) => {
+          if (draft === undefined || now.current.dirty || now.current.note?.version !== 0) return;
+          onRestored({ title: draft.title, content: draft.content }, { version: 0, server: unsavedNote(me, folderId) });
+        },
+        () => undefined,
+      );
       return;
     }
     (async () => {

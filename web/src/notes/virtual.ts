@@ -1,7 +1,16 @@
-import { elementScroll, observeElementOffset, observeElementRect, Virtualizer, type VirtualizerOptions } from '@tanstack/virtual-core';
+import {
+  elementScroll,
+  observeElementOffset,
+  observeElementRect,
+  Virtualizer,
+  type VirtualizerOptions,
+} from '@tanstack/virtual-core';
 import { useLayoutEffect, useReducer, useState } from 'preact/hooks';
 
-type Options = Omit<VirtualizerOptions<HTMLElement, HTMLElement>, 'observeElementRect' | 'observeElementOffset' | 'scrollToFn'>;
+type Options = Omit<
+  VirtualizerOptions<HTMLElement, HTMLElement>,
+  'observeElementRect' | 'observeElementOffset' | 'scrollToFn'
+>;
 
 /**
  * TanStack Virtual's virtualizer for a scrolling element, for Preact (its adapters are for React and

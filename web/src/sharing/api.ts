@@ -11,12 +11,19 @@ export async function listShares(noteId: string): Promise<ShareRow[]> {
 }
 
 /** A link to the latest version (`version` null) or to one version for good, expiring or not. */
-export async function createShare(noteId: string, body: { version: number | null; expires_at: string | null }): Promise<ShareRow> {
+export async function createShare(
+  noteId: string,
+  body: { version: number | null; expires_at: string | null },
+): Promise<ShareRow> {
   return unwrap(await api.POST('/api/notes/{noteID}/shares', { params: { path: { noteID: noteId } }, body }));
 }
 
 export async function revokeShare(noteId: string, shareId: string): Promise<void> {
-  unwrap(await api.DELETE('/api/notes/{noteID}/shares/{shareID}', { params: { path: { noteID: noteId, shareID: shareId } } }));
+  unwrap(
+    await api.DELETE('/api/notes/{noteID}/shares/{shareID}', {
+      params: { path: { noteID: noteId, shareID: shareId } },
+    }),
+  );
 }
 
 export async function listMembers(noteId: string): Promise<Member[]> {
@@ -24,15 +31,24 @@ export async function listMembers(noteId: string): Promise<Member[]> {
 }
 
 export async function addMember(noteId: string, username: string, role: Member['role']): Promise<void> {
-  unwrap(await api.POST('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } }, body: { username, role } }));
+  unwrap(
+    await api.POST('/api/notes/{noteID}/members', { params: { path: { noteID: noteId } }, body: { username, role } }),
+  );
 }
 
 export async function changeMemberRole(noteId: string, userId: string, role: Member['role']): Promise<void> {
-  unwrap(await api.PATCH('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: userId } }, body: { role } }));
+  unwrap(
+    await api.PATCH('/api/notes/{noteID}/members/{userID}', {
+      params: { path: { noteID: noteId, userID: userId } },
+      body: { role },
+    }),
+  );
 }
 
 export async function removeMember(noteId: string, userId: string): Promise<void> {
-  unwrap(await api.DELETE('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: userId } } }));
+  unwrap(
+    await api.DELETE('/api/notes/{noteID}/members/{userID}', { params: { path: { noteID: noteId, userID: userId } } }),
+  );
 }
 
 // A shared link's page is read by anyone: no session, no access token, no cookies.

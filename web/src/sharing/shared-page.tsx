@@ -52,17 +52,42 @@ export function SharedPage({ token }: { token: string }) {
 
   return (
     <main id="main" class="page shared">
-      {failure ? <p class="error" role="alert">{failure}</p> : note === null ? <p class="muted" role="status">Loading…</p> : (
+      {failure ? (
+        <p class="error" role="alert">
+          {failure}
+        </p>
+      ) : note === null ? (
+        <p class="muted" role="status">
+          Loading…
+        </p>
+      ) : (
         <article aria-labelledby="shared-title">
           <h1 id="shared-title">{note.title}</h1>
           <p class="meta">
             {note.pinned ? `Version ${note.version}, ` : ''}saved {formatTime(note.updated_at)}
-            {note.tags.length > 0 && <> · {note.tags.map((tag) => <span key={tag} class="tag">#{tag}</span>)}</>}
+            {note.tags.length > 0 && (
+              <>
+                {' '}
+                ·{' '}
+                {note.tags.map((tag) => (
+                  <span key={tag} class="tag">
+                    #{tag}
+                  </span>
+                ))}
+              </>
+            )}
           </p>
           {note.outdated && (
-            <p class="notice" role="note">This link shows version {note.version}, an earlier version of this note: it has changed since.</p>
+            <p class="notice" role="note">
+              This link shows version {note.version}, an earlier version of this note: it has changed since.
+            </p>
           )}
-          <Markdown source={note.content} label="Shared note" loadAttachment={loadAttachment} remoteKey={`shared:${token}`} />
+          <Markdown
+            source={note.content}
+            label="Shared note"
+            loadAttachment={loadAttachment}
+            remoteKey={`shared:${token}`}
+          />
         </article>
       )}
       <p class="muted">Shared with Vellum.</p>

@@ -18,7 +18,11 @@ export function TrashScreen() {
       setError(`Could not ${purge ? 'delete' : 'restore'} the note: ${errorMessage(e)}`);
       return;
     }
-    setStatus(purge ? `“${row.title || 'Untitled'}” was deleted for good.` : `“${row.title || 'Untitled'}” is back in your notes.`);
+    setStatus(
+      purge
+        ? `“${row.title || 'Untitled'}” was deleted for good.`
+        : `“${row.title || 'Untitled'}” is back in your notes.`,
+    );
     await trash.reload();
   };
 
@@ -26,22 +30,42 @@ export function TrashScreen() {
     <div class="page">
       <h1>Trash</h1>
       <p class="muted">Deleted notes stay here until their purge date, then they are deleted for good.</p>
-      {error && <p class="error" role="alert">{error}</p>}
-      {status && <p class="flash" role="status">{status}</p>}
-      <Loaded resource={trash} what="the trash">{(rows: TrashEntry[]) => rows.length === 0 ? <p>The trash is empty.</p> : (
-        <ul class="rows table">
-          {rows.map((row) => (
-            <li key={row.id} aria-label={row.title || 'Untitled'}>
-              <span class="row-title">{row.title || 'Untitled'}</span>
-              <span class="meta">deleted {formatTime(row.deleted_at)} · purged {formatTime(row.purge_at)}</span>
-              <span class="actions">
-                <button type="button" onClick={() => act(row, false)}>Restore</button>
-                <button type="button" class="danger" onClick={() => act(row, true)}>Delete forever</button>
-              </span>
-            </li>
-          ))}
-        </ul>
-      )}</Loaded>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {status && (
+        <p class="flash" role="status">
+          {status}
+        </p>
+      )}
+      <Loaded resource={trash} what="the trash">
+        {(rows: TrashEntry[]) =>
+          rows.length === 0 ? (
+            <p>The trash is empty.</p>
+          ) : (
+            <ul class="rows table">
+              {rows.map((row) => (
+                <li key={row.id} aria-label={row.title || 'Untitled'}>
+                  <span class="row-title">{row.title || 'Untitled'}</span>
+                  <span class="meta">
+                    deleted {formatTime(row.deleted_at)} · purged {formatTime(row.purge_at)}
+                  </span>
+                  <span class="actions">
+                    <button type="button" onClick={() => act(row, false)}>
+                      Restore
+                    </button>
+                    <button type="button" class="danger" onClick={() => act(row, true)}>
+                      Delete forever
+                    </button>
+                  </span>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
     </div>
   );
 }
