@@ -113,14 +113,12 @@ forEachDatabase('the write path: group commit and one-statement saves', (ctx) =>
     try {
       const first = api.addVersion(s, notes[0]!.id, { title: 'batch 0', content: 'first' });
       if (ctx.kind === 'sqlite') await reached;
-      const rest = notes
-        .slice(1)
-        .map((note) =>
-          api.addVersion(s, note.id, {
-            title: note === doomed ? 'refused by a trigger' : note.title,
-            content: 'second',
-          }),
-        );
+      const rest = notes.slice(1).map((note) =>
+        api.addVersion(s, note.id, {
+          title: note === doomed ? 'refused by a trigger' : note.title,
+          content: 'second',
+        }),
+      );
       if (ctx.kind === 'sqlite') await queuedAll;
       release();
       const responses = await Promise.all([first, ...rest]);
