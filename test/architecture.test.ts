@@ -391,3 +391,20 @@ test('errors.ts imports no feature folder', () => {
   );
   assert.deepEqual(features.sort(), []);
 });
+
+/**
+ * Who may read or write a note is decided in one place (issue #38): the members folder's repository,
+ * which owns the table, and its predicates (members/access.repository.ts: readableBy, writableBy,
+ * noteRole). Every other query asks those instead of naming `note_members` itself. The schema's
+ * row types (db/schema.ts) and the migrations that made the table are left out.
+ */
+const NOTE_MEMBERS_FILES = ['members/access.repository.ts', 'members/members.repository.ts'];
+
+test('note_members is named only by the members repository and its access predicates', () => {
+  const naming = appFiles
+    .filter((f) => f.name !== 'db/schema.ts' && /\bnote_members\b/.test(f.text))
+    .map((f) => f.name)
+    .sort();
+  assert.ok(naming.includes('members/members.repository.ts'), 'the scan finds the table');
+  assert.deepEqual(naming, NOTE_MEMBERS_FILES);
+});
