@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
 import { uuidValue } from '../db/dialect.js';
+import { isMember } from '../members/access.repository.js';
 
 /** Storage of attachments, their blobs and references. Columns named, never `*` (db/compiled.ts). */
 
@@ -86,11 +87,10 @@ export function findSharedAttachment(db: Db, userId: string, id: string) {
           .selectFrom('attachment_refs as r')
           .innerJoin('note_versions as v', 'v.id', 'r.version_id')
           .innerJoin('notes as n', 'n.id', 'v.note_id')
-          .innerJoin('note_members as m', 'm.note_id', 'n.id')
           .select(sql.lit(1).as('one'))
           .whereRef('r.attachment_id', '=', 'a.id')
           .whereRef('n.owner_id', '=', 'a.owner_id')
-          .where('m.user_id', '=', userId)
+          .where(isMember(userId, 'n.id'))
           .where('n.deleted_at', 'is', null),
       ),
     )

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import { addEffectSink } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
-import { audience } from '../members/members.repository.js';
+import { audience } from '../members/access.repository.js';
 import { isRecheck, type BusMessage, type EventBus, type LiveEvent } from './bus.js';
 import { ChangePublisher } from './publisher.js';
 import { validCredentials, type StreamCredential } from './stream-credentials.js';

@@ -3,24 +3,6 @@ import type { Db } from '../db/schema.js';
 
 export type Role = 'viewer' | 'editor';
 
-const accessQuery = compiled((db, p: { userId: string; noteId: string }) =>
-  db
-    .selectFrom('notes as n')
-    .leftJoin('note_members as m', (join) => join.onRef('m.note_id', '=', 'n.id').on('m.user_id', '=', p.userId))
-    .select(['n.owner_id', 'm.role'])
-    .where('n.id', '=', p.noteId)
-    .where('n.deleted_at', 'is', null),
-);
-
-/** The note's owner and the caller's role on it (null when the caller is not a member); undefined when it is missing or in the trash. */
-export function findAccess(
-  db: Db,
-  userId: string,
-  noteId: string,
-): Promise<{ owner_id: string; role: Role | null } | undefined> {
-  return accessQuery.takeFirst(db, { userId, noteId });
-}
-
 const ownedNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
   db
     .selectFrom('notes')
@@ -107,37 +89,4 @@ export function sharedWith(db: Db, userId: string, page: { limit: number; offset
     .limit(page.limit)
     .offset(page.offset)
     .execute();
-}
-
-const audienceQuery = compiled((db, p: { noteId: string }) =>
-  db
-    .selectFrom('notes as n')
-    .leftJoin('note_members as m', 'm.note_id', 'n.id')
-    .select(['n.owner_id', 'm.user_id'])
-    .where('n.id', '=', p.noteId),
-);
-
-/** Everyone a change of the note concerns: its owner and its members (after every save: prepared once). */
-export async function audience(db: Db, noteId: string): Promise<string[]> {
-  const rows = await audienceQuery.execute(db, { noteId });
-  return [...new Set(rows.flatMap((r) => (r.user_id === null ? [r.owner_id] : [r.owner_id, r.user_id])))];
-}
-
-/** Everyone a change of each of these notes concerns, by note (read before deleting them). */
-export async function audiences(db: Db, noteIds: readonly string[]): Promise<Map<string, string[]>> {
-  const told = new Map<string, Set<string>>();
-  if (noteIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('notes as n')
-    .leftJoin('note_members as m', 'm.note_id', 'n.id')
-    .select(['n.id', 'n.owner_id', 'm.user_id'])
-    .where('n.id', 'in', noteIds)
-    .execute();
-  for (const row of rows) {
-    const users = told.get(row.id) ?? new Set<string>();
-    told.set(row.id, users);
-    users.add(row.owner_id);
-    if (row.user_id !== null) users.add(row.user_id);
-  }
-  return new Map([...told].map(([id, users]) => [id, [...users]]));
 }

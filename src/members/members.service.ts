@@ -4,6 +4,7 @@ import { noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
+import { noteRole } from './access.repository.js';
 import * as repo from './members.repository.js';
 import type { Role } from './members.repository.js';
 
@@ -56,15 +57,15 @@ export async function actingOwner(
   needed: NeededRole,
 ): Promise<string> {
   if (owners.get(noteId) === userId) return userId;
-  const access = await repo.findAccess(db, userId, noteId);
-  if (access !== undefined) owners.set(noteId, access.owner_id);
-  if (access === undefined || (access.owner_id !== userId && access.role === null)) throw Errors.noteNotFound();
-  if (access.owner_id === userId) return userId;
+  const access = await noteRole(db, userId, noteId);
+  if (access !== undefined) owners.set(noteId, access.ownerId);
+  if (access === undefined || access.role === null) throw Errors.noteNotFound();
+  if (access.role === 'owner') return userId;
   if (needed === 'owner' || (needed === 'editor' && access.role !== 'editor')) throw Errors.forbidden();
-  return access.owner_id;
+  return access.ownerId;
 }
 
-/** The owner's note outside the trash, or 404 (member routes read and write note_members alone). */
+/** The owner's note outside the trash, or 404 (member routes read and write the members table alone). */
 async function requireNote(db: Db, ownerId: string, noteId: string): Promise<void> {
   if (!(await repo.isOwnedNote(db, ownerId, noteId))) throw Errors.noteNotFound();
 }

@@ -10,7 +10,7 @@ import { indexVersion, searchVector } from '../search/search.index.js';
 import { decodeTags, encodeTags, extractTags, normalizeTag, searchableTags } from '../tags/extract.js';
 import { insertNoteTags, removeNoteTags, replaceNoteTags } from '../tags/tags.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
-import { audience } from '../members/members.repository.js';
+import { audience } from '../members/access.repository.js';
 import * as repo from './notes.repository.js';
 import { previewsOf } from './preview.js';
 import * as onePostgresCall from './save.postgres.js';

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
+import { ownedOrShared } from '../members/access.repository.js';
 import type { Db } from '../db/schema.js';
 import { ownerTerm } from './search.index.js';
 import { toFts5, toTsquery, type SearchQuery } from './query.js';
@@ -56,9 +57,7 @@ export function scopeConditions(scope: SearchScope) {
   // Of the sharers' notes, only those shared with the searcher (the searcher's own always pass).
   if (scope.shared !== undefined) {
     const viewer = scope.shared.viewer;
-    parts.push(
-      sql`(n.owner_id = ${viewer} or exists (select 1 from note_members m where m.note_id = n.id and m.user_id = ${viewer}))`,
-    );
+    parts.push(ownedOrShared(viewer, 'n'));
   }
   if (scope.folder === null) parts.push(sql`n.folder_id is null`);
   else if (scope.folder !== undefined) parts.push(sql`n.folder_id = ${scope.folder}`);
@@ -239,17 +238,4 @@ export async function findInScope(db: Db, ownerId: string, scope: SearchScope, p
 export function versionTexts(db: Db, versionIds: string[]) {
   if (versionIds.length === 0) return Promise.resolve([]);
   return db.selectFrom('note_versions').select(['id', 'title', 'content']).where('id', 'in', versionIds).execute();
-}
-
-/** The people who shared notes (outside the trash) with the user: a search looks at their notes too. */
-export async function sharers(db: Db, userId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('note_members as m')
-    .innerJoin('notes as n', 'n.id', 'm.note_id')
-    .select('n.owner_id')
-    .distinct()
-    .where('m.user_id', '=', userId)
-    .where('n.deleted_at', 'is', null)
-    .execute();
-  return rows.map((row) => row.owner_id);
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/schema.js';
 import { Errors } from '../errors.js';
+import { sharersOf } from '../members/access.repository.js';
 import { limitError, parseQuery, type SearchQuery } from './query.js';
 import * as repo from './search.repository.js';
 import { requireFolder } from '../folders/folders.service.js';
@@ -63,7 +64,7 @@ export async function searchNotes(ctx: SearchContext, ownerId: string, input: Se
   if (tooMuch !== undefined) throw Errors.invalidQuery(tooMuch);
   if (input.folder != null) await requireFolder(ctx.db, ownerId, input.folder);
   // Folders are their owner's: a search in one of the caller's folders finds only the caller's notes.
-  const owners = input.folder === undefined ? await repo.sharers(ctx.db, ownerId) : [];
+  const owners = input.folder === undefined ? await sharersOf(ctx.db, ownerId) : [];
   const scope: repo.SearchScope = {
     archived: input.archived ?? false,
     ...(input.folder !== undefined && { folder: input.folder }),

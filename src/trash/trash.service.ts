@@ -1,6 +1,6 @@
 import { anyoneListening, inTransaction, noteChanged } from '../db/effects.js';
 import type { Db } from '../db/schema.js';
-import { audience, audiences } from '../members/members.repository.js';
+import { audience, audiences } from '../members/access.repository.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
 import { getNote, type Note } from '../notes/notes.service.js';
