@@ -172,7 +172,7 @@ const PENDING_GRACE_MS = 60 * 60 * 1000;
 /**
  * Deletes blobs no attachment uses and abandoned uploads: rows first (chunks go with them), then
  * the stored objects elsewhere. A failed object delete is counted, not thrown: the row is gone,
- * so only the store's space is lost (README, "Attachments").
+ * so only the store's space is lost (docs/features.md, "Attachments").
  */
 async function collectBlobs(
   db: Db,

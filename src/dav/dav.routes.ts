@@ -50,7 +50,7 @@ interface DavCall {
 }
 
 /**
- * WebDAV at /dav/ (README, "Use Vellum from other apps"). Each handler reads its request, calls one
+ * WebDAV at /dav/ (docs/features.md, "Use Vellum from other apps"). Each handler reads its request, calls one
  * service (dav-*.service.ts) and writes the answer; bodies are left unparsed by Fastify and read by
  * the services when they get to them, each within its limit.
  */

@@ -21,7 +21,7 @@ const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
   access: [{ bearer: [] }],
   admin: [{ bearer: [] }],
   cookie: [{ refreshCookie: [] }],
-  // WebDAV is not in the document (its routes are hidden); README, "Use Vellum from other apps".
+  // WebDAV is not in the document (its routes are hidden); docs/features.md, "Use Vellum from other apps".
   dav: [{ bearer: [] }],
 };
 

@@ -13,7 +13,7 @@ export interface Hit {
   version_id: string;
 }
 
-/** How many of the newest matching versions history search ranks (see README, "Search"). */
+/** How many of the newest matching versions history search ranks (see docs/operations.md, "Search"). */
 export const HISTORY_CANDIDATES = 5000;
 
 export interface SearchPage {

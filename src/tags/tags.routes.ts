@@ -28,7 +28,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<{ db: Db }> = async (app, { d
         operationId: 'listTags',
         summary: "The caller's tags with how many notes carry each",
         description:
-          'Tags come from the current version\'s content (see the README, "Folders, tags, pins and archive"): a `#` at the start or after whitespace, ' +
+          'Tags come from the current version\'s content (see docs/features.md, "Folders, tags, pins and archive"): a `#` at the start or after whitespace, ' +
           'then 1 to 64 letters, digits (not only digits), `_`, `-` or `/`, outside code spans and fenced code blocks. Sorted by name.',
         response: { 200: Type.Array(TagCountSchema) },
       },

@@ -132,7 +132,7 @@ const QUERIES = [
   'OR NOT',
 ];
 
-// The reference matcher: CONTRACT.md "Search" and README "Search" restated as plainly as they read,
+// The reference matcher: CONTRACT.md "Search" and docs/operations.md "Search" restated as plainly as they read,
 // with nothing taken from src/search (no parser, no tokenizer, no folding): a fault in those must
 // show up here as a disagreement, not be shared by the expectation.
 //
