@@ -24,6 +24,7 @@ import {
 } from './auth/reauthentication.service.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
 import { mfaStatus } from './mfa/mfa.service.js';
+import { webAuthnSettings } from './mfa/passkeys.service.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
 import { authenticateToken } from './access-tokens/tokens.service.js';
 import { looksLikePersonalToken } from './access-tokens/personal-token.js';
@@ -208,6 +209,7 @@ export async function buildApp({
     db: database.db,
     tokens,
     hasher: passwordHasher,
+    web: webAuthnSettings(config.publicUrl),
     policy: policyFromConfig(config, app.log),
     reuseGraceSeconds: config.refreshReuseGraceSeconds,
     box: createSecretBox(config.mfaSecret),

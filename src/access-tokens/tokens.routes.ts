@@ -4,9 +4,8 @@ import type { AccountStore } from '../accounts/accounts.service.js';
 import { callerClaims, callerId } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { AUTH_BODY_LIMIT } from '../http/schemas.js';
 import type { Reauthenticate } from '../sessions/reauthentication.js';
-import { REAUTHENTICATION_NOTE } from '../sessions/sessions.schemas.js';
+import { REAUTHENTICATION_BODY_LIMIT, REAUTHENTICATION_NOTE } from '../sessions/sessions.schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './tokens.schemas.js';
 import * as tokens from './tokens.service.js';
@@ -27,7 +26,7 @@ export const accessTokenRoutes: FastifyPluginAsyncTypebox<AccessTokenRoutesOptio
   app.post(
     '/tokens',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: REAUTHENTICATION_BODY_LIMIT,
       config: {
         policy: { auth: 'access', limit: 'password', hashesPassword: true, noStore: true },
         failureDetail: 'Failed to create the token',

@@ -2,7 +2,9 @@ import * as users from '../accounts/user.repository.js';
 import { audit, type EventKind } from '../audit/audit.service.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../shared/claims.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { checkLoginCode } from '../mfa/mfa.service.js';
+import { verifyAssertion, type WebAuthnSettings } from '../mfa/passkeys.service.js';
 import type { SecretBox } from '../mfa/secret-box.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
@@ -13,12 +15,11 @@ import { checkInSession, type Caller, type SessionLockoutServices } from '../ses
 export interface ReauthenticationServices extends SessionLockoutServices {
   hasher: PasswordHasher;
   box: SecretBox;
+  /** Where passkeys are bound, to check an assertion offered instead of the password. */
+  web: WebAuthnSettings;
 }
 
-/**
- * Single sign-on will create accounts without a password (docs/api.md, "Not yet built"); none exist yet.
- * Such an account has an empty hash, which no password verifies.
- */
+/** An account made by single sign-on may have no password: an empty hash, which no password verifies. */
 const hasPassword = (row: users.UserRow): boolean => typeof row.password_hash === 'string' && row.password_hash !== '';
 
 /**
@@ -44,6 +45,15 @@ export async function reauthenticate(
     return Errors.reauthenticationRequired();
   };
   const withPassword = hasPassword(row);
+  if (!withPassword && proof.credential !== undefined) {
+    // A fresh passkey assertion of this account: the challenge is single use, so it proves presence now.
+    const right = await checkInSession(s, caller, async () => {
+      const checked = await verifyAssertion(s, s.web, proof.credential as AuthenticationResponseJSON);
+      return checked.ok && checked.passkey.user_id === row.id;
+    });
+    if (!right) throw await fail('passkey assertion refused');
+    return row;
+  }
   const offered = withPassword ? proof.password : proof.code;
   if (offered === undefined || offered === '')
     throw await fail(withPassword ? 'password missing' : 'one-time code missing');

@@ -39,7 +39,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (
   app.post(
     '/2fa/totp',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: sessionSchemas.REAUTHENTICATION_BODY_LIMIT,
       config: {
         policy: WITH_PASSWORD,
         failureDetail: 'Failed to start two-step sign-in',
@@ -149,7 +149,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (
   app.post(
     '/passkeys/options',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: sessionSchemas.REAUTHENTICATION_BODY_LIMIT,
       config: { policy: WITH_PASSWORD, failureDetail: 'Failed to start adding a passkey', docs: { errors: [404] } },
       schema: {
         tags,
@@ -229,7 +229,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRoutesOptions> = async (
   app.delete(
     '/passkeys/:id',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: sessionSchemas.REAUTHENTICATION_BODY_LIMIT,
       config: {
         policy: WITH_PASSWORD,
         failureDetail: 'Failed to remove the passkey',

@@ -208,26 +208,24 @@ export async function loginOptions(s: SessionServices, web: WebAuthnSettings) {
   return options;
 }
 
+/** A checked passkey assertion: the passkey it came from, or why it was refused (and whose passkey, when known). */
+export type Assertion = { ok: true; passkey: store.PasskeyRow } | { ok: false; userId: string | null; detail: string };
+
 /**
- * A passwordless login: the challenge must be one we issued and unused, the credential one we
- * know, the signature right with user verification, and the counter moving forward (or 0 for
- * synced passkeys, which do not count). Every refusal is the same 401 as a wrong password.
+ * Checks the browser's answer to `loginOptions`: the challenge must be one we issued and unused,
+ * the credential one we know, the signature right with user verification, and the counter moving
+ * forward (or 0 for synced passkeys, which do not count). Used up either way: an answer works once.
  */
-export async function passkeyLogin(
-  s: SessionServices,
+export async function verifyAssertion(
+  s: Pick<SessionServices, 'db' | 'log'>,
   web: WebAuthnSettings,
   credential: AuthenticationResponseJSON,
-  client: ClientInfo,
-) {
-  const fail = async (userId: string | null, detail: string) => {
-    await audit(s, { kind: 'login', outcome: 'failure', userId, client, detail: `passkey: ${detail}` });
-    return Errors.invalidCredentials();
-  };
+): Promise<Assertion> {
   const challenge = challengeOf(credential);
   if (challenge === null || !(await store.consumeChallenge(s.db, challenge, 'login', null, nowIso())))
-    throw await fail(null, 'unknown or used challenge');
+    return { ok: false, userId: null, detail: 'unknown or used challenge' };
   const passkey = await store.findPasskeyByCredential(s.db, credential.id);
-  if (passkey === undefined) throw await fail(null, 'unknown credential');
+  if (passkey === undefined) return { ok: false, userId: null, detail: 'unknown credential' };
   const { verifyAuthenticationResponse } = await webauthn();
   let verified;
   try {
@@ -245,23 +243,37 @@ export async function passkeyLogin(
       },
     });
   } catch (error) {
-    s.log.info({ err: error }, 'passkey login refused');
+    s.log.info({ err: error }, 'passkey assertion refused');
     verified = undefined;
   }
-  if (verified?.verified !== true) throw await fail(passkey.user_id, 'response not verified');
+  if (verified?.verified !== true) return { ok: false, userId: passkey.user_id, detail: 'response not verified' };
   const info = verified.authenticationInfo;
-  if (
-    !(await store.recordPasskeyUse(
-      s.db,
-      passkey.id,
-      passkey.counter,
-      info.newCounter,
-      info.credentialBackedUp,
-      nowIso(),
-    ))
-  ) {
-    throw await fail(passkey.user_id, 'used twice at once');
-  }
+  const recorded = await store.recordPasskeyUse(
+    s.db,
+    passkey.id,
+    passkey.counter,
+    info.newCounter,
+    info.credentialBackedUp,
+    nowIso(),
+  );
+  if (!recorded) return { ok: false, userId: passkey.user_id, detail: 'used twice at once' };
+  return { ok: true, passkey };
+}
+
+/** A passwordless login (verifyAssertion). Every refusal is the same 401 as a wrong password. */
+export async function passkeyLogin(
+  s: SessionServices,
+  web: WebAuthnSettings,
+  credential: AuthenticationResponseJSON,
+  client: ClientInfo,
+) {
+  const fail = async (userId: string | null, detail: string) => {
+    await audit(s, { kind: 'login', outcome: 'failure', userId, client, detail: `passkey: ${detail}` });
+    return Errors.invalidCredentials();
+  };
+  const checked = await verifyAssertion(s, web, credential);
+  if (!checked.ok) throw await fail(checked.userId, checked.detail);
+  const { passkey } = checked;
   const row = await users.findUserById(s.db, passkey.user_id);
   if (row === undefined) throw await fail(passkey.user_id, 'user deleted');
   return openSession(s, row, client, `passkey ${passkey.id}`);

@@ -6,11 +6,13 @@ import type { ClientInfo } from '../shared/client-info.js';
 /**
  * What a request for a sensitive change carries to prove its sender is the account holder now, not
  * just the holder of an access token (ASVS 5.0 7.5.1): the password; for an account without one,
- * a current TOTP or recovery code (`credential`, a fresh passkey assertion, is not accepted yet).
+ * a current TOTP or recovery code, or a fresh assertion of one of its passkeys.
  */
 export interface Reauthentication {
   password?: string | undefined;
   code?: string | undefined;
+  /** The browser's WebAuthn assertion (schema-checked as shared/webauthn-schemas.ts says). */
+  credential?: unknown;
 }
 
 /**

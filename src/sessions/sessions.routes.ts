@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import { callerClaims, callerId } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { absentBodyAsEmpty, AUTH_BODY_LIMIT } from '../http/schemas.js';
+import { absentBodyAsEmpty } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import { setAuthCookies } from './cookies.js';
 import type { Reauthenticate } from './reauthentication.js';
@@ -49,7 +49,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   app.post(
     '/sessions/end-others',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: schemas.REAUTHENTICATION_BODY_LIMIT,
       config: {
         policy: WITH_PASSWORD,
         failureDetail: 'Failed to generate tokens',
@@ -79,7 +79,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   app.delete(
     '/sessions/:sessionID',
     {
-      bodyLimit: AUTH_BODY_LIMIT,
+      bodyLimit: schemas.REAUTHENTICATION_BODY_LIMIT,
       config: { policy: WITH_PASSWORD, failureDetail: 'Failed to revoke session' },
       schema: {
         tags,

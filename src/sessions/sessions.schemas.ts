@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { AuthenticationCredential, WEBAUTHN_BODY_LIMIT } from '../shared/webauthn-schemas.js';
 import { UserSchema } from '../accounts/accounts.schemas.js';
 import { BooleanString, Query, Timestamp, Uuid } from '../http/schemas.js';
 
@@ -68,9 +69,15 @@ export const ReauthenticationFields = {
         'only for an account without a password: a current code from the authenticator app, or a recovery code, in its place',
     }),
   ),
+  // Only for an account without a password, instead of `code`: a fresh assertion of one of its
+  // passkeys, the browser's answer to `POST /auth/passkey/options` (each challenge works once).
+  credential: Type.Optional(AuthenticationCredential),
 };
+/** Routes that take the fields above: a passkey assertion is larger than the other auth bodies. */
+export const REAUTHENTICATION_BODY_LIMIT = WEBAUTHN_BODY_LIMIT;
 export const ReauthenticationBody = Type.Object(ReauthenticationFields);
 /** Said in the description of every route that asks for the password again. */
 export const REAUTHENTICATION_NOTE =
-  'Needs the password again (`password`): 401 `reauthentication_required` when it is missing or wrong; ' +
+  'Needs the password again (`password`; an account without one sends a current `code` or a passkey assertion `credential`): ' +
+  '401 `reauthentication_required` when it is missing or wrong; ' +
   "wrong ones count against this session's failure limit (the login's thresholds, not its per-account lockout), and a locked session gets 429.";

@@ -168,4 +168,35 @@ forEachDatabase('re-authentication: passkeys', (ctx) => {
       await ctx.rebuild();
     }
   });
+  test('an account without a password confirms with a fresh passkey assertion: once, its own, and only without a password', async () => {
+    await ctx.rebuild({ PUBLIC_URL });
+    const user = await login(app(), (await signup(app(), uniqueName('sso'))).username);
+    const authenticator = new SoftAuthenticator(PUBLIC_URL);
+    await enrol(user, (await options(user, { password: GOOD_PASSWORD })).json(), {}, authenticator);
+    const stranger = await login(app(), (await signup(app(), uniqueName('pk'))).username);
+    const strangers = new SoftAuthenticator(PUBLIC_URL);
+    await enrol(stranger, (await options(stranger, { password: GOOD_PASSWORD })).json(), {}, strangers);
+    const endOthers = (session: Session, body: object) =>
+      post(app(), '/api/auth/sessions/end-others', session.accessToken, body);
+    const assertion = async (key: SoftAuthenticator) =>
+      key.authenticate((await post(app(), '/api/auth/passkey/options', undefined)).json());
+
+    assertReauthenticationRequired(
+      await endOthers(user, { credential: await assertion(authenticator) }),
+      'an account with a password needs the password',
+    );
+    // Single sign-on makes such accounts; no route takes a password away, so the test does.
+    await ctx.database.db.updateTable('users').set({ password_hash: '' }).where('id', '=', user.userId).execute();
+    assertReauthenticationRequired(
+      await endOthers(user, { credential: await assertion(strangers) }),
+      "another account's passkey",
+    );
+    const fresh = await assertion(authenticator);
+    const res = await endOthers(user, { credential: fresh });
+    assert.equal(res.statusCode, 200, res.body);
+    assertReauthenticationRequired(
+      await endOthers({ ...user, accessToken: res.json().access_token }, { credential: fresh }),
+      'the same assertion again',
+    );
+  });
 });
