@@ -48,6 +48,8 @@ export async function login(s: LoginServices, username: string, password: string
     throw await fail(null, 'unknown user');
   }
   if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
+  // A disabled account is refused like a wrong password, before the second factor says the password was right.
+  if (row.disabled) throw await fail(row.id, 'account disabled');
   const second = await checkLoginCode(s, row.id, code);
   if (second === 'missing' || second === 'wrong') {
     await fail(row.id, second === 'missing' ? 'one-time code required' : 'wrong one-time code');
