@@ -298,9 +298,10 @@ function readOidc(env: Env): OidcConfig | null {
   try {
     url = new URL(issuer);
   } catch {
-    throw new ConfigError('OIDC_ISSUER must be the provider\'s issuer URL, e.g. https://id.example.com/realms/team');
+    throw new ConfigError("OIDC_ISSUER must be the provider's issuer URL, e.g. https://id.example.com/realms/team");
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ConfigError('OIDC_ISSUER must be an http(s) URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError('OIDC_ISSUER must be an http(s) URL');
   const scopes = nonEmpty(env.OIDC_SCOPES) ?? 'openid profile email';
   if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError('OIDC_SCOPES must include "openid"');
   return {

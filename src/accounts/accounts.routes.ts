@@ -56,7 +56,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         description:
           'First SIGNUP (GET /auth/config says it): with `invite`, 403 invitation_required without a valid `invitation`; with ' +
           '`closed`, 403 signup_closed without one. A valid invitation works in every mode, once, and makes an administrator ' +
-          'when it says so. Then the username is lower-cased and checked; then the password\'s length (both as the body schema ' +
+          "when it says so. Then the username is lower-cased and checked; then the password's length (both as the body schema " +
           'states), then the breach check and entropy, which no schema can state (each a 400 with its own message). 409 when ' +
           'the name is taken.',
         body: schemas.signupBody(config.passwordMinLength),

@@ -64,7 +64,7 @@ export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoute
         summary: 'Choose the password of an account an administrator created',
         description:
           'With the `token` of a set-up link (POST /auth/admin/users, POST /auth/admin/{id}/setup-link): single use, valid 7 ' +
-          'days; an unknown, used, replaced or expired one is 400 setup_link_invalid. The password follows signup\'s rules ' +
+          "days; an unknown, used, replaced or expired one is 400 setup_link_invalid. The password follows signup's rules " +
           '(a 400 each). Signs the account in as a login does: an access token, and the refresh cookie.',
         body: schemas.SetupBody,
         response: { 200: schemas.SetupResponse },

@@ -110,7 +110,13 @@ export async function adminCreateUser(
     await users.insertUser(s.db, row);
   } catch (error) {
     if (isUniqueViolation(error)) {
-      await audit(s, { kind: 'admin_create_user', outcome: 'failure', userId: actorId, client, detail: `${username}: taken` });
+      await audit(s, {
+        kind: 'admin_create_user',
+        outcome: 'failure',
+        userId: actorId,
+        client,
+        detail: `${username}: taken`,
+      });
       throw Errors.usernameTaken();
     }
     throw error;
@@ -177,7 +183,13 @@ export async function completeSetup(
     return s.sessions.open(trx, { id: row.id, admin: row.is_admin }, client);
   });
   if (issued === undefined) {
-    await audit(s, { kind: 'account_setup', outcome: 'failure', userId: row.id, client, detail: 'link used meanwhile' });
+    await audit(s, {
+      kind: 'account_setup',
+      outcome: 'failure',
+      userId: row.id,
+      client,
+      detail: 'link used meanwhile',
+    });
     throw Errors.setupLinkInvalid();
   }
   await audit(s, {

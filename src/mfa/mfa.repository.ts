@@ -112,10 +112,7 @@ export function listPasskeys(db: Db, userId: string): Promise<PasskeyRow[]> {
 }
 
 /** For administrators' lists: of these users, who has a confirmed authenticator app and how many passkeys. */
-export async function factorsOf(
-  db: Db,
-  userIds: string[],
-): Promise<Map<string, { totp: boolean; passkeys: number }>> {
+export async function factorsOf(db: Db, userIds: string[]): Promise<Map<string, { totp: boolean; passkeys: number }>> {
   const found = new Map(userIds.map((id) => [id, { totp: false, passkeys: 0 }]));
   if (userIds.length === 0) return found;
   const [totp, passkeys] = await Promise.all([

@@ -3,7 +3,15 @@ import { after, before, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { bearer, REFRESH, refreshSession } from '../helpers/auth.js';
 import { listen, Stream } from '../helpers/event-stream.js';
-import { buildTestApp, cookie, forEachDatabase, GOOD_PASSWORD, login, newSession, type Session } from '../helpers/harness.js';
+import {
+  buildTestApp,
+  cookie,
+  forEachDatabase,
+  GOOD_PASSWORD,
+  login,
+  newSession,
+  type Session,
+} from '../helpers/harness.js';
 import { uploadRaw } from '../attachments/support.js';
 import { adminSession, auditEvents } from './support.js';
 
@@ -39,7 +47,7 @@ forEachDatabase('administration: disable, administrators, quota, rows', (ctx) =>
     return (res.json() as { token: string }).token;
   };
 
-  test("disabling ends everything at once: login (401 like a wrong password), refresh, /api/auth, personal tokens, WebDAV, event streams; enabling lets it back in", async () => {
+  test('disabling ends everything at once: login (401 like a wrong password), refresh, /api/auth, personal tokens, WebDAV, event streams; enabling lets it back in', async () => {
     const admin = await adminSession({ ...ctx, app });
     const user = await newSession(app, 'dis');
     const pat = await newToken(user, ['notes:read']);
@@ -89,7 +97,11 @@ forEachDatabase('administration: disable, administrators, quota, rows', (ctx) =>
     assert.equal((await app.inject({ url: '/api/notes', headers: bearer(pat) })).statusCode, 200);
 
     const events = await auditEvents(app, admin.accessToken, 'admin_update_user');
-    assert.ok(events.some((e) => e.user_id === admin.userId && e.detail === `user ${user.userId}: disabled; every session ended`));
+    assert.ok(
+      events.some(
+        (e) => e.user_id === admin.userId && e.detail === `user ${user.userId}: disabled; every session ended`,
+      ),
+    );
     assert.ok(events.some((e) => e.detail === `user ${user.userId}: enabled`));
   });
 
@@ -197,7 +209,10 @@ forEachDatabase('administration: disable, administrators, quota, rows', (ctx) =>
     assert.equal(done.statusCode, 200, done.body);
     assert.equal(done.json().user.id, user.id);
     assert.ok(cookie(done, REFRESH)?.value, 'signed in: the refresh cookie');
-    assert.equal((await app.inject({ url: '/api/auth/me', headers: bearer(done.json().access_token) })).statusCode, 200);
+    assert.equal(
+      (await app.inject({ url: '/api/auth/me', headers: bearer(done.json().access_token) })).statusCode,
+      200,
+    );
     const reused = await setup(token2);
     assert.equal(reused.statusCode, 400);
     assert.equal(reused.json().code, 'setup_link_invalid');

@@ -81,7 +81,11 @@ forEachDatabase('sign-up modes and invitations', (ctx) => {
     const defaultDays = (Date.parse(defaulted.expires_at) - before) / 86_400_000;
     assert.ok(defaultDays > 6.99 && defaultDays < 7.01, `default ${defaultDays} days`);
 
-    const stored = await ctx.database.db.selectFrom('invitations').selectAll().where('id', '=', inv.id).executeTakeFirstOrThrow();
+    const stored = await ctx.database.db
+      .selectFrom('invitations')
+      .selectAll()
+      .where('id', '=', inv.id)
+      .executeTakeFirstOrThrow();
     assert.equal(stored.token_hash, createHash('sha256').update(inv.token).digest('hex'));
     assert.ok(!JSON.stringify(stored).includes(inv.token), 'the token itself is not stored');
 
@@ -119,7 +123,12 @@ forEachDatabase('sign-up modes and invitations', (ctx) => {
       ['GET', '/api/auth/admin/invitations'],
       ['DELETE', `/api/auth/admin/invitations/${inv.id}`],
     ] as const) {
-      const res = await ctx.app.inject({ method, url, headers: member.auth, ...(method === 'POST' ? { payload: {} } : {}) });
+      const res = await ctx.app.inject({
+        method,
+        url,
+        headers: member.auth,
+        ...(method === 'POST' ? { payload: {} } : {}),
+      });
       assert.equal(res.statusCode, 403, `${method} ${url}: ${res.body}`);
       assert.equal((await ctx.app.inject({ method, url })).statusCode, 401);
     }
@@ -163,7 +172,11 @@ forEachDatabase(
         users.map((u) => u.username),
         ['racesecond'],
       );
-      const row = await ctx.database.db.selectFrom('invitations').selectAll().where('id', '=', inv.id).executeTakeFirstOrThrow();
+      const row = await ctx.database.db
+        .selectFrom('invitations')
+        .selectAll()
+        .where('id', '=', inv.id)
+        .executeTakeFirstOrThrow();
       assert.equal(row.used_by, users[0]!.id);
     });
   },

@@ -20,8 +20,8 @@ export function EnrolmentScreen({ onDone, onSignOut }: { onDone: () => void; onS
     <main id="main" class="page account" tabIndex={-1}>
       <h1>Set up a second factor</h1>
       <p role="status">
-        This server requires a second factor for your account: set up an authenticator app or a passkey before
-        you go on.
+        This server requires a second factor for your account: set up an authenticator app or a passkey before you go
+        on.
       </p>
       {mfa && <TwoStep mfa={mfa} onChange={() => void load()} />}
       <Passkeys onChange={() => void load()} />

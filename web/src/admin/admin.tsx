@@ -102,7 +102,13 @@ export function AdminScreen({ me }: { me: User }) {
       {setupUrl !== null && (
         <p class="flash" role="status">
           Set-up link (single use, valid 7 days):{' '}
-          <input aria-label="Set-up link" readOnly value={setupUrl} size={60} onFocus={(e) => e.currentTarget.select()} />{' '}
+          <input
+            aria-label="Set-up link"
+            readOnly
+            value={setupUrl}
+            size={60}
+            onFocus={(e) => e.currentTarget.select()}
+          />{' '}
           <button type="button" class="secondary" onClick={() => copyLink(setupUrl, say)}>
             Copy link
           </button>

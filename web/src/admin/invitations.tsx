@@ -66,7 +66,13 @@ export function Invitations() {
       {link !== null && (
         <p class="flash" role="status">
           Invitation link (single use, shown only now):{' '}
-          <input aria-label="Invitation link" readOnly value={link} size={60} onFocus={(e) => e.currentTarget.select()} />{' '}
+          <input
+            aria-label="Invitation link"
+            readOnly
+            value={link}
+            size={60}
+            onFocus={(e) => e.currentTarget.select()}
+          />{' '}
           <button type="button" class="secondary" onClick={() => copyLink(link, setMessage)}>
             Copy link
           </button>

@@ -13,10 +13,7 @@ import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
 
-type State =
-  | { status: 'loading' }
-  | { status: 'out'; ended?: boolean }
-  | { status: 'in'; user: User; enrol?: boolean };
+type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User; enrol?: boolean };
 
 export function App() {
   const path = usePath();

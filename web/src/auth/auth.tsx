@@ -106,20 +106,22 @@ export function AuthScreen({
       )}
       <form onSubmit={submit} noValidate>
         {!setup && <label for="username">Username</label>}
-        {!setup && <input
-          id="username"
-          name="username"
-          autoComplete={signup ? 'username' : 'username webauthn'}
-          autoCapitalize="none"
-          spellcheck={false}
-          value={username}
-          onInput={(e) => {
-            setUsername(e.currentTarget.value);
-            setCode(null);
-          }}
-          required
-          aria-describedby={signup ? 'username-rule' : undefined}
-        />}
+        {!setup && (
+          <input
+            id="username"
+            name="username"
+            autoComplete={signup ? 'username' : 'username webauthn'}
+            autoCapitalize="none"
+            spellcheck={false}
+            value={username}
+            onInput={(e) => {
+              setUsername(e.currentTarget.value);
+              setCode(null);
+            }}
+            required
+            aria-describedby={signup ? 'username-rule' : undefined}
+          />
+        )}
         {signup && (
           <p id="username-rule" class="hint">
             3 to 32 letters, digits, “_”, “.” or “-”.
