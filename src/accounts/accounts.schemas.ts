@@ -149,7 +149,7 @@ export const AuthConfigSchema = Type.Object(
 );
 
 export const AdminCreateUserBody = Type.Object({
-  username: Type.String({ minLength: 1, maxLength: 256, description: "signup's rule (400 otherwise)" }),
+  username: signupBody(1).properties.username,
   email: Type.Optional(
     Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'an e-mail address' }),
   ),

@@ -94,7 +94,7 @@ export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoute
         description:
           'An account without a password (400 for a username signup would refuse, 409 when taken), and `setup_url`, ' +
           '`{PUBLIC_URL}/setup?token=…`: a single-use link, valid 7 days, where the person chooses a password (POST /auth/setup). ' +
-          'Hand it over; the token is in this answer only.',
+          'Hand it over; the token is in this answer only. 403 when the caller is not an administrator.',
         body: schemas.AdminCreateUserBody,
         response: { 201: schemas.AdminCreatedUser },
       },
@@ -152,7 +152,7 @@ export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoute
           'refresh cookie fails, its live event streams end, access tokens are refused on /api/auth and WebDAV at once and ' +
           'elsewhere run out within their 15 minutes), its personal access tokens stop working and a login is refused like a ' +
           'wrong password; enabling lets it sign in again. 409 last_administrator when the change would leave no enabled ' +
-          'administrator. Answers the account as GET /auth/admin/all shows it.',
+          'administrator. Answers the account as GET /auth/admin/all shows it. 403 when the caller is not an administrator.',
         params: schemas.UserIdParams,
         body: schemas.AdministrationBody,
         response: { 200: schemas.AdminUserSchema },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { callerClaims, subjectOf } from '../http/caller.js';
 import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
@@ -29,7 +30,7 @@ export const invitationRoutes: FastifyPluginAsyncTypebox<InvitationRoutesOptions
           'A single-use sign-up link, valid `expires_in_days` (default 7): `url` is `{PUBLIC_URL}/signup?invitation={token}`. ' +
           'POST /auth/signup with `invitation` set to the token creates the account (an administrator when `admin`), whatever ' +
           'SIGNUP says. The token is in this answer only; the server keeps its SHA-256.',
-        body: schemas.CreateInvitationBody,
+        body: Type.Optional(schemas.CreateInvitationBody),
         response: { 201: schemas.CreatedInvitation },
       },
     },
