@@ -13,6 +13,7 @@ import {
   type Session,
 } from '../helpers/harness.js';
 import { uploadRaw } from '../attachments/support.js';
+import { queuedBehindLock, racedApp } from '../helpers/pause.js';
 import { adminSession, auditEvents } from './support.js';
 
 /** A stream ends within this (CONTRACT.md part 3: "within 5 seconds"); a bound on a condition, not a delay. */
@@ -227,5 +228,42 @@ forEachDatabase('administration: disable, administrators, quota, rows', (ctx) =>
     assert.ok(created.some((e) => e.outcome === 'success' && e.detail?.startsWith(`user ${user.id} (made_by_admin)`)));
     assert.ok((await auditEvents(app, admin.accessToken, 'admin_setup_link')).some((e) => e.outcome === 'success'));
     assert.ok((await auditEvents(app, admin.accessToken, 'account_setup')).some((e) => e.outcome === 'success'));
+  });
+});
+
+forEachDatabase('administration races', (ctx) => {
+  const raced = racedApp(ctx);
+
+  test('two administrators demoting each other at once: one 200, the other refused (409, or 403 once demoted), one administrator left', async () => {
+    await ctx.database.db.updateTable('users').set({ is_admin: false }).execute();
+    const a = await adminSession(ctx);
+    const b = await adminSession(ctx);
+    // a's demotion of b holds both rows' locks; b's demotion of a, past the admin check, waits for them.
+    const gate = raced.pause.arm('admin-update:locked');
+    const first = raced.app.inject({
+      method: 'PATCH',
+      url: `/api/auth/admin/${b.userId}`,
+      headers: bearer(a.accessToken),
+      payload: { is_admin: false },
+    });
+    await gate.reached;
+    const second = ctx.app.inject({
+      method: 'PATCH',
+      url: `/api/auth/admin/${a.userId}`,
+      headers: bearer(b.accessToken),
+      payload: { is_admin: false },
+    });
+    const queued = await queuedBehindLock(ctx, second);
+    gate.release();
+    const [won, lost] = await Promise.all([first, second]);
+    assert.equal(queued, true, 'the second waits for the first');
+    assert.equal(won.statusCode, 200, won.body);
+    // PostgreSQL: b passed the admin check before a's change committed, then found a the last one
+    // (409). SQLite: the held transaction owns the only connection, so b's admin check itself waits
+    // and finds b demoted (403). Refused either way.
+    if (ctx.kind === 'postgres') assert.deepEqual([lost.statusCode, lost.json().code], [409, 'last_administrator']);
+    else assert.deepEqual([lost.statusCode, lost.json().code], [403, 'forbidden']);
+    const admins = await ctx.database.db.selectFrom('users').select('id').where('is_admin', '=', true).execute();
+    assert.deepEqual(admins, [{ id: a.userId }]);
   });
 });
