@@ -23,8 +23,14 @@ import {
   type ReauthenticationServices,
 } from './auth/reauthentication.service.js';
 import { mfaRoutes } from './mfa/mfa.routes.js';
-import { mfaStatus } from './mfa/mfa.service.js';
+import { enrolmentRequired, mfaStatus } from './mfa/mfa.service.js';
 import { webAuthnSettings } from './mfa/passkeys.service.js';
+import { factorsOf } from './mfa/mfa.repository.js';
+import { usedBytesOf } from './attachments/attachments.repository.js';
+import { administrationRoutes } from './accounts/administration.routes.js';
+import type { FindAccountFacts } from './accounts/administration.service.js';
+import { invitationRoutes } from './invitations/invitations.routes.js';
+import { enrolmentRequirement } from './http/enrolment.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
 import { authenticateToken } from './access-tokens/tokens.service.js';
 import { looksLikePersonalToken } from './access-tokens/personal-token.js';
@@ -188,6 +194,13 @@ export async function buildApp({
       credentialFailure: limits?.credentialFailure,
     }),
     note: noteAccess(app, database.db),
+    ...(config.requireSecondFactor === 'off'
+      ? {}
+      : {
+          enrolment: enrolmentRequirement((userId) =>
+            enrolmentRequired(database.db, config.requireSecondFactor, userId),
+          ),
+        }),
     noStore,
   });
 
@@ -223,6 +236,16 @@ export async function buildApp({
       checkIn: (caller, check) => checkInSession(services, caller, check),
     },
   };
+  // What administrators see of each account, from the folders that own it (accounts imports neither).
+  const accountFacts: FindAccountFacts = async (ids) => {
+    const [factors, used] = await Promise.all([factorsOf(database.db, ids), usedBytesOf(database.db, ids)]);
+    return new Map(
+      ids.map((id) => {
+        const mfa = factors.get(id) ?? { totp: false, passkeys: 0 };
+        return [id, { ...mfa, storageUsedBytes: used.get(id) ?? 0 }];
+      }),
+    );
+  };
   const reauthenticate: Reauthenticate = (caller, proof, client, kind) =>
     reauthenticateCaller(services, caller, proof, client, kind);
   const cookies = {
@@ -247,6 +270,12 @@ export async function buildApp({
         services,
         cookies,
         factors: (userId) => mfaStatus(database.db, userId),
+        enrolmentRequired: (userId) => enrolmentRequired(database.db, config.requireSecondFactor, userId),
+        facts: accountFacts,
+      });
+      await auth.register(administrationRoutes, { config, services, cookies, facts: accountFacts });
+      await auth.register(invitationRoutes, {
+        services: { db: database.db, log: app.log, publicUrl: config.publicUrl },
       });
       await auth.register(authRoutes, { config, services });
       await auth.register(sessionRoutes, { config, services, reauthenticate });

@@ -65,6 +65,30 @@ export interface Config {
    * with NODE_ENV=test), which hashes hundreds of times. Verification reads the cost from each hash.
    */
   readonly argon2Cost: Argon2Cost;
+  /** SIGNUP: who may create an account (docs/configuration.md, "Run it for a team"). */
+  readonly signup: SignupMode;
+  /** REQUIRE_SECOND_FACTOR: which accounts must enrol a second factor before anything else. */
+  readonly requireSecondFactor: SecondFactorRequirement;
+  /** PASSWORD_LOGIN: false leaves single sign-on and passkeys as the only ways in (administrators keep their password). */
+  readonly passwordLogin: boolean;
+  /** Single sign-on with an OpenID Connect provider: on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are all set. */
+  readonly oidc: OidcConfig | null;
+}
+
+export type SignupMode = 'open' | 'invite' | 'closed';
+export type SecondFactorRequirement = 'off' | 'admins' | 'all';
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The button's label: "Sign in with {name}". */
+  readonly name: string;
+  readonly scopes: string;
+  /** The claim that names a new account. */
+  readonly usernameClaim: string;
+  /** Members of this group (the `groups` claim) are administrators; null: the provider makes none. */
+  readonly adminGroup: string | null;
 }
 
 export type AttachmentStorageConfig =
@@ -160,6 +184,14 @@ export function loadConfig(env: Env = process.env): Config {
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ...readTimeouts(env),
     argon2Cost: readArgon2Cost(env),
+    signup: oneOf(env, 'SIGNUP', 'open', ['open', 'invite', 'closed']) as SignupMode,
+    requireSecondFactor: oneOf(env, 'REQUIRE_SECOND_FACTOR', 'off', [
+      'off',
+      'admins',
+      'all',
+    ]) as SecondFactorRequirement,
+    passwordLogin: onOff(env, 'PASSWORD_LOGIN', true),
+    oidc: readOidc(env),
   };
   return Object.freeze(config);
 }
@@ -252,6 +284,35 @@ function readArgon2Cost(env: Env): Argon2Cost {
     );
   }
   return 'test-cheap';
+}
+
+function readOidc(env: Env): OidcConfig | null {
+  const issuer = nonEmpty(env.OIDC_ISSUER);
+  const clientId = nonEmpty(env.OIDC_CLIENT_ID);
+  const clientSecret = nonEmpty(env.OIDC_CLIENT_SECRET);
+  const set = [issuer, clientId, clientSecret].filter((v) => v !== undefined).length;
+  if (set === 0) return null;
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined)
+    throw new ConfigError('OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set together');
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError("OIDC_ISSUER must be the provider's issuer URL, e.g. https://id.example.com/realms/team");
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError('OIDC_ISSUER must be an http(s) URL');
+  const scopes = nonEmpty(env.OIDC_SCOPES) ?? 'openid profile email';
+  if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError('OIDC_SCOPES must include "openid"');
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    name: nonEmpty(env.OIDC_NAME) ?? 'Single sign-on',
+    scopes,
+    usernameClaim: nonEmpty(env.OIDC_USERNAME_CLAIM) ?? 'preferred_username',
+    adminGroup: nonEmpty(env.OIDC_ADMIN_GROUP) ?? null,
+  };
 }
 
 function readAdmin(env: Env) {

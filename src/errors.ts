@@ -117,6 +117,36 @@ export const Errors = {
   ),
   usernameTaken: make(409, 'username_taken', 'Username is already in use'),
   lastAdministrator: make(409, 'last_administrator', 'Cannot delete the last administrator'),
+  /** PATCH /auth/admin/{id}: the last enabled administrator cannot be demoted or disabled. */
+  lastAdministratorChange: make(
+    409,
+    'last_administrator',
+    'Cannot demote or disable the last administrator; make another account an administrator first',
+  ),
+  // Sign-up modes (SIGNUP) and invitations.
+  signupClosed: make(403, 'signup_closed', 'Sign-up is closed on this server; an administrator creates accounts'),
+  invitationRequired: make(
+    403,
+    'invitation_required',
+    'Sign-up needs a valid invitation on this server (this one is unknown, used, revoked or expired)',
+  ),
+  invitationNotFound: make(404, 'invitation_not_found', 'Invitation not found'),
+  setupLinkInvalid: make(
+    400,
+    'setup_link_invalid',
+    'This set-up link is not valid: it was used, replaced or has expired; ask an administrator for a new one',
+  ),
+  accountHasPassword: make(
+    409,
+    'account_has_password',
+    'This account already has a password; a set-up link is only for accounts that have none',
+  ),
+  /** REQUIRE_SECOND_FACTOR: the account must set up a second factor before anything else. */
+  mfaEnrolmentRequired: make(
+    403,
+    'mfa_enrolment_required',
+    'This server requires a second factor: set up an authenticator app or a passkey first',
+  ),
   versionLimit: make(
     409,
     'version_limit',

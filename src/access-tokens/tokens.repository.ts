@@ -18,8 +18,15 @@ export function listTokens(db: Db, userId: string): Promise<AccessTokenRow[]> {
     .execute();
 }
 
+/** The token, unless its account is disabled (an administrator's PATCH /auth/admin/{id}): then none works. */
 export function findTokenByHash(db: Db, hash: string): Promise<AccessTokenRow | undefined> {
-  return db.selectFrom('access_tokens').select(COLUMNS).where('token_hash', '=', hash).executeTakeFirst();
+  return db
+    .selectFrom('access_tokens')
+    .innerJoin('users', 'users.id', 'access_tokens.user_id')
+    .select(COLUMNS.map((column) => `access_tokens.${column}` as const))
+    .where('access_tokens.token_hash', '=', hash)
+    .where('users.disabled', '=', false)
+    .executeTakeFirst();
 }
 
 export async function deleteToken(db: Db, userId: string, id: string): Promise<boolean> {
@@ -41,12 +48,14 @@ export async function touchToken(db: Db, id: string, now: string, since: string)
     .execute();
 }
 
-/** The tokens of these ids that exist and are unexpired (their id and user). */
+/** The tokens of these ids that exist, are unexpired and whose account is not disabled (their id and user). */
 export function findLiveTokens(db: Db, ids: string[], now: string): Promise<Array<{ id: string; user_id: string }>> {
   return db
     .selectFrom('access_tokens')
-    .select(['id', 'user_id'])
-    .where('id', 'in', ids)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+    .innerJoin('users', 'users.id', 'access_tokens.user_id')
+    .select(['access_tokens.id', 'access_tokens.user_id'])
+    .where('access_tokens.id', 'in', ids)
+    .where('users.disabled', '=', false)
+    .where((eb) => eb.or([eb('access_tokens.expires_at', 'is', null), eb('access_tokens.expires_at', '>', now)]))
     .execute();
 }

@@ -8,6 +8,8 @@ import { AUTH_BODY_LIMIT, PaginationQuery, pageOf } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
 import * as schemas from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
+import * as administration from './administration.service.js';
+import type { FindAccountFacts } from './administration.service.js';
 import { PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 
 /** The auth cookies (sessions/cookies.ts), set and cleared as sessions start and end. */
@@ -22,6 +24,10 @@ export interface AccountRoutesOptions {
   cookies: SessionCookies;
   /** The second factors a user has set up, for GET /me (mfa/mfa.service.ts, mfaStatus). */
   factors: (userId: string) => Promise<{ totp: boolean; passkeys: number }>;
+  /** Whether REQUIRE_SECOND_FACTOR still sends the user to enrolment (mfa/mfa.service.ts, enrolmentRequired). */
+  enrolmentRequired: (userId: string) => Promise<boolean>;
+  /** What administrators see of accounts besides their row (mfa, attachments; given by app.ts). */
+  facts: FindAccountFacts;
 }
 
 /** The caller's own account, with its password checked: a hash per call, so the password limit. */
@@ -32,7 +38,7 @@ const tags = ['auth'];
 /** Accounts: signup, the caller's own account, and the administrators' view of all; under /api/auth. */
 export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = async (
   app,
-  { config, services, cookies, factors },
+  { config, services, cookies, factors, enrolmentRequired, facts },
 ) => {
   app.post(
     '/signup',
@@ -41,15 +47,18 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
       config: {
         policy: { auth: 'public', limit: 'signup', hashesPassword: true, noStore: true },
         failureDetail: 'Failed to create user',
-        docs: { errors: [409] },
+        docs: { errors: [403, 409] },
       },
       schema: {
         tags,
         operationId: 'signup',
         summary: 'Create an account',
         description:
-          "The username is lower-cased, then checked; then the password's length (both as the body schema states), then the " +
-          'breach check and entropy, which no schema can state (each a 400 with its own message). 409 when the name is taken.',
+          'First SIGNUP (GET /auth/config says it): with `invite`, 403 invitation_required without a valid `invitation`; with ' +
+          '`closed`, 403 signup_closed without one. A valid invitation works in every mode, once, and makes an administrator ' +
+          "when it says so. Then the username is lower-cased and checked; then the password's length (both as the body schema " +
+          'states), then the breach check and entropy, which no schema can state (each a 400 with its own message). 409 when ' +
+          'the name is taken.',
         body: schemas.signupBody(config.passwordMinLength),
         response: { 201: schemas.SignupResponse },
       },
@@ -60,6 +69,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         request.body.username,
         request.body.password,
         clientInfo(request),
+        { mode: config.signup, invitation: request.body.invitation },
       );
       return reply.code(201).send(created);
     },
@@ -110,9 +120,10 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
   app.get(
     '/me',
     {
+      // Allowed while REQUIRE_SECOND_FACTOR waits for enrolment: it is where the client learns that.
       // 404: the account was deleted while its access token is still valid.
       config: {
-        policy: { auth: 'access', noStore: true },
+        policy: { auth: 'access', noStore: true, enrolment: 'allowed' },
         failureDetail: 'Failed to retrieve user',
         docs: { errors: [404] },
       },
@@ -120,14 +131,16 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags,
         operationId: 'getMe',
         summary: "The caller's account",
-        description: 'With `mfa`: the second factors set up.',
+        description:
+          'With `mfa`: the second factors set up; `mfa_enrolment_required`: REQUIRE_SECOND_FACTOR sends this account to set one up first.',
         response: { 200: schemas.MeSchema },
       },
     },
     async (request) => {
       const userId = callerId(request);
       const user = await accounts.getUser(services, userId);
-      return { ...user, mfa: await factors(userId) };
+      const [mfa, mfaEnrolmentRequired] = await Promise.all([factors(userId), enrolmentRequired(userId)]);
+      return { ...user, mfa, mfa_enrolment_required: mfaEnrolmentRequired };
     },
   );
 
@@ -205,14 +218,23 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         tags: ['admin'],
         operationId: 'listUsers',
         summary: 'List accounts',
-        description: 'Every account, ordered by creation time then id; an empty page is null (spec).',
+        description:
+          'Every account, ordered by creation time then id; an empty page is null (spec). Each row adds to the User fields its ' +
+          'e-mail, whether it is disabled, its second factors, last login, attachment storage used and own quota.',
         querystring: PaginationQuery,
         response: { 200: schemas.UserPage },
       },
     },
     async (request) => {
       const { limit, offset } = pageOf(request.query);
-      return accounts.listUsers(services, subjectOf(callerClaims(request)), limit, offset, clientInfo(request));
+      return administration.listAdminUsers(
+        services,
+        facts,
+        subjectOf(callerClaims(request)),
+        limit,
+        offset,
+        clientInfo(request),
+      );
     },
   );
 

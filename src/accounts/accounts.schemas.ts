@@ -50,6 +50,14 @@ export function signupBody(passwordMinLength: number) {
       }),
       { minLength: passwordTooShort(passwordMinLength), maxLength: PASSWORD_TOO_LONG },
     ),
+    invitation: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'the token of an invitation (the `invitation` parameter of its link): single use; needed when SIGNUP is invite or closed',
+      }),
+    ),
   });
 }
 
@@ -59,6 +67,11 @@ export const MeSchema = Type.Object(
     mfa: Type.Object({
       totp: Type.Boolean({ description: 'an authenticator app is set up: password logins need a code' }),
       passkeys: Type.Integer({ minimum: 0, description: 'how many passkeys can sign in' }),
+    }),
+    mfa_enrolment_required: Type.Boolean({
+      description:
+        'REQUIRE_SECOND_FACTOR covers this account and it has no second factor: every route but /auth/2fa/*, /auth/passkeys*, ' +
+        '/auth/me, /auth/logout and /auth/config answers 403 mfa_enrolment_required until one is confirmed',
     }),
   },
   { $id: 'Me' },
@@ -102,6 +115,70 @@ export const DeleteOwnerBody = Type.Object({ password: Type.String() });
 
 export const UserIdParams = Type.Object({ id: Uuid });
 
-export const UserPage = Type.Union([Type.Array(UserSchema), Type.Null()], {
+export const AdminUserSchema = Type.Object(
+  {
+    ...UserSchema.properties,
+    email: Type.Union([Type.String(), Type.Null()], { description: 'the verified address, or null' }),
+    disabled: Type.Boolean({ description: 'cannot sign in; no session or token of it works' }),
+    mfa: Type.Object({ totp: Type.Boolean(), passkeys: Type.Integer({ minimum: 0 }) }),
+    last_login_at: Type.Union([Timestamp, Type.Null()]),
+    storage_used_bytes: Type.Integer({ minimum: 0, description: 'attachment bytes stored' }),
+    storage_quota_bytes: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+      description: 'its own attachment quota (0: unlimited); null: STORAGE_QUOTA_BYTES',
+    }),
+  },
+  { $id: 'AdminUser' },
+);
+
+export const UserPage = Type.Union([Type.Array(AdminUserSchema), Type.Null()], {
   description: 'users ordered by creation; an empty page is null',
 });
+
+export const AuthConfigSchema = Type.Object(
+  {
+    signup: Type.Union([Type.Literal('open'), Type.Literal('invite'), Type.Literal('closed')], {
+      description: 'SIGNUP: open; invite (sign-up needs an invitation); closed (administrators create accounts)',
+    }),
+    password_login: Type.Boolean({ description: 'PASSWORD_LOGIN: whether the login form takes passwords' }),
+    oidc: Type.Union([Type.Object({ name: Type.String({ description: 'the button label' }) }), Type.Null()], {
+      description: 'single sign-on, when configured',
+    }),
+    passkeys: Type.Literal(true),
+  },
+  { $id: 'AuthConfig' },
+);
+
+export const AdminCreateUserBody = Type.Object({
+  username: signupBody(1).properties.username,
+  email: Type.Optional(
+    Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'an e-mail address' }),
+  ),
+  admin: Type.Optional(Type.Boolean({ description: 'an administrator; default false' })),
+});
+
+export const AdminCreatedUser = Type.Object({
+  user: AdminUserSchema,
+  setup_url: Type.String({ description: '{PUBLIC_URL}/setup?token=…: single use, valid 7 days' }),
+});
+
+export const SetupLink = Type.Object({ setup_url: Type.String(), expires_at: Timestamp });
+
+export const AdministrationBody = Type.Object(
+  {
+    is_admin: Type.Optional(Type.Boolean()),
+    disabled: Type.Optional(Type.Boolean()),
+    storage_quota_bytes: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()], {
+        description: 'attachment bytes this account may keep; 0 unlimited; null back to STORAGE_QUOTA_BYTES',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SetupBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 256, description: 'the `token` parameter of the set-up link' }),
+  password: Type.String({ description: "the new password: signup's rules, a 400 each" }),
+});
+
+export const SetupResponse = Type.Object({ access_token: Type.String(), user: UserSchema });

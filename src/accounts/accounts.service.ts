@@ -15,7 +15,9 @@ import { requireUserId, type Claims } from '../shared/claims.js';
 import { newId } from '../shared/ids.js';
 import { toUser, type User } from './user.js';
 import * as users from './user.repository.js';
-import { isValidUsername, normalizeUsername, validUsername } from './username.js';
+import { attemptedUsername, isValidUsername, normalizeUsername, validUsername } from './username.js';
+import * as invitations from '../invitations/invitations.service.js';
+import type { SignupMode } from '../config.js';
 
 /** The first token pair of a session (sessions/sessions.service.ts, IssuedTokens). */
 export interface NewSession {
@@ -63,7 +65,8 @@ export type AccountStore = Omit<AccountServices, 'sessions'>;
 
 /**
  * A new account after signup's checks: the username (400), then the password (400), then the name
- * must be free (409). `event` says who created it, for the audit trail.
+ * must be free (409). `event` says who created it, for the audit trail. With `invitation`, the
+ * account and the invitation's use are one transaction: an invitation used meanwhile leaves no account.
  */
 async function createAccount(
   s: AccountStore,
@@ -71,6 +74,7 @@ async function createAccount(
   password: string,
   isAdmin: boolean,
   event: Pick<AuditEvent, 'kind' | 'client' | 'detail'>,
+  invitation?: { id: string; refused: () => Error },
 ): Promise<{ id: string; username: string }> {
   const normalized = validUsername(username);
   await validatePassword(s.policy, password);
@@ -78,15 +82,22 @@ async function createAccount(
   const now = nowIso();
   const passwordHash = await s.hasher.hash(password);
   try {
-    await users.insertUser(s.db, {
-      id,
-      username: normalized,
-      password_hash: passwordHash,
-      is_admin: isAdmin,
-      created_at: now,
-      updated_at: now,
+    await s.db.transaction().execute(async (trx) => {
+      await users.insertUser(trx, {
+        id,
+        username: normalized,
+        password_hash: passwordHash,
+        is_admin: isAdmin,
+        created_at: now,
+        updated_at: now,
+      });
+      if (invitation !== undefined && !(await invitations.redeem(trx, invitation.id, id))) throw new InvitationUsed();
     });
   } catch (error) {
+    if (error instanceof InvitationUsed) {
+      await audit(s, { ...event, outcome: 'failure', username: normalized, detail: 'invitation used meanwhile' });
+      throw invitation!.refused();
+    }
     if (isUniqueViolation(error)) {
       await audit(s, { ...event, outcome: 'failure', username: normalized, detail: 'username taken' });
       throw Errors.usernameTaken();
@@ -97,8 +108,44 @@ async function createAccount(
   return { id, username: normalized };
 }
 
-export function signup(s: AccountServices, username: string, password: string, client: ClientInfo) {
-  return createAccount(s, username, password, false, { kind: 'signup', client });
+/** Thrown inside sign-up's transaction when its invitation was used by another sign-up first. */
+class InvitationUsed extends Error {}
+
+/**
+ * Sign-up under SIGNUP (docs/api.md, "Sign-up modes"): checked first, before any other rule, so a
+ * closed server never says what a password lacks. A valid invitation works in every mode and makes
+ * an administrator when it says so; an invitation that is not (unknown, used, revoked, expired)
+ * is refused like none at all (403 invitation_required, or signup_closed when closed).
+ */
+export async function signup(
+  s: AccountServices,
+  username: string,
+  password: string,
+  client: ClientInfo,
+  options: { mode: SignupMode; invitation?: string | undefined } = { mode: 'open' },
+) {
+  const refused = options.mode === 'closed' ? Errors.signupClosed : Errors.invitationRequired;
+  const event = { kind: 'signup', client } as const;
+  const tried = attemptedUsername(username);
+  if (options.invitation === undefined) {
+    if (options.mode === 'open') return createAccount(s, username, password, false, event);
+    await audit(s, { ...event, outcome: 'failure', username: tried, detail: `SIGNUP=${options.mode}` });
+    throw refused();
+  }
+  const found = await invitations.findUsable(s.db, options.invitation);
+  if (found === undefined) {
+    await audit(s, { ...event, outcome: 'failure', username: tried, detail: 'invalid invitation' });
+    throw refused();
+  }
+  await s.checkpoint?.('signup:invitation-checked');
+  return createAccount(
+    s,
+    username,
+    password,
+    found.admin,
+    { ...event, detail: `invitation ${found.id}${found.admin ? ' (administrator)' : ''}` },
+    { id: found.id, refused },
+  );
 }
 
 /** An administrator, created by the start-up bootstrap or `vellum create-admin` (`by` says which). */
@@ -261,23 +308,4 @@ export async function adminDeleteUser(
     detail: deleted ? `user ${id}` : `user ${id} not found`,
   });
   if (!deleted) throw Errors.userNotFound();
-}
-
-/** An empty page is null, as the spec shows. */
-export async function listUsers(
-  s: AccountServices,
-  actorId: string | null,
-  limit: number,
-  offset: number,
-  client: ClientInfo,
-): Promise<User[] | null> {
-  const rows = await users.listUsers(s.db, limit, offset);
-  await audit(s, {
-    kind: 'admin_list_users',
-    outcome: 'success',
-    userId: actorId,
-    client,
-    detail: `limit ${limit} offset ${offset}`,
-  });
-  return rows.length === 0 ? null : rows.map(toUser);
 }

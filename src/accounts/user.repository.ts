@@ -14,6 +14,9 @@ const USER_COLUMNS = [
   'session_generation',
   'created_at',
   'updated_at',
+  'disabled',
+  'last_login_at',
+  'storage_quota_bytes',
 ] as const;
 
 const findUserByIdQuery = compiled((db, p: { id: string }) =>
@@ -136,4 +139,59 @@ export async function anotherAdminExists(db: Db, id: string): Promise<boolean> {
 export async function adminExists(db: Db): Promise<boolean> {
   const row = await db.selectFrom('users').select('id').where('is_admin', '=', true).limit(1).executeTakeFirst();
   return row !== undefined;
+}
+
+/** A successful login's time, in the transaction that opens its session. */
+export async function recordLogin(db: Db, id: string, now: string): Promise<void> {
+  await db.updateTable('users').set({ last_login_at: now }).where('id', '=', id).execute();
+}
+
+/** What an administrator changes (PATCH /auth/admin/{id}); only the fields given. */
+export async function updateAdministration(
+  db: Db,
+  id: string,
+  patch: { is_admin?: boolean; disabled?: boolean; storage_quota_bytes?: number | null },
+  now: string,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ ...patch, updated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The account's own attachment quota, or undefined for STORAGE_QUOTA_BYTES (null column) or no such user. */
+export async function findStorageQuota(db: Db, id: string): Promise<number | undefined> {
+  const row = await db.selectFrom('users').select('storage_quota_bytes').where('id', '=', id).executeTakeFirst();
+  return row?.storage_quota_bytes ?? undefined;
+}
+
+/**
+ * Locks the user's row and every administrator's until the caller's transaction ends (as
+ * lockForDeletion does, in id order), for deciding a demotion or a disabling: returns the target
+ * (undefined when gone) and how many enabled administrators there are.
+ */
+export async function lockForAdministration(
+  trx: Trx,
+  id: string,
+): Promise<{ target: { is_admin: boolean; disabled: boolean } | undefined; enabledAdmins: number }> {
+  const rows = await selectForUpdate(
+    trx,
+    trx
+      .selectFrom('users')
+      .select(['id', 'is_admin', 'disabled'])
+      .where((eb) => eb.or([eb('id', '=', id), eb('is_admin', '=', true)]))
+      .orderBy('id'),
+    () =>
+      trx
+        .updateTable('users')
+        .set((eb) => ({ is_admin: eb.ref('is_admin') }))
+        .where('id', '=', id)
+        .execute(),
+  );
+  const target = rows.find((row) => row.id === id);
+  return {
+    target: target === undefined ? undefined : { is_admin: target.is_admin, disabled: target.disabled },
+    enabledAdmins: rows.filter((row) => row.is_admin && !row.disabled).length,
+  };
 }

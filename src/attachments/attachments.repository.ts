@@ -29,6 +29,21 @@ export async function usedBytes(db: Db, ownerId: string): Promise<number> {
   return Number(row.used);
 }
 
+/** For administrators' lists: the attachment bytes each of these users stores (0 for none). */
+export async function usedBytesOf(db: Db, ownerIds: string[]): Promise<Map<string, number>> {
+  const used = new Map(ownerIds.map((id) => [id, 0]));
+  if (ownerIds.length === 0) return used;
+  const rows = await db
+    .selectFrom('attachment_blobs')
+    .select((eb) => ['owner_id', eb.fn.sum<number>('size').as('used')])
+    .where('owner_id', 'in', ownerIds)
+    .where('sha256', 'not like', `${PENDING}%`)
+    .groupBy('owner_id')
+    .execute();
+  for (const row of rows) used.set(row.owner_id, Number(row.used));
+  return used;
+}
+
 /** The blob row an upload writes its chunks under, before any chunk (they reference it). */
 export async function insertPendingBlob(db: Db, ownerId: string, storageKey: string, now: string): Promise<void> {
   await db

@@ -6,7 +6,7 @@ import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import { newId } from '../shared/ids.js';
 import * as repo from './attachments.repository.js';
-import { lockSessions } from '../accounts/user.repository.js';
+import { findStorageQuota, lockSessions } from '../accounts/user.repository.js';
 import { detectContentType, SNIFF_BYTES } from './content-type.js';
 import type { AttachmentStorage } from './storage.js';
 
@@ -15,8 +15,13 @@ export interface AttachmentServices {
   storage: AttachmentStorage;
   log: FastifyBaseLogger;
   maxBytes: number;
-  /** 0: unlimited. */
+  /** STORAGE_QUOTA_BYTES, for accounts without their own (PATCH /auth/admin/{id}); 0: unlimited. */
   quotaBytes: number;
+}
+
+/** The owner's quota: their own when an administrator set one, else STORAGE_QUOTA_BYTES; 0 is unlimited. */
+async function quotaOf(s: AttachmentServices, ownerId: string): Promise<number> {
+  return (await findStorageQuota(s.db, ownerId)) ?? s.quotaBytes;
 }
 
 export type Attachment = repo.AttachmentRow;
@@ -48,7 +53,7 @@ export async function upload(
   ownerId: string,
   file: { filename: string | undefined; mimetype: string | undefined; stream: AsyncIterable<Buffer> },
 ): Promise<Attachment> {
-  const quota = s.quotaBytes;
+  const quota = await quotaOf(s, ownerId);
   const usedBefore = quota === 0 ? 0 : await repo.usedBytes(s.db, ownerId);
   const limit = quota === 0 ? s.maxBytes : Math.min(s.maxBytes, Math.max(0, quota - usedBefore));
   const key = `${nowIso()}/${newId()}`;
@@ -147,7 +152,8 @@ export async function list(s: AttachmentServices, ownerId: string, limit: number
 }
 
 export async function usage(s: AttachmentServices, ownerId: string) {
-  return { used_bytes: await repo.usedBytes(s.db, ownerId), quota_bytes: s.quotaBytes };
+  const [used, quota] = await Promise.all([repo.usedBytes(s.db, ownerId), quotaOf(s, ownerId)]);
+  return { used_bytes: used, quota_bytes: quota };
 }
 
 export async function remove(s: AttachmentServices, ownerId: string, id: string): Promise<void> {

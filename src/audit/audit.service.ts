@@ -25,6 +25,12 @@ export const EVENT_KINDS = [
   'admin_remove_mfa',
   'token_create',
   'token_revoke',
+  'admin_invite',
+  'admin_invite_revoke',
+  'admin_create_user',
+  'admin_update_user',
+  'admin_setup_link',
+  'account_setup',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -59,7 +59,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     '/logout',
     {
       config: {
-        policy: SIGNED_IN,
+        // Open to an account REQUIRE_SECOND_FACTOR sends to enrolment: it may always sign out.
+        policy: { ...SIGNED_IN, enrolment: 'allowed' },
         unauthenticated: Errors.notAuthenticated,
         failureDetail: 'Failed to logout',
         docs: { noContent: true, headers: { 204: ['Set-Cookie'] } },

@@ -47,7 +47,15 @@ export async function login(s: LoginServices, username: string, password: string
     await s.hasher.verifyDummy(password);
     throw await fail(null, 'unknown user');
   }
+  // An account an administrator created has no password until its set-up link is used (an empty
+  // hash, which argon2 refuses at once): it costs a hash like any other, so timing says nothing.
+  if (row.password_hash === '') {
+    await s.hasher.verifyDummy(password);
+    throw await fail(row.id, 'no password set yet');
+  }
   if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
+  // A disabled account is refused like a wrong password, before the second factor says the password was right.
+  if (row.disabled) throw await fail(row.id, 'account disabled');
   const second = await checkLoginCode(s, row.id, code);
   if (second === 'missing' || second === 'wrong') {
     await fail(row.id, second === 'missing' ? 'one-time code required' : 'wrong one-time code');

@@ -17,6 +17,35 @@ export interface UsersTable {
   session_generation: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** An administrator disabled the account: no login, its sessions ended, no token of it works. */
+  disabled: ColumnType<boolean, boolean | undefined, boolean>;
+  last_login_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
+  /** Attachment bytes this account may keep; null: STORAGE_QUOTA_BYTES, 0: unlimited. */
+  storage_quota_bytes: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Single-use sign-up links an administrator made (invitations/). */
+export interface InvitationsTable {
+  id: string;
+  /** Lowercase hex SHA-256 of the token; the token is shown once, at creation. */
+  token_hash: string;
+  email: string | null;
+  admin: boolean;
+  created_by: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  used_by: string | null;
+}
+
+/** Single-use links where an account an administrator made chooses its password (accounts/). */
+export interface AccountSetupsTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
 }
 
 export interface RefreshTokensTable {
@@ -278,6 +307,8 @@ export interface Tables {
   dav_properties: DavPropertiesTable;
   dav_locks: DavLocksTable;
   note_members: NoteMembersTable;
+  invitations: InvitationsTable;
+  account_setups: AccountSetupsTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -46,7 +46,9 @@ export interface PersonalTokens {
 export type SessionCheck = (claims: Claims) => Promise<boolean>;
 
 /** The caller's account as it is now: undefined when deleted. */
-export type FindAccount = (userId: string) => Promise<{ is_admin: boolean; username: string } | undefined>;
+export type FindAccount = (
+  userId: string,
+) => Promise<{ is_admin: boolean; username: string; disabled: boolean } | undefined>;
 
 /** `Basic base64(username:password)` (RFC 7617), or undefined when the header is not that. */
 export function parseBasic(header: string | undefined): { username: string; password: string } | undefined {
@@ -143,13 +145,16 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
       const token = parseBearer(header);
       if (token === undefined) throw Errors.davUnauthorized();
       if (personal.looksLike(token)) return authenticatePersonal(request, token, 'dav', Errors.davUnauthorized);
-      authenticate(request, Errors.davUnauthorized);
+      const claims = authenticate(request, Errors.davUnauthorized);
+      // A sync client holds its connection for long: a disabled account's access token stops here at once.
+      const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
+      if (account?.disabled === true) throw Errors.davUnauthorized();
       return;
     }
     const username = normalizeUsername(basic.username);
     const found = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
     const account = found === undefined ? undefined : await findAccount(found.userId);
-    if (found === undefined || account?.username !== username) throw Errors.davUnauthorized();
+    if (found === undefined || account?.username !== username || account.disabled) throw Errors.davUnauthorized();
     const now = Math.floor(Date.now() / 1000);
     request.claims = {
       sub: found.userId,
@@ -196,7 +201,7 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
             await requireLiveSession(claims);
             if (!claims.admin) throw Errors.forbidden();
             const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
-            if (account === undefined) throw Errors.unauthorized();
+            if (account === undefined || account.disabled) throw Errors.unauthorized();
             if (!account.is_admin) throw Errors.forbidden();
           };
     return { onRequest: [hook] };

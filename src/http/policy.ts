@@ -34,6 +34,12 @@ export interface RoutePolicy {
   note?: 'viewer' | 'editor' | 'owner';
   /** Tokens or account data: Cache-Control: no-store on every answer, errors included. */
   noStore?: true;
+  /**
+   * `allowed`: a signed-in account that REQUIRE_SECOND_FACTOR sends to enrolment may still call
+   * this route (setting up the factor, GET /auth/me, logout). Every other route that takes
+   * credentials answers such an account 403 mfa_enrolment_required (enrolment.ts).
+   */
+  enrolment?: 'allowed';
 }
 
 declare module 'fastify' {

@@ -35,6 +35,9 @@ export const POLICY_ORDER = [
   'cookies',
   // Bearer routes: a valid access token (admin: the account as it is now, a database read).
   'access',
+  // REQUIRE_SECOND_FACTOR: a covered account without a factor reaches only the routes that allow
+  // enrolment (a database read per call, only when the setting is on); right after the caller is known.
+  'enrolment',
   // preHandler: on routes naming a note, whose note the caller acts on and whether their role
   // (owner, editor, viewer) allows the route (members/note-access.ts).
   'note',

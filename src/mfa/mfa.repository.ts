@@ -111,6 +111,29 @@ export function listPasskeys(db: Db, userId: string): Promise<PasskeyRow[]> {
     .execute();
 }
 
+/** For administrators' lists: of these users, who has a confirmed authenticator app and how many passkeys. */
+export async function factorsOf(db: Db, userIds: string[]): Promise<Map<string, { totp: boolean; passkeys: number }>> {
+  const found = new Map(userIds.map((id) => [id, { totp: false, passkeys: 0 }]));
+  if (userIds.length === 0) return found;
+  const [totp, passkeys] = await Promise.all([
+    db
+      .selectFrom('totp_factors')
+      .select('user_id')
+      .where('user_id', 'in', userIds)
+      .where('confirmed_at', 'is not', null)
+      .execute(),
+    db
+      .selectFrom('passkeys')
+      .select((eb) => ['user_id', eb.fn.countAll<number>().as('n')])
+      .where('user_id', 'in', userIds)
+      .groupBy('user_id')
+      .execute(),
+  ]);
+  for (const row of totp) found.get(row.user_id)!.totp = true;
+  for (const row of passkeys) found.get(row.user_id)!.passkeys = Number(row.n);
+  return found;
+}
+
 export async function countPasskeys(db: Db, userId: string): Promise<number> {
   const row = await db
     .selectFrom('passkeys')

@@ -22,11 +22,19 @@ export interface MfaRoutesOptions {
   reauthenticate: Reauthenticate;
 }
 
+// Every route here but the administrators' is open to an account REQUIRE_SECOND_FACTOR sends to
+// enrolment (`enrolment: 'allowed'`): setting up a factor is what it must do.
 /** The password again (a hash per call): the password limit, as for a password change. */
-const WITH_PASSWORD: RoutePolicy = { auth: 'access', limit: 'password', hashesPassword: true, noStore: true };
+const WITH_PASSWORD: RoutePolicy = {
+  auth: 'access',
+  limit: 'password',
+  hashesPassword: true,
+  noStore: true,
+  enrolment: 'allowed',
+};
 /** A code or a passkey answer is a guess like a password: the same per-address limit, without a hash. */
-const GUESSABLE: RoutePolicy = { auth: 'access', limit: 'password', noStore: true };
-const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true };
+const GUESSABLE: RoutePolicy = { auth: 'access', limit: 'password', noStore: true, enrolment: 'allowed' };
+const SIGNED_IN: RoutePolicy = { auth: 'access', noStore: true, enrolment: 'allowed' };
 const tags = ['second factor'];
 
 /** TOTP, recovery codes and passkeys; under /api/auth. */

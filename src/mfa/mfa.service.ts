@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import * as users from '../accounts/user.repository.js';
 import { audit } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
+import type { SecondFactorRequirement } from '../config.js';
 import { nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
@@ -30,6 +31,23 @@ export interface MfaStatus {
 export async function mfaStatus(db: Db, userId: string): Promise<MfaStatus> {
   const [totp, passkeys] = await Promise.all([store.findTotp(db, userId), store.countPasskeys(db, userId)]);
   return { totp: totp?.confirmed_at != null, passkeys };
+}
+
+/**
+ * Whether REQUIRE_SECOND_FACTOR sends this account to enrolment: it is covered (every account with
+ * `all`, administrators with `admins`) and has no confirmed authenticator app and no passkey.
+ * Unknown accounts are not (their routes answer for them). Reads the account as it is now.
+ */
+export async function enrolmentRequired(
+  db: Db,
+  requirement: SecondFactorRequirement,
+  userId: string,
+): Promise<boolean> {
+  if (requirement === 'off') return false;
+  const user = await users.findUserById(db, userId);
+  if (user === undefined || (requirement === 'admins' && !user.is_admin)) return false;
+  const status = await mfaStatus(db, userId);
+  return !status.totp && status.passkeys === 0;
 }
 
 /**

@@ -89,12 +89,17 @@ export async function openSession(s: SessionServices, row: users.UserRow, client
     await audit(s, { kind: 'login', outcome: 'failure', userId: row.id, username: row.username, client, detail });
     return Errors.invalidCredentials();
   };
+  // Every way in (password, passkey, single sign-on) comes through here: a disabled account gets
+  // the answer of wrong credentials. Disabling moves the generation on, so a login that read the
+  // row before it is void below.
+  if (row.disabled) throw await fail('account disabled');
   let issued: IssuedTokens;
   try {
     issued = await s.db.transaction().execute(async (trx) => {
-      // The credentials were checked against the row read before. A password change, logout or
-      // deletion that finished since has moved the generation on (or removed the row): this login is void.
+      // The credentials were checked against the row read before. A password change, logout,
+      // disabling or deletion that finished since has moved the generation on (or removed the row): this login is void.
       if ((await users.lockSessions(trx, row.id, row.session_generation)) === undefined) throw new SessionsEnded();
+      await users.recordLogin(trx, row.id, nowIso());
       return issueTokenPair(trx, s.tokens, { id: user.id, admin: user.is_admin }, client);
     });
   } catch (error) {

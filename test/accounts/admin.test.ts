@@ -42,6 +42,13 @@ forEachDatabase('admin routes', (ctx) => {
         is_admin: false,
         created_at: r.created_at,
         updated_at: r.updated_at,
+        // What administrators see besides the User fields (CONTRACT.md, "Teams").
+        email: null,
+        disabled: false,
+        mfa: { totp: false, passkeys: 0 },
+        last_login_at: null,
+        storage_used_bytes: 0,
+        storage_quota_bytes: null,
       }))
       .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1));
 

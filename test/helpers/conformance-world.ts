@@ -445,6 +445,30 @@ export class World {
         request.pathParams.id = (created.json() as { id: string }).id;
         break;
       }
+      // Teams (#41): a free username; an account without a password and its set-up link; an open invitation.
+      case 'POST /api/auth/admin/users':
+        setBody({ username: uniqueName('made') });
+        break;
+      case 'POST /api/auth/setup': {
+        const made = await this.call(await this.main('admin'), 'POST', '/api/auth/admin/users', {
+          username: uniqueName('setup'),
+        });
+        const token = new URL((made.json() as { setup_url: string }).setup_url).searchParams.get('token');
+        setBody({ token, password: GOOD_PASSWORD });
+        break;
+      }
+      case 'POST /api/auth/admin/{id}/setup-link': {
+        const made = await this.call(await this.main('admin'), 'POST', '/api/auth/admin/users', {
+          username: uniqueName('relink'),
+        });
+        if (role === 'admin') request.pathParams.id = (made.json() as { user: { id: string } }).user.id;
+        break;
+      }
+      case 'DELETE /api/auth/admin/invitations/{id}': {
+        const created = await this.call(await this.main('admin'), 'POST', '/api/auth/admin/invitations', {});
+        request.pathParams.id = (created.json() as { id: string }).id;
+        break;
+      }
       case 'DELETE /api/auth/passkeys/{id}':
         request.pathParams.id = await this.newPasskey(await this.main(role));
         setBody({ password: (await this.main(role)).password });

@@ -36,7 +36,16 @@ test("the layers' hooks run in POLICY_ORDER at each stage, ahead of the route's 
   const expected = (stage: string) =>
     [...POLICY_ORDER.filter((step) => step !== 'cookies'), 'route'].map((step) => `${stage} ${step}`);
   assert.deepEqual(ran, [...expected('onRequest'), ...expected('preHandler'), ...expected('onSend')]);
-  assert.deepEqual(POLICY_ORDER, ['limits', 'shedding', 'cookies', 'access', 'note', 'lockout', 'noStore']);
+  assert.deepEqual(POLICY_ORDER, [
+    'limits',
+    'shedding',
+    'cookies',
+    'access',
+    'enrolment',
+    'note',
+    'lockout',
+    'noStore',
+  ]);
   await app.close();
 });
 

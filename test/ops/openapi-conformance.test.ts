@@ -71,6 +71,8 @@ const STATED_RULES: Array<{ operations: string[]; detail: RegExp; statement: Reg
   // A passkey answer must answer a live challenge and verify: no schema can say either.
   { operations: ['POST /api/auth/passkeys'], detail: /expired or was already used/, statement: /live challenge/ },
   { operations: ['POST /api/auth/passkeys'], detail: /could not be verified/, statement: /does not verify/ },
+  // A set-up link must be live: no schema can say it.
+  { operations: ['POST /api/auth/setup'], detail: /set-up link is not valid/, statement: /setup_link_invalid/ },
   {
     operations: ['POST /api/notes/{noteID}/shares'],
     detail: /expires_at must be in the future/,

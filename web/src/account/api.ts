@@ -127,3 +127,9 @@ export async function importFile(
   const body = (await response.json().catch(() => ({}))) as ImportAnswer;
   return { status: response.status, ok: response.ok, body };
 }
+
+/** Second factors and whether REQUIRE_SECOND_FACTOR still sends this account to set one up (GET /auth/me). */
+export async function enrolmentStatus(): Promise<{ mfa: Mfa; required: boolean }> {
+  const me = unwrap(await api.GET('/api/auth/me'));
+  return { mfa: me.mfa, required: me.mfa_enrolment_required };
+}

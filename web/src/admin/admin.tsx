@@ -1,6 +1,18 @@
 import { useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { deleteUser, listAuthEvents, listUsers, removeSecondFactors, type AuthEvent, type User } from './api';
+import {
+  createUser,
+  deleteUser,
+  listAdminUsers,
+  listAuthEvents,
+  newSetupLink,
+  removeSecondFactors,
+  updateUser,
+  type AdminUser,
+  type AuthEvent,
+  type User,
+} from './api';
+import { copyLink, Invitations } from './invitations';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
@@ -8,7 +20,7 @@ const PAGE = 50;
 
 export function AdminScreen({ me }: { me: User }) {
   const [page, setPage] = useState(0);
-  const users = useResource((signal) => listUsers(PAGE, page * PAGE, signal), [page]);
+  const users = useResource((signal) => listAdminUsers(PAGE, page * PAGE, signal), [page]);
   const events = useResource((signal) => listAuthEvents(50, signal), []);
   const [error, setError] = useState('');
   const load = () => Promise.all([users.reload(), events.reload()]);
@@ -38,6 +50,42 @@ export function AdminScreen({ me }: { me: User }) {
     }
     await load();
   };
+  const [setupUrl, setSetupUrl] = useState<string | null>(null);
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    setNotice('');
+    setError('');
+    try {
+      await work();
+      setNotice(done);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+    await load();
+  };
+  const setQuota = (user: AdminUser) => {
+    const answer = window.prompt(
+      `Storage quota of “${user.username}” in MiB (0: unlimited; empty: the server's default)`,
+      user.storage_quota_bytes === null ? '' : String(user.storage_quota_bytes / 1048576),
+    );
+    if (answer === null) return;
+    const bytes = answer.trim() === '' ? null : Math.round(Number(answer) * 1048576);
+    if (bytes !== null && !(bytes >= 0)) return setError('The quota must be a number of MiB, 0 or more.');
+    void act(() => updateUser(user.id, { storage_quota_bytes: bytes }), `Quota of “${user.username}” changed.`);
+  };
+  const [newName, setNewName] = useState('');
+  const [newAdmin, setNewAdmin] = useState(false);
+  const create = async (event: Event) => {
+    event.preventDefault();
+    await act(async () => {
+      const created = await createUser({ username: newName, admin: newAdmin });
+      setSetupUrl(created.setup_url);
+      setNewName('');
+    }, 'Account created: hand over its set-up link.');
+  };
+  const relink = (user: AdminUser) =>
+    act(async () => setSetupUrl((await newSetupLink(user.id)).setup_url), `New set-up link for “${user.username}”.`);
+  const say = (message: { ok: boolean; text: string } | null) =>
+    message && (message.ok ? setNotice(message.text) : setError(message.text));
   return (
     <div class="page">
       <h1>Administration</h1>
@@ -51,20 +99,90 @@ export function AdminScreen({ me }: { me: User }) {
           {notice}
         </p>
       )}
+      {setupUrl !== null && (
+        <p class="flash" role="status">
+          Set-up link (single use, valid 7 days):{' '}
+          <input
+            aria-label="Set-up link"
+            readOnly
+            value={setupUrl}
+            size={60}
+            onFocus={(e) => e.currentTarget.select()}
+          />{' '}
+          <button type="button" class="secondary" onClick={() => copyLink(setupUrl, say)}>
+            Copy link
+          </button>
+        </p>
+      )}
+      <Invitations />
       <section aria-labelledby="users-heading">
         <h2 id="users-heading">Users</h2>
+        <form onSubmit={create} class="inline-form">
+          <label for="new-username">New account's username</label>
+          <input
+            id="new-username"
+            autoComplete="off"
+            autoCapitalize="none"
+            spellcheck={false}
+            value={newName}
+            onInput={(e) => setNewName(e.currentTarget.value)}
+          />
+          <label>
+            <input type="checkbox" checked={newAdmin} onChange={(e) => setNewAdmin(e.currentTarget.checked)} /> As an
+            administrator
+          </label>
+          <button type="submit">Create account</button>
+        </form>
         <Loaded resource={users} what="the users">
-          {(list: User[]) => (
+          {(list: AdminUser[]) => (
             <ul class="rows table">
               {list.map((user) => (
                 <li key={user.id} aria-label={user.username}>
                   <span class="row-title">
                     {user.username}
                     {user.is_admin && ' (admin)'}
+                    {user.disabled && ' (disabled)'}
                     {user.id === me.id && ' (you)'}
                   </span>
-                  <span class="meta">joined {user.created_at ? formatTime(user.created_at) : '—'}</span>
+                  <span class="meta">
+                    joined {user.created_at ? formatTime(user.created_at) : '—'} · last login{' '}
+                    {user.last_login_at ? formatTime(user.last_login_at) : 'never'} · second factor{' '}
+                    {user.mfa.totp || user.mfa.passkeys > 0 ? 'yes' : 'no'} · {formatBytes(user.storage_used_bytes)}
+                    {user.storage_quota_bytes !== null &&
+                      ` of ${user.storage_quota_bytes === 0 ? 'unlimited' : formatBytes(user.storage_quota_bytes)}`}
+                    {user.email && ` · ${user.email}`}
+                  </span>
                   <span class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() =>
+                        act(
+                          () => updateUser(user.id, { disabled: !user.disabled }),
+                          `“${user.username}” ${user.disabled ? 'enabled' : 'disabled'}.`,
+                        )
+                      }
+                    >
+                      {user.disabled ? 'Enable' : 'Disable'}
+                    </button>
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() =>
+                        act(
+                          () => updateUser(user.id, { is_admin: !user.is_admin }),
+                          `“${user.username}” ${user.is_admin ? 'is no longer' : 'is now'} an administrator.`,
+                        )
+                      }
+                    >
+                      {user.is_admin ? 'Remove admin' : 'Make admin'}
+                    </button>
+                    <button type="button" class="secondary" onClick={() => setQuota(user)}>
+                      Quota
+                    </button>
+                    <button type="button" class="secondary" onClick={() => relink(user)}>
+                      Set-up link
+                    </button>
                     <button type="button" class="secondary" onClick={() => removeFactors(user)}>
                       Remove second factors
                     </button>
@@ -129,4 +247,10 @@ export function AdminScreen({ me }: { me: User }) {
       </section>
     </div>
   );
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1048576) return `${+(bytes / 1048576).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { onSignedOut } from '../api/client';
-import { forgetSession, resumeSession, type User } from './api';
+import { enrolmentRequired, forgetSession, resumeSession, type User } from './api';
+import { EnrolmentScreen } from '../account/enrolment';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
 import { navigate, usePath } from './router';
@@ -12,7 +13,7 @@ import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
 
-type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User };
+type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User; enrol?: boolean };
 
 export function App() {
   const path = usePath();
@@ -31,7 +32,7 @@ function SignedInApp({ path }: { path: string }) {
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
       const user = await resumeSession();
-      setState(user === null ? { status: 'out' } : { status: 'in', user });
+      setState(user === null ? { status: 'out' } : { status: 'in', user, enrol: user.mfa_enrolment_required });
     })();
   }, []);
 
@@ -48,11 +49,12 @@ function SignedInApp({ path }: { path: string }) {
   if (state.status === 'out') {
     return (
       <AuthScreen
-        mode={path === '/signup' ? 'signup' : 'login'}
+        mode={path === '/signup' ? 'signup' : path === '/setup' ? 'setup' : 'login'}
         ended={state.ended === true}
-        onSignedIn={(user) => {
-          setState({ status: 'in', user });
-          if (path === '/login' || path === '/signup') navigate('/', { replace: true });
+        onSignedIn={async (user) => {
+          // REQUIRE_SECOND_FACTOR may send this account to enrolment first (GET /auth/me says so).
+          setState({ status: 'in', user, enrol: await enrolmentRequired() });
+          if (path === '/login' || path === '/signup' || path === '/setup') navigate('/', { replace: true });
         }}
       />
     );
@@ -64,6 +66,8 @@ function SignedInApp({ path }: { path: string }) {
     setState({ status: 'out' });
     navigate('/login', { replace: true });
   };
+  if (state.enrol === true)
+    return <EnrolmentScreen onDone={() => setState({ status: 'in', user })} onSignOut={signOut} />;
   const history = /^\/notes\/([^/]+)\/history$/.exec(path);
   const note = /^\/notes\/([^/]+)$/.exec(path);
   let screen;
@@ -92,5 +96,6 @@ function titleFor(path: string): string {
   if (path === '/account') return 'Account · Vellum';
   if (path === '/admin') return 'Administration · Vellum';
   if (path === '/signup') return 'Sign up · Vellum';
+  if (path === '/setup') return 'Choose your password · Vellum';
   return 'Vellum';
 }

@@ -2,8 +2,24 @@ import { api, session, unwrap, type User } from '../api/client';
 
 export type { PasswordRulesRow, User } from '../api/client';
 
-export async function signUp(username: string, password: string): Promise<void> {
-  unwrap(await api.POST('/api/auth/signup', { body: { username, password } }));
+export async function signUp(username: string, password: string, invitation?: string): Promise<void> {
+  unwrap(
+    await api.POST('/api/auth/signup', {
+      body: { username, password, ...(invitation === undefined ? {} : { invitation }) },
+    }),
+  );
+}
+
+/** What this server allows: sign-up mode, password login, single sign-on (GET /auth/config). */
+export async function authConfig(signal?: AbortSignal) {
+  return unwrap(await api.GET('/api/auth/config', { signal }));
+}
+
+/** Chooses the password of an account an administrator created (its set-up link); signs in. */
+export async function completeSetup(token: string, password: string): Promise<User> {
+  const result = unwrap(await api.POST('/api/auth/setup', { body: { token, password } }));
+  session.setAccessToken(result.access_token);
+  return result.user;
 }
 
 /** Signs in with a password (and a second-factor code when the account has one); the session holds the token. */

@@ -1,7 +1,8 @@
 import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../api/client';
-import { logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from './api';
+import { useResource } from '../api/resource';
+import { authConfig, completeSetup, logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from './api';
 import { PasswordRules } from './password-rules';
 
 /** `ended`: the session ended by itself (signed out elsewhere, or the refresh cookie refused), not by Log out. */
@@ -10,10 +11,18 @@ export function AuthScreen({
   onSignedIn,
   ended = false,
 }: {
-  mode: 'login' | 'signup';
+  /** setup: an account an administrator created chooses its password (`/setup?token=…`). */
+  mode: 'login' | 'signup' | 'setup';
   onSignedIn: (user: User) => void;
   ended?: boolean;
 }) {
+  // What this server allows (GET /auth/config): sign-up only where it may work.
+  const config = useResource((signal) => authConfig(signal), []);
+  const params = new URLSearchParams(location.search);
+  const invitation = params.get('invitation') ?? undefined;
+  const setupToken = params.get('token') ?? '';
+  const signupMode = config.data?.signup ?? 'open';
+  const signupOffered = signupMode === 'open' || invitation !== undefined;
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   /** Set once the server said this account needs a second factor: the form then asks for it. */
@@ -22,6 +31,7 @@ export function AuthScreen({
   const [busy, setBusy] = useState(false);
   const codeInput = useRef<HTMLInputElement>(null);
   const signup = mode === 'signup';
+  const setup = mode === 'setup';
 
   useEffect(() => {
     if (code === '') codeInput.current?.focus();
@@ -32,7 +42,11 @@ export function AuthScreen({
     setError('');
     setBusy(true);
     try {
-      if (signup) await signUp(username, password);
+      if (setup) {
+        onSignedIn(await completeSetup(setupToken, password));
+        return;
+      }
+      if (signup) await signUp(username, password, invitation);
       onSignedIn(await logIn({ username, password, ...(code === null ? {} : { code }) }));
     } catch (e) {
       if (e instanceof ApiError && (e.body as { code?: string } | null)?.code === 'mfa_required') {
@@ -61,30 +75,53 @@ export function AuthScreen({
     }
   };
 
+  if (signup && config.data !== undefined && !signupOffered) {
+    return (
+      <main id="main" class="auth">
+        <h1>Create your Vellum account</h1>
+        <p role="status">
+          {signupMode === 'closed'
+            ? 'Sign-up is closed on this server: an administrator creates accounts.'
+            : 'Sign-up on this server needs an invitation: open the link an administrator gave you.'}
+        </p>
+        <p>
+          Already have an account? <a href="/login">Log in</a>
+        </p>
+      </main>
+    );
+  }
+
   return (
     <main id="main" class="auth">
-      <h1>{signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
+      <h1>{setup ? 'Choose your password' : signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
+      {signup && invitation !== undefined && (
+        <p class="notice" role="status">
+          You were invited: choose a username and a password.
+        </p>
+      )}
       {ended && !signup && (
         <p class="notice" role="status">
           Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.
         </p>
       )}
       <form onSubmit={submit} noValidate>
-        <label for="username">Username</label>
-        <input
-          id="username"
-          name="username"
-          autoComplete={signup ? 'username' : 'username webauthn'}
-          autoCapitalize="none"
-          spellcheck={false}
-          value={username}
-          onInput={(e) => {
-            setUsername(e.currentTarget.value);
-            setCode(null);
-          }}
-          required
-          aria-describedby={signup ? 'username-rule' : undefined}
-        />
+        {!setup && <label for="username">Username</label>}
+        {!setup && (
+          <input
+            id="username"
+            name="username"
+            autoComplete={signup ? 'username' : 'username webauthn'}
+            autoCapitalize="none"
+            spellcheck={false}
+            value={username}
+            onInput={(e) => {
+              setUsername(e.currentTarget.value);
+              setCode(null);
+            }}
+            required
+            aria-describedby={signup ? 'username-rule' : undefined}
+          />
+        )}
         {signup && (
           <p id="username-rule" class="hint">
             3 to 32 letters, digits, “_”, “.” or “-”.
@@ -95,13 +132,13 @@ export function AuthScreen({
           id="password"
           name="password"
           type="password"
-          autoComplete={signup ? 'new-password' : 'current-password'}
+          autoComplete={signup || setup ? 'new-password' : 'current-password'}
           value={password}
           onInput={(e) => setPassword(e.currentTarget.value)}
           required
-          aria-describedby={signup ? 'password-rules' : undefined}
+          aria-describedby={signup || setup ? 'password-rules' : undefined}
         />
-        {signup && <PasswordRules password={password} id="password-rules" />}
+        {(signup || setup) && <PasswordRules password={password} id="password-rules" />}
         {code !== null && (
           <>
             <label for="one-time-code">One-time code</label>
@@ -129,27 +166,28 @@ export function AuthScreen({
           </p>
         )}
         <button type="submit" disabled={busy}>
-          {signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
+          {setup ? 'Set password' : signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
         </button>
       </form>
-      {!signup && browserSupportsWebAuthn() && (
+      {!signup && !setup && browserSupportsWebAuthn() && (
         <p>
           <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
             Sign in with a passkey
           </button>
         </p>
       )}
-      <p>
-        {signup ? (
-          <>
-            Already have an account? <a href="/login">Log in</a>
-          </>
-        ) : (
-          <>
+      {signup || setup ? (
+        <p>
+          Already have an account? <a href="/login">Log in</a>
+        </p>
+      ) : (
+        signupMode === 'open' &&
+        config.data !== undefined && (
+          <p>
             New here? <a href="/signup">Create an account</a>
-          </>
-        )}
-      </p>
+          </p>
+        )
+      )}
     </main>
   );
 }

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { bearer } from '../helpers/auth.js';
+import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
+import { totpCode } from '../helpers/totp.js';
+import { adminSession } from './support.js';
+
+function assertEnrolmentRequired(res: LightMyRequestResponse, what: string): void {
+  assert.equal(res.statusCode, 403, `${what}: ${res.body}`);
+  assert.equal(res.json().code, 'mfa_enrolment_required', what);
+}
+
+const me = async (app: FastifyInstance, user: Session) => {
+  const res = await app.inject({ url: '/api/auth/me', headers: user.auth });
+  assert.equal(res.statusCode, 200, res.body);
+  return res.json() as { mfa_enrolment_required: boolean; is_admin: boolean };
+};
+
+/** Sets up the authenticator app through the routes an account waiting for enrolment may use. */
+async function enrol(app: FastifyInstance, user: Session): Promise<void> {
+  const start = await app.inject({
+    method: 'POST',
+    url: '/api/auth/2fa/totp',
+    headers: user.auth,
+    payload: { password: GOOD_PASSWORD },
+  });
+  assert.equal(start.statusCode, 200, start.body);
+  const confirm = await app.inject({
+    method: 'POST',
+    url: '/api/auth/2fa/totp/confirm',
+    headers: user.auth,
+    payload: { code: totpCode(start.json().secret) },
+  });
+  assert.equal(confirm.statusCode, 200, confirm.body);
+}
+
+/** Routes a covered account cannot reach before enrolment: notes, its sessions, tokens, WebDAV, events. */
+const ELSEWHERE = [
+  ['GET', '/api/notes'],
+  ['POST', '/api/notes'],
+  ['GET', '/api/auth/sessions'],
+  ['GET', '/api/auth/tokens'],
+  ['GET', '/api/folders'],
+  ['PROPFIND', '/dav/'],
+] as const;
+
+forEachDatabase(
+  'REQUIRE_SECOND_FACTOR=all',
+  (ctx) => {
+    test('a covered account without a factor signs in, is told to enrol, and reaches only enrolment, /me, logout and /config', async () => {
+      const user = await newSession(ctx.app, 'rsf');
+      assert.equal((await me(ctx.app, user)).mfa_enrolment_required, true);
+      for (const [method, url] of ELSEWHERE) {
+        const res = await ctx.app.inject({
+          method,
+          url,
+          headers: { ...user.auth, ...(method === 'PROPFIND' ? { depth: '0' } : {}) },
+          ...(method === 'POST' ? { payload: { title: 'x', content: 'y' } } : {}),
+        });
+        assertEnrolmentRequired(res, `${method} ${url}`);
+      }
+      assert.equal((await ctx.app.inject({ url: '/api/auth/config' })).statusCode, 200);
+      assert.equal((await ctx.app.inject({ url: '/api/auth/passkeys', headers: user.auth })).statusCode, 200);
+
+      await enrol(ctx.app, user);
+      assert.equal((await me(ctx.app, user)).mfa_enrolment_required, false);
+      assert.equal((await ctx.app.inject({ url: '/api/notes', headers: user.auth })).statusCode, 200);
+      assert.equal((await ctx.app.inject({ url: '/api/auth/sessions', headers: user.auth })).statusCode, 200);
+    });
+
+    test('logout stays open to an account waiting for enrolment', async () => {
+      const user = await newSession(ctx.app, 'rsfout');
+      const res = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: user.auth });
+      assert.equal(res.statusCode, 204, res.body);
+    });
+  },
+  { REQUIRE_SECOND_FACTOR: 'all' },
+);
+
+forEachDatabase(
+  'REQUIRE_SECOND_FACTOR=admins',
+  (ctx) => {
+    test('administrators without a factor are sent to enrolment, the admin routes included; others are not', async () => {
+      const user = await newSession(ctx.app, 'rsfuser');
+      assert.equal((await me(ctx.app, user)).mfa_enrolment_required, false);
+      assert.equal((await ctx.app.inject({ url: '/api/notes', headers: user.auth })).statusCode, 200);
+
+      const admin = await adminSession(ctx);
+      assert.equal((await me(ctx.app, admin)).mfa_enrolment_required, true);
+      assertEnrolmentRequired(
+        await ctx.app.inject({ url: '/api/auth/admin/all', headers: bearer(admin.accessToken) }),
+        'GET /auth/admin/all',
+      );
+      assertEnrolmentRequired(await ctx.app.inject({ url: '/api/notes', headers: admin.auth }), 'GET /api/notes');
+      await enrol(ctx.app, admin);
+      assert.equal((await ctx.app.inject({ url: '/api/auth/admin/all', headers: admin.auth })).statusCode, 200);
+    });
+  },
+  { REQUIRE_SECOND_FACTOR: 'admins' },
+);
+
+forEachDatabase('REQUIRE_SECOND_FACTOR=off (the default)', (ctx) => {
+  test('nobody is sent to enrolment', async () => {
+    const admin = await adminSession(ctx);
+    assert.equal((await me(ctx.app, admin)).mfa_enrolment_required, false);
+    assert.equal((await ctx.app.inject({ url: '/api/auth/admin/all', headers: admin.auth })).statusCode, 200);
+  });
+});
