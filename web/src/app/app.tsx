@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
-import { onSignedOut } from '../api/client';
-import { forgetSession, resumeSession, type User } from './api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { mayHaveSession, onSignedOut } from '../api/client';
+import { forgetSession, pendingLogout, resumeSession, signedInAgain, type User } from './api';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
 import { navigate, usePath } from './router';
@@ -11,6 +11,10 @@ import { HistoryScreen } from '../history/history';
 import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
+import { isNetworkError, useConnection } from '../offline/connection';
+import { ConnectionBanner, UpdatePrompt } from '../offline/connection-state';
+import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
+import { saveKeptDrafts } from '../offline/sync';
 
 type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User };
 
@@ -19,7 +23,28 @@ export function App() {
   // A shared note is for anyone: no session is looked for, and none is used.
   const shared = /^\/s\/([^/]+)$/.exec(path);
   if (shared) return <SharedPage token={decodeURIComponent(shared[1]!)} />;
-  return <SignedInApp path={path} />;
+  return (
+    <>
+      <UpdatePrompt />
+      <SignedInApp path={path} />
+    </>
+  );
+}
+
+/**
+ * Who is signed in on this reload: through the refresh cookie (spec §5.9), or, when the service
+ * cannot be reached, the account signed in here last (its notes seen before are kept on this device).
+ */
+async function resume(): Promise<User | null> {
+  if (await pendingLogout()) return null;
+  try {
+    const user = await resumeSession();
+    if (user !== null) await signedInOnDevice(user);
+    return user;
+  } catch (error) {
+    if (!isNetworkError(error) || !mayHaveSession()) return null;
+    return lastAccountOnDevice();
+  }
 }
 
 function SignedInApp({ path }: { path: string }) {
@@ -30,7 +55,7 @@ function SignedInApp({ path }: { path: string }) {
     onSignedOut(() => setState((now) => (now.status === 'in' ? { status: 'out', ended: true } : now)));
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
-      const user = await resumeSession();
+      const user = await resume();
       setState(user === null ? { status: 'out' } : { status: 'in', user });
     })();
   }, []);
@@ -50,7 +75,10 @@ function SignedInApp({ path }: { path: string }) {
       <AuthScreen
         mode={path === '/signup' ? 'signup' : 'login'}
         ended={state.ended === true}
-        onSignedIn={(user) => {
+        onSignedIn={async (user) => {
+          // What another account left on this device goes before anything of this one shows.
+          signedInAgain();
+          await signedInOnDevice(user);
           setState({ status: 'in', user });
           if (path === '/login' || path === '/signup') navigate('/', { replace: true });
         }}
@@ -61,6 +89,7 @@ function SignedInApp({ path }: { path: string }) {
   const user = state.user;
   const signOut = () => {
     forgetSession();
+    void forgetDevice();
     setState({ status: 'out' });
     navigate('/login', { replace: true });
   };
@@ -78,12 +107,25 @@ function SignedInApp({ path }: { path: string }) {
         Skip to content
       </a>
       <Header user={user} path={path} onSignedOut={signOut} />
+      <ConnectionBanner />
+      <KeptDraftsSaver me={user.id} open={note ? note[1]! : null} />
       <main id="main" tabIndex={-1}>
         {screen}
       </main>
       <Shortcuts />
     </>
   );
+}
+
+/** When the connection comes back, what was written offline in notes not open is saved by itself. */
+function KeptDraftsSaver({ me, open }: { me: string; open: string | null }) {
+  const { wakes } = useConnection();
+  const latest = useRef(open);
+  latest.current = open;
+  useEffect(() => {
+    if (wakes > 0) void saveKeptDrafts(me, latest.current);
+  }, [wakes, me]);
+  return null;
 }
 
 function titleFor(path: string): string {

@@ -17,6 +17,7 @@ import { useDraftKeeping } from './use-drafts';
 import { dropLeaveGuard, useLeaveGuard } from './use-leave-guard';
 import { useNewerVersion } from './use-newer-version';
 import { useNoteLoad } from './use-note-load';
+import { isNetworkError } from '../offline/connection';
 
 export { NEW } from './editor-state';
 
@@ -174,7 +175,9 @@ export function Editor({
       setStatus(`Saved as version ${answer.saved}`);
       onChanged();
     } catch (e) {
-      setError(errorMessage(e));
+      // Unreachable: the text stays kept on this device, the toolbar says so, and it is saved
+      // when the connection comes back (useAutosave); no error that reads as if nothing was lost.
+      if (!isNetworkError(e)) setError(errorMessage(e));
       setStatus('');
     } finally {
       setBusy(false);
