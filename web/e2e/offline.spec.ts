@@ -1,9 +1,22 @@
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { BrowserContext, Page } from '@playwright/test';
-// The update test changes the service worker file on its way (context.route): Playwright routes
-// service workers' requests only when told to.
-process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = '1';
+import {
+  contentBox,
+  createNote,
+  expect,
+  expectContent,
+  freePort,
+  logIn,
+  signUp,
+  startService,
+  test,
+  uniqueName,
+} from './fixtures';
 
-import { contentBox, createNote, expect, expectContent, logIn, signUp, test, uniqueName } from './fixtures';
+const ROOT = path.resolve(import.meta.dirname, '../..');
 
 // The installable app and offline (issue 40): the service worker (sw.js) serves the app shell;
 // notes seen before come from IndexedDB; what is written offline is kept and saved on reconnection.
@@ -209,29 +222,64 @@ test('log out offline, log in as someone else: nothing of the first account on t
   await context.setOffline(false);
 });
 
-test('a new version of the client is offered, never reloaded over unsaved text', async ({ page, context }) => {
-  await signUp(page, undefined, undefined, { autosave: false });
-  await createNote(page, 'Long essay', 'chapter one');
-  await serviceWorkerReady(page);
-  await expectContent(page, 'chapter one');
-  await contentBox(page).click();
-  await page.keyboard.press('Control+End');
-  await page.keyboard.type(' unsaved');
-  await expect(noteState(page)).toHaveText('Unsaved changes');
-  // A new client is deployed: the service worker file differs.
-  await context.route('**/sw.js', async (route) => {
-    const response = await route.fetch();
-    await route.fulfill({ response, body: `${await response.text()}\n// the next version\n` });
-  });
-  const waiting = await page.evaluate(async () => {
-    const registration = await navigator.serviceWorker.getRegistration();
-    await registration?.update();
-    return registration?.installing !== null || registration?.waiting !== null;
-  });
-  expect(waiting, 'the browser saw the changed service worker').toBe(true);
-  const prompt = page.getByRole('status').filter({ hasText: 'A new version of Vellum is ready' });
-  await expect(prompt).toBeVisible();
-  await expect(prompt.getByRole('button', { name: 'Reload' })).toBeVisible();
-  await expectContent(page, 'chapter one unsaved');
-  await expect(noteState(page)).toHaveText('Unsaved changes');
+test('a new version of the client is offered, never reloaded over unsaved text', async ({ browser }) => {
+  // A service of this test's own, restarted on the same origin with a newer client (its sw.js differs).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-e2e-update-'));
+  // The newer build beside the project's node_modules, so that its server finds its packages.
+  fs.mkdirSync(path.join(ROOT, 'node_modules/.cache'), { recursive: true });
+  const next = fs.mkdtempSync(path.join(ROOT, 'node_modules/.cache/vellum-e2e-next-'));
+  const port = await freePort();
+  const env = { JWT_SECRET: 'j'.repeat(40), CSRF_SECRET: 'c'.repeat(40) };
+  const stop = async (child: ChildProcess) => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  let running = (await startService(path.join(dir, 'vellum.db'), { port, env })).child;
+  const context = await browser.newContext({ baseURL: `http://127.0.0.1:${port}` });
+  try {
+    const page = await context.newPage();
+    await signUp(page, undefined, undefined, { autosave: false });
+    await createNote(page, 'Long essay', 'chapter one');
+    await serviceWorkerReady(page);
+    await expectContent(page, 'chapter one');
+    await contentBox(page).click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type(' unsaved');
+    await expect(noteState(page)).toHaveText('Unsaved changes');
+
+    // A new client is deployed.
+    await stop(running);
+    fs.cpSync(path.join(ROOT, 'dist'), path.join(next, 'dist'), { recursive: true });
+    const sw = path.join(next, 'dist/public/sw.js');
+    fs.appendFileSync(sw, '\n// the next version\n');
+    for (const copy of ['.br', '.gz']) fs.rmSync(sw + copy, { force: true });
+    running = (await startService(path.join(dir, 'vellum.db'), { port, env, dist: path.join(next, 'dist') })).child;
+    // The browser checks on navigation and now and then; here at once.
+    await page.evaluate(async () => {
+      await (await navigator.serviceWorker.getRegistration())?.update();
+    });
+
+    const prompt = page.getByRole('status').filter({ hasText: 'A new version of Vellum is ready' });
+    await expect(prompt).toBeVisible();
+    // Not reloaded by itself: the text is still on screen, unsaved.
+    await expectContent(page, 'chapter one unsaved');
+    await expect(noteState(page)).toHaveText('Unsaved changes');
+    // Saved, then Reload: the new version takes over and the page reloads.
+    await page.keyboard.press('Control+s');
+    await expect(noteState(page)).toHaveText('Saved as version 2');
+    const scriptBefore = await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL);
+    await prompt.getByRole('button', { name: 'Reload' }).click();
+    await expect(prompt).toHaveCount(0);
+    await expectContent(page, 'chapter one unsaved');
+    expect(await page.evaluate(() => navigator.serviceWorker.controller?.scriptURL)).toBe(scriptBefore);
+    expect(
+      await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.waiting ?? null),
+    ).toBeNull();
+  } finally {
+    await context.close();
+    await stop(running);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(next, { recursive: true, force: true });
+  }
 });
