@@ -29,6 +29,10 @@ async function serviceWorkerReady(page: Page): Promise<void> {
   // A page loaded before the worker was active is not controlled: a reload is.
   await page.reload();
   await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+  // The reload's session refresh answered (leaving during it would lose the rotated cookie).
+  await expect(
+    page.getByRole('button', { name: 'New note' }).or(page.getByRole('button', { name: 'Log in' })),
+  ).toBeVisible();
 }
 
 const noteState = (page: Page) => page.locator('.toolbar .state');
@@ -250,7 +254,7 @@ test('a new version of the client is offered, never reloaded over unsaved text',
 
     // A new client is deployed.
     await stop(running);
-    fs.cpSync(path.join(ROOT, 'dist'), path.join(next, 'dist'), { recursive: true });
+    fs.cpSync(process.env.VELLUM_E2E_DIST ?? path.join(ROOT, 'dist'), path.join(next, 'dist'), { recursive: true });
     const sw = path.join(next, 'dist/public/sw.js');
     fs.appendFileSync(sw, '\n// the next version\n');
     for (const copy of ['.br', '.gz']) fs.rmSync(sw + copy, { force: true });

@@ -28,6 +28,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 2,
   forbidOnly: true,
+  // Measurements (offline-bench.spec.ts) run only when asked: VELLUM_E2E_BENCH=1 … --grep @bench.
+  ...(process.env.VELLUM_E2E_BENCH ? {} : { grepInvert: /@bench/ }),
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },

@@ -1,4 +1,5 @@
 import { api, mayHaveSession, session, unwrap, type User } from '../api/client';
+import { isNetworkError } from '../offline/connection';
 
 export type { User } from '../api/client';
 
@@ -7,7 +8,9 @@ export async function resumeSession(): Promise<User | null> {
   if (!mayHaveSession() || !(await session.refresh())) return null;
   try {
     return unwrap(await api.GET('/api/auth/me'));
-  } catch {
+  } catch (error) {
+    // Unreachable: the caller may open offline as the account seen last (app.tsx).
+    if (isNetworkError(error)) throw error;
     return null;
   }
 }

@@ -12,9 +12,13 @@ export function useAutosave(save: () => void, armed: boolean, typing: unknown[],
   latest.current = save;
   // The connection came back (offline/connection.ts): what is unsaved is saved, without a key.
   const { wakes } = useConnection();
+  const woken = useRef(wakes);
   useEffect(() => {
+    // Back online: at once (the typing paused long ago); else once the typing pauses.
+    const delay = woken.current === wakes ? AUTOSAVE_IDLE_MS : 0;
+    woken.current = wakes;
     if (!armed || !autosave.on()) return;
-    const timer = setTimeout(() => latest.current(), AUTOSAVE_IDLE_MS);
+    const timer = setTimeout(() => latest.current(), delay);
     return () => clearTimeout(timer);
   }, [...typing, armed, note, wakes]);
 }
