@@ -79,7 +79,7 @@ test('@bench storage used on the device per 1,000 notes seen', async ({ page }) 
     )
     .toBeGreaterThanOrEqual(NOTES);
   const after = await idbUsage(page);
-  const per1000 = (n: number) => `${((n / NOTES) * 1000 / 1e6).toFixed(2)} MB`;
+  const per1000 = (n: number) => `${(((n / NOTES) * 1000) / 1e6).toFixed(2)} MB`;
   console.log(
     `offline storage: ${NOTES} notes of ~${body(0).length} B seen: usage +${after.total - before.total} B (${per1000(after.total - before.total)} per 1,000 notes); IndexedDB +${
       after.indexedDB === null || before.indexedDB === null ? 'n/a' : after.indexedDB - before.indexedDB
@@ -102,10 +102,12 @@ for (const count of [1, 20]) {
     }
     await context.setOffline(true);
     page.on('dialog', (dialog) => void dialog.accept());
-    for (const id of ids) {
+    for (const [i, id] of ids.entries()) {
       await page.goto(`/notes/${id}`);
       await page.getByLabel('Title').fill(`Edited offline ${id.slice(0, 8)}`);
       await expect(page.locator('.toolbar .state')).toHaveText('Offline — kept on this device');
+      // Kept (a moment after the typing pauses) before the page is left.
+      await expect.poll(() => draftsLeft(page)).toBe(i + 1);
     }
     await expect.poll(() => draftsLeft(page)).toBe(count);
     const start = Date.now();

@@ -53,7 +53,12 @@ test('installable: a manifest with icons, a service worker at the root served wi
   const manifest = await request.get('/manifest.webmanifest');
   expect(manifest.status()).toBe(200);
   expect(manifest.headers()['content-type']).toContain('application/manifest+json');
-  const body = (await manifest.json()) as { name: string; start_url: string; display: string; icons: { src: string }[] };
+  const body = (await manifest.json()) as {
+    name: string;
+    start_url: string;
+    display: string;
+    icons: { src: string }[];
+  };
   expect(body).toMatchObject({ name: 'Vellum', start_url: '/', display: 'standalone' });
   expect(body.icons.length).toBeGreaterThanOrEqual(2);
   for (const icon of body.icons) {
@@ -85,7 +90,10 @@ test('reload offline: the app opens with the notes seen before, their age said',
   await goOffline(context, page);
   await page.reload();
   await expect(connection(page)).toHaveText(/^Offline — showing notes as of \d{1,2}:\d{2}/);
-  await page.getByRole('link', { name: /On the train/ }).first().click();
+  await page
+    .getByRole('link', { name: /On the train/ })
+    .first()
+    .click();
   await expectContent(page, 'read me in a tunnel');
   // History (versions) seen before opens too once seen: a version not seen is not invented.
   await context.setOffline(false);
@@ -197,7 +205,7 @@ test('log out offline, log in as someone else: nothing of the first account on t
         const open = indexedDB.open(name);
         open.onsuccess = () => {
           const db = open.result;
-          const stores = [...db.objectStoreNames];
+          const stores = Array.from(db.objectStoreNames);
           if (stores.length === 0) return resolve('');
           const tx = db.transaction(stores);
           const parts: unknown[] = [];

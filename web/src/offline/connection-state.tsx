@@ -39,7 +39,9 @@ export function UpdatePrompt() {
         onClick={() => {
           if (
             !hasLeaveGuard() ||
-            window.confirm('This note has unsaved changes. They stay on this device and come back after the reload. Reload now?')
+            window.confirm(
+              'This note has unsaved changes. They stay on this device and come back after the reload. Reload now?',
+            )
           )
             activate();
         }}
