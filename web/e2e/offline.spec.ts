@@ -138,6 +138,12 @@ test('written offline: kept on this device, saved by itself on reconnection (an 
   page.on('dialog', (dialog) => void dialog.accept());
   await page.goto('/notes/new');
   await expect(page.getByLabel('Title')).toHaveValue('Untitled');
+  // Leaving a note in the app offline keeps its text too (asked, and answered Leave).
+  await page.goto(`/notes/${id}`);
+  await expectContent(page, 'monday tuesday');
+  await page.getByRole('button', { name: 'New note' }).click();
+  await expect(page).toHaveURL(/\/notes\/new/);
+  await expect(page.getByLabel('Title')).toHaveValue('Untitled');
   await page.getByLabel('Title').fill('Written in a tunnel');
   await contentBox(page).fill('no signal here');
   await expect(noteState(page)).toHaveText('Offline — kept on this device');

@@ -17,7 +17,7 @@ import { useDraftKeeping } from './use-drafts';
 import { dropLeaveGuard, useLeaveGuard } from './use-leave-guard';
 import { useNewerVersion } from './use-newer-version';
 import { useNoteLoad } from './use-note-load';
-import { isNetworkError } from '../offline/connection';
+import { currentConnection, isNetworkError } from '../offline/connection';
 
 export { NEW } from './editor-state';
 
@@ -133,6 +133,8 @@ export function Editor({
   useDraftKeeping({ me, noteId, now, text, edits, discarded });
   // Leaving without saving, asked and answered: the draft goes too (a closed tab keeps it).
   useLeaveGuard(dirty, () => {
+    // Offline the text stays kept here and is saved on reconnection (offline/sync.ts).
+    if (currentConnection().offline) return;
     discarded.current = true;
     void clearDraft(me, noteId);
   });
