@@ -16,7 +16,10 @@ import { ConnectionBanner, UpdatePrompt } from '../offline/connection-state';
 import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
 import { saveKeptDrafts } from '../offline/sync';
 
-type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User };
+type State =
+  | { status: 'loading' }
+  | { status: 'out'; ended?: boolean; loggedOut?: boolean }
+  | { status: 'in'; user: User };
 
 export function App() {
   const path = usePath();
@@ -64,6 +67,13 @@ function SignedInApp({ path }: { path: string }) {
     document.title = titleFor(path);
   }, [path]);
 
+  // Logged out: nothing of the account stays on the device. After the screens are gone (an effect
+  // runs after their unmounting), so that a draft written as the editor goes is cleared too.
+  const loggedOut = state.status === 'out' && state.loggedOut === true;
+  useEffect(() => {
+    if (loggedOut) void forgetDevice();
+  }, [loggedOut]);
+
   if (state.status === 'loading')
     return (
       <p class="loading" role="status">
@@ -89,8 +99,7 @@ function SignedInApp({ path }: { path: string }) {
   const user = state.user;
   const signOut = () => {
     forgetSession();
-    void forgetDevice();
-    setState({ status: 'out' });
+    setState({ status: 'out', loggedOut: true });
     navigate('/login', { replace: true });
   };
   const history = /^\/notes\/([^/]+)\/history$/.exec(path);
