@@ -5,6 +5,8 @@ import { expect, GOOD_PASSWORD, signUp, test } from './fixtures';
 // web/e2e/playwright.config.ts --grep @bench` (the config leaves @bench out otherwise). They print
 // their figures; nothing is asserted on time.
 
+test.use({ serviceWorkers: 'allow' });
+
 const NOTES = Number(process.env.OFFLINE_BENCH_NOTES ?? 200);
 /** A typical note: about a kilobyte of Markdown. */
 const body = (i: number) =>

@@ -18,6 +18,9 @@ import {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
+// The service worker is what is tested here (playwright.config.ts blocks it elsewhere).
+test.use({ serviceWorkers: 'allow' });
+
 // The installable app and offline (issue 40): the service worker (sw.js) serves the app shell;
 // notes seen before come from IndexedDB; what is written offline is kept and saved on reconnection.
 
@@ -254,7 +257,7 @@ test('a new version of the client is offered, never reloaded over unsaved text',
     await exited;
   };
   let running = (await startService(path.join(dir, 'vellum.db'), { port, env })).child;
-  const context = await browser.newContext({ baseURL: `http://127.0.0.1:${port}` });
+  const context = await browser.newContext({ baseURL: `http://127.0.0.1:${port}`, serviceWorkers: 'allow' });
   try {
     const page = await context.newPage();
     await signUp(page, undefined, undefined, { autosave: false });

@@ -50,6 +50,9 @@ export default defineConfig({
       ],
     },
     trace: 'off',
+    // The client's service worker (sw.js) would answer the app's files from its cache, past
+    // page.route: off, except where a spec tests it (offline.spec.ts allows it).
+    serviceWorkers: 'block',
   },
   webServer: {
     // The breached-password range API, faked locally: the service asks it as it would ask the real one.

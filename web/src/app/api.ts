@@ -29,7 +29,6 @@ export async function logOut(): Promise<void> {
   );
   if (told) return;
   localStorage.setItem(LOGOUT_PENDING, '1');
-  document.cookie = 'app.expires_at=; Max-Age=0; Path=/; SameSite=Strict';
 }
 
 /** A logout made offline: told to the server now if it can be; signed out either way (true). */

@@ -10,5 +10,7 @@ export function startServiceWorker(onUpdate: (activate: () => void) => void): vo
   if (!('serviceWorker' in navigator)) return;
   const update = registerSW({
     onNeedRefresh: () => onUpdate(() => void update(true)),
+    // Refused (a private window, a browser policy): the app works as before, online.
+    onRegisterError: () => undefined,
   });
 }
