@@ -28,6 +28,8 @@ export default defineConfig({
   fullyParallel: false,
   workers: 2,
   forbidOnly: true,
+  // Measurements (offline-bench.spec.ts) run only when asked: VELLUM_E2E_BENCH=1 … --grep @bench.
+  ...(process.env.VELLUM_E2E_BENCH ? {} : { grepInvert: /@bench/ }),
   retries: 0,
   timeout: 60_000,
   expect: { timeout: 10_000 },
@@ -48,6 +50,9 @@ export default defineConfig({
       ],
     },
     trace: 'off',
+    // The client's service worker (sw.js) would answer the app's files from its cache, past
+    // page.route: off, except where a spec tests it (offline.spec.ts allows it).
+    serviceWorkers: 'block',
   },
   webServer: {
     // The breached-password range API, faked locally: the service asks it as it would ask the real one.

@@ -1,5 +1,6 @@
 import createClient from 'openapi-fetch';
 import type { components, paths } from './schema';
+import { withDeviceCopy } from '../offline/device-copy';
 import { Session } from './session';
 
 export type User = components['schemas']['User'];
@@ -46,7 +47,8 @@ export const session = new Session({
 
 export const api = createClient<paths>({
   baseUrl: globalThis.location?.origin ?? 'http://localhost',
-  fetch: session.fetch,
+  // Notes seen before are kept on this device and shown when the service cannot be reached.
+  fetch: withDeviceCopy(session.fetch),
 });
 
 /** The body of a successful answer, or an ApiError with the server's message. */

@@ -1,4 +1,5 @@
 import { api, mayHaveSession, session, unwrap, type Json } from '../api/client';
+import { isNetworkError } from '../offline/connection';
 
 export type { User } from '../api/client';
 /** The signed-in account as GET /auth/me answers (with `mfa_enrolment_required`). */
@@ -18,14 +19,45 @@ export async function resumeSession(): Promise<Me | null> {
   if (!mayHaveSession() || !(await session.refresh())) return null;
   try {
     return unwrap(await api.GET('/api/auth/me'));
-  } catch {
+  } catch (error) {
+    // Unreachable: the caller may open offline as the account seen last (app.tsx).
+    if (isNetworkError(error)) throw error;
     return null;
   }
 }
 
-/** Ends the session on the server, best effort: the caller drops the tokens here (forgetSession) either way. */
+const LOGOUT_PENDING = 'vellum.logout-pending';
+
+/**
+ * Ends the session on the server, best effort: the caller drops the tokens here (forgetSession)
+ * either way. Offline, the logout is remembered on this device: no reload resumes the session
+ * (the refresh cookie is still there), and the server is told once it can be reached.
+ */
 export async function logOut(): Promise<void> {
-  await api.POST('/api/auth/logout').catch(() => undefined);
+  const told = await api.POST('/api/auth/logout').then(
+    () => true,
+    () => false,
+  );
+  if (told) return;
+  localStorage.setItem(LOGOUT_PENDING, '1');
+}
+
+/** A logout made offline: told to the server now if it can be; signed out either way (true). */
+export async function pendingLogout(): Promise<boolean> {
+  if (localStorage.getItem(LOGOUT_PENDING) === null) return false;
+  try {
+    if (await session.refresh()) await api.POST('/api/auth/logout');
+    localStorage.removeItem(LOGOUT_PENDING);
+  } catch {
+    // Still unreachable: told next time.
+  }
+  session.setAccessToken(null);
+  return true;
+}
+
+/** A new sign-in replaced the refresh cookie: the old session has nothing left on this device. */
+export function signedInAgain(): void {
+  localStorage.removeItem(LOGOUT_PENDING);
 }
 
 /** Drops the tokens held in memory. */

@@ -1,6 +1,14 @@
-import { useEffect, useState } from 'preact/hooks';
-import { onSignedOut } from '../api/client';
-import { enrolmentRequired, forgetSession, resumeSession, type User } from './api';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { mayHaveSession, onSignedOut } from '../api/client';
+import {
+  enrolmentRequired,
+  forgetSession,
+  type Me,
+  pendingLogout,
+  resumeSession,
+  signedInAgain,
+  type User,
+} from './api';
 import { EnrolmentScreen } from '../account/enrolment';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
@@ -12,15 +20,43 @@ import { HistoryScreen } from '../history/history';
 import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
+import { isNetworkError, useConnection } from '../offline/connection';
+import { ConnectionBanner, UpdatePrompt } from '../offline/connection-state';
+import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
+import { saveKeptDrafts } from '../offline/sync';
 
-type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User; enrol?: boolean };
+type State =
+  | { status: 'loading' }
+  | { status: 'out'; ended?: boolean; loggedOut?: boolean }
+  | { status: 'in'; user: User; enrol?: boolean };
 
 export function App() {
   const path = usePath();
   // A shared note is for anyone: no session is looked for, and none is used.
   const shared = /^\/s\/([^/]+)$/.exec(path);
   if (shared) return <SharedPage token={decodeURIComponent(shared[1]!)} />;
-  return <SignedInApp path={path} />;
+  return (
+    <>
+      <UpdatePrompt />
+      <SignedInApp path={path} />
+    </>
+  );
+}
+
+/**
+ * Who is signed in on this reload: through the refresh cookie (spec §5.9), or, when the service
+ * cannot be reached, the account signed in here last (its notes seen before are kept on this device).
+ */
+async function resume(): Promise<Me | User | null> {
+  if (await pendingLogout()) return null;
+  try {
+    const user = await resumeSession();
+    if (user !== null) await signedInOnDevice(user);
+    return user;
+  } catch (error) {
+    if (!isNetworkError(error) || !mayHaveSession()) return null;
+    return lastAccountOnDevice();
+  }
 }
 
 function SignedInApp({ path }: { path: string }) {
@@ -31,14 +67,25 @@ function SignedInApp({ path }: { path: string }) {
     onSignedOut(() => setState((now) => (now.status === 'in' ? { status: 'out', ended: true } : now)));
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
-      const user = await resumeSession();
-      setState(user === null ? { status: 'out' } : { status: 'in', user, enrol: user.mfa_enrolment_required });
+      const user = await resume();
+      setState(
+        user === null
+          ? { status: 'out' }
+          : { status: 'in', user, enrol: 'mfa_enrolment_required' in user && user.mfa_enrolment_required },
+      );
     })();
   }, []);
 
   useEffect(() => {
     document.title = titleFor(path);
   }, [path]);
+
+  // Logged out: nothing of the account stays on the device. After the screens are gone (an effect
+  // runs after their unmounting), so that a draft written as the editor goes is cleared too.
+  const loggedOut = state.status === 'out' && state.loggedOut === true;
+  useEffect(() => {
+    if (loggedOut) void forgetDevice();
+  }, [loggedOut]);
 
   if (state.status === 'loading')
     return (
@@ -52,6 +99,9 @@ function SignedInApp({ path }: { path: string }) {
         mode={path === '/signup' ? 'signup' : path === '/setup' ? 'setup' : 'login'}
         ended={state.ended === true}
         onSignedIn={async (user) => {
+          // What another account left on this device goes before anything of this one shows.
+          signedInAgain();
+          await signedInOnDevice(user);
           // REQUIRE_SECOND_FACTOR may send this account to enrolment first (GET /auth/me says so).
           setState({ status: 'in', user, enrol: await enrolmentRequired() });
           if (path === '/login' || path === '/signup' || path === '/setup') navigate('/', { replace: true });
@@ -63,7 +113,7 @@ function SignedInApp({ path }: { path: string }) {
   const user = state.user;
   const signOut = () => {
     forgetSession();
-    setState({ status: 'out' });
+    setState({ status: 'out', loggedOut: true });
     navigate('/login', { replace: true });
   };
   if (state.enrol === true)
@@ -82,12 +132,25 @@ function SignedInApp({ path }: { path: string }) {
         Skip to content
       </a>
       <Header user={user} path={path} onSignedOut={signOut} />
+      <ConnectionBanner />
+      <KeptDraftsSaver me={user.id} open={note ? note[1]! : null} />
       <main id="main" tabIndex={-1}>
         {screen}
       </main>
       <Shortcuts />
     </>
   );
+}
+
+/** When the connection comes back, what was written offline in notes not open is saved by itself. */
+function KeptDraftsSaver({ me, open }: { me: string; open: string | null }) {
+  const { wakes } = useConnection();
+  const latest = useRef(open);
+  latest.current = open;
+  useEffect(() => {
+    if (wakes > 0) void saveKeptDrafts(me, latest.current);
+  }, [wakes, me]);
+  return null;
 }
 
 function titleFor(path: string): string {

@@ -1,10 +1,20 @@
 import { logOut as endSession, type User } from './api';
 import { confirmLeave } from './router';
+import { listDrafts } from '../notes/drafts';
 
 export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
   const logOut = async () => {
     // Unsaved text: Cancel means stay, signed in, with the text.
     if (!confirmLeave()) return;
+    // Text written offline in other notes, not yet on the server, goes with the logout.
+    const kept = (await listDrafts(user.id)).length;
+    if (
+      kept > 0 &&
+      !window.confirm(
+        `${kept === 1 ? 'A note has' : `${kept} notes have`} text not yet saved to the server, kept on this device only. Logging out deletes it. Log out anyway?`,
+      )
+    )
+      return;
     // Even if the server cannot be reached, the tokens in memory are dropped.
     await endSession();
     onSignedOut();

@@ -17,6 +17,11 @@ export function setNavigationGuard(next: Guard | null): void {
  * Whether the current screen may be left: asks the guard (unsaved text), if any. A yes clears it,
  * so the navigation that follows (log out, say) does not ask twice.
  */
+/** Whether leaving would ask (unsaved text on screen). */
+export function hasLeaveGuard(): boolean {
+  return guard !== null;
+}
+
 export function confirmLeave(): boolean {
   if (guard !== null && !guard()) return false;
   guard = null;

@@ -51,3 +51,15 @@ export const saveDraft = (userId: string, noteId: string, draft: Draft) =>
 export const loadDraft = (userId: string, noteId: string) =>
   run<Draft | undefined>('readonly', (s) => s.get(key(userId, noteId)));
 export const clearDraft = (userId: string, noteId: string) => run('readwrite', (s) => s.delete(key(userId, noteId)));
+/** Every draft on this device, of every account: at logout and when another account signs in. */
+export const clearAllDrafts = () => run('readwrite', (s) => s.clear());
+/** The drafts of an account, with the note each is for (`new`: a new note). */
+export async function listDrafts(userId: string): Promise<{ noteId: string; draft: Draft }[]> {
+  const prefix = `${userId}:`;
+  const range = IDBKeyRange.bound(prefix, `${prefix}\uffff`);
+  const [keys, values] = await Promise.all([
+    run<IDBValidKey[]>('readonly', (s) => s.getAllKeys(range)),
+    run<Draft[]>('readonly', (s) => s.getAll(range)),
+  ]);
+  return (keys ?? []).map((k, i) => ({ noteId: String(k).slice(prefix.length), draft: values![i]! }));
+}

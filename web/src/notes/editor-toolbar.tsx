@@ -2,6 +2,7 @@ import type { JSX } from 'preact';
 import { navigate } from '../app/router';
 import type { Note } from './api';
 import type { Role } from './editor-state';
+import { useConnection } from '../offline/connection';
 
 /** The note's status (unsaved, saved as version n) and what can be done with it. */
 export function EditorToolbar({
@@ -30,13 +31,22 @@ export function EditorToolbar({
   const owner = role === null;
   const canEdit = role !== 'viewer';
   const onServer = note.version > 0;
+  const { offline } = useConnection();
+  // Always says where the text is: typed and kept on this device, on its way, or saved.
+  const state = busy
+    ? 'Saving…'
+    : dirty
+      ? offline
+        ? 'Offline — kept on this device'
+        : 'Unsaved changes'
+      : status || (onServer ? `Version ${note.version}` : 'New note, not saved yet');
   return (
     <div class="toolbar">
       <a class="back" href="/">
         ← Notes
       </a>
       <span class={`state ${dirty ? 'dirty' : ''}`} role="status" aria-live="polite">
-        {dirty ? 'Unsaved changes' : status || (onServer ? `Version ${note.version}` : 'New note, not saved yet')}
+        {state}
       </span>
       {canEdit && (
         <button type="submit" disabled={busy} aria-keyshortcuts="Control+S Meta+S">

@@ -17,6 +17,7 @@ import { useDraftKeeping } from './use-drafts';
 import { dropLeaveGuard, useLeaveGuard } from './use-leave-guard';
 import { useNewerVersion } from './use-newer-version';
 import { useNoteLoad } from './use-note-load';
+import { currentConnection, isNetworkError } from '../offline/connection';
 
 export { NEW } from './editor-state';
 
@@ -132,6 +133,8 @@ export function Editor({
   useDraftKeeping({ me, noteId, now, text, edits, discarded });
   // Leaving without saving, asked and answered: the draft goes too (a closed tab keeps it).
   useLeaveGuard(dirty, () => {
+    // Offline the text stays kept here and is saved on reconnection (offline/sync.ts).
+    if (currentConnection().offline) return;
     discarded.current = true;
     void clearDraft(me, noteId);
   });
@@ -174,7 +177,9 @@ export function Editor({
       setStatus(`Saved as version ${answer.saved}`);
       onChanged();
     } catch (e) {
-      setError(errorMessage(e));
+      // Unreachable: the text stays kept on this device, the toolbar says so, and it is saved
+      // when the connection comes back (useAutosave); no error that reads as if nothing was lost.
+      if (!isNetworkError(e)) setError(errorMessage(e));
       setStatus('');
     } finally {
       setBusy(false);

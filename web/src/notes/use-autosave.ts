@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { AUTOSAVE_IDLE_MS, autosave } from '../app/device-settings';
+import { useConnection } from '../offline/connection';
 
 /**
  * Saved by itself once the typing pauses (unless turned off on this device), when `armed`; the
@@ -9,11 +10,17 @@ import { AUTOSAVE_IDLE_MS, autosave } from '../app/device-settings';
 export function useAutosave(save: () => void, armed: boolean, typing: unknown[], note: unknown): void {
   const latest = useRef(save);
   latest.current = save;
+  // The connection came back (offline/connection.ts): what is unsaved is saved, without a key.
+  const { wakes } = useConnection();
+  const woken = useRef(wakes);
   useEffect(() => {
+    // Back online: at once (the typing paused long ago); else once the typing pauses.
+    const delay = woken.current === wakes ? AUTOSAVE_IDLE_MS : 0;
+    woken.current = wakes;
     if (!armed || !autosave.on()) return;
-    const timer = setTimeout(() => latest.current(), AUTOSAVE_IDLE_MS);
+    const timer = setTimeout(() => latest.current(), delay);
     return () => clearTimeout(timer);
-  }, [...typing, armed, note]);
+  }, [...typing, armed, note, wakes]);
 }
 
 /**
