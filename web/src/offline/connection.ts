@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { serviceReady } from './api';
 
 /**
  * Whether the service can be reached, as this tab last found out: the browser's `online` and
@@ -39,10 +40,7 @@ function scheduleProbe(): void {
   if (probe !== null || typeof window === 'undefined') return;
   probe = setTimeout(async () => {
     probe = null;
-    const up = await fetch('/readyz', { cache: 'no-store' }).then(
-      (r) => r.ok,
-      () => false,
-    );
+    const up = await serviceReady();
     if (up) reachedService();
     else {
       probeDelay = Math.min(probeDelay * 2, 30_000);
