@@ -65,6 +65,30 @@ export interface Config {
    * with NODE_ENV=test), which hashes hundreds of times. Verification reads the cost from each hash.
    */
   readonly argon2Cost: Argon2Cost;
+  /** PASSWORD_LOGIN: false leaves single sign-on and passkeys as the only ways in (administrators keep their password). */
+  readonly passwordLogin: boolean;
+  /** Single sign-on with an OpenID Connect provider: on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are all set. */
+  readonly oidc: OidcConfig | null;
+  /** SMTP_URL and MAIL_FROM: null sends no mail (administrators hand links over themselves). */
+  readonly mail: MailConfig | null;
+}
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The button's label: "Sign in with {name}". */
+  readonly name: string;
+  readonly scopes: string;
+  /** The claim that names a new account. */
+  readonly usernameClaim: string;
+  /** Members of this group (the `groups` claim) are administrators; null: the provider makes none. */
+  readonly adminGroup: string | null;
+}
+
+export interface MailConfig {
+  readonly smtpUrl: string;
+  readonly from: string;
 }
 
 export type AttachmentStorageConfig =
@@ -160,6 +184,9 @@ export function loadConfig(env: Env = process.env): Config {
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ...readTimeouts(env),
     argon2Cost: readArgon2Cost(env),
+    passwordLogin: onOff(env, 'PASSWORD_LOGIN', true),
+    oidc: readOidc(env),
+    mail: readMail(env, readPublicUrl(nonEmpty(env.PUBLIC_URL), port)),
   };
   return Object.freeze(config);
 }
@@ -252,6 +279,48 @@ function readArgon2Cost(env: Env): Argon2Cost {
     );
   }
   return 'test-cheap';
+}
+
+function readOidc(env: Env): OidcConfig | null {
+  const issuer = nonEmpty(env.OIDC_ISSUER);
+  const clientId = nonEmpty(env.OIDC_CLIENT_ID);
+  const clientSecret = nonEmpty(env.OIDC_CLIENT_SECRET);
+  const set = [issuer, clientId, clientSecret].filter((v) => v !== undefined).length;
+  if (set === 0) return null;
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined)
+    throw new ConfigError('OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET must be set together');
+  let url: URL;
+  try {
+    url = new URL(issuer);
+  } catch {
+    throw new ConfigError("OIDC_ISSUER must be the provider's issuer URL, e.g. https://id.example.com/realms/team");
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ConfigError('OIDC_ISSUER must be an http(s) URL');
+  const scopes = nonEmpty(env.OIDC_SCOPES) ?? 'openid profile email';
+  if (!scopes.split(/\s+/).includes('openid')) throw new ConfigError('OIDC_SCOPES must include "openid"');
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    name: nonEmpty(env.OIDC_NAME) ?? 'Single sign-on',
+    scopes,
+    usernameClaim: nonEmpty(env.OIDC_USERNAME_CLAIM) ?? 'preferred_username',
+    adminGroup: nonEmpty(env.OIDC_ADMIN_GROUP) ?? null,
+  };
+}
+
+function readMail(env: Env, publicUrl: string): MailConfig | null {
+  const smtpUrl = nonEmpty(env.SMTP_URL);
+  if (smtpUrl === undefined) return null;
+  if (!/^smtps?:\/\/./.test(smtpUrl)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+  try {
+    new URL(smtpUrl);
+  } catch {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587');
+  }
+  const from = nonEmpty(env.MAIL_FROM) ?? `Vellum <no-reply@${new URL(publicUrl).hostname}>`;
+  return { smtpUrl, from };
 }
 
 function readAdmin(env: Env) {

@@ -25,6 +25,8 @@ export const EVENT_KINDS = [
   'admin_remove_mfa',
   'token_create',
   'token_revoke',
+  'email_change',
+  'password_reset_request',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

@@ -17,6 +17,31 @@ export interface UsersTable {
   session_generation: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** A verified address, lower-cased; null until one is confirmed. */
+  email: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Single sign-on: the account an OpenID Connect provider's issuer + subject signs in to. */
+export interface OidcIdentitiesTable {
+  id: string;
+  user_id: string;
+  issuer: string;
+  subject: string;
+  created_at: Timestamp;
+  last_login_at: Timestamp | null;
+}
+
+/** Single-use links sent or handed to a person: only the SHA-256 of the token is kept. */
+export interface AccountLinksTable {
+  id: string;
+  user_id: string;
+  purpose: 'password_reset' | 'email_confirm';
+  token_hash: string;
+  /** The address being confirmed (email_confirm). */
+  email: string | null;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created_at: Timestamp;
 }
 
 export interface RefreshTokensTable {
@@ -258,6 +283,8 @@ export interface DavLocksTable {
 
 export interface Tables {
   users: UsersTable;
+  oidc_identities: OidcIdentitiesTable;
+  account_links: AccountLinksTable;
   refresh_tokens: RefreshTokensTable;
   notes: NotesTable;
   note_versions: NoteVersionsTable;
