@@ -103,7 +103,9 @@ function refusal(error: unknown): Error {
     );
   }
   if (error instanceof Error && 'code' in error && typeof error.code === 'string' && error.code.startsWith('OAUTH_')) {
-    return Errors.oidcRefused(error.message);
+    // openid-client's own message is generic ("invalid response encountered"); its cause names the check.
+    const cause = error.cause instanceof Error ? error.cause.message : '';
+    return Errors.oidcRefused(cause !== '' ? cause : error.message);
   }
   if (error instanceof AppError) return error;
   // fetch failed, a time-out, a provider answering garbage: not the person's fault.
