@@ -40,6 +40,7 @@ forEachDatabase('admin routes', (ctx) => {
         id: r.id,
         username: r.username,
         is_admin: false,
+        email: null,
         created_at: r.created_at,
         updated_at: r.updated_at,
       }))

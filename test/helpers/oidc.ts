@@ -1,3 +1,4 @@
+/// <reference path="./oidc-provider.d.ts" />
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -50,6 +51,8 @@ export async function startProvider(
     cookies: { keys: ['test-provider-cookie-key-0123456789'] },
     features: { devInteractions: { enabled: true } },
     pkce: { required: () => true },
+    // Set, so that the provider does not warn about its defaults on every login.
+    ttl: { AccessToken: 600, AuthorizationCode: 60, Grant: 600, IdToken: 600, Interaction: 600, Session: 600 },
   });
   // Its own warnings (development interactions, in-memory adapter) are expected here.
   provider.on('server_error', () => {});

@@ -22,7 +22,7 @@ export interface Service {
   crossOrigin: string;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net
       .createServer()
@@ -49,13 +49,20 @@ async function ready(origin: string, child: ChildProcess, output: () => string):
   }
 }
 
-async function startService(database: string): Promise<{ service: Service; child: ChildProcess }> {
+/**
+ * The real build on a port of its own (`port`, else a free one) and the SQLite file `database`;
+ * `env` adds settings (a spec with its own service: single sign-on, say). Stop it with `child`.
+ */
+export async function startService(
+  database: string,
+  { port: chosen, env = {} }: { port?: number; env?: Record<string, string> } = {},
+): Promise<{ service: Service; child: ChildProcess }> {
   // `npm run build` first (scripts/test.mjs does it, or hands over the image test's build).
   const dist = process.env.VELLUM_E2E_DIST ?? path.join(ROOT, 'dist');
   const breachPort = process.env.VELLUM_E2E_BREACH_PORT;
   if (breachPort === undefined)
     throw new Error('VELLUM_E2E_BREACH_PORT is not set (web/e2e/playwright.config.ts sets it)');
-  const port = await freePort();
+  const port = chosen ?? (await freePort());
   const service = { origin: `http://127.0.0.1:${port}`, crossOrigin: `http://localhost:${port}` };
   const child = spawn(process.execPath, [path.join(dist, 'main.js')], {
     cwd: ROOT,
@@ -76,6 +83,7 @@ async function startService(database: string): Promise<{ service: Service; child
       CORS_ORIGINS: service.crossOrigin,
       // Passkeys need a host name: the passkey tests use the localhost origin.
       PUBLIC_URL: service.crossOrigin,
+      ...env,
     },
   });
   let stderr = '';

@@ -127,3 +127,12 @@ export async function importFile(
   const body = (await response.json().catch(() => ({}))) as ImportAnswer;
   return { status: response.status, ok: response.ok, body };
 }
+
+/**
+ * Sets (a confirmation link is mailed; the address counts once it is followed) or, with null,
+ * removes the account's e-mail address; needs the password.
+ */
+export async function changeEmail(email: string | null, password: string) {
+  const { data, error, response } = await api.PUT('/api/auth/owner/email', { body: { email, password } });
+  return unwrap({ data, error, response });
+}

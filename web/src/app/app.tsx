@@ -11,6 +11,7 @@ import { HistoryScreen } from '../history/history';
 import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
+import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage } from '../auth/recovery';
 
 type State = { status: 'loading' } | { status: 'out'; ended?: boolean } | { status: 'in'; user: User };
 
@@ -19,6 +20,11 @@ export function App() {
   // A shared note is for anyone: no session is looked for, and none is used.
   const shared = /^\/s\/([^/]+)$/.exec(path);
   if (shared) return <SharedPage token={decodeURIComponent(shared[1]!)} />;
+  // Links from mails (and an administrator) work signed in or not, on any device.
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  if (path === '/reset') return <ResetPasswordPage token={token} />;
+  if (path === '/confirm-email') return <ConfirmEmailPage token={token} />;
+  if (path === '/forgot-password') return <ForgotPasswordPage />;
   return <SignedInApp path={path} />;
 }
 
@@ -92,5 +98,6 @@ function titleFor(path: string): string {
   if (path === '/account') return 'Account · Vellum';
   if (path === '/admin') return 'Administration · Vellum';
   if (path === '/signup') return 'Sign up · Vellum';
+  if (path === '/reset') return 'New password · Vellum';
   return 'Vellum';
 }

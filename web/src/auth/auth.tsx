@@ -1,7 +1,7 @@
 import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../api/client';
-import { logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from './api';
+import { authConfig, logIn, logInWithPasskey, passkeyLoginOptions, signUp, type User } from './api';
 import { PasswordRules } from './password-rules';
 
 /** `ended`: the session ended by itself (signed out elsewhere, or the refresh cookie refused), not by Log out. */
@@ -22,6 +22,14 @@ export function AuthScreen({
   const [busy, setBusy] = useState(false);
   const codeInput = useRef<HTMLInputElement>(null);
   const signup = mode === 'signup';
+  /** GET /auth/config: single sign-on's button label (null: none), whether passwords sign in. */
+  const [offer, setOffer] = useState<{ sso: string | null; passwords: boolean }>({ sso: null, passwords: true });
+  useEffect(() => {
+    authConfig().then(
+      (config) => setOffer({ sso: config.oidc?.name ?? null, passwords: config.password_login }),
+      () => {},
+    );
+  }, []);
 
   useEffect(() => {
     if (code === '') codeInput.current?.focus();
@@ -69,6 +77,15 @@ export function AuthScreen({
           Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.
         </p>
       )}
+      {!signup && offer.sso !== null && (
+        <p>
+          {/* A navigation, not a fetch: the provider's pages take over and send the browser back signed in. */}
+          <button type="button" onClick={() => location.assign('/api/auth/oidc/login')}>
+            Sign in with {offer.sso}
+          </button>
+        </p>
+      )}
+      {!signup && !offer.passwords && <p class="muted">Passwords sign in administrators only on this server.</p>}
       <form onSubmit={submit} noValidate>
         <label for="username">Username</label>
         <input
@@ -132,6 +149,11 @@ export function AuthScreen({
           {signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
         </button>
       </form>
+      {!signup && (
+        <p>
+          <a href="/forgot-password">Forgot password?</a>
+        </p>
+      )}
       {!signup && browserSupportsWebAuthn() && (
         <p>
           <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
