@@ -9,6 +9,7 @@ import {
 } from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, login, newSession, signup, type Session } from '../helpers/harness.js';
 import { linkIn, startMailServer, type MailServer } from '../helpers/mail-server.js';
+import { assertMfaRequired, enrolledUser, loginWith } from '../mfa/support.js';
 
 const PUBLIC_URL = 'https://notes.example.test';
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
@@ -191,6 +192,57 @@ forEachDatabase('password reset and e-mail addresses, with SMTP', (ctx) => {
       headers: bearer(admin.accessToken),
     });
     assertProblem(missing, 404, 'User not found');
+  });
+});
+
+forEachDatabase('password reset keeps the second factor', (ctx) => {
+  test('after a reset, the new password still needs the authenticator code, and the recovery codes still work', async () => {
+    const admin = await newAdminSession(ctx);
+    const user = await enrolledUser(ctx.app);
+    const made = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/auth/admin/${user.userId}/password-reset`,
+      headers: bearer(admin.accessToken),
+    });
+    const token = new URL(made.json().url).searchParams.get('token')!;
+    const done = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/password-reset/confirm',
+      payload: { token, new_password: NEW_PASSWORD },
+    });
+    assert.equal(done.statusCode, 200, done.body);
+    assertMfaRequired(await loginWith(ctx.app, user.username, undefined, NEW_PASSWORD));
+    const withCode = await loginWith(ctx.app, user.username, user.recoveryCodes[0], NEW_PASSWORD);
+    assert.equal(withCode.statusCode, 200, withCode.body);
+    const me = await ctx.app.inject({
+      method: 'GET',
+      url: '/api/auth/me',
+      headers: bearer(withCode.json().access_token),
+    });
+    assert.equal(me.json().mfa.totp, true);
+  });
+});
+
+forEachDatabase('password reset links under concurrency', (ctx) => {
+  test('two confirmations of one link at once: exactly one succeeds', async () => {
+    const admin = await newAdminSession(ctx);
+    const user = await newSession(ctx.app);
+    const made = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/auth/admin/${user.userId}/password-reset`,
+      headers: bearer(admin.accessToken),
+    });
+    const token = new URL(made.json().url).searchParams.get('token')!;
+    const answers = await Promise.all(
+      [NEW_PASSWORD, 'another-Granite-meadow-19-slowly'].map((password) =>
+        ctx.app.inject({
+          method: 'POST',
+          url: '/api/auth/password-reset/confirm',
+          payload: { token, new_password: password },
+        }),
+      ),
+    );
+    assert.deepEqual(answers.map((res) => res.statusCode).sort(), [200, 400]);
   });
 });
 
