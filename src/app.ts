@@ -26,6 +26,7 @@ import { mfaRoutes } from './mfa/mfa.routes.js';
 import { createMailer } from './mail/mailer.js';
 import { OidcClient } from './oidc/oidc-client.js';
 import { oidcRoutes } from './oidc/oidc.routes.js';
+import { authConfigRoutes } from './auth/auth-config.routes.js';
 import { recoveryRoutes } from './recovery/recovery.routes.js';
 import { mfaStatus } from './mfa/mfa.service.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
@@ -262,6 +263,7 @@ export async function buildApp({
         services: { ...services, mailer, publicUrl: config.publicUrl },
         reauthenticate,
       });
+      await auth.register(authConfigRoutes, { config });
       await auth.register(oidcRoutes, {
         config,
         services,

@@ -120,37 +120,4 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcRoutesOptions> = async (a
       return reply.redirect('/', 302);
     },
   );
-
-  app.get(
-    '/config',
-    {
-      config: { policy: { auth: 'public' } },
-      schema: {
-        tags,
-        operationId: 'getAuthConfig',
-        summary: 'What the sign-in and sign-up pages may offer',
-        description:
-          '`signup`: SIGNUP (open, invite, closed); `password_login`: PASSWORD_LOGIN (off: only administrators sign in with a ' +
-          "password); `oidc`: the single sign-on button's label, or null when it is not set up; `passkeys`: always true.",
-        response: { 200: AuthConfigSchema },
-      },
-    },
-    async () => ({
-      // TODO(teams-a merge): teams-a's GET /auth/config wins; this one reads SIGNUP only if present.
-      signup: ((config as Config & { signup?: string }).signup ?? 'open') as 'open' | 'invite' | 'closed',
-      password_login: config.passwordLogin,
-      oidc: config.oidc === null ? null : { name: config.oidc.name },
-      passkeys: true as const,
-    }),
-  );
 };
-
-const AuthConfigSchema = Type.Object(
-  {
-    signup: Type.Union([Type.Literal('open'), Type.Literal('invite'), Type.Literal('closed')]),
-    password_login: Type.Boolean(),
-    oidc: Type.Union([Type.Object({ name: Type.String() }), Type.Null()]),
-    passkeys: Type.Literal(true),
-  },
-  { $id: 'AuthConfig' },
-);

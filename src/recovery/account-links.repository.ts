@@ -44,10 +44,11 @@ export async function voidLinks(db: Db, userId: string, purpose: LinkPurpose, no
     .execute();
 }
 
-/** Links used or expired before `before` (the maintenance job may call it). */
-export async function deleteStaleLinks(db: Db, before: string): Promise<void> {
-  await db
+/** Deletes every link that was used or has expired: none can be followed any more (the maintenance job). */
+export async function deleteDeadLinks(db: Db, now: string): Promise<number> {
+  const result = await db
     .deleteFrom('account_links')
-    .where((eb) => eb.or([eb('expires_at', '<', before), eb('used_at', '<', before)]))
-    .execute();
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('used_at', 'is not', null)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -10,6 +10,11 @@ import Provider from 'oidc-provider';
  */
 export interface TestProvider {
   issuer: string;
+  /**
+   * The next answer of the token endpoint carries this ID token in place of the one the provider
+   * made: a provider (or a man in the middle) that hands over a token meant for someone else.
+   */
+  swapNextIdToken(idToken: string): void;
   close(): Promise<void>;
 }
 
@@ -56,9 +61,27 @@ export async function startProvider(
   });
   // Its own warnings (development interactions, in-memory adapter) are expected here.
   provider.on('server_error', () => {});
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  let swap: string | undefined;
+  server.on('request', (req, res) => {
+    if (swap !== undefined && req.method === 'POST' && req.url?.startsWith('/token')) {
+      const idToken = swap;
+      swap = undefined;
+      const end = res.end.bind(res) as (chunk?: unknown) => typeof res;
+      res.end = ((chunk?: unknown) => {
+        const body = JSON.parse(String(chunk)) as Record<string, unknown>;
+        const changed = JSON.stringify({ ...body, id_token: idToken });
+        if (!res.headersSent) res.setHeader('content-length', Buffer.byteLength(changed));
+        return end(changed);
+      }) as typeof res.end;
+    }
+    handle(req, res);
+  });
   return {
     issuer,
+    swapNextIdToken: (idToken) => {
+      swap = idToken;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

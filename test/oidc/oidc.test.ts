@@ -176,6 +176,39 @@ forEachDatabase('single sign-on with an OpenID Connect provider', (ctx) => {
     assertRefused(await callback(back, pending), 'code of another client', /invalid_grant/);
   });
 
+  test("an ID token meant for another client (its aud) is refused, even from Vellum's own provider", async () => {
+    // A real ID token of this provider, issued to another client: a full flow of that client.
+    const first = await start();
+    const pending = JSON.parse(Buffer.from(first.pending.split('.')[0]!, 'base64url').toString()) as {
+      verifier: string;
+    };
+    first.url.searchParams.set('client_id', OTHER_CLIENT_ID);
+    const back = await signInAtProvider(first.url.href, 'sub-other', REDIRECT_URI);
+    const token = await fetch(`${provider.issuer}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${OTHER_CLIENT_ID}:${CLIENT_SECRET}-${OTHER_CLIENT_ID}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: pending.verifier,
+      }),
+    });
+    assert.equal(token.status, 200, await token.clone().text());
+    const foreign = ((await token.json()) as { id_token: string }).id_token;
+    const aud = JSON.parse(Buffer.from(foreign.split('.')[1]!, 'base64url').toString()).aud;
+    assert.equal(aud, OTHER_CLIENT_ID);
+
+    // Vellum's own flow, whose token answer carries that ID token.
+    const { url, pending: cookieValue } = await start();
+    const mine = await signInAtProvider(url.href, 'sub-other', REDIRECT_URI);
+    provider.swapNextIdToken(foreign);
+    assertRefused(await callback(mine, cookieValue), 'ID token for another client', /"aud"/);
+  });
+
   test('an answer from an issuer Vellum does not know is refused', async () => {
     const { url, pending } = await start();
     const foreign = new URL(`${url.pathname}${url.search}`, stranger.issuer);

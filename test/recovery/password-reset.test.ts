@@ -10,6 +10,7 @@ import {
 import { forEachDatabase, GOOD_PASSWORD, login, newSession, signup, type Session } from '../helpers/harness.js';
 import { linkIn, startMailServer, type MailServer } from '../helpers/mail-server.js';
 import { assertMfaRequired, enrolledUser, loginWith } from '../mfa/support.js';
+import { maintenanceTasks } from '../../src/jobs/tasks.js';
 
 const PUBLIC_URL = 'https://notes.example.test';
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
@@ -243,6 +244,34 @@ forEachDatabase('password reset links under concurrency', (ctx) => {
       ),
     );
     assert.deepEqual(answers.map((res) => res.statusCode).sort(), [200, 400]);
+  });
+
+  test('the maintenance task deletes used and expired links and keeps live ones', async () => {
+    const admin = await newAdminSession(ctx);
+    const user = await newSession(ctx.app);
+    const make = () =>
+      ctx.app.inject({
+        method: 'POST',
+        url: `/api/auth/admin/${user.userId}/password-reset`,
+        headers: bearer(admin.accessToken),
+      });
+    await make(); // voided by the next one: counts as used
+    const live = new URL((await make()).json().url).searchParams.get('token')!;
+    const task = maintenanceTasks(ctx.config).find((t) => t.name === 'account-links')!;
+    const summary = await task.run(ctx.database.db, new Date());
+    assert.ok((summary.links ?? 0) >= 1);
+    const rows = await ctx.database.db
+      .selectFrom('account_links')
+      .select(['used_at'])
+      .where('user_id', '=', user.userId)
+      .execute();
+    assert.deepEqual(rows, [{ used_at: null }]);
+    const done = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/password-reset/confirm',
+      payload: { token: live, new_password: NEW_PASSWORD },
+    });
+    assert.equal(done.statusCode, 200, done.body);
   });
 });
 
