@@ -139,10 +139,26 @@ forEachDatabase('single sign-on with an OpenID Connect provider', (ctx) => {
     assert.equal(me.username, 'taken-name-2');
   });
 
-  test('members of OIDC_ADMIN_GROUP are administrators', async () => {
+  test('members of OIDC_ADMIN_GROUP are administrators, at each sign-in; the last administrator is never demoted', async () => {
     const { res } = await signIn('sub-root');
     assert.equal(res.statusCode, 302, res.body);
-    assert.equal((await whoAmI(res)).is_admin, true);
+    const root = await whoAmI(res);
+    assert.equal(root.is_admin, true);
+
+    // Removed from the group at the provider: no longer an administrator at the next sign-in,
+    // unless that would leave none.
+    const groups = ACCOUNTS['sub-root'].groups;
+    ACCOUNTS['sub-root'].groups = ['staff'];
+    try {
+      await ctx.database.db.updateTable('users').set({ is_admin: false }).where('id', '!=', root.id).execute();
+      assert.equal((await whoAmI((await signIn('sub-root')).res)).is_admin, true, 'the last administrator stays');
+      const other = await signup(ctx.app);
+      await ctx.database.db.updateTable('users').set({ is_admin: true }).where('id', '=', other.id).execute();
+      assert.equal((await whoAmI((await signIn('sub-root')).res)).is_admin, false);
+    } finally {
+      ACCOUNTS['sub-root'].groups = groups;
+    }
+    assert.equal((await whoAmI((await signIn('sub-root')).res)).is_admin, true, 'back in the group');
   });
 
   function assertRefused(res: LightMyRequestResponse, what: string, reason: RegExp) {
