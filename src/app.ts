@@ -31,6 +31,10 @@ import { administrationRoutes } from './accounts/administration.routes.js';
 import type { FindAccountFacts } from './accounts/administration.service.js';
 import { invitationRoutes } from './invitations/invitations.routes.js';
 import { enrolmentRequirement } from './http/enrolment.js';
+import { createMailer } from './mail/mailer.js';
+import { OidcClient } from './oidc/oidc-client.js';
+import { oidcRoutes } from './oidc/oidc.routes.js';
+import { recoveryRoutes } from './recovery/recovery.routes.js';
 import { accessTokenRoutes } from './access-tokens/tokens.routes.js';
 import { authenticateToken } from './access-tokens/tokens.service.js';
 import { looksLikePersonalToken } from './access-tokens/personal-token.js';
@@ -230,6 +234,7 @@ export async function buildApp({
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
     credentialsRevoked: (userId) => live.credentialsRevoked(userId),
+    passwordLogin: config.passwordLogin,
     sessions: {
       endAll: endAllSessions,
       open: (trx, user, client) => issueTokenPair(trx, tokens, user, client),
@@ -246,6 +251,8 @@ export async function buildApp({
       }),
     );
   };
+  const mailer = createMailer(config.mail, app.log);
+  app.addHook('onClose', async () => mailer.close());
   const reauthenticate: Reauthenticate = (caller, proof, client, kind) =>
     reauthenticateCaller(services, caller, proof, client, kind);
   const cookies = {
@@ -282,6 +289,15 @@ export async function buildApp({
       await auth.register(mfaRoutes, { config, services, reauthenticate });
       await auth.register(accessTokenRoutes, { services, reauthenticate });
       await auth.register(auditRoutes, { db: database.db });
+      await auth.register(recoveryRoutes, {
+        services: { ...services, mailer, publicUrl: config.publicUrl },
+        reauthenticate,
+      });
+      await auth.register(oidcRoutes, {
+        config,
+        services,
+        oidc: config.oidc === null ? null : new OidcClient(config.oidc, `${config.publicUrl}/api/auth/oidc/callback`),
+      });
     },
     { prefix: '/api/auth' },
   );

@@ -73,6 +73,8 @@ export interface Config {
   readonly passwordLogin: boolean;
   /** Single sign-on with an OpenID Connect provider: on when OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are all set. */
   readonly oidc: OidcConfig | null;
+  /** SMTP_URL and MAIL_FROM: null sends no mail (administrators hand links over themselves). */
+  readonly mail: MailConfig | null;
 }
 
 export type SignupMode = 'open' | 'invite' | 'closed';
@@ -89,6 +91,11 @@ export interface OidcConfig {
   readonly usernameClaim: string;
   /** Members of this group (the `groups` claim) are administrators; null: the provider makes none. */
   readonly adminGroup: string | null;
+}
+
+export interface MailConfig {
+  readonly smtpUrl: string;
+  readonly from: string;
 }
 
 export type AttachmentStorageConfig =
@@ -192,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     ]) as SecondFactorRequirement,
     passwordLogin: onOff(env, 'PASSWORD_LOGIN', true),
     oidc: readOidc(env),
+    mail: readMail(env, readPublicUrl(nonEmpty(env.PUBLIC_URL), port)),
   };
   return Object.freeze(config);
 }
@@ -313,6 +321,19 @@ function readOidc(env: Env): OidcConfig | null {
     usernameClaim: nonEmpty(env.OIDC_USERNAME_CLAIM) ?? 'preferred_username',
     adminGroup: nonEmpty(env.OIDC_ADMIN_GROUP) ?? null,
   };
+}
+
+function readMail(env: Env, publicUrl: string): MailConfig | null {
+  const smtpUrl = nonEmpty(env.SMTP_URL);
+  if (smtpUrl === undefined) return null;
+  if (!/^smtps?:\/\/./.test(smtpUrl)) throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL');
+  try {
+    new URL(smtpUrl);
+  } catch {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL such as smtp://user:pass@mail.example.com:587');
+  }
+  const from = nonEmpty(env.MAIL_FROM) ?? `Vellum <no-reply@${new URL(publicUrl).hostname}>`;
+  return { smtpUrl, from };
 }
 
 function readAdmin(env: Env) {

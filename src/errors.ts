@@ -78,6 +78,35 @@ export const Errors = {
   totpNotStarted: make(409, 'totp_not_started', 'Start setting up the authenticator app first'),
   totpNotEnabled: make(409, 'totp_not_enabled', 'No authenticator app is set up'),
   forbidden: make(403, 'forbidden', 'Forbidden'),
+  /** PASSWORD_LOGIN=off, for an account that is not an administrator (after its password was checked). */
+  passwordLoginDisabled: make(
+    403,
+    'password_login_disabled',
+    'Signing in with a password is turned off on this server; use single sign-on or a passkey',
+  ),
+  /** A password-reset or e-mail confirmation link that is unknown, expired or already used. */
+  invalidLink: make(400, 'invalid_link', 'This link is invalid, has expired or was already used; ask for a new one'),
+  invalidEmail: make(
+    400,
+    'invalid_email',
+    'Not a valid e-mail address (like name@example.com, at most 254 characters)',
+  ),
+  emailTaken: make(409, 'email_taken', 'This e-mail address already belongs to another account'),
+  mailUnavailable: make(
+    409,
+    'mail_unavailable',
+    'This server sends no e-mail (SMTP_URL is not set), so an address cannot be confirmed; ask an administrator',
+  ),
+  oidcDisabled: make(404, 'oidc_disabled', 'Single sign-on is not set up on this server'),
+  /** The provider's answer failed a check (state, nonce, code, issuer, audience, signature…): `detail` says which. */
+  oidcRefused: (detail: string) => new AppError(400, 'oidc_refused', `Single sign-on failed: ${detail}`),
+  oidcUnavailable: make(502, 'oidc_unavailable', 'The single sign-on provider could not be reached; try again later'),
+  /** Single sign-on of someone with no account while sign-up is closed (SIGNUP=closed). */
+  oidcSignupClosed: make(
+    403,
+    'signup_closed',
+    'Sign-up is closed: an administrator must create or invite your account before you can sign in',
+  ),
   invalidCsrf: make(403, 'invalid_csrf_token', 'Invalid CSRF token'),
   originNotAllowed: make(403, 'origin_not_allowed', 'Origin not allowed'),
   userNotFound: make(404, 'user_not_found', 'User not found'),

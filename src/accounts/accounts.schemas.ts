@@ -9,6 +9,7 @@ export const UserSchema = Type.Object(
     id: Uuid,
     username: Type.String(),
     is_admin: Type.Boolean(),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'A verified e-mail address, or null' }),
     created_at: Type.Union([Timestamp, Type.Null()]),
     updated_at: Type.Union([Timestamp, Type.Null()]),
   },

@@ -27,7 +27,6 @@ export interface AccountFacts {
 export type FindAccountFacts = (ids: string[]) => Promise<Map<string, AccountFacts>>;
 
 export interface AdminUser extends User {
-  email: string | null;
   disabled: boolean;
   mfa: { totp: boolean; passkeys: number };
   last_login_at: string | null;
@@ -38,14 +37,10 @@ export interface AdminUser extends User {
 
 const NO_FACTS: AccountFacts = { totp: false, passkeys: 0, storageUsedBytes: 0 };
 
-/**
- * The one place an account becomes an administrator's row. `email` is null until the users table
- * has the address (password reset and mail, issue #41 part B, add it): only this line changes then.
- */
+/** The one place an account becomes an administrator's row (User, which carries `email`, and more). */
 export function toAdminUser(row: users.UserRow, facts: AccountFacts = NO_FACTS): AdminUser {
   return {
     ...toUser(row),
-    email: null,
     disabled: row.disabled,
     mfa: { totp: facts.totp, passkeys: facts.passkeys },
     last_login_at: row.last_login_at,

@@ -17,6 +17,7 @@ const USER_COLUMNS = [
   'disabled',
   'last_login_at',
   'storage_quota_bytes',
+  'email',
 ] as const;
 
 const findUserByIdQuery = compiled((db, p: { id: string }) =>
@@ -72,6 +73,20 @@ export async function endSessions(db: Db, id: string): Promise<void> {
     .set((eb) => ({ session_generation: eb('session_generation', '+', 1) }))
     .where('id', '=', id)
     .execute();
+}
+
+/** Addresses are stored lower-cased (accounts/email.ts). */
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').select(USER_COLUMNS).where('email', '=', email).executeTakeFirst();
+}
+
+export async function setEmail(db: Db, id: string, email: string | null, now: string): Promise<void> {
+  await db.updateTable('users').set({ email, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** The provider's admin group (single sign-on) made or unmade an administrator. */
+export async function setAdmin(db: Db, id: string, isAdmin: boolean, now: string): Promise<void> {
+  await db.updateTable('users').set({ is_admin: isAdmin, updated_at: now }).where('id', '=', id).execute();
 }
 
 export async function insertUser(db: Db, row: Insertable<UsersTable>): Promise<void> {

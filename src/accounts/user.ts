@@ -5,6 +5,8 @@ export interface User {
   id: string;
   username: string;
   is_admin: boolean;
+  /** A verified e-mail address, or null. */
+  email: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -14,6 +16,7 @@ export function toUser(row: UserRow): User {
     id: row.id,
     username: row.username,
     is_admin: row.is_admin,
+    email: row.email ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

@@ -31,6 +31,8 @@ export const EVENT_KINDS = [
   'admin_update_user',
   'admin_setup_link',
   'account_setup',
+  'email_change',
+  'password_reset_request',
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

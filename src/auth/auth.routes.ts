@@ -32,7 +32,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
       config: {
         policy: { auth: 'public', limit: 'password', hashesPassword: true, loginLockout: true, noStore: true },
         failureDetail: 'Failed to generate tokens',
-        docs: { errors: [401], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
+        docs: { errors: [401, 403], headers: { 200: ['Set-Cookie', 'Cache-Control'] } },
       },
       schema: {
         tags,

@@ -18,6 +18,8 @@ export interface LoginServices extends SessionServices {
   hasher: PasswordHasher;
   /** Opens the TOTP secrets, for the second step of a login. */
   box: SecretBox;
+  /** PASSWORD_LOGIN: false refuses password logins of accounts that are not administrators (absent: on). */
+  passwordLogin?: boolean;
 }
 
 /**
@@ -56,6 +58,11 @@ export async function login(s: LoginServices, username: string, password: string
   if (!(await s.hasher.verify(row.password_hash, password))) throw await fail(row.id, 'wrong password');
   // A disabled account is refused like a wrong password, before the second factor says the password was right.
   if (row.disabled) throw await fail(row.id, 'account disabled');
+  // After the password, so the answer tells nothing to someone who does not know it; administrators keep this way in.
+  if (s.passwordLogin === false && !row.is_admin) {
+    await fail(row.id, 'password login is off');
+    throw Errors.passwordLoginDisabled();
+  }
   const second = await checkLoginCode(s, row.id, code);
   if (second === 'missing' || second === 'wrong') {
     await fail(row.id, second === 'missing' ? 'one-time code required' : 'wrong one-time code');

@@ -22,6 +22,8 @@ export interface UsersTable {
   last_login_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
   /** Attachment bytes this account may keep; null: STORAGE_QUOTA_BYTES, 0: unlimited. */
   storage_quota_bytes: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A verified address, lower-cased; null until one is confirmed. */
+  email: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Single-use sign-up links an administrator made (invitations/). */
@@ -46,6 +48,29 @@ export interface AccountSetupsTable {
   created_at: Timestamp;
   expires_at: Timestamp;
   used_at: Timestamp | null;
+}
+
+/** Single sign-on: the account an OpenID Connect provider's issuer + subject signs in to. */
+export interface OidcIdentitiesTable {
+  id: string;
+  user_id: string;
+  issuer: string;
+  subject: string;
+  created_at: Timestamp;
+  last_login_at: Timestamp | null;
+}
+
+/** Single-use links sent or handed to a person: only the SHA-256 of the token is kept. */
+export interface AccountLinksTable {
+  id: string;
+  user_id: string;
+  purpose: 'password_reset' | 'email_confirm';
+  token_hash: string;
+  /** The address being confirmed (email_confirm). */
+  email: string | null;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+  created_at: Timestamp;
 }
 
 export interface RefreshTokensTable {
@@ -287,6 +312,8 @@ export interface DavLocksTable {
 
 export interface Tables {
   users: UsersTable;
+  oidc_identities: OidcIdentitiesTable;
+  account_links: AccountLinksTable;
   refresh_tokens: RefreshTokensTable;
   notes: NotesTable;
   note_versions: NoteVersionsTable;

@@ -9,6 +9,7 @@ import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
 import { collectGarbage } from '../attachments/attachments.service.js';
 import { createStorage } from '../attachments/create-storage.js';
 import { pruneOrphanProperties } from '../dav/dav.repository.js';
+import { deleteDeadLinks } from '../recovery/account-links.repository.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -63,6 +64,12 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
       name: 'passkey-challenges',
       run: async (db, now) => ({ challenges: await deleteExpiredChallenges(db, now.toISOString()) }),
       describe: ({ challenges = 0 }) => `deleted ${challenges} expired passkey ${plural(challenges, 'challenge')}`,
+    },
+    {
+      name: 'account-links',
+      run: async (db, now) => ({ links: await deleteDeadLinks(db, now.toISOString()) }),
+      describe: ({ links = 0 }) =>
+        `deleted ${links} used or expired password-reset and e-mail ${plural(links, 'link')}`,
     },
     {
       name: 'attachments-gc',

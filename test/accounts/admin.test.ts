@@ -40,10 +40,10 @@ forEachDatabase('admin routes', (ctx) => {
         id: r.id,
         username: r.username,
         is_admin: false,
+        email: null,
         created_at: r.created_at,
         updated_at: r.updated_at,
         // What administrators see besides the User fields (CONTRACT.md, "Teams").
-        email: null,
         disabled: false,
         mfa: { totp: false, passkeys: 0 },
         last_login_at: null,

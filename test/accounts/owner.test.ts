@@ -25,7 +25,16 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['cache-control'], 'no-store');
     const user = res.json();
-    assert.deepEqual(Object.keys(user), ['id', 'username', 'is_admin', 'created_at', 'updated_at', 'mfa']);
+    assert.deepEqual(Object.keys(user), [
+      'id',
+      'username',
+      'is_admin',
+      'email',
+      'created_at',
+      'updated_at',
+      'mfa',
+      'mfa_enrolment_required',
+    ]);
     assert.deepEqual(user.mfa, { totp: false, passkeys: 0 });
     assert.deepEqual([user.id, user.username, user.is_admin], [s.userId, s.username, false]);
     assert.match(user.created_at, TIMESTAMP);
@@ -139,10 +148,10 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
       assert.deepEqual(Object.keys(body), ['access_token', 'user']);
-      assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'created_at', 'updated_at']);
+      assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'email', 'created_at', 'updated_at']);
       assert.deepEqual([body.user.id, body.user.username, body.user.is_admin], [a.userId, username, false]);
       assert.ok(body.user.updated_at >= body.user.created_at, 'updated_at is the change time');
-      const { mfa: _mfa, ...meUser } = (await me(body.access_token)).json();
+      const { mfa: _mfa, mfa_enrolment_required: _required, ...meUser } = (await me(body.access_token)).json();
       assert.deepEqual(body.user, meUser);
       for (const s of [a, b])
         assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');

@@ -32,7 +32,7 @@ const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
 const KINDS =
   'signup, admin_create, login, refresh, refresh_reuse, password_change, password_reset, logout, account_delete, ' +
   'admin_list_users, admin_delete_user, session_revoke, mfa_enrol, mfa_remove, recovery_codes, admin_remove_mfa, token_create, token_revoke, ' +
-  'admin_invite, admin_invite_revoke, admin_create_user, admin_update_user, admin_setup_link, account_setup';
+  'admin_invite, admin_invite_revoke, admin_create_user, admin_update_user, admin_setup_link, account_setup, email_change, password_reset_request';
 
 type Event = AuthEvent;
 

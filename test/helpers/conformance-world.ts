@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { getCsrf, REFRESH } from './auth.js';
 import { cookie, GOOD_PASSWORD, login, signup, uniqueName, type Session, type TestContext } from './harness.js';
@@ -431,6 +432,45 @@ export class World {
       case 'POST /api/auth/tokens':
         setBody({ password: (await this.main(role)).password });
         break;
+      // A reset link an administrator made for a fresh account (the mailed one is the same link).
+      case 'POST /api/auth/password-reset/confirm': {
+        const account = await this.freshAccount(role);
+        const made = await this.call(
+          await this.main('admin'),
+          'POST',
+          `/api/auth/admin/${account.userId}/password-reset`,
+        );
+        const token = new URL((made.json() as { url: string }).url).searchParams.get('token')!;
+        setBody({ token, new_password: `${GOOD_PASSWORD}-${proposal.pick}` });
+        break;
+      }
+      // Without SMTP an address is 409 mail_unavailable; removing it (null) succeeds.
+      case 'PUT /api/auth/owner/email': {
+        const session = await this.main(role);
+        setBody({ password: session.password, ...(proposal.pick % 2 === 0 ? { email: null } : {}) });
+        break;
+      }
+      // A confirmation link as the mail would carry it (the world has no SMTP server): stored as the service stores it.
+      case 'POST /api/auth/owner/email/confirm': {
+        const account = await this.freshAccount(role);
+        const token = randomBytes(32).toString('base64url');
+        const now = new Date();
+        await this.ctx.database.db
+          .insertInto('account_links')
+          .values({
+            id: randomUUID(),
+            user_id: account.userId,
+            purpose: 'email_confirm',
+            token_hash: createHash('sha256').update(token).digest('hex'),
+            email: `${account.username}@example.test`,
+            expires_at: new Date(now.getTime() + 60_000).toISOString(),
+            used_at: null,
+            created_at: now.toISOString(),
+          })
+          .execute();
+        setBody({ token });
+        break;
+      }
       // An account that is not yet a member (each case shares with someone new).
       case 'POST /api/notes/{noteID}/members':
         setBody({ username: (await signup(this.ctx.app, uniqueName('member'))).username });

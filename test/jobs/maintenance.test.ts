@@ -226,6 +226,7 @@ for (const kind of databaseKinds) {
           'audit-retention: deleted 0 auth events older than 90 days',
           'refresh-token-prune: deleted 0 expired or revoked refresh tokens',
           'passkey-challenges: deleted 0 expired passkey challenges',
+          'account-links: deleted 0 used or expired password-reset and e-mail links',
           'attachments-gc: deleted 0 attachments no version linked to within 24 hours and 0 stored files nothing uses',
           'dav-properties: deleted 0 WebDAV properties of notes, folders and files deleted outside WebDAV',
           '',

@@ -94,7 +94,7 @@ forEachDatabase('POST /auth/login', (ctx) => {
       const body = res.json();
       if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) {
         assert.deepEqual(Object.keys(body).sort(), ['access_token', 'user'], value);
-        assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'created_at', 'updated_at']);
+        assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'email', 'created_at', 'updated_at']);
         assert.equal(body.user.id, id);
         assert.equal(body.user.username, username);
         assert.equal(body.user.is_admin, false);

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
 import {
+  changeEmail,
   changePassword,
   deleteAccount,
   exportFile,
@@ -77,6 +78,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
         {user.is_admin && ' (administrator)'}.
       </p>
       <Editing />
+      <EmailAddress current={user.email} />
       <ChangePassword />
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />
@@ -86,6 +88,75 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       <ExportImport />
       <DeleteAccount onDeleted={onSignedOut} />
     </div>
+  );
+}
+
+/** The verified address password reset links go to; a new one counts once its mailed link is followed. */
+function EmailAddress({ current }: { current: string | null }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [verified, setVerified] = useState(current);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    try {
+      const answer = await changeEmail(email.trim() === '' ? null : email, password);
+      setPassword('');
+      if ('username' in answer) {
+        setVerified(null);
+        setMessage({ ok: true, text: 'E-mail address removed.' });
+      } else {
+        setEmail('');
+        setMessage(
+          answer.sent
+            ? {
+                ok: true,
+                text: `We sent a confirmation link to ${answer.email}; the address counts once you follow it.`,
+              }
+            : { ok: false, text: 'The confirmation mail could not be sent; try again later.' },
+        );
+      }
+    } catch (e) {
+      setMessage({ ok: false, text: errorMessage(e) });
+    }
+  };
+  return (
+    <section aria-labelledby="email-heading">
+      <h2 id="email-heading">E-mail address</h2>
+      <p class="muted">
+        {verified === null
+          ? 'No confirmed address: a forgotten password can only be reset by an administrator.'
+          : `Confirmed: ${verified}. Password reset links go there.`}
+      </p>
+      <form onSubmit={submit}>
+        <label for="email-address">E-mail address</label>
+        <input
+          id="email-address"
+          type="email"
+          autoComplete="email"
+          value={email}
+          aria-describedby="email-address-hint"
+          onInput={(e) => setEmail(e.currentTarget.value)}
+        />
+        <p id="email-address-hint" class="hint">
+          Leave it empty to remove the confirmed address.
+        </p>
+        <label for="email-password">Password (to confirm it is you)</label>
+        <input
+          id="email-password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+        {message && (
+          <p class={message.ok ? 'flash' : 'error'} role={message.ok ? 'status' : 'alert'}>
+            {message.text}
+          </p>
+        )}
+        <button type="submit">Save e-mail address</button>
+      </form>
+    </section>
   );
 }
 

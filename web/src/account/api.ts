@@ -133,3 +133,12 @@ export async function enrolmentStatus(): Promise<{ mfa: Mfa; required: boolean }
   const me = unwrap(await api.GET('/api/auth/me'));
   return { mfa: me.mfa, required: me.mfa_enrolment_required };
 }
+
+/**
+ * Sets (a confirmation link is mailed; the address counts once it is followed) or, with null,
+ * removes the account's e-mail address; needs the password.
+ */
+export async function changeEmail(email: string | null, password: string) {
+  const { data, error, response } = await api.PUT('/api/auth/owner/email', { body: { email, password } });
+  return unwrap({ data, error, response });
+}

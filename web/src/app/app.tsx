@@ -24,6 +24,7 @@ import { isNetworkError, useConnection } from '../offline/connection';
 import { ConnectionBanner, UpdatePrompt } from '../offline/connection-state';
 import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
 import { saveKeptDrafts } from '../offline/sync';
+import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage } from '../auth/recovery';
 
 type State =
   | { status: 'loading' }
@@ -35,6 +36,11 @@ export function App() {
   // A shared note is for anyone: no session is looked for, and none is used.
   const shared = /^\/s\/([^/]+)$/.exec(path);
   if (shared) return <SharedPage token={decodeURIComponent(shared[1]!)} />;
+  // Links from mails (and an administrator) work signed in or not, on any device.
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  if (path === '/reset') return <ResetPasswordPage token={token} />;
+  if (path === '/confirm-email') return <ConfirmEmailPage token={token} />;
+  if (path === '/forgot-password') return <ForgotPasswordPage />;
   return (
     <>
       <UpdatePrompt />
@@ -160,5 +166,6 @@ function titleFor(path: string): string {
   if (path === '/admin') return 'Administration · Vellum';
   if (path === '/signup') return 'Sign up · Vellum';
   if (path === '/setup') return 'Choose your password · Vellum';
+  if (path === '/reset') return 'New password · Vellum';
   return 'Vellum';
 }

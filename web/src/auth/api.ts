@@ -54,3 +54,18 @@ export async function passwordRules() {
 export async function checkPassword(password: string, signal?: AbortSignal): Promise<{ breached: boolean }> {
   return unwrap(await api.POST('/api/auth/password-rules/check', { body: { password }, signal }));
 }
+
+/** Always accepted, whether or not the account exists: the answer says nothing about it. */
+export async function requestPasswordReset(login: string): Promise<string> {
+  return unwrap(await api.POST('/api/auth/password-reset', { body: { login } })).message;
+}
+
+/** Sets the new password with a reset link's token; every session of the account ends. */
+export async function confirmPasswordReset(token: string, newPassword: string): Promise<User> {
+  return unwrap(await api.POST('/api/auth/password-reset/confirm', { body: { token, new_password: newPassword } }));
+}
+
+/** Confirms an e-mail address with the token of the mailed link. */
+export async function confirmEmail(token: string): Promise<User> {
+  return unwrap(await api.POST('/api/auth/owner/email/confirm', { body: { token } }));
+}

@@ -32,6 +32,8 @@ export function AuthScreen({
   const codeInput = useRef<HTMLInputElement>(null);
   const signup = mode === 'signup';
   const setup = mode === 'setup';
+  /** Single sign-on's button label (null: none), and whether passwords sign in (GET /auth/config). */
+  const offer = { sso: config.data?.oidc?.name ?? null, passwords: config.data?.password_login ?? true };
 
   useEffect(() => {
     if (code === '') codeInput.current?.focus();
@@ -104,6 +106,15 @@ export function AuthScreen({
           Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.
         </p>
       )}
+      {!signup && offer.sso !== null && (
+        <p>
+          {/* A navigation, not a fetch: the provider's pages take over and send the browser back signed in. */}
+          <button type="button" onClick={() => location.assign('/api/auth/oidc/login')}>
+            Sign in with {offer.sso}
+          </button>
+        </p>
+      )}
+      {!signup && !offer.passwords && <p class="muted">Passwords sign in administrators only on this server.</p>}
       <form onSubmit={submit} noValidate>
         {!setup && <label for="username">Username</label>}
         {!setup && (
@@ -169,6 +180,11 @@ export function AuthScreen({
           {setup ? 'Set password' : signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
         </button>
       </form>
+      {!signup && !setup && (
+        <p>
+          <a href="/forgot-password">Forgot password?</a>
+        </p>
+      )}
       {!signup && !setup && browserSupportsWebAuthn() && (
         <p>
           <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
