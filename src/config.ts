@@ -65,6 +65,12 @@ export interface Config {
    * with NODE_ENV=test), which hashes hundreds of times. Verification reads the cost from each hash.
    */
   readonly argon2Cost: Argon2Cost;
+  /**
+   * Tests only (TEST_PAUSE_AT, refused unless NODE_ENV=test): a named start-up point (`snapshot`,
+   * `migration:NAME` just before that migration commits) where the server logs "paused at NAME" and
+   * waits for a signal (SIGTERM/SIGINT shut down, SIGUSR2 carries on), so a test can kill it there.
+   */
+  readonly testPauseAt: string | undefined;
 }
 
 export type AttachmentStorageConfig =
@@ -160,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     importMaxBytes: integer(env, 'IMPORT_MAX_BYTES', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ...readTimeouts(env),
     argon2Cost: readArgon2Cost(env),
+    testPauseAt: readTestPause(env),
   };
   return Object.freeze(config);
 }
@@ -252,6 +259,14 @@ function readArgon2Cost(env: Env): Argon2Cost {
     );
   }
   return 'test-cheap';
+}
+
+function readTestPause(env: Env): string | undefined {
+  const raw = nonEmpty(env.TEST_PAUSE_AT);
+  if (raw !== undefined && env.NODE_ENV !== 'test') {
+    throw new ConfigError('TEST_PAUSE_AT is for the test suite only and is refused unless NODE_ENV=test; remove it');
+  }
+  return raw;
 }
 
 function readAdmin(env: Env) {
