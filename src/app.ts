@@ -83,6 +83,8 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
   /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
   liveTesting?: Partial<LiveOptions>;
+  /** Background work in progress (maintenance after listening), reported by /readyz. */
+  background?: () => readonly string[];
 }
 
 declare module 'fastify' {
@@ -105,6 +107,7 @@ export async function buildApp({
   checkpoint,
   throttleTesting,
   liveTesting,
+  background,
 }: AppOptions): Promise<FastifyInstance> {
   if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
@@ -234,7 +237,11 @@ export async function buildApp({
     redisBreaker: counters?.redisBreaker,
     token: config.metricsToken,
   });
-  await app.register(healthRoutes, { database, draining: closing });
+  await app.register(healthRoutes, {
+    database,
+    draining: closing,
+    ...(background === undefined ? {} : { background }),
+  });
 
   await app.register(
     async (auth) => {

@@ -8,7 +8,7 @@ import { runWorkers } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { removeOldSnapshots, upgradeDatabase } from './db/upgrade.js';
-import { startMaintenance } from './jobs/maintenance.js';
+import { startMaintenance, type Maintenance } from './jobs/maintenance.js';
 import { maintenanceTasks } from './jobs/tasks.js';
 import { loggerOptions, serverLogDestination } from './logger.js';
 import { lowerBackgroundThreadPriority, startThreadPool } from './ops/thread-priority.js';
@@ -84,17 +84,33 @@ async function main(): Promise<void> {
     await stopIfAsked(applied.length > 0 ? `after migration ${applied.at(-1)}` : 'after migrations');
     const hasher = createPasswordHasher({ cost: config.argon2Cost });
     await bootstrapAdmin({ db: database.db, policy: policyFromConfig(config, log), hasher, log }, config.admin);
-    const app = await buildApp({ config, database, logger: log, hasher });
-    // Housekeeping at start-up and hourly; on PostgreSQL one instance at a time runs each task.
-    const maintenance = startMaintenance({ database, tasks: maintenanceTasks(config), log });
+    let maintenance: Maintenance | undefined;
+    const app = await buildApp({
+      config,
+      database,
+      logger: log,
+      hasher,
+      background: () => maintenance?.running() ?? [],
+    });
     shutdown.whenUp(async (drainMs) => {
       // /readyz answers 503 at once; the listener keeps serving for the drain period (ops/graceful-close.ts).
-      await Promise.all([drainAndClose(app, drainMs), maintenance.stop()]);
+      await Promise.all([drainAndClose(app, drainMs), maintenance?.stop()]);
       await database.close();
     }, config.shutdownDrainMs);
     await startThreadPool();
     const lowered = lowerBackgroundThreadPriority();
     await app.listen({ port: config.port, host: config.host });
+    // Housekeeping (and the back-fills an upgrade leaves, such as old notes' tags) once listening, at
+    // start-up and hourly: a large back-fill no longer keeps the port closed. On PostgreSQL one
+    // instance at a time runs each task; each works in committed batches, so a restart resumes it.
+    if (!shutdown.isRequested()) {
+      maintenance = startMaintenance({
+        database,
+        tasks: maintenanceTasks(config),
+        log,
+        ...(pause === undefined ? {} : { pause }),
+      });
+    }
     if (cluster.isPrimary) process.stderr.write(readyLine(config, app.server.address()));
     removeOldSnapshots(config.database, startedAt, log);
     preloadPasskeys();

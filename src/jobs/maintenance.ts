@@ -17,6 +17,8 @@ export interface MaintenanceTask {
   run(db: Db, now: Date): Promise<Record<string, number>>;
   /** What the counts mean, for logs and the CLI ("purged 3 notes from the trash"). */
   describe?(counts: Record<string, number>): string;
+  /** Fills in what an upgrade left missing (old notes' tags): reported by /readyz while it runs. */
+  readonly backfill?: boolean;
 }
 
 export type TaskOutcome =
@@ -141,6 +143,8 @@ export interface MaintenanceOptions {
   intervalMs?: number;
   /** Injected by tests; the wall clock otherwise. */
   clock?: () => Date;
+  /** Tests only (TEST_PAUSE_AT): called with `maintenance:TASK` before each task runs. */
+  pause?: (point: string) => Promise<void>;
 }
 
 export interface Maintenance {
@@ -148,6 +152,8 @@ export interface Maintenance {
   stop(): Promise<void>;
   /** The pass started at start-up or by the latest tick, for tests and shutdown. */
   readonly current: Promise<void>;
+  /** The back-fill this process is running now, if any (reported by /readyz). */
+  running(): readonly string[];
 }
 
 /**
@@ -162,12 +168,22 @@ export function startMaintenance({
   log,
   intervalMs = MAINTENANCE_INTERVAL_MS,
   clock = () => new Date(),
+  pause,
 }: MaintenanceOptions): Maintenance {
   let stopped = false;
+  let runningTask: string | undefined;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
   const pass = async () => {
-    for (const outcome of await runTasks(database, tasks, clock(), { everyMs: intervalMs })) {
+    for (const task of tasks) {
+      runningTask = task.backfill === true ? task.name : undefined;
+      let outcome: TaskOutcome;
+      try {
+        await pause?.(`maintenance:${task.name}`);
+        outcome = await runTask(database, task, clock(), { everyMs: intervalMs });
+      } finally {
+        runningTask = undefined;
+      }
       if (outcome.status === 'failed')
         log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
       else if (outcome.status === 'done')
@@ -194,6 +210,7 @@ export function startMaintenance({
     get current() {
       return current;
     },
+    running: () => (runningTask === undefined ? [] : [runningTask]),
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -34,6 +34,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     },
     {
       name: 'search-index',
+      backfill: true,
       run: (db) => indexMissingVersions(db),
       describe: ({ versions = 0 }) =>
         versions === 0
@@ -42,6 +43,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     },
     {
       name: 'tags-backfill',
+      backfill: true,
       run: (db) => deriveMissingTags(db),
       describe: ({ notes = 0 }) =>
         notes === 0

@@ -1,36 +1,51 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
-import { latestMigration } from '../db/migrate.js';
+import { knownMigrations, latestMigration } from '../db/migrate.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { problem, sendProblem } from '../http/problem.js';
 
 /** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
 const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
 
+export interface HealthOptions {
+  database: Database;
+  draining?: () => boolean;
+  /** Background work in progress (a back-fill after an upgrade): reported, not a reason to be unready. */
+  background?: () => readonly string[];
+}
+
 /**
  * /healthz: the process answers. /readyz: it can serve traffic — it is not shutting down, and the
  * database answers and holds every migration this build knows; a load balancer should route by
- * this one. While the app drains (ops/graceful-close.ts) /healthz still answers 200: the process
- * is alive and finishing its work, and a supervisor must not kill it for that.
+ * this one. A database that also holds migrations of a newer build is ready too: migrations only
+ * add, so during a rolling upgrade the old replicas keep serving after the new one migrated (they
+ * used to turn 503 at once, leaving no replica ready; issue #43). While the app drains
+ * (ops/graceful-close.ts) /healthz still answers 200: the process is alive and finishing its work,
+ * and a supervisor must not kill it for that. Back-fills running after an upgrade are listed in
+ * `background`; the service answers meanwhile (what they fill in — tags of old notes — appears as
+ * they go).
  */
-export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: () => boolean }> = async (
+export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
   app,
-  { database, draining = () => false },
+  { database, draining = () => false, background = () => [] },
 ) => {
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
     if (draining()) return sendProblem(reply, problem(503, 'Shutting down', 'shutting_down'), { 'retry-after': '5' });
     try {
-      const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(database.db);
-      const applied = row.rows[0]?.name ?? null;
-      if (applied !== latestMigration) {
+      const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
+      const applied = new Set(rows.map((row) => row.name));
+      if (!knownMigrations.every((name) => applied.has(name))) {
         return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
           'retry-after': '5',
         });
       }
-      return { status: 'ready', migration: applied };
+      const running = background();
+      return running.length === 0
+        ? { status: 'ready', migration: latestMigration }
+        : { status: 'ready', migration: latestMigration, background: running };
     } catch (error) {
       // A database that was never migrated has no kysely_migration table: that is "not migrated",
       // not an outage (it used to say "Database unavailable", sending operators the wrong way).

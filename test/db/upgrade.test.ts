@@ -232,6 +232,35 @@ for (const kind of databaseKinds) {
       assert.deepEqual(await appliedMigrations(url), [...knownMigrations].sort());
     });
 
+    test('the tags back-fill after an upgrade runs once the server listens; /readyz says so meanwhile', async () => {
+      const url = await scratch();
+      const { noteId } = await oldDatabaseWithData(url);
+      const proc = start(url, home, { TEST_PAUSE_AT: 'maintenance:tags-backfill' });
+      const port = await proc.port();
+      await paused(proc, 'maintenance:tags-backfill');
+      assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+      const during = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(during.status, 200);
+      assert.deepEqual(((await during.json()) as { background?: string[] }).background, ['tags-backfill']);
+      proc.child.kill('SIGUSR2');
+      await proc.waitFor(
+        (line) =>
+          logEntry(line)?.msg?.startsWith('maintenance tags-backfill: derived the tags of 1 note') ? true : undefined,
+        60_000,
+        'the back-fill',
+      );
+      const afterwards = await fetch(`http://127.0.0.1:${port}/readyz`);
+      assert.equal(afterwards.status, 200);
+      assert.equal(((await afterwards.json()) as { background?: string[] }).background, undefined);
+      await stop(proc);
+      await withDatabase(url, async (database) => {
+        const { rows } = await sql<{ tags: string | null }>`select tags from notes where id = ${noteId}`.execute(
+          database.db,
+        );
+        assert.equal(rows[0]!.tags, 'content');
+      });
+    });
+
     test('two instances starting at the same instant on a new database both serve', async () => {
       const url = await scratch();
       const both = [start(url, home), start(url, home)];
