@@ -36,6 +36,7 @@ import { sessionIsLive } from './sessions/session-binding.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
+import { StorageHealth } from './db/availability.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
 import { trashNotesInFolders } from './notes/notes.repository.js';
@@ -151,7 +152,8 @@ export async function buildApp({
   // Plumbing: every request, whatever its route. Each hook is synchronous and does only what
   // depends on the request; what does not (route labels, header lists) is worked out here, once.
   labelRoutes(app);
-  registerErrorHandling(app);
+  const storage = new StorageHealth();
+  registerErrorHandling(app, storage);
   registerJsonParser(app);
   registerRequestLog(app);
   const closing = registerGracefulClose(app);
@@ -240,6 +242,7 @@ export async function buildApp({
   await app.register(healthRoutes, {
     database,
     draining: closing,
+    storage,
     ...(background === undefined ? {} : { background }),
   });
 

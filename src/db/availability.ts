@@ -32,3 +32,28 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     message,
   );
 }
+
+/**
+ * The database's storage is full: SQLite's SQLITE_FULL ("database or disk is full"), PostgreSQL's
+ * disk_full (53100) or out_of_memory-class space errors. Answered 507, and /readyz turns 503 until
+ * a write succeeds again (StorageHealth).
+ */
+export function isStorageFull(error: unknown): boolean {
+  const e = error as { code?: unknown } | null;
+  if (e === null || typeof e !== 'object') return false;
+  return e.code === 'SQLITE_FULL' || e.code === '53100' || e.code === 'ENOSPC';
+}
+
+/** Whether the last write of this process failed for want of space (and none has succeeded since). */
+export class StorageHealth {
+  private fullSince: number | undefined;
+  get full(): boolean {
+    return this.fullSince !== undefined;
+  }
+  markFull(): void {
+    this.fullSince ??= Date.now();
+  }
+  markWritten(): void {
+    this.fullSince = undefined;
+  }
+}

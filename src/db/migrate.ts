@@ -1,5 +1,6 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { isPostgres } from './dialect.js';
+import { appliedMigrationNames, ensureMigrationTable, recordMigration } from './migration-table.repository.js';
 import * as accounts from './migrations/2026-11-22-01-accounts.js';
 import * as notes from './migrations/2026-11-22-02-notes.js';
 import * as authEvents from './migrations/2026-11-22-03-auth-events.js';
@@ -91,15 +92,11 @@ export async function migrateToLatest(db: Kysely<any>, hooks: MigrateHooks = {})
     let current: string | undefined;
     try {
       const done = await inMigrationTransaction(db, hooks, async (trx) => {
-        const have = new Set(
-          (await sql<{ name: string }>`select name from kysely_migration`.execute(trx)).rows.map((r) => r.name),
-        );
+        const have = await appliedMigrationNames(trx);
         current = names.find((name) => !have.has(name));
         if (current === undefined) return true;
         await migrations[current]!.up(trx);
-        await sql`insert into kysely_migration (name, timestamp) values (${current}, ${new Date().toISOString()})`.execute(
-          trx,
-        );
+        await recordMigration(trx, current, new Date());
         await hooks.pause?.(`migration:${current}`);
         return false;
       });
@@ -135,9 +132,7 @@ async function inMigrationTransaction<T>(
     }
     try {
       if (isPostgres(conn)) await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
-      await sql`create table if not exists kysely_migration (name varchar(255) not null primary key, timestamp varchar(255) not null)`.execute(
-        conn,
-      );
+      await ensureMigrationTable(conn);
       const result = await body(conn);
       await sql`commit`.execute(conn);
       return result;
@@ -169,9 +164,7 @@ async function beginImmediate(conn: Kysely<any>, hooks: MigrateHooks): Promise<v
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
   let have: Set<string>;
   try {
-    have = new Set(
-      (await sql<{ name: string }>`select name from kysely_migration`.execute(db)).rows.map((r) => r.name),
-    );
+    have = await appliedMigrationNames(db);
   } catch {
     have = new Set();
   }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
+import type { StorageHealth } from '../db/availability.js';
 import type { Database } from '../db/database.js';
 import { knownMigrations, latestMigration } from '../db/migrate.js';
 import type { RoutePolicy } from '../http/policy.js';
@@ -13,6 +14,8 @@ export interface HealthOptions {
   draining?: () => boolean;
   /** Background work in progress (a back-fill after an upgrade): reported, not a reason to be unready. */
   background?: () => readonly string[];
+  /** Set by a write that failed for want of space, cleared by one that succeeds. */
+  storage?: StorageHealth;
 }
 
 /**
@@ -28,12 +31,18 @@ export interface HealthOptions {
  */
 export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
   app,
-  { database, draining = () => false, background = () => [] },
+  { database, draining = () => false, background = () => [], storage },
 ) => {
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
     if (draining()) return sendProblem(reply, problem(503, 'Shutting down', 'shutting_down'), { 'retry-after': '5' });
+    // A balancer should send writes elsewhere while this one's disk is full.
+    if (storage?.full === true) {
+      return sendProblem(reply, problem(503, 'Storage is full: writes fail until space is freed', 'storage_full'), {
+        'retry-after': '30',
+      });
+    }
     try {
       const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
       const applied = new Set(rows.map((row) => row.name));
