@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
-export type DatabaseConfig = { kind: 'sqlite'; filename: string } | { kind: 'postgres'; url: string; poolMax: number };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; filename: string }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax: number;
+      /** DATABASE_CONNECT_TIMEOUT_SECONDS: a connection not made within it fails (503). */
+      connectTimeoutMs?: number;
+      /** DATABASE_QUERY_TIMEOUT_SECONDS: a statement running longer is cancelled; a connection silent that long is replaced. */
+      queryTimeoutMs?: number;
+    };
 
 export interface Config {
   readonly port: number;
@@ -130,6 +140,10 @@ export function loadConfig(env: Env = process.env): Config {
     database: parseDatabaseUrl(
       nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db',
       integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+      {
+        connectTimeoutMs: number(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5, 0.1, 600) * 1000,
+        queryTimeoutMs: number(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 30, 0.1, 3600) * 1000,
+      },
     ),
     ...secrets,
     publicUrl: readPublicUrl(nonEmpty(env.PUBLIC_URL), port),
@@ -171,7 +185,11 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze(config);
 }
 
-export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
+export function parseDatabaseUrl(
+  url: string,
+  poolMax = 10,
+  timeouts: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {},
+): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const filename = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (filename === '') throw new ConfigError('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/vellum.db');
@@ -183,7 +201,7 @@ export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
     }
-    return { kind: 'postgres', url, poolMax };
+    return { kind: 'postgres', url, poolMax, ...timeouts };
   }
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
 }

@@ -59,6 +59,7 @@ async function main(): Promise<void> {
       : async (point: string) => {
           if (point !== config.testPauseAt) return;
           log.info({ point }, `paused at ${point}`);
+          log.flush();
           // Held until a signal: SIGTERM/SIGINT (shutting down), or SIGUSR2 to carry on.
           // The interval keeps the process alive meanwhile (SQLite's connection holds no handle).
           const alive = setInterval(() => {}, 60_000);

@@ -28,7 +28,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || e.code.startsWith('08'))) return true;
   const message = typeof e.message === 'string' ? e.message : '';
   // node-postgres reports these without a code.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/.test(
     message,
   );
 }

@@ -131,7 +131,11 @@ async function inMigrationTransaction<T>(
       await beginImmediate(conn, hooks);
     }
     try {
-      if (isPostgres(conn)) await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
+      if (isPostgres(conn)) {
+        // A migration may rightly run long (an index on a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
+        await sql.raw('set local statement_timeout = 0').execute(conn);
+        await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
+      }
       await ensureMigrationTable(conn);
       const result = await body(conn);
       await sql`commit`.execute(conn);

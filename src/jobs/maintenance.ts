@@ -87,8 +87,11 @@ export async function runTask(
       }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
       if (rows[0]?.locked !== true) return { task: task.name, status: 'skipped' } as const;
       try {
+        // Housekeeping may rightly run long (a VACUUM of a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
+        await sql.raw('set statement_timeout = 0').execute(conn);
         return await claimAndRun(conn, task, now, everyMs);
       } finally {
+        await sql.raw('reset statement_timeout').execute(conn);
         await sql`select pg_advisory_unlock(${LOCK_CLASS}, ${key})`.execute(conn);
       }
     });

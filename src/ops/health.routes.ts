@@ -44,7 +44,9 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
       });
     }
     try {
-      const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
+      const { rows } = await withinReadinessBudget(
+        sql<{ name: string }>`select name from kysely_migration`.execute(database.db),
+      );
       const applied = new Set(rows.map((row) => row.name));
       if (!knownMigrations.every((name) => applied.has(name))) {
         return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
@@ -77,4 +79,23 @@ function isMissingTable(error: unknown): boolean {
     e.code === '42P01' ||
     (e.code === 'SQLITE_ERROR' && typeof e.message === 'string' && e.message.startsWith('no such table'))
   );
+}
+
+/**
+ * A balancer's probe times out after a few seconds and then counts the instance as down anyway;
+ * /readyz answers 503 within this however the database behaves (a silent network used to hold it
+ * for more than 7 s, issue #43). The query goes on; the pool's own time-outs end it.
+ */
+export const READINESS_BUDGET_MS = 1_500;
+
+function withinReadinessBudget<T>(query: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the database did not answer within ${READINESS_BUDGET_MS} ms`)),
+      READINESS_BUDGET_MS,
+    );
+  });
+  query.catch(() => {}); // answered late, or failed after the budget: nobody waits for it any more
+  return Promise.race([query, late]).finally(() => clearTimeout(timer));
 }
