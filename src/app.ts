@@ -37,6 +37,8 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
 import { StorageHealth } from './db/availability.js';
+import { databaseSize } from './db/size.js';
+import { maintenanceOutcomes } from './jobs/maintenance.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
 import { trashNotesInFolders } from './notes/notes.repository.js';
@@ -238,6 +240,10 @@ export async function buildApp({
     pool: database.poolStats,
     redisBreaker: counters?.redisBreaker,
     token: config.metricsToken,
+    storage,
+    liveStreams: () => live.total,
+    maintenance: maintenanceOutcomes,
+    databaseSize: () => databaseSize(config.database, database.db),
   });
   await app.register(healthRoutes, {
     database,

@@ -47,10 +47,13 @@ export function isStorageFull(error: unknown): boolean {
 /** Whether the last write of this process failed for want of space (and none has succeeded since). */
 export class StorageHealth {
   private fullSince: number | undefined;
+  /** Requests that failed on the database, by cause (/metrics: vellum_database_errors_total). */
+  readonly errors = { unavailable: 0, storage_full: 0 };
   get full(): boolean {
     return this.fullSince !== undefined;
   }
   markFull(): void {
+    this.errors.storage_full += 1;
     this.fullSince ??= Date.now();
   }
   markWritten(): void {

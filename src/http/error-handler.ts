@@ -66,6 +66,7 @@ export function registerErrorHandling(app: FastifyInstance, storage?: StorageHea
       return sendProblem(reply, problem(full.status, full.detail, full.code), full.headers);
     }
     if (isDatabaseUnavailable(step?.cause ?? error)) {
+      if (storage !== undefined) storage.errors.unavailable += 1;
       request.log.error({ err: error }, 'database unavailable');
       return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), {
         'retry-after': '5',

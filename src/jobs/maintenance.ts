@@ -55,6 +55,9 @@ function lockKey(name: string): number {
   return createHash('sha256').update(name).digest().readInt32BE(0);
 }
 
+/** Outcomes of scheduled runs in this process, by task and status (/metrics: vellum_maintenance_runs_total). */
+export const maintenanceOutcomes = new Map<string, number>();
+
 /** Tasks running on each database handle; a second call for the same task skips rather than doubles up. */
 const runningByDatabase = new WeakMap<Database, Set<string>>();
 
@@ -187,6 +190,8 @@ export function startMaintenance({
       } finally {
         runningTask = undefined;
       }
+      const key = `${outcome.task}\t${outcome.status}`;
+      maintenanceOutcomes.set(key, (maintenanceOutcomes.get(key) ?? 0) + 1);
       if (outcome.status === 'failed')
         log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
       else if (outcome.status === 'done')
