@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Build stage: compiles TypeScript and the native addons (better-sqlite3, argon2).
-FROM node:20-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
@@ -19,7 +19,7 @@ ARG WITH_S3=no
 RUN npm run build && npm prune --omit=dev $([ "$WITH_S3" = yes ] || echo --omit=optional)
 
 # Runtime stage: no compiler, no dev dependencies, not root.
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

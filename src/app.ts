@@ -47,6 +47,9 @@ import { sessionIsLive } from './sessions/session-binding.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
+import { StorageHealth } from './db/availability.js';
+import { databaseSize } from './db/size.js';
+import { maintenanceOutcomes } from './jobs/maintenance.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
 import { trashNotesInFolders } from './notes/notes.repository.js';
@@ -94,6 +97,8 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
   /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
   liveTesting?: Partial<LiveOptions>;
+  /** Background work in progress (maintenance after listening), reported by /readyz. */
+  background?: () => readonly string[];
 }
 
 declare module 'fastify' {
@@ -116,6 +121,7 @@ export async function buildApp({
   checkpoint,
   throttleTesting,
   liveTesting,
+  background,
 }: AppOptions): Promise<FastifyInstance> {
   if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
@@ -159,7 +165,8 @@ export async function buildApp({
   // Plumbing: every request, whatever its route. Each hook is synchronous and does only what
   // depends on the request; what does not (route labels, header lists) is worked out here, once.
   labelRoutes(app);
-  registerErrorHandling(app);
+  const storage = new StorageHealth();
+  registerErrorHandling(app, storage);
   registerJsonParser(app);
   registerRequestLog(app);
   const closing = registerGracefulClose(app);
@@ -265,8 +272,17 @@ export async function buildApp({
     pool: database.poolStats,
     redisBreaker: counters?.redisBreaker,
     token: config.metricsToken,
+    storage,
+    liveStreams: () => live.total,
+    maintenance: maintenanceOutcomes,
+    databaseSize: () => databaseSize(config.database, database.db),
   });
-  await app.register(healthRoutes, { database, draining: closing });
+  await app.register(healthRoutes, {
+    database,
+    draining: closing,
+    storage,
+    ...(background === undefined ? {} : { background }),
+  });
 
   await app.register(
     async (auth) => {

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
-export type DatabaseConfig = { kind: 'sqlite'; filename: string } | { kind: 'postgres'; url: string; poolMax: number };
+export type DatabaseConfig =
+  | { kind: 'sqlite'; filename: string }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax: number;
+      /** DATABASE_CONNECT_TIMEOUT_SECONDS: a connection not made within it fails (503). */
+      connectTimeoutMs?: number;
+      /** DATABASE_QUERY_TIMEOUT_SECONDS: a statement running longer is cancelled; a connection silent that long is replaced. */
+      queryTimeoutMs?: number;
+    };
 
 export interface Config {
   readonly port: number;
@@ -75,6 +85,12 @@ export interface Config {
   readonly oidc: OidcConfig | null;
   /** SMTP_URL and MAIL_FROM: null sends no mail (administrators hand links over themselves). */
   readonly mail: MailConfig | null;
+  /**
+   * Tests only (TEST_PAUSE_AT, refused unless NODE_ENV=test): a named start-up point (`snapshot`,
+   * `migration:NAME` just before that migration commits) where the server logs "paused at NAME" and
+   * waits for a signal (SIGTERM/SIGINT shut down, SIGUSR2 carries on), so a test can kill it there.
+   */
+  readonly testPauseAt: string | undefined;
 }
 
 export type SignupMode = 'open' | 'invite' | 'closed';
@@ -155,6 +171,10 @@ export function loadConfig(env: Env = process.env): Config {
     database: parseDatabaseUrl(
       nonEmpty(env.DATABASE_URL) ?? 'sqlite:./data/vellum.db',
       integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+      {
+        connectTimeoutMs: number(env, 'DATABASE_CONNECT_TIMEOUT_SECONDS', 5, 0.1, 600) * 1000,
+        queryTimeoutMs: number(env, 'DATABASE_QUERY_TIMEOUT_SECONDS', 30, 0.1, 3600) * 1000,
+      },
     ),
     ...secrets,
     publicUrl: readPublicUrl(nonEmpty(env.PUBLIC_URL), port),
@@ -200,11 +220,16 @@ export function loadConfig(env: Env = process.env): Config {
     passwordLogin: onOff(env, 'PASSWORD_LOGIN', true),
     oidc: readOidc(env),
     mail: readMail(env, readPublicUrl(nonEmpty(env.PUBLIC_URL), port)),
+    testPauseAt: readTestPause(env),
   };
   return Object.freeze(config);
 }
 
-export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
+export function parseDatabaseUrl(
+  url: string,
+  poolMax = 10,
+  timeouts: { connectTimeoutMs?: number; queryTimeoutMs?: number } = {},
+): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const filename = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (filename === '') throw new ConfigError('DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/vellum.db');
@@ -216,7 +241,7 @@ export function parseDatabaseUrl(url: string, poolMax = 10): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
     }
-    return { kind: 'postgres', url, poolMax };
+    return { kind: 'postgres', url, poolMax, ...timeouts };
   }
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
 }
@@ -334,6 +359,14 @@ function readMail(env: Env, publicUrl: string): MailConfig | null {
   }
   const from = nonEmpty(env.MAIL_FROM) ?? `Vellum <no-reply@${new URL(publicUrl).hostname}>`;
   return { smtpUrl, from };
+}
+
+function readTestPause(env: Env): string | undefined {
+  const raw = nonEmpty(env.TEST_PAUSE_AT);
+  if (raw !== undefined && env.NODE_ENV !== 'test') {
+    throw new ConfigError('TEST_PAUSE_AT is for the test suite only and is refused unless NODE_ENV=test; remove it');
+  }
+  return raw;
 }
 
 function readAdmin(env: Env) {

@@ -230,6 +230,15 @@ export const Errors = {
   requestRefused: (status: number) =>
     new AppError(status, 'bad_request', status === 400 ? 'Bad request' : `Request refused (${status})`),
 
+  /** The server's disk (the database's) is full: nothing of the change was saved (http/error-handler.ts). */
+  storageFull: () =>
+    new AppError(
+      507,
+      'storage_full',
+      "The server's storage is full, so the change was not saved; retry later (the administrator has been told in the log)",
+      {},
+      { 'retry-after': '30' },
+    ),
   quotaExceeded: (used: string, quota: string) =>
     new AppError(
       413,

@@ -73,27 +73,34 @@ function checkCopy(file: string, what: string): { notes: number; versions: numbe
     throw new CommandError(`${what} cannot be opened: ${(error as Error).message}`);
   }
   try {
-    const check = db.pragma('integrity_check', { simple: true });
-    if (check !== 'ok') throw new CommandError(`${what} fails PRAGMA integrity_check: ${String(check)}`);
-    const hasMigrations = db
-      .prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'")
-      .get();
-    if (hasMigrations === undefined)
-      throw new CommandError(`${what} is not a Vellum database (no kysely_migration table)`);
-    const applied = (db.prepare('select name from kysely_migration').all() as Array<{ name: string }>).map(
-      (r) => r.name,
-    );
-    const unknown = applied.filter((name) => !knownMigrations.includes(name));
-    if (unknown.length > 0) {
-      throw new CommandError(
-        `${what} was written by a newer Vellum (migrations ${unknown.join(', ')}); restore it with that version, or an older backup with this one`,
-      );
-    }
-    const count = (table: string) => (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
-    return { notes: count('notes'), versions: count('note_versions') };
+    return checkOpened(db, what);
+  } catch (error) {
+    if (error instanceof CommandError) throw error;
+    // A file that is not SQLite at all (a dump of another kind, text, a truncated copy): said in a
+    // line, not a stack trace (issue #43).
+    throw new CommandError(`${what} is not a readable SQLite database: ${(error as Error).message}`);
   } finally {
     db.close();
   }
+}
+
+function checkOpened(db: BetterSqlite3.Database, what: string): { notes: number; versions: number } {
+  const check = db.pragma('integrity_check', { simple: true });
+  if (check !== 'ok') throw new CommandError(`${what} fails PRAGMA integrity_check: ${String(check)}`);
+  const hasMigrations = db
+    .prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'")
+    .get();
+  if (hasMigrations === undefined)
+    throw new CommandError(`${what} is not a Vellum database (no kysely_migration table)`);
+  const applied = (db.prepare('select name from kysely_migration').all() as Array<{ name: string }>).map((r) => r.name);
+  const unknown = applied.filter((name) => !knownMigrations.includes(name));
+  if (unknown.length > 0) {
+    throw new CommandError(
+      `${what} was written by a newer Vellum (migrations ${unknown.join(', ')}); restore it with that version, or an older backup with this one`,
+    );
+  }
+  const count = (table: string) => (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+  return { notes: count('notes'), versions: count('note_versions') };
 }
 
 export interface RestoreSummary {

@@ -26,7 +26,10 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     const db = openSqliteKysely(config.filename);
     return { db, kind: 'sqlite', close: () => db.destroy() };
   }
-  const { db, pool } = openPostgresKysely(config.url, config.poolMax, options.onPoolError);
+  const { db, pool } = openPostgresKysely(config.url, config.poolMax, options.onPoolError, {
+    ...(config.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: config.connectTimeoutMs }),
+    ...(config.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: config.queryTimeoutMs }),
+  });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return { db, kind: 'postgres', poolStats, close: () => db.destroy() };
 }

@@ -158,8 +158,13 @@ async function inSavepoint(trx: Db, work: (trx: Db) => Promise<unknown>): Promis
     await sql`release write`.execute(trx);
     return { ok: true, value };
   } catch (error) {
-    await sql`rollback to write`.execute(trx);
-    await sql`release write`.execute(trx);
+    try {
+      await sql`rollback to write`.execute(trx);
+      await sql`release write`.execute(trx);
+    } catch {
+      // SQLite ended the whole transaction (a full disk): the batch fails with the real error.
+      throw error;
+    }
     return { ok: false, value: error };
   }
 }

@@ -1,4 +1,6 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { isPostgres } from './dialect.js';
+import { appliedMigrationNames, ensureMigrationTable, recordMigration } from './migration-table.repository.js';
 import * as accounts from './migrations/2026-11-22-01-accounts.js';
 import * as notes from './migrations/2026-11-22-02-notes.js';
 import * as authEvents from './migrations/2026-11-22-03-auth-events.js';
@@ -58,20 +60,125 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Kysely's migrator: tests use it to stop a database at an older schema (`migrateTo`). */
 export function createMigrator(db: Kysely<any>): Migrator {
   // Features landed in parallel with dated names that do not sort in landing order; each only adds
   // columns, tables or indexes of its own, so a database that has later ones may apply earlier ones.
   return new Migrator({ db, provider, allowUnorderedMigrations: true });
 }
 
-/** Applies every pending migration; throws with the failing migration's name. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const { error, results } = await createMigrator(db).migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error !== undefined) {
-    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`, { cause: error });
+export interface MigrateHooks {
+  /** Asked before each migration: true stops the run (SIGTERM during an upgrade) after the last commit. */
+  shouldStop?: () => boolean;
+  /** Tests only: called at named points (`migration:NAME` just before its commit, `snapshot`). */
+  pause?: (point: string) => Promise<void>;
+  /** Told once when another process holds the migration lock and this one waits for it. */
+  onWait?: () => void;
+}
+
+/**
+ * Applies every pending migration, each in a transaction of its own, and returns their names (throws
+ * with the failing migration's name). The table is Kysely's (`kysely_migration`), so databases
+ * migrated by earlier builds carry on.
+ *
+ * Each transaction first takes the migration lock — PostgreSQL: a transaction-scoped advisory lock;
+ * SQLite: `BEGIN IMMEDIATE`, the database's write lock — and only then reads which migrations are
+ * applied, so instances starting together take turns and none applies one twice. A process killed
+ * mid-migration leaves that migration rolled back (SQLite's DDL is transactional like PostgreSQL's):
+ * the next start applies it again from the start. Kysely's own migrator ran SQLite's outside any
+ * transaction, and a kill mid-upgrade left half a migration behind for good (issue #43).
+ */
+export async function migrateToLatest(db: Kysely<any>, hooks: MigrateHooks = {}): Promise<string[]> {
+  const names = Object.keys(migrations).sort();
+  const applied: string[] = [];
+  for (;;) {
+    if (hooks.shouldStop?.() === true) return applied;
+    let current: string | undefined;
+    try {
+      const done = await inMigrationTransaction(db, hooks, async (trx) => {
+        const have = await appliedMigrationNames(trx);
+        current = names.find((name) => !have.has(name));
+        if (current === undefined) return true;
+        await migrations[current]!.up(trx);
+        await recordMigration(trx, current, new Date());
+        await hooks.pause?.(`migration:${current}`);
+        return false;
+      });
+      if (done) return applied;
+      applied.push(current!);
+    } catch (error) {
+      throw new MigrationError(current, error);
+    }
   }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+export class MigrationError extends Error {
+  constructor(
+    readonly migration: string | undefined,
+    cause: unknown,
+  ) {
+    super(`migration ${migration ?? '(set-up)'} failed: ${String(cause)}`, { cause });
+  }
+}
+
+const LOCK_NAME = 'vellum:migrations';
+
+async function inMigrationTransaction<T>(
+  db: Kysely<any>,
+  hooks: MigrateHooks,
+  body: (trx: Kysely<any>) => Promise<T>,
+): Promise<T> {
+  return db.connection().execute(async (conn) => {
+    if (isPostgres(conn)) {
+      await sql`begin`.execute(conn);
+    } else {
+      await beginImmediate(conn, hooks);
+    }
+    try {
+      if (isPostgres(conn)) {
+        // A migration may rightly run long (an index on a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
+        await sql.raw('set local statement_timeout = 0').execute(conn);
+        await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
+      }
+      await ensureMigrationTable(conn);
+      const result = await body(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(conn).catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/** SQLite's write lock; while another process migrates, waits (busy_timeout at a time) until it is free. */
+async function beginImmediate(conn: Kysely<any>, hooks: MigrateHooks): Promise<void> {
+  let told = false;
+  for (;;) {
+    try {
+      await sql`begin immediate`.execute(conn);
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+      if (!told) hooks.onWait?.();
+      told = true;
+      // better-sqlite3 waited busy_timeout with the event loop blocked: let signals and log writes through.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+/** Names of the migrations this build knows that `db` lacks (all of them for a new database). */
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  let have: Set<string>;
+  try {
+    have = await appliedMigrationNames(db);
+  } catch {
+    have = new Set();
+  }
+  return Object.keys(migrations)
+    .sort()
+    .filter((name) => !have.has(name));
 }
 
 export const latestMigration = Object.keys(migrations).sort().at(-1);

@@ -47,17 +47,50 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+const UNBOUNDED = /^\s*set\s+(local\s+)?statement_timeout\s*(=|to)\s*0\s*$/i;
+const BOUNDED = /^\s*reset\s+statement_timeout\s*$/i;
+/** setTimeout's largest delay (~24.8 days): "no time-out" for pg's query_timeout, where 0 means "the default". */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
 /**
  * Queries compiled once (compiled.ts) run as named prepared statements: PostgreSQL parses and plans
  * them once per connection instead of on every call. Anything else goes as before.
  */
 class Client extends pg.Client {
+  /**
+   * Set by `set [local] statement_timeout = 0` (migrations, maintenance: work that may rightly take
+   * long), cleared by `reset statement_timeout` and when the pool takes the client back: its queries
+   * then have no reply time-out either.
+   */
+  unbounded = false;
+
   override query(config: unknown, values?: unknown, callback?: unknown): any {
-    if (typeof config === 'string' && Array.isArray(values) && callback === undefined) {
-      const name = statementName(config);
-      if (name !== undefined) return super.query({ name, text: config, values });
+    if (typeof config === 'string') {
+      if (UNBOUNDED.test(config)) this.unbounded = true;
+      else if (BOUNDED.test(config)) this.unbounded = false;
     }
-    return (super.query as (...args: unknown[]) => unknown)(config, values, callback);
+    if (typeof config === 'string' && (values === undefined || Array.isArray(values)) && callback === undefined) {
+      const name = Array.isArray(values) ? statementName(config) : undefined;
+      const timeout = this.unbounded ? { query_timeout: NO_TIMEOUT_MS } : {};
+      if (name !== undefined) return this.replaceIfSilent(super.query({ name, text: config, values, ...timeout }));
+      if (this.unbounded) return this.replaceIfSilent(super.query({ text: config, values, ...timeout }));
+    }
+    return this.replaceIfSilent((super.query as (...args: unknown[]) => unknown)(config, values, callback));
+  }
+
+  /**
+   * A query with no answer within query_timeout (the network dropping packets, issue #43): pg fails
+   * the query but keeps the connection, stuck behind it, and the pool handed it out again. Ending
+   * the socket marks the client broken, so the pool drops it on release and opens a new one.
+   */
+  private replaceIfSilent<T>(result: T): T {
+    if (result === null || typeof (result as { catch?: unknown }).catch !== 'function') return result;
+    (result as unknown as Promise<unknown>).catch((error: unknown) => {
+      if ((error as Error | undefined)?.message === 'Query read timeout') {
+        (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      }
+    });
+    return result;
   }
 }
 
@@ -66,11 +99,41 @@ export interface PostgresHandle {
   pool: pg.Pool;
 }
 
-export function openPostgresKysely(url: string, max: number, onPoolError?: (error: Error) => void): PostgresHandle {
+export interface PostgresTimeouts {
+  connectTimeoutMs?: number;
+  queryTimeoutMs?: number;
+}
+
+/** Defaults of DATABASE_CONNECT_TIMEOUT_SECONDS and DATABASE_QUERY_TIMEOUT_SECONDS. */
+export const POSTGRES_TIMEOUT_DEFAULTS = { connectTimeoutMs: 5_000, queryTimeoutMs: 30_000 } as const;
+
+/**
+ * Time-outs on every connection: connecting; a statement (`statement_timeout`, PostgreSQL cancels
+ * it); and a reply (`query_timeout`, a little longer: the server itself is silent — a dead network
+ * — and the connection is replaced, Client above). TCP keep-alive finds a peer gone while idle.
+ */
+export function postgresClientOptions(timeouts: PostgresTimeouts = {}) {
+  const connectTimeoutMs = timeouts.connectTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.connectTimeoutMs;
+  const queryTimeoutMs = timeouts.queryTimeoutMs ?? POSTGRES_TIMEOUT_DEFAULTS.queryTimeoutMs;
+  return {
+    connectionTimeoutMillis: connectTimeoutMs,
+    statement_timeout: queryTimeoutMs,
+    query_timeout: queryTimeoutMs + 1_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  };
+}
+
+export function openPostgresKysely(
+  url: string,
+  max: number,
+  onPoolError?: (error: Error) => void,
+  timeouts: PostgresTimeouts = {},
+): PostgresHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max,
-    connectionTimeoutMillis: 5_000,
+    ...postgresClientOptions(timeouts),
     idleTimeoutMillis: 30_000,
     types,
     Client,
@@ -82,6 +145,9 @@ export function openPostgresKysely(url: string, max: number, onPoolError?: (erro
   // the query itself fails with the same error (answered as 503) and the pool drops the client on
   // release, so there is nothing more to do here.
   pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('release', (_error: unknown, client: pg.PoolClient) => {
+    (client as unknown as Client).unbounded = false;
+  });
   const db = new Kysely<Tables>({
     dialect: new PostgresDialect({
       pool,

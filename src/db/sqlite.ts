@@ -134,6 +134,13 @@ function wrap(statement: BetterSqlite3.Statement): CachedStatement {
   };
 }
 
+const NOTHING_TO_ROLL_BACK: SqliteStatement = {
+  reader: false,
+  all: () => [],
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  iterate: () => [][Symbol.iterator](),
+};
+
 /** Distinct SQL texts kept prepared; the app has a few dozen, IN-lists of different lengths add some. */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -151,6 +158,10 @@ function withStatementCache(sqlite: BetterSqlite3.Database, beforeClose: () => v
       sqlite.close();
     },
     prepare(sql) {
+      // SQLite ends the transaction itself on some errors (a full disk, an I/O error): Kysely's
+      // rollback then failed with "cannot rollback - no transaction is active", and that error, not
+      // the real one, reached the log and the caller (issue #43).
+      if (sql === 'rollback' && !sqlite.inTransaction) return NOTHING_TO_ROLL_BACK;
       const cached = cache.get(sql);
       if (cached !== undefined && !cached.busy) {
         cache.delete(sql); // most recently used goes last

@@ -1,6 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/availability.js';
+import { isDatabaseUnavailable, isStorageFull, type StorageHealth } from '../db/availability.js';
 import { AppError, Errors, StepFailure } from '../errors.js';
 import { discardBody } from './discard-body.js';
 import { firstFailure } from '../shared/validation/schema-rules.js';
@@ -16,6 +16,8 @@ declare module 'fastify' {
   }
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PROPFIND', 'REPORT']);
+
 /** Path parameters name what they identify; a malformed one gets the matching message. */
 const PARAM_ERRORS: Record<string, () => AppError> = {
   noteID: Errors.invalidNoteId,
@@ -25,7 +27,14 @@ const PARAM_ERRORS: Record<string, () => AppError> = {
 };
 
 /** The one place where errors become HTTP answers. Registered before the routes (it watches them being added). */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, storage?: StorageHealth): void {
+  if (storage !== undefined) {
+    // A write that succeeds shows the space is back (/readyz turns 200 again).
+    app.addHook('onResponse', (request, reply, done) => {
+      if (storage.full && !SAFE_METHODS.has(request.method) && reply.statusCode < 400) storage.markWritten();
+      done();
+    });
+  }
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const known = toAppError(error, request);
     if (known !== undefined) {
@@ -47,7 +56,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return send();
     }
     const step = error instanceof StepFailure ? error : undefined;
+    if (isStorageFull(step?.cause ?? error)) {
+      storage?.markFull();
+      request.log.error(
+        { err: step?.cause ?? error },
+        'storage full: the database cannot grow; writes fail until space is freed',
+      );
+      const full = Errors.storageFull();
+      return sendProblem(reply, problem(full.status, full.detail, full.code), full.headers);
+    }
     if (isDatabaseUnavailable(step?.cause ?? error)) {
+      if (storage !== undefined) storage.errors.unavailable += 1;
       request.log.error({ err: error }, 'database unavailable');
       return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), {
         'retry-after': '5',

@@ -17,6 +17,8 @@ export interface MaintenanceTask {
   run(db: Db, now: Date): Promise<Record<string, number>>;
   /** What the counts mean, for logs and the CLI ("purged 3 notes from the trash"). */
   describe?(counts: Record<string, number>): string;
+  /** Fills in what an upgrade left missing (old notes' tags): reported by /readyz while it runs. */
+  readonly backfill?: boolean;
 }
 
 export type TaskOutcome =
@@ -53,6 +55,9 @@ function lockKey(name: string): number {
   return createHash('sha256').update(name).digest().readInt32BE(0);
 }
 
+/** Outcomes of scheduled runs in this process, by task and status (/metrics: vellum_maintenance_runs_total). */
+export const maintenanceOutcomes = new Map<string, number>();
+
 /** Tasks running on each database handle; a second call for the same task skips rather than doubles up. */
 const runningByDatabase = new WeakMap<Database, Set<string>>();
 
@@ -85,8 +90,11 @@ export async function runTask(
       }>`select pg_try_advisory_lock(${LOCK_CLASS}, ${key}) as locked`.execute(conn);
       if (rows[0]?.locked !== true) return { task: task.name, status: 'skipped' } as const;
       try {
+        // Housekeeping may rightly run long (a VACUUM of a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
+        await sql.raw('set statement_timeout = 0').execute(conn);
         return await claimAndRun(conn, task, now, everyMs);
       } finally {
+        await sql.raw('reset statement_timeout').execute(conn);
         await sql`select pg_advisory_unlock(${LOCK_CLASS}, ${key})`.execute(conn);
       }
     });
@@ -141,6 +149,8 @@ export interface MaintenanceOptions {
   intervalMs?: number;
   /** Injected by tests; the wall clock otherwise. */
   clock?: () => Date;
+  /** Tests only (TEST_PAUSE_AT): called with `maintenance:TASK` before each task runs. */
+  pause?: (point: string) => Promise<void>;
 }
 
 export interface Maintenance {
@@ -148,6 +158,8 @@ export interface Maintenance {
   stop(): Promise<void>;
   /** The pass started at start-up or by the latest tick, for tests and shutdown. */
   readonly current: Promise<void>;
+  /** The back-fill this process is running now, if any (reported by /readyz). */
+  running(): readonly string[];
 }
 
 /**
@@ -162,12 +174,24 @@ export function startMaintenance({
   log,
   intervalMs = MAINTENANCE_INTERVAL_MS,
   clock = () => new Date(),
+  pause,
 }: MaintenanceOptions): Maintenance {
   let stopped = false;
+  let runningTask: string | undefined;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
   const pass = async () => {
-    for (const outcome of await runTasks(database, tasks, clock(), { everyMs: intervalMs })) {
+    for (const task of tasks) {
+      runningTask = task.backfill === true ? task.name : undefined;
+      let outcome: TaskOutcome;
+      try {
+        await pause?.(`maintenance:${task.name}`);
+        outcome = await runTask(database, task, clock(), { everyMs: intervalMs });
+      } finally {
+        runningTask = undefined;
+      }
+      const key = `${outcome.task}\t${outcome.status}`;
+      maintenanceOutcomes.set(key, (maintenanceOutcomes.get(key) ?? 0) + 1);
       if (outcome.status === 'failed')
         log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
       else if (outcome.status === 'done')
@@ -194,6 +218,7 @@ export function startMaintenance({
     get current() {
       return current;
     },
+    running: () => (runningTask === undefined ? [] : [runningTask]),
     async stop() {
       stopped = true;
       clearInterval(timer);

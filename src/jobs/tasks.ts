@@ -35,6 +35,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     },
     {
       name: 'search-index',
+      backfill: true,
       run: (db) => indexMissingVersions(db),
       describe: ({ versions = 0 }) =>
         versions === 0
@@ -43,6 +44,7 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     },
     {
       name: 'tags-backfill',
+      backfill: true,
       run: (db) => deriveMissingTags(db),
       describe: ({ notes = 0 }) =>
         notes === 0

@@ -1,4 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import type { StorageHealth } from '../db/availability.js';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { parseBearer } from '../http/access.js';
@@ -15,6 +17,23 @@ export interface MetricsSources {
   redisBreaker?: (() => BreakerState) | undefined;
   /** When set, /metrics wants `Authorization: Bearer <token>`. */
   token: string | undefined;
+  /** Database errors of requests and whether storage is full. */
+  storage?: StorageHealth;
+  /** Live event streams open on this instance. */
+  liveStreams?: () => number;
+  /** Scheduled maintenance outcomes, keyed `task\tstatus`. */
+  maintenance?: ReadonlyMap<string, number>;
+  /** Bytes the database takes (and, for SQLite, free on its disk). */
+  databaseSize?: () => Promise<{ bytes: number; diskFreeBytes?: number }>;
+}
+
+function buildVersion(): string {
+  try {
+    const text = fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    return (JSON.parse(text) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /**
@@ -47,6 +66,81 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
       this.set(sources.hasher.depth);
     },
   });
+  new Gauge({
+    name: 'vellum_build_info',
+    help: 'Always 1; the labels say which Vellum and Node run',
+    labelNames: ['version', 'node'] as const,
+    registers: [registry],
+  }).set({ version: buildVersion(), node: process.version }, 1);
+  if (sources.storage !== undefined) {
+    const storage = sources.storage;
+    new Gauge({
+      name: 'vellum_database_errors_total',
+      help: 'Requests that failed on the database, by cause (unavailable: 503; storage_full: 507)',
+      labelNames: ['cause'] as const,
+      registers: [registry],
+      collect() {
+        this.set({ cause: 'unavailable' }, storage.errors.unavailable);
+        this.set({ cause: 'storage_full' }, storage.errors.storage_full);
+      },
+    });
+    new Gauge({
+      name: 'vellum_storage_full',
+      help: 'Whether the last write failed for want of space (1) and none has succeeded since',
+      registers: [registry],
+      collect() {
+        this.set(storage.full ? 1 : 0);
+      },
+    });
+  }
+  if (sources.liveStreams !== undefined) {
+    const streams = sources.liveStreams;
+    new Gauge({
+      name: 'vellum_live_streams',
+      help: 'Live event streams open on this instance',
+      registers: [registry],
+      collect() {
+        this.set(streams());
+      },
+    });
+  }
+  if (sources.maintenance !== undefined) {
+    const outcomes = sources.maintenance;
+    new Gauge({
+      name: 'vellum_maintenance_runs_total',
+      help: 'Scheduled maintenance runs of this process by task and outcome (done, failed, not-due, skipped)',
+      labelNames: ['task', 'outcome'] as const,
+      registers: [registry],
+      collect() {
+        for (const [key, n] of outcomes) {
+          const [task, outcome] = key.split('\t');
+          this.set({ task: task!, outcome: outcome! }, n);
+        }
+      },
+    });
+  }
+  if (sources.databaseSize !== undefined) {
+    const size = sources.databaseSize;
+    let latest: { bytes: number; diskFreeBytes?: number } = { bytes: 0 };
+    new Gauge({
+      name: 'vellum_database_size_bytes',
+      help: 'Bytes the database takes (SQLite: the file and its WAL; PostgreSQL: pg_database_size)',
+      registers: [registry],
+      async collect() {
+        latest = await size().catch(() => latest);
+        this.set(latest.bytes);
+      },
+    });
+    new Gauge({
+      name: 'vellum_disk_free_bytes',
+      help: "Bytes free on the SQLite database's file system (absent on PostgreSQL)",
+      registers: [registry],
+      async collect() {
+        const { diskFreeBytes } = await size().catch(() => latest);
+        if (diskFreeBytes !== undefined) this.set(diskFreeBytes);
+      },
+    });
+  }
   if (sources.redisBreaker !== undefined) {
     const state = sources.redisBreaker;
     // 1 while this instance counts in memory (open or probing): its limits are no longer shared.

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { createMigrator, latestMigration, migrateToLatest } from '../../src/db/migrate.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
@@ -40,6 +41,20 @@ forEachDatabase('health', (ctx) => {
         .at(-1),
     });
     assert.equal(res.json().migration, latestMigration);
+  });
+
+  test("a database that also holds a newer build's migration (a rolling upgrade): still ready", async () => {
+    const newer = '2999-01-01-00-from-a-newer-build';
+    await sql`insert into kysely_migration (name, timestamp) values (${newer}, ${new Date().toISOString()})`.execute(
+      ctx.database.db,
+    );
+    try {
+      const res = await ctx.app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), { status: 'ready', migration: latestMigration });
+    } finally {
+      await sql`delete from kysely_migration where name = ${newer}`.execute(ctx.database.db);
+    }
   });
 });
 

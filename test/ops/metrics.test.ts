@@ -146,3 +146,23 @@ forEachDatabase('metrics', (ctx) => {
     await scrape(await ctx.rebuild());
   });
 });
+
+forEachDatabase('operational metrics', (ctx) => {
+  test('version, database errors, storage, maintenance outcomes and live streams are exported', async () => {
+    const text = await scrape(ctx.app);
+    const build = samples(text, 'vellum_build_info');
+    assert.equal(build.length, 1);
+    assert.match(build[0]!, /^vellum_build_info\{version="[^"]+",node="v\d+\.\d+\.\d+"\} 1$/);
+    assert.deepEqual(samples(text, 'vellum_live_streams'), ['vellum_live_streams 0']);
+    assert.deepEqual(samples(text, 'vellum_storage_full'), ['vellum_storage_full 0']);
+    assert.deepEqual(samples(text, 'vellum_database_errors_total').sort(), [
+      'vellum_database_errors_total{cause="storage_full"} 0',
+      'vellum_database_errors_total{cause="unavailable"} 0',
+    ]);
+    const size = samples(text, 'vellum_database_size_bytes');
+    assert.equal(size.length, 1);
+    assert.ok(Number(size[0]!.split(' ')[1]) > 0, size[0]);
+    if (ctx.kind === 'sqlite') assert.ok(Number(samples(text, 'vellum_disk_free_bytes')[0]!.split(' ')[1]) > 0);
+    assert.ok(text.includes('# TYPE vellum_maintenance_runs_total gauge'));
+  });
+});
