@@ -3,8 +3,8 @@
 //   npm test                          everything: every test file under test/ and web/test/ on SQLite
 //                                     and, when TEST_DATABASE_URL is set, on PostgreSQL too (the Redis
 //                                     tests run when TEST_REDIS_URL is set, and fail when it is set but
-//                                     Redis does not answer); then the stall tests, one file at a time;
-//                                     then the browser tests (web/e2e, Playwright driving the system's
+//                                     Redis does not answer), the stall tests among them; then the
+//                                     browser tests (web/e2e, Playwright driving the system's
 //                                     Chromium against a real build, two workers).
 //   npm run test:quick                the day-to-day loop (a few minutes): the node tests on SQLite
 //                                     only (TEST_DATABASE_URL and TEST_REDIS_URL are ignored), without
@@ -75,9 +75,10 @@ if (quick) {
   }
 }
 
-// Stall tests (*stall.test.ts) time /healthz while a hostile request runs: they measure the
-// server's event loop and need the cores to themselves, so they run after the rest, one file at a
-// time. Beside another test file, its CPU-bound set-up took the server's core and failed them.
+// Stall tests (*stall.test.ts) run beside the others: they assert what holds on a busy machine too
+// (helpers/stall.ts: /healthz answered while the hostile request is in flight, no turn of the event
+// loop over a bound of main-thread CPU time). Their wall-clock figures are `npm run bench:stall`'s.
+// test:quick leaves them out (minutes of CPU for what a change rarely touches).
 const isStall = (file) => file.endsWith('stall.test.ts');
 const IMAGE_TEST = path.join('test', 'ops', 'image.test.ts');
 
@@ -151,6 +152,37 @@ async function transpile() {
 
 const compiled = (file) => path.join(out, file.replace(/\.ts$/, '.js'));
 
+// --- Where the time goes ------------------------------------------------------------------------
+
+// Each test process records its wall and CPU seconds at exit (scripts/file-times.mjs); the slowest
+// files by CPU are printed after the node tests, and VELLUM_TEST_TIMES_KEEP=<file> keeps the list.
+const timesFile = path.join(BUILD_ROOT, `times-${process.pid}.jsonl`);
+env.VELLUM_TEST_TIMES = timesFile;
+env.NODE_OPTIONS =
+  `${env.NODE_OPTIONS ?? ''} --import=${JSON.stringify(path.join(ROOT, 'scripts', 'file-times.mjs'))}`.trim();
+
+function reportTimes() {
+  if (!fs.existsSync(timesFile)) return;
+  const rows = fs
+    .readFileSync(timesFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  if (process.env.VELLUM_TEST_TIMES_KEEP) fs.copyFileSync(timesFile, process.env.VELLUM_TEST_TIMES_KEEP);
+  fs.rmSync(timesFile, { force: true });
+  if (rows.length < 2) return;
+  rows.sort((a, b) => b.cpuS - a.cpuS);
+  const total = rows.reduce((sum, r) => sum + r.cpuS, 0);
+  console.log(
+    `\nTest files: ${rows.length}, ${total.toFixed(0)} CPU-s in all (own process and its threads). Slowest by CPU:`,
+  );
+  console.log('  CPU-s  wall-s  file');
+  for (const r of rows.slice(0, 15)) {
+    const name = path.relative(out, r.file);
+    console.log(`${r.cpuS.toFixed(1).padStart(7)} ${r.wallS.toFixed(1).padStart(7)}  ${name}`);
+  }
+}
+
 // --- Running ------------------------------------------------------------------------------------
 
 const runNode = (concurrency, list) => {
@@ -185,16 +217,10 @@ if (!namedFiles || nodeFiles.length > 0) {
   } else {
     const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
       .sort()
-      .filter((f) => !(quick && f === IMAGE_TEST));
-    status = runNode(
-      2,
-      all.filter((f) => !isStall(f)),
-    );
-    if (!quick) {
-      const stallStatus = runNode(1, all.filter(isStall));
-      if (status === 0) status = stallStatus;
-    }
+      .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f))));
+    status = runNode(2, all);
   }
+  reportTimes();
 }
 
 const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
