@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { latestMigration } from '../db/migrate.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { problem, sendProblem } from '../http/problem.js';
+import { Errors } from '../errors.js';
+import { sendError } from '../http/problem.js';
 
 /** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
 const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
@@ -21,26 +22,22 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; draining?: (
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
-    if (draining()) return sendProblem(reply, problem(503, 'Shutting down', 'shutting_down'), { 'retry-after': '5' });
+    if (draining()) return sendError(reply, Errors.shuttingDown());
     try {
       const row = await sql<{ name: string }>`select max(name) as name from kysely_migration`.execute(database.db);
       const applied = row.rows[0]?.name ?? null;
       if (applied !== latestMigration) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
-          'retry-after': '5',
-        });
+        return sendError(reply, Errors.notMigrated());
       }
       return { status: 'ready', migration: applied };
     } catch (error) {
       // A database that was never migrated has no kysely_migration table: that is "not migrated",
       // not an outage (it used to say "Database unavailable", sending operators the wrong way).
       if (isMissingTable(error)) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
-          'retry-after': '5',
-        });
+        return sendError(reply, Errors.notMigrated());
       }
       request.log.warn({ err: error }, 'readiness check failed');
-      return sendProblem(reply, problem(503, 'Database unavailable', 'database_unavailable'), { 'retry-after': '5' });
+      return sendError(reply, Errors.databaseUnavailable('Database unavailable'));
     }
   });
 };
