@@ -29,7 +29,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import pg from 'pg';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 process.chdir(ROOT);
@@ -203,12 +205,56 @@ const runNode = (concurrency, list) => {
   );
 };
 
+// --- Migrated templates ---------------------------------------------------------------------------
+
+// One migrated SQLite file and, with TEST_DATABASE_URL, one migrated PostgreSQL database per run:
+// each suite's scratch database is a copy (test/helpers/databases.ts), not the migrations again.
+let pgTemplate;
+async function makeTemplates() {
+  const { openDatabase } = await import(pathToFileURL(path.join(out, 'src', 'db', 'database.js')).href);
+  const { migrateToLatest } = await import(pathToFileURL(path.join(out, 'src', 'db', 'migrate.js')).href);
+  const migrate = async (config) => {
+    const database = openDatabase(config);
+    try {
+      await migrateToLatest(database.db);
+    } finally {
+      await database.close();
+    }
+  };
+  const sqliteFile = path.join(out, 'template.db');
+  await migrate({ kind: 'sqlite', filename: sqliteFile });
+  env.VELLUM_TEST_SQLITE_TEMPLATE = sqliteFile;
+  if (!env.TEST_DATABASE_URL) return;
+  const name = `vellum_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: env.TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  pgTemplate = name;
+  const url = new URL(env.TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  await migrate({ kind: 'postgres', url: url.toString(), poolMax: 1 });
+  env.VELLUM_TEST_PG_TEMPLATE = name;
+}
+
+async function dropTemplates() {
+  if (pgTemplate === undefined) return;
+  const admin = new pg.Client({ connectionString: env.TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${pgTemplate} WITH (FORCE)`).finally(() => admin.end());
+}
+
 const imageDist = path.join(out, 'image', 'dist');
 env.VELLUM_TEST_DIST = imageDist;
 
 let status = 0;
 if (!namedFiles || nodeFiles.length > 0) {
   await transpile();
+  await makeTemplates();
   if (namedFiles) {
     status = runNode(
       2,
@@ -221,6 +267,7 @@ if (!namedFiles || nodeFiles.length > 0) {
     status = runNode(2, all);
   }
   reportTimes();
+  await dropTemplates();
 }
 
 const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
