@@ -163,6 +163,19 @@ env.VELLUM_TEST_TIMES = timesFile;
 env.NODE_OPTIONS =
   `${env.NODE_OPTIONS ?? ''} --import=${JSON.stringify(path.join(ROOT, 'scripts', 'file-times.mjs'))}`.trim();
 
+/** Each file's wall seconds in the last run that ran it (kept in .test-build/, which git ignores). */
+const LAST_TIMES = path.join(BUILD_ROOT, 'last-times.json');
+
+/**
+ * The files in the order to start them: the slowest of the last run first (files it did not run
+ * first of all), so that two workers do not end on one long file while the other is idle.
+ */
+function slowestFirst(list) {
+  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
+  const wall = (f) => last[f] ?? Number.POSITIVE_INFINITY;
+  return [...list].sort((a, b) => wall(b) - wall(a) || a.localeCompare(b));
+}
+
 function reportTimes() {
   if (!fs.existsSync(timesFile)) return;
   const rows = fs
@@ -171,6 +184,10 @@ function reportTimes() {
     .filter(Boolean)
     .map((line) => JSON.parse(line));
   if (process.env.VELLUM_TEST_TIMES_KEEP) fs.copyFileSync(timesFile, process.env.VELLUM_TEST_TIMES_KEEP);
+  // For the next run's order (slowestFirst).
+  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
+  for (const r of rows) last[path.relative(out, r.file).replace(/\.js$/, '.ts')] = r.wallS;
+  fs.writeFileSync(LAST_TIMES, JSON.stringify(last));
   fs.rmSync(timesFile, { force: true });
   if (rows.length < 2) return;
   rows.sort((a, b) => b.cpuS - a.cpuS);
@@ -264,7 +281,7 @@ if (!namedFiles || nodeFiles.length > 0) {
     const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
       .sort()
       .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f))));
-    status = runNode(2, all);
+    status = runNode(2, slowestFirst(all));
   }
   reportTimes();
   await dropTemplates();
