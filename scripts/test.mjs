@@ -3,8 +3,8 @@
 //   npm test                          everything: every test file under test/ and web/test/ on SQLite
 //                                     and, when TEST_DATABASE_URL is set, on PostgreSQL too (the Redis
 //                                     tests run when TEST_REDIS_URL is set, and fail when it is set but
-//                                     Redis does not answer); then the stall tests, one file at a time;
-//                                     then the browser tests (web/e2e, Playwright driving the system's
+//                                     Redis does not answer), the stall tests among them; then the
+//                                     browser tests (web/e2e, Playwright driving the system's
 //                                     Chromium against a real build, two workers).
 //   npm run test:quick                the day-to-day loop (a few minutes): the node tests on SQLite
 //                                     only (TEST_DATABASE_URL and TEST_REDIS_URL are ignored), without
@@ -29,7 +29,9 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import pg from 'pg';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 process.chdir(ROOT);
@@ -75,9 +77,10 @@ if (quick) {
   }
 }
 
-// Stall tests (*stall.test.ts) time /healthz while a hostile request runs: they measure the
-// server's event loop and need the cores to themselves, so they run after the rest, one file at a
-// time. Beside another test file, its CPU-bound set-up took the server's core and failed them.
+// Stall tests (*stall.test.ts) run beside the others: they assert what holds on a busy machine too
+// (helpers/stall.ts: /healthz answered while the hostile request is in flight, no turn of the event
+// loop over a bound of main-thread CPU time). Their wall-clock figures are `npm run bench:stall`'s.
+// test:quick leaves them out (minutes of CPU for what a change rarely touches).
 const isStall = (file) => file.endsWith('stall.test.ts');
 const IMAGE_TEST = path.join('test', 'ops', 'image.test.ts');
 
@@ -151,6 +154,54 @@ async function transpile() {
 
 const compiled = (file) => path.join(out, file.replace(/\.ts$/, '.js'));
 
+// --- Where the time goes ------------------------------------------------------------------------
+
+// Each test process records its wall and CPU seconds at exit (scripts/file-times.mjs); the slowest
+// files by CPU are printed after the node tests, and VELLUM_TEST_TIMES_KEEP=<file> keeps the list.
+const timesFile = path.join(BUILD_ROOT, `times-${process.pid}.jsonl`);
+env.VELLUM_TEST_TIMES = timesFile;
+env.NODE_OPTIONS =
+  `${env.NODE_OPTIONS ?? ''} --import=${JSON.stringify(path.join(ROOT, 'scripts', 'file-times.mjs'))}`.trim();
+
+/** Each file's wall seconds in the last run that ran it (kept in .test-build/, which git ignores). */
+const LAST_TIMES = path.join(BUILD_ROOT, 'last-times.json');
+
+/**
+ * The files in the order to start them: the slowest of the last run first (files it did not run
+ * first of all), so that two workers do not end on one long file while the other is idle.
+ */
+function slowestFirst(list) {
+  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
+  const wall = (f) => last[f] ?? Number.POSITIVE_INFINITY;
+  return [...list].sort((a, b) => wall(b) - wall(a) || a.localeCompare(b));
+}
+
+function reportTimes() {
+  if (!fs.existsSync(timesFile)) return;
+  const rows = fs
+    .readFileSync(timesFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  if (process.env.VELLUM_TEST_TIMES_KEEP) fs.copyFileSync(timesFile, process.env.VELLUM_TEST_TIMES_KEEP);
+  // For the next run's order (slowestFirst).
+  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
+  for (const r of rows) last[path.relative(out, r.file).replace(/\.js$/, '.ts')] = r.wallS;
+  fs.writeFileSync(LAST_TIMES, JSON.stringify(last));
+  fs.rmSync(timesFile, { force: true });
+  if (rows.length < 2) return;
+  rows.sort((a, b) => b.cpuS - a.cpuS);
+  const total = rows.reduce((sum, r) => sum + r.cpuS, 0);
+  console.log(
+    `\nTest files: ${rows.length}, ${total.toFixed(0)} CPU-s in all (own process and its threads). Slowest by CPU:`,
+  );
+  console.log('  CPU-s  wall-s  file');
+  for (const r of rows.slice(0, 15)) {
+    const name = path.relative(out, r.file);
+    console.log(`${r.cpuS.toFixed(1).padStart(7)} ${r.wallS.toFixed(1).padStart(7)}  ${name}`);
+  }
+}
+
 // --- Running ------------------------------------------------------------------------------------
 
 const runNode = (concurrency, list) => {
@@ -171,12 +222,56 @@ const runNode = (concurrency, list) => {
   );
 };
 
+// --- Migrated templates ---------------------------------------------------------------------------
+
+// One migrated SQLite file and, with TEST_DATABASE_URL, one migrated PostgreSQL database per run:
+// each suite's scratch database is a copy (test/helpers/databases.ts), not the migrations again.
+let pgTemplate;
+async function makeTemplates() {
+  const { openDatabase } = await import(pathToFileURL(path.join(out, 'src', 'db', 'database.js')).href);
+  const { migrateToLatest } = await import(pathToFileURL(path.join(out, 'src', 'db', 'migrate.js')).href);
+  const migrate = async (config) => {
+    const database = openDatabase(config);
+    try {
+      await migrateToLatest(database.db);
+    } finally {
+      await database.close();
+    }
+  };
+  const sqliteFile = path.join(out, 'template.db');
+  await migrate({ kind: 'sqlite', filename: sqliteFile });
+  env.VELLUM_TEST_SQLITE_TEMPLATE = sqliteFile;
+  if (!env.TEST_DATABASE_URL) return;
+  const name = `vellum_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: env.TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  pgTemplate = name;
+  const url = new URL(env.TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  await migrate({ kind: 'postgres', url: url.toString(), poolMax: 1 });
+  env.VELLUM_TEST_PG_TEMPLATE = name;
+}
+
+async function dropTemplates() {
+  if (pgTemplate === undefined) return;
+  const admin = new pg.Client({ connectionString: env.TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${pgTemplate} WITH (FORCE)`).finally(() => admin.end());
+}
+
 const imageDist = path.join(out, 'image', 'dist');
 env.VELLUM_TEST_DIST = imageDist;
 
 let status = 0;
 if (!namedFiles || nodeFiles.length > 0) {
   await transpile();
+  await makeTemplates();
   if (namedFiles) {
     status = runNode(
       2,
@@ -185,16 +280,11 @@ if (!namedFiles || nodeFiles.length > 0) {
   } else {
     const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
       .sort()
-      .filter((f) => !(quick && f === IMAGE_TEST));
-    status = runNode(
-      2,
-      all.filter((f) => !isStall(f)),
-    );
-    if (!quick) {
-      const stallStatus = runNode(1, all.filter(isStall));
-      if (status === 0) status = stallStatus;
-    }
+      .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f))));
+    status = runNode(2, slowestFirst(all));
   }
+  reportTimes();
+  await dropTemplates();
 }
 
 const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -225,6 +225,46 @@ export const Errors = {
     ),
 
   // What Fastify refuses before a handler runs (http/error-handler.ts).
+  /** No route at the path (any method). */
+  routeNotFound: (method: string, path: string) =>
+    new AppError(404, 'route_not_found', `No route for ${method} ${path}`),
+  /** A route at the path, not for this method: `allowed` are the methods it takes. */
+  methodNotAllowed: (method: string, allowed: readonly string[]) =>
+    new AppError(
+      405,
+      'method_not_allowed',
+      `Method ${method} is not allowed here; use ${allowed.join(', ')}`,
+      {},
+      { allow: allowed.join(', ') },
+    ),
+  /** An unexpected failure: `detail` is the route's own words when it has them (spec §7). */
+  internal: (detail = 'Internal Server Error') => new AppError(500, 'internal_error', detail),
+  /** The database does not answer (an outage, not a fault of the request). */
+  databaseUnavailable: (detail = 'Service temporarily unavailable') =>
+    new AppError(503, 'database_unavailable', detail, {}, { 'retry-after': '5' }),
+  /** GET /readyz: the schema is behind the code. */
+  notMigrated: () =>
+    new AppError(503, 'not_migrated', 'Database migrations are not applied', {}, { 'retry-after': '5' }),
+  /** GET /readyz while the process drains before it stops. */
+  shuttingDown: () => new AppError(503, 'shutting_down', 'Shutting down', {}, { 'retry-after': '5' }),
+  /** GET /readyz while the database cannot grow: a balancer sends writes elsewhere. */
+  notReadyStorageFull: () =>
+    new AppError(503, 'storage_full', 'Storage is full: writes fail until space is freed', {}, { 'retry-after': '30' }),
+  /** A path the web client would serve, when the client was not built (an API-only build). */
+  webClientNotBuilt: make(
+    404,
+    'web_client_not_built',
+    'The web client is not built: run `npm run build` (npm start does it for you)',
+  ),
+
+  // Refused before routing (http/framework-errors.ts) or by Node's HTTP parser (http/client-error.ts).
+  badUrl: make(400, 'bad_url', 'Malformed URL'),
+  uriTooLong: make(414, 'uri_too_long', 'URL path segment too long'),
+  requestTimeout: make(408, 'request_timeout', 'The request did not arrive in time'),
+  headersTooLarge: make(431, 'headers_too_large', 'Request headers are too large'),
+  chunkExtensionsTooLarge: make(413, 'body_too_large', 'Chunk extensions are too large'),
+  malformedRequest: make(400, 'bad_request', 'Malformed HTTP request'),
+
   bodyTooLarge: make(413, 'body_too_large', 'Request body is too large'),
   unsupportedMediaType: (detail: string) => new AppError(415, 'unsupported_media_type', detail),
   requestRefused: (status: number) =>

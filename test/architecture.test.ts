@@ -394,8 +394,8 @@ test('errors.ts imports no feature folder', () => {
 
 /**
  * Who may read or write a note is decided in one place (issue #38): the members folder's repository,
- * which owns the table, and its predicates (members/access.repository.ts: readableBy, writableBy,
- * noteRole). Every other query asks those instead of naming `note_members` itself. The schema's
+ * which owns the table, and its predicates (members/access.repository.ts: readableBy, ownedOrShared,
+ * isMember, noteRole). Every other query asks those instead of naming `note_members` itself. The schema's
  * row types (db/schema.ts) and the migrations that made the table are left out.
  */
 const NOTE_MEMBERS_FILES = ['members/access.repository.ts', 'members/members.repository.ts'];

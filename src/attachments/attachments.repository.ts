@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from '../db/schema.js';
+import { type ExpressionBuilder, sql } from 'kysely';
+import type { Db, Tables } from '../db/schema.js';
 import { uuidValue } from '../db/dialect.js';
 import { isMember } from '../members/access.repository.js';
 
@@ -203,6 +203,28 @@ export async function deleteUnreferenced(db: Db, before: string): Promise<number
 }
 
 /**
+ * The blob `b` is an orphan: no attachment shares its hash, or it is an upload that never finished
+ * (pending since before `before`). Listing and deleting ask the same, the delete again in itself.
+ */
+function isOrphanBlob(eb: ExpressionBuilder<Tables & { b: Tables['attachment_blobs'] }, 'b'>, before: string) {
+  return eb.or([
+    eb.and([
+      eb('b.sha256', 'not like', `${PENDING}%`),
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('attachments as a')
+            .select(sql.lit(1).as('one'))
+            .whereRef('a.owner_id', '=', 'b.owner_id')
+            .whereRef('a.sha256', '=', 'b.sha256'),
+        ),
+      ),
+    ]),
+    eb.and([eb('b.sha256', 'like', `${PENDING}%`), eb('b.created_at', '<', before)]),
+  ]);
+}
+
+/**
  * Blobs nothing uses any more (no attachment shares their hash), and uploads that never finished
  * (pending before `before`): their keys, for the storage to delete, after the rows are gone.
  */
@@ -210,23 +232,7 @@ export async function orphanBlobs(db: Db, before: string, limit: number): Promis
   const rows = await db
     .selectFrom('attachment_blobs as b')
     .select('b.storage_key')
-    .where((eb) =>
-      eb.or([
-        eb.and([
-          eb('b.sha256', 'not like', `${PENDING}%`),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('attachments as a')
-                .select(sql.lit(1).as('one'))
-                .whereRef('a.owner_id', '=', 'b.owner_id')
-                .whereRef('a.sha256', '=', 'b.sha256'),
-            ),
-          ),
-        ]),
-        eb.and([eb('b.sha256', 'like', `${PENDING}%`), eb('b.created_at', '<', before)]),
-      ]),
-    )
+    .where((eb) => isOrphanBlob(eb, before))
     .limit(limit)
     .execute();
   return rows.map((row) => row.storage_key);
@@ -237,23 +243,7 @@ export async function deleteOrphanBlob(db: Db, storageKey: string, before: strin
   const result = await db
     .deleteFrom('attachment_blobs as b')
     .where('b.storage_key', '=', storageKey)
-    .where((eb) =>
-      eb.or([
-        eb.and([
-          eb('b.sha256', 'not like', `${PENDING}%`),
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('attachments as a')
-                .select(sql.lit(1).as('one'))
-                .whereRef('a.owner_id', '=', 'b.owner_id')
-                .whereRef('a.sha256', '=', 'b.sha256'),
-            ),
-          ),
-        ]),
-        eb.and([eb('b.sha256', 'like', `${PENDING}%`), eb('b.created_at', '<', before)]),
-      ]),
-    )
+    .where((eb) => isOrphanBlob(eb, before))
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }

@@ -2,20 +2,21 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
-import { problem, PROBLEM_CONTENT_TYPE, type Problem } from './problem.js';
+import { Errors } from '../errors.js';
+import { PROBLEM_CONTENT_TYPE, problemOf, type Problem } from './problem.js';
 import { securityHeaders } from './security-headers.js';
 
 /** What Node's HTTP parser refuses before any route runs, as problem+json. */
 function answerFor(code: string | undefined): Problem {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return problem(408, 'The request did not arrive in time', 'request_timeout');
+      return problemOf(Errors.requestTimeout());
     case 'HPE_HEADER_OVERFLOW':
-      return problem(431, 'Request headers are too large', 'headers_too_large');
+      return problemOf(Errors.headersTooLarge());
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return problem(413, 'Chunk extensions are too large', 'body_too_large');
+      return problemOf(Errors.chunkExtensionsTooLarge());
     default:
-      return problem(400, 'Malformed HTTP request', 'bad_request');
+      return problemOf(Errors.malformedRequest());
   }
 }
 

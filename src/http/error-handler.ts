@@ -5,7 +5,7 @@ import { AppError, Errors, StepFailure } from '../errors.js';
 import { discardBody } from './discard-body.js';
 import { firstFailure } from '../shared/validation/schema-rules.js';
 import { trackAllowedMethods } from './method-not-allowed.js';
-import { problem, sendProblem } from './problem.js';
+import { sendError } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -39,8 +39,7 @@ export function registerErrorHandling(app: FastifyInstance, storage?: StorageHea
     const known = toAppError(error, request);
     if (known !== undefined) {
       if (known.status >= 500) request.log.error({ err: error }, 'request failed');
-      const send = () =>
-        sendProblem(reply, problem(known.status, known.detail, known.code, known.extensions), known.headers);
+      const send = () => sendError(reply, known);
       // A body refused before it was read (over the route's limit): Fastify answers it with
       // Connection: close, and closing while the client still sends resets the connection before
       // the client reads the answer. So the rest is read and thrown away first, within a bound.
@@ -62,35 +61,24 @@ export function registerErrorHandling(app: FastifyInstance, storage?: StorageHea
         { err: step?.cause ?? error },
         'storage full: the database cannot grow; writes fail until space is freed',
       );
-      const full = Errors.storageFull();
-      return sendProblem(reply, problem(full.status, full.detail, full.code), full.headers);
+      return sendError(reply, Errors.storageFull());
     }
     if (isDatabaseUnavailable(step?.cause ?? error)) {
       if (storage !== undefined) storage.errors.unavailable += 1;
       request.log.error({ err: error }, 'database unavailable');
-      return sendProblem(reply, problem(503, 'Service temporarily unavailable', 'database_unavailable'), {
-        'retry-after': '5',
-      });
+      return sendError(reply, Errors.databaseUnavailable());
     }
     request.log.error({ err: error }, 'unhandled error');
     const detail = step?.detail ?? request.routeOptions.config?.failureDetail ?? 'Internal Server Error';
-    return sendProblem(reply, problem(500, detail, 'internal_error'));
+    return sendError(reply, Errors.internal(detail));
   });
 
   const allowedMethods = trackAllowedMethods(app);
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
     const allowed = allowedMethods(path);
-    if (allowed.length > 0) {
-      return sendProblem(
-        reply,
-        problem(405, `Method ${request.method} is not allowed here; use ${allowed.join(', ')}`, 'method_not_allowed'),
-        {
-          allow: allowed.join(', '),
-        },
-      );
-    }
-    return sendProblem(reply, problem(404, `No route for ${request.method} ${path}`, 'route_not_found'));
+    if (allowed.length > 0) return sendError(reply, Errors.methodNotAllowed(request.method, allowed));
+    return sendError(reply, Errors.routeNotFound(request.method, path));
   });
 }
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { problem, sendProblem } from './problem.js';
+import { Errors } from '../errors.js';
+import { sendError } from './problem.js';
 import { applyHeaders, securityHeaders } from './security-headers.js';
 
 /**
@@ -12,13 +13,13 @@ export function frameworkErrors(config: Config) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     // Refused before routing: nothing says what the path holds, so nothing may keep the answer.
     applyHeaders(headers, reply, true);
-    const body =
+    const refusal =
       error.code === 'FST_ERR_BAD_URL'
-        ? problem(400, 'Malformed URL', 'bad_url')
+        ? Errors.badUrl()
         : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-          ? problem(414, 'URL path segment too long', 'uri_too_long')
-          : problem(500, 'Internal Server Error', 'internal_error');
-    if (body.status >= 500) request.log.error({ err: error }, 'request failed before routing');
-    sendProblem(reply, body);
+          ? Errors.uriTooLong()
+          : Errors.internal();
+    if (refusal.status >= 500) request.log.error({ err: error }, 'request failed before routing');
+    sendError(reply, refusal);
   };
 }

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import type { AppError } from '../errors.js';
 
 export interface Problem {
   type: string;
@@ -30,4 +31,14 @@ export function sendProblem(reply: FastifyReply, body: Problem, headers: Record<
   if (body.status === 401) reply.header('www-authenticate', 'Bearer');
   for (const [name, value] of Object.entries(headers)) reply.header(name, value);
   return reply.code(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+}
+
+/** An error of the catalogue (src/errors.ts) as its problem body. */
+export function problemOf(error: AppError): Problem {
+  return problem(error.status, error.detail, error.code, error.extensions);
+}
+
+/** Answers with an error of the catalogue: its problem body and its headers (Retry-After, Allow…). */
+export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  return sendProblem(reply, problemOf(error), error.headers);
 }

@@ -9,16 +9,14 @@ import type { Role } from './members.repository.js';
  * Every query elsewhere that needs it takes these predicates (the architecture test keeps the
  * members table named only here and in members.repository.ts). Each is plain SQL on both engines,
  * so it fits Kysely's `where` and `sql` templates alike; the membership test is an EXISTS probe of
- * the table's primary key (note_id, user_id).
+ * the table's primary key (note_id, user_id). Writes are decided one note at a time, by noteRole
+ * (the `note` route policy and members.service's actingOwner): no query lists the notes a user may
+ * write, so there is no predicate for it.
  */
 
-/** Roles with the right to write. */
-const WRITERS: readonly Role[] = ['editor'];
-
-/** Whether `userId` is a member of the note whose id is in `noteId` (a column, such as `n.id`), with one of `roles` if given. */
-export function isMember(userId: string, noteId: string, roles?: readonly Role[]): RawBuilder<SqlBool> {
-  const role = roles === undefined ? sql`` : sql` and m.role in (${sql.join(roles)})`;
-  return sql<SqlBool>`exists (select 1 from note_members m where m.note_id = ${sql.ref(noteId)} and m.user_id = ${userId}${role})`;
+/** Whether `userId` is a member of the note whose id is in `noteId` (a column, such as `n.id`), of any role. */
+export function isMember(userId: string, noteId: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from note_members m where m.note_id = ${sql.ref(noteId)} and m.user_id = ${userId})`;
 }
 
 /** The note row `notes` (an alias, such as `n`) is the user's own or shared with them; the trash is the caller's to check. */
@@ -29,11 +27,6 @@ export function ownedOrShared(userId: string, notes: string): RawBuilder<SqlBool
 /** The note row `notes` is one the user may read: outside the trash, and theirs or shared with them. */
 export function readableBy(userId: string, notes: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`(${sql.ref(`${notes}.deleted_at`)} is null and ${ownedOrShared(userId, notes)})`;
-}
-
-/** The note row `notes` is one the user may write: outside the trash, and theirs or shared with them as an editor. */
-export function writableBy(userId: string, notes: string): RawBuilder<SqlBool> {
-  return sql<SqlBool>`(${sql.ref(`${notes}.deleted_at`)} is null and (${sql.ref(`${notes}.owner_id`)} = ${userId} or ${isMember(userId, `${notes}.id`, WRITERS)}))`;
 }
 
 /** What a user is to a note: its owner, a member with a role, or nothing. */

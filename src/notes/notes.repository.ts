@@ -477,7 +477,8 @@ export async function listVersions(
   return listVersionsQuery.execute(db, { noteId, top, limit });
 }
 
-const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; versionId: string }) =>
+/** A version of the owner's note (outside the trash), with its author's name: the two look-ups below narrow it. */
+const versionOfNote = (db: Db, p: { ownerId: string; noteId: string }) =>
   db
     .selectFrom('note_versions as v')
     .innerJoin('notes as n', 'n.id', 'v.note_id')
@@ -493,10 +494,12 @@ const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; ver
       'v.restored_from',
       'a.username as author_username',
     ])
-    .where('v.id', '=', p.versionId)
     .where('v.note_id', '=', p.noteId)
     .where('n.owner_id', '=', p.ownerId)
-    .where('n.deleted_at', 'is', null),
+    .where('n.deleted_at', 'is', null);
+
+const findVersionQuery = compiled((db, p: { ownerId: string; noteId: string; versionId: string }) =>
+  versionOfNote(db, p).where('v.id', '=', p.versionId),
 );
 
 export function findVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
@@ -517,25 +520,7 @@ export interface VersionRecord {
 }
 
 const findVersionByNumberQuery = compiled((db, p: { ownerId: string; noteId: string; version: number }) =>
-  db
-    .selectFrom('note_versions as v')
-    .innerJoin('notes as n', 'n.id', 'v.note_id')
-    .leftJoin('users as a', 'a.id', 'v.author_id')
-    .select([
-      'v.id',
-      'v.note_id',
-      'v.title',
-      'v.content',
-      'v.version',
-      'v.created_at',
-      'v.label',
-      'v.restored_from',
-      'a.username as author_username',
-    ])
-    .where('v.note_id', '=', p.noteId)
-    .where('v.version', '=', p.version)
-    .where('n.owner_id', '=', p.ownerId)
-    .where('n.deleted_at', 'is', null),
+  versionOfNote(db, p).where('v.version', '=', p.version),
 );
 
 export async function findVersionByNumber(

@@ -4,7 +4,8 @@ import type { StorageHealth } from '../db/availability.js';
 import type { Database } from '../db/database.js';
 import { knownMigrations, latestMigration } from '../db/migrate.js';
 import type { RoutePolicy } from '../http/policy.js';
-import { problem, sendProblem } from '../http/problem.js';
+import { Errors } from '../errors.js';
+import { sendError } from '../http/problem.js';
 
 /** Load balancers ask from one address many times a minute; a 429 would take the instance out. */
 const PROBE: RoutePolicy = { auth: 'public', limit: 'unlimited' };
@@ -36,22 +37,16 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
   app.get('/healthz', { schema: { hide: true }, config: { policy: PROBE } }, async () => ({ status: 'ok' }));
 
   app.get('/readyz', { schema: { hide: true }, config: { policy: PROBE } }, async (request, reply) => {
-    if (draining()) return sendProblem(reply, problem(503, 'Shutting down', 'shutting_down'), { 'retry-after': '5' });
+    if (draining()) return sendError(reply, Errors.shuttingDown());
     // A balancer should send writes elsewhere while this one's disk is full.
-    if (storage?.full === true) {
-      return sendProblem(reply, problem(503, 'Storage is full: writes fail until space is freed', 'storage_full'), {
-        'retry-after': '30',
-      });
-    }
+    if (storage?.full === true) return sendError(reply, Errors.notReadyStorageFull());
     try {
       const { rows } = await withinReadinessBudget(
         sql<{ name: string }>`select name from kysely_migration`.execute(database.db),
       );
       const applied = new Set(rows.map((row) => row.name));
       if (!knownMigrations.every((name) => applied.has(name))) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
-          'retry-after': '5',
-        });
+        return sendError(reply, Errors.notMigrated());
       }
       const running = background();
       return running.length === 0
@@ -61,12 +56,10 @@ export const healthRoutes: FastifyPluginAsync<HealthOptions> = async (
       // A database that was never migrated has no kysely_migration table: that is "not migrated",
       // not an outage (it used to say "Database unavailable", sending operators the wrong way).
       if (isMissingTable(error)) {
-        return sendProblem(reply, problem(503, 'Database migrations are not applied', 'not_migrated'), {
-          'retry-after': '5',
-        });
+        return sendError(reply, Errors.notMigrated());
       }
       request.log.warn({ err: error }, 'readiness check failed');
-      return sendProblem(reply, problem(503, 'Database unavailable', 'database_unavailable'), { 'retry-after': '5' });
+      return sendError(reply, Errors.databaseUnavailable('Database unavailable'));
     }
   });
 };

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { problem, sendProblem } from '../http/problem.js';
+import { Errors } from '../errors.js';
+import { sendError } from '../http/problem.js';
 
 /** Where `vite build` writes the client (vite.config.ts); the same place from src/ and from dist/. */
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../dist/public/', import.meta.url));
@@ -76,14 +77,7 @@ export async function webRoutes(app: FastifyInstance, options: { root: string })
     }
     if (!fs.existsSync(indexPath)) {
       // An API-only build (tests, or `tsc` without `vite build`): client paths are simply not here.
-      return sendProblem(
-        reply,
-        problem(
-          404,
-          'The web client is not built: run `npm run build` (npm start does it for you)',
-          'web_client_not_built',
-        ),
-      );
+      return sendError(reply, Errors.webClientNotBuilt());
     }
     return reply
       .header('cache-control', 'no-cache')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { healthDuring, listening, STALL_P99_MS, type HealthDuring } from '../helpers/stall.js';
+import { assertNoStall, healthDuring, listening } from '../helpers/stall.js';
 import { download, insertNotes, manyNotes, zipDirectory, type Download } from './support.js';
 
 /**
@@ -11,19 +11,10 @@ import { download, insertNotes, manyNotes, zipDirectory, type Download } from '.
  */
 const NOTES = 5_000;
 
-/** The probes in a failure message: how many, the percentiles and the slowest fifty. */
-function described({ samples, p99 }: HealthDuring<unknown>): string {
-  const slowest = [...samples]
-    .sort((a, b) => b - a)
-    .slice(0, 50)
-    .map((ms) => ms.toFixed(1));
-  return `p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${slowest.join(', ')}`;
-}
-
 /**
  * Issue #19, finding 4: exporting a large account blocked the process (every page sorted all of the
  * owner's notes, and the loop never yielded). While one account's export streams, another client's
- * GET /healthz answers within STALL_P99_MS at p99.
+ * GET /healthz is answered and no turn of the event loop is long (helpers/stall.ts).
  */
 forEachDatabase('export of a large account does not stall the service', (ctx) => {
   let owner: Session;
@@ -36,21 +27,21 @@ forEachDatabase('export of a large account does not stall the service', (ctx) =>
 
   const exportDuring = (path: string) => healthDuring<Download>(base, () => download(base, path, owner.auth));
 
-  test(`JSON export of ${NOTES} notes: complete, and /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
+  test(`JSON export of ${NOTES} notes: complete, /healthz answered meanwhile`, async () => {
     const probed = await exportDuring('/api/export');
     assert.deepEqual([probed.result.status, probed.result.complete], [200, true]);
     const doc = JSON.parse(probed.result.body.toString('utf8')) as { notes: Array<{ title: string }> };
     assert.equal(doc.notes.length, NOTES);
     assert.deepEqual([doc.notes[0]!.title, doc.notes.at(-1)!.title], ['Note 1', `Note ${NOTES}`]);
-    assert.ok(probed.p99 < STALL_P99_MS, described(probed));
+    assertNoStall(probed, `[${ctx.kind}] JSON export of ${NOTES} notes`);
   });
 
-  test(`Markdown export of ${NOTES} notes: complete, and /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
+  test(`Markdown export of ${NOTES} notes: complete, /healthz answered meanwhile`, async () => {
     const probed = await exportDuring('/api/export?format=markdown');
     assert.deepEqual([probed.result.status, probed.result.complete], [200, true]);
     const names = zipDirectory(probed.result.body).map((entry) => entry.name);
     assert.equal(names.length, NOTES);
     assert.deepEqual([names[0], names.at(-1)], ['Note 1.md', `Note ${NOTES}.md`]);
-    assert.ok(probed.p99 < STALL_P99_MS, described(probed));
+    assertNoStall(probed, `[${ctx.kind}] Markdown export of ${NOTES} notes`);
   });
 });

@@ -37,7 +37,7 @@ export function forEachDatabase(
       const ctx = { kind } as TestContext;
       let scratch: ScratchDatabase;
       before(async () => {
-        scratch = await createScratchDatabase(kind);
+        scratch = await createScratchDatabase(kind, { migrated: true });
         ctx.config = testConfig(scratch.url, env);
         ctx.database = openDatabase(ctx.config.database);
         await migrateToLatest(ctx.database.db);

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { forEachDatabase } from '../helpers/harness.js';
-import { healthDuring, listening, STALL_P99_MS } from '../helpers/stall.js';
+import { assertNoStall, healthDuring, listening } from '../helpers/stall.js';
 import {
   assertTooDeep,
   bodyRoutes,
@@ -20,9 +20,9 @@ import {
  * Issue #37, findings 3 and 6: a 168 KB PROPFIND of 24,000 nested elements held the event loop
  * 22 s, and 6.5 MiB of `[[[…]]]` on POST /api/notes 6.1 s. Now, for every route that takes a JSON
  * or XML body (the sweep of deep-bodies.ts), a body nested 10,000 deep and one as deep as the
- * route's limit allows are refused while another client's /healthz keeps answering within
- * STALL_P99_MS (CONTRACT.md part 3: "No request of any size holds the event loop for more than
- * 100 ms"). The bodies are built, and their clients started, before the clock starts.
+ * route's limit allows are refused while another client's /healthz keeps answering and no turn of the
+ * event loop takes long (helpers/stall.ts; the wall-clock figure, "no request of any size holds the
+ * event loop for more than 100 ms", is bench/stall.ts's). The bodies are built, and their clients started, before the clock starts.
  */
 
 /** One request of the hostile sequence: the body waits in a file. */
@@ -125,24 +125,18 @@ forEachDatabase('deep bodies stall', (ctx) => {
   });
 
   /** Sends the jobs in a row from one client while /healthz is probed; every answer is the 400. */
-  async function assertNoStall(jobs: Job[]): Promise<void> {
+  async function assertRefusedNoStall(label: string, jobs: Job[]): Promise<void> {
     const { send } = await client(base, jobs);
-    const { result, samples, p99 } = await healthDuring(base, send);
+    const probed = await healthDuring(base, send);
+    const { result } = probed;
     jobs.forEach(({ route }, i) => assertTooDeep(route, result[i]!));
-    assert.ok(
-      p99 < STALL_P99_MS,
-      `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples]
-        .sort((a, b) => b - a)
-        .slice(0, 10)
-        .map((x) => x.toFixed(1))
-        .join(' ')}`,
-    );
+    assertNoStall(probed, `[${ctx.kind}] ${label}`);
   }
 
   test("the 168 KB PROPFIND of 24,000 levels and 6.5 MiB of [[[…]]] on POST /api/notes (the report's own bodies)", async () => {
     const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
     const notes = routes.find((r) => r.name === 'POST /api/notes')!;
-    await assertNoStall([
+    await assertRefusedNoStall("the report's own bodies", [
       await job(propfind, deepBody('xml', 24_000)),
       await job(notes, deepBodyOfSize('json', 6.5 * 1024 * 1024)),
     ]);
@@ -164,13 +158,13 @@ forEachDatabase('deep bodies stall', (ctx) => {
       assert.ok(near !== undefined, route.name);
       jobs.push(await job(route, near));
     }
-    await assertNoStall(jobs);
+    await assertRefusedNoStall('every JSON and XML route', jobs);
   });
 
   // Review of #37: shallow 1 MiB XML bodies that saxes reads a character at a time still held the
   // loop 131-226 ms (one CDATA section of `]`, a processing instruction of `?`, a comment of `-a`,
   // CR LF text). The WebDAV XML limit is now 256 KiB (XML_LIMITS): each of them at that size.
-  test('WebDAV XML read a character at a time, as large as the limit allows: answered, /healthz within budget', async () => {
+  test('WebDAV XML read a character at a time, as large as the limit allows: answered, /healthz answered meanwhile', async () => {
     const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
     const size = nearLimitSizes('xml')[0]! - 100;
     const wrap = (inner: string) =>
@@ -184,19 +178,13 @@ forEachDatabase('deep bodies stall', (ctx) => {
     ];
     const jobs = await Promise.all(bodies.map((body) => job(propfind, body)));
     const { send } = await client(base, jobs);
-    const { result, samples, p99 } = await healthDuring(base, send);
+    const probed = await healthDuring(base, send);
+    const { result } = probed;
     for (const answer of result)
       assert.ok(
         answer.statusCode === 207 || answer.statusCode === 400,
         `${answer.statusCode} ${answer.body.slice(0, 200)}`,
       );
-    assert.ok(
-      p99 < STALL_P99_MS,
-      `/healthz p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${[...samples]
-        .sort((a, b) => b - a)
-        .slice(0, 10)
-        .map((x) => x.toFixed(1))
-        .join(' ')}`,
-    );
+    assertNoStall(probed, `[${ctx.kind}] WebDAV XML read a character at a time`);
   });
 });

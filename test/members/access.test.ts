@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { noteRole, readableBy, writableBy } from '../../src/members/access.repository.js';
+import { noteRole, readableBy } from '../../src/members/access.repository.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 
 /**
- * Who may read or write a note (issue #38): the SQL predicates every query takes (readableBy,
- * writableBy) and the service the route policy asks (noteRole) answer the same matrix — owner,
- * editor, viewer, stranger, on a note outside the trash and on one in it.
+ * Who may read or write a note (issue #38): the SQL predicate queries take (readableBy) and the
+ * service the route policy asks (noteRole; writing is its `owner` and `editor`) answer the same
+ * matrix — owner, editor, viewer, stranger, on a note outside the trash and on one in it.
  */
 type Who = 'owner' | 'editor' | 'viewer' | 'stranger';
 
@@ -15,7 +15,7 @@ forEachDatabase('who may read or write a note', (ctx) => {
   const call = (who: Session, method: string, url: string, payload?: object) =>
     ctx.app.inject({ method: method as 'GET', url, headers: who.auth, ...(payload === undefined ? {} : { payload }) });
 
-  test('readableBy, writableBy and noteRole agree, role by role, and the trash ends every access', async () => {
+  test('readableBy and noteRole agree, role by role, and the trash ends every access', async () => {
     const people = {
       owner: await newSession(ctx.app, 'aown'),
       editor: await newSession(ctx.app, 'aedi'),
@@ -50,16 +50,15 @@ forEachDatabase('who may read or write a note', (ctx) => {
           .execute()
       ).map((row) => row.id);
 
-    const expected: Record<Who, { read: boolean; write: boolean; role: string | null }> = {
-      owner: { read: true, write: true, role: 'owner' },
-      editor: { read: true, write: true, role: 'editor' },
-      viewer: { read: true, write: false, role: 'viewer' },
-      stranger: { read: false, write: false, role: null },
+    const expected: Record<Who, { read: boolean; role: string | null }> = {
+      owner: { read: true, role: 'owner' },
+      editor: { read: true, role: 'editor' },
+      viewer: { read: true, role: 'viewer' },
+      stranger: { read: false, role: null },
     };
     for (const [who, want] of Object.entries(expected) as Array<[Who, (typeof expected)[Who]]>) {
       const userId = people[who].userId;
       assert.deepEqual(await ids(readableBy, userId), want.read ? [live] : [], `${who} reads`);
-      assert.deepEqual(await ids(writableBy, userId), want.write ? [live] : [], `${who} writes`);
       const owner = people.owner.userId;
       assert.deepEqual(await noteRole(db, userId, live), { ownerId: owner, role: want.role }, `${who}'s role`);
       assert.equal(await noteRole(db, userId, trashed), undefined, `${who} on a trashed note`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { before, test } from 'node:test';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { healthDuring, listening, STALL_P99_MS, type HealthDuring } from '../helpers/stall.js';
+import { assertNoStall, described, healthDuring, listening } from '../helpers/stall.js';
 import { download, zipDirectory } from '../export/support.js';
 import { insertChain } from './folder-fixtures.js';
 
@@ -31,19 +31,11 @@ function fetchChunks(
   });
 }
 
-function described({ samples, p99 }: HealthDuring<unknown>): string {
-  const slowest = [...samples]
-    .sort((a, b) => b - a)
-    .slice(0, 20)
-    .map((ms) => ms.toFixed(1));
-  return `p99 ${p99.toFixed(1)} ms over ${samples.length} probes; slowest: ${slowest.join(', ')}`;
-}
-
 /**
  * Issue #37, finding 5: with 20,000 folders in 4 chains 5,000 deep, the JSON export held /healthz
  * 8.9 s and the Markdown export 18.4 s; a PROPFIND on a 5,000-name path took 2 s. Such trees can
  * no longer be made, but an account may hold one from before: its exports run whole while another
- * client's /healthz answers within STALL_P99_MS at p99, and the long PROPFIND is answered at once.
+ * client's /healthz is answered and no turn of the event loop is long (helpers/stall.ts), and the long PROPFIND is answered at once.
  */
 forEachDatabase('exports of a tree 5,000 folders deep do not stall the service', (ctx) => {
   let owner: Session;
@@ -60,7 +52,7 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
     base = await listening(ctx.app);
   });
 
-  test(`JSON export of ${CHAINS} chains ${DEPTH} deep: whole, /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
+  test(`JSON export of ${CHAINS} chains ${DEPTH} deep: whole, /healthz answered meanwhile`, async () => {
     const started = performance.now();
     const probed = await healthDuring(base, () => fetchChunks(base, '/api/export', owner.auth));
     const body = Buffer.concat(probed.result.chunks);
@@ -71,10 +63,10 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
     const folders = (JSON.parse(body.toString('utf8')) as { folders: string[] }).folders;
     assert.equal(folders.length, CHAINS * DEPTH);
     assert.equal(folders.at(-1), Array.from({ length: DEPTH }, () => String.fromCharCode(97 + CHAINS - 1)).join('/'));
-    assert.ok(probed.p99 < STALL_P99_MS, described(probed));
+    assertNoStall(probed, `[${ctx.kind}] JSON export of a deep tree`);
   });
 
-  test(`Markdown export of ${CHAINS} chains ${DEPTH} deep: whole, /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
+  test(`Markdown export of ${CHAINS} chains ${DEPTH} deep: whole, /healthz answered meanwhile`, async () => {
     const started = performance.now();
     const probed = await healthDuring(base, () => download(base, '/api/export?format=markdown', owner.auth));
     console.log(
@@ -83,10 +75,10 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
     assert.deepEqual([probed.result.status, probed.result.complete], [200, true]);
     // An entry per level down to 32 and the empty bottom one: deeper levels are implied by its path.
     assert.equal(zipDirectory(probed.result.body).length, CHAINS * 33);
-    assert.ok(probed.p99 < STALL_P99_MS, described(probed));
+    assertNoStall(probed, `[${ctx.kind}] Markdown export of a deep tree`);
   });
 
-  test(`PROPFIND on a ${DEPTH}-name path: 404, /healthz p99 under ${STALL_P99_MS} ms meanwhile`, async () => {
+  test(`PROPFIND on a ${DEPTH}-name path: 404, /healthz answered meanwhile`, async () => {
     const path = `/dav/${Array.from({ length: DEPTH }, () => 'a').join('/')}/`;
     const started = performance.now();
     const probed = await healthDuring(
@@ -97,6 +89,6 @@ forEachDatabase('exports of a tree 5,000 folders deep do not stall the service',
     const elapsed = performance.now() - started;
     console.log(`PROPFIND: ${elapsed.toFixed(0)} ms; ${described(probed)}`);
     assert.equal(probed.result, 404);
-    assert.ok(probed.p99 < STALL_P99_MS, described(probed));
+    assertNoStall(probed, `[${ctx.kind}] PROPFIND on a deep path`);
   });
 });

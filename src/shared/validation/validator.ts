@@ -41,16 +41,29 @@ function integerMembers(schema: unknown): string[] {
     .map(([name]) => name);
 }
 
+/**
+ * Validators by schema object, for the process: a schema shared by routes (`/owner/` and `/owner`),
+ * and every schema again when the app is built anew in the same process (the tests build hundreds),
+ * is compiled once. The route schemas are constants of their modules, never changed after.
+ */
+let shared: { compile(schema: object): ValidateFunction } | undefined;
+function compiler() {
+  if (shared !== undefined) return shared;
+  const ajv = createAjv();
+  const compiled = new WeakMap<object, ValidateFunction>();
+  shared = {
+    compile(schema) {
+      let validate = compiled.get(schema);
+      if (validate === undefined) compiled.set(schema, (validate = ajv.compile(schema)));
+      return validate;
+    },
+  };
+  return shared;
+}
+
 /** Fastify's validator compiler: one Ajv for every route and part; query strings and path parameters get their integers converted first. */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const ajv = createAjv();
-  // A schema object shared by routes (`/owner/` and `/owner`) is compiled once.
-  const compiled = new WeakMap<object, ValidateFunction>();
-  const compile = (schema: object) => {
-    let validate = compiled.get(schema);
-    if (validate === undefined) compiled.set(schema, (validate = ajv.compile(schema)));
-    return validate;
-  };
+  const { compile } = compiler();
   return ({ schema, httpPart }) => {
     const validate = compile(schema as object);
     const integers = httpPart === 'querystring' || httpPart === 'params' ? integerMembers(schema) : [];
