@@ -2,6 +2,7 @@ import { linkedAttachments, recordReferences } from '../attachments/references.j
 import { anyoneListening, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
+import { isPostgres } from '../db/dialect.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
@@ -248,7 +249,12 @@ export async function writeVersion(
   expected: number[] | undefined,
   restoredFrom: number | null,
   authorId = ownerId,
+  /** Everyone who wrote it, in order, when several did (a live session's version, src/collab); the first is `authorId`. */
+  authors?: readonly string[],
+  /** Written from a live co-editing session (src/collab): told as such, so it is not applied back to it. */
+  live = false,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
+  const coauthors = authors !== undefined && authors.length > 1 ? authors : undefined;
   const versionId = newId();
   const now = nowIso();
   const title = input.title;
@@ -302,13 +308,16 @@ export async function writeVersion(
           await repo.setNoteTags(trx, noteId, encoded);
           await replaceNoteTags(trx, { noteId, ownerId, tags });
         }
+        if (coauthors !== undefined) await repo.insertVersionAuthors(trx, versionId, coauthors);
         return advanced;
       },
     },
     input.content.length,
   );
   if (next !== undefined) {
-    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId });
+    // On PostgreSQL the save is one call of its function; the authors follow it, before anyone is told.
+    if (coauthors !== undefined && isPostgres(db)) await repo.insertVersionAuthors(db, versionId, coauthors);
+    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId, ...(live && { live }) });
     return { version: next.version, versionId, updatedAt: next.updated_at };
   }
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
