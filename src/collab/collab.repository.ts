@@ -7,13 +7,13 @@ import { nowIso } from '../db/values.js';
  */
 export async function loadState(db: Db, noteId: string): Promise<Uint8Array | undefined> {
   const row = await db.selectFrom('collab_documents').select('state').where('note_id', '=', noteId).executeTakeFirst();
-  return row === undefined ? undefined : new Uint8Array(row.state);
+  return row === undefined ? undefined : new Uint8Array(Buffer.from(row.state, 'base64'));
 }
 
 /** Stores the state (a foreign-key violation when the note has just been deleted). */
 export async function saveState(db: Db, noteId: string, state: Uint8Array): Promise<void> {
   const now = nowIso();
-  const bytes = Buffer.from(state);
+  const bytes = Buffer.from(state).toString('base64');
   await db
     .insertInto('collab_documents')
     .values({ note_id: noteId, state: bytes, updated_at: now })
@@ -29,7 +29,7 @@ export async function saveState(db: Db, noteId: string, state: Uint8Array): Prom
 export async function seedState(db: Db, noteId: string, state: Uint8Array): Promise<Uint8Array | undefined> {
   await db
     .insertInto('collab_documents')
-    .values({ note_id: noteId, state: Buffer.from(state), updated_at: nowIso() })
+    .values({ note_id: noteId, state: Buffer.from(state).toString('base64'), updated_at: nowIso() })
     .onConflict((oc) => oc.column('note_id').doNothing())
     .execute();
   return loadState(db, noteId);

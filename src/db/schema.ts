@@ -259,7 +259,8 @@ export interface DavLocksTable {
 /** A note's live co-editing document (src/collab): its Yjs state, kept so a restart loses nothing. */
 export interface CollabDocumentsTable {
   note_id: string;
-  state: Buffer;
+  /** Base64 of the Yjs update. */
+  state: string;
   updated_at: Timestamp;
 }
 

@@ -9,11 +9,12 @@ import { dialectTypes } from '../dialect-types.js';
  * order (the first is the version's author_id); a version without rows has its author_id alone.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const { uuid, timestamp, pg } = dialectTypes(db);
+  const { uuid, timestamp } = dialectTypes(db);
   await db.schema
     .createTable('collab_documents')
     .addColumn('note_id', uuid, (c) => c.primaryKey().references('notes.id').onDelete('cascade'))
-    .addColumn('state', pg ? 'bytea' : 'blob', (c) => c.notNull())
+    // Base64: both engines' byte columns are read back as UTF-8 text by this app's drivers.
+    .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('updated_at', timestamp, (c) => c.notNull())
     .execute();
   await db.schema
