@@ -330,7 +330,22 @@ export async function listVersions(db: Db, ownerId: string, noteId: string, page
   const shape = await repo.findNoteHistoryShape(db, ownerId, noteId);
   if (shape === undefined) throw Errors.noteNotFound();
   if (page.offset >= shape.version - shape.pruned) return [];
-  return repo.listVersions(db, noteId, shape, page.limit, page.offset);
+  return withAuthors(db, await repo.listVersions(db, noteId, shape, page.limit, page.offset));
+}
+
+/** Each version with `authors`: its several writers (a live session's version), else its author alone. */
+async function withAuthors<T extends { id: string; author_username: string | null }>(
+  db: Db,
+  rows: T[],
+): Promise<(T & { authors: string[] })[]> {
+  const several = await repo.versionAuthors(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => ({
+    ...row,
+    authors: several.get(row.id) ?? (row.author_username === null ? [] : [row.author_username]),
+  }));
 }
 
 export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
@@ -339,5 +354,5 @@ export async function getVersion(db: Db, ownerId: string, noteId: string, versio
     const noteExists = (await repo.findNoteVersionNumber(db, ownerId, noteId)) !== undefined;
     throw noteExists ? Errors.versionNotFound() : Errors.noteNotFound();
   }
-  return row;
+  return (await withAuthors(db, [row]))[0]!;
 }

@@ -13,6 +13,8 @@ export interface Client {
   ready: Promise<boolean>;
   /** The close code of the socket's last close, if it was closed. */
   closeCode: () => number | undefined;
+  /** The reason the server gave when it ended the session. */
+  closedReason: () => string | undefined;
   destroy(): void;
 }
 
@@ -24,6 +26,7 @@ export async function listening(app: FastifyInstance): Promise<string> {
 export function connect(url: string, noteId: string, token: string | null): Client {
   const doc = new Y.Doc();
   let code: number | undefined;
+  let closedReason: string | undefined;
   const socket = new HocuspocusProviderWebsocket({
     url,
     WebSocketPolyfill: WebSocket,
@@ -44,6 +47,11 @@ export function connect(url: string, noteId: string, token: string | null): Clie
     token,
     onSynced: () => resolve(true),
     onAuthenticationFailed: () => resolve(false),
+    // The server ends this document's session (access ended): a close message, reason and all.
+    onClose: ({ event }) => {
+      code ??= event.code;
+      closedReason = event.reason;
+    },
   });
   socket.on('close', () => resolve(false));
   provider.attach();
@@ -54,6 +62,7 @@ export function connect(url: string, noteId: string, token: string | null): Clie
     title: doc.getText('title'),
     ready,
     closeCode: () => code,
+    closedReason: () => closedReason,
     destroy() {
       provider.destroy();
       socket.destroy();
