@@ -11,7 +11,6 @@ import { isForeignKeyViolation } from '../db/values.js';
 import { AppError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { noteRole, type NoteRole } from '../members/access.repository.js';
-import { mergeContent, mergeTitle } from '../notes/merge.js';
 import { findVersionByNumber } from '../notes/notes.repository.js';
 import { checkText, getNote, writeVersion } from '../notes/notes.service.js';
 import { isUuid } from '../shared/ids.js';
@@ -308,21 +307,14 @@ export class Collab implements EffectSink {
     const content = document.getText('content');
     const liveTitle = title.toString();
     const liveContent = content.toString();
-    // Lines changed by the save and not by the people typing are applied; where both changed the
-    // same lines the live text stays (the save stays in history) — nothing typed is lost.
-    const nextContent =
-      base === undefined
-        ? saved.content
-        : ((outcome) => (outcome.merged ? outcome.text : liveContent))(
-            mergeContent(base.content, liveContent, saved.content),
-          );
-    const nextTitle =
-      base === undefined
-        ? saved.title
-        : ((outcome) => (outcome.merged ? outcome.title : liveTitle))(mergeTitle(base.title, liveTitle, saved.title));
+    // What the save changed (from the version the document last took in) is applied where the
+    // people typing have not changed the same characters; where they have, the live text stays
+    // (the save stays in history) — nothing typed is lost. Without that version (pruned): a diff.
+    const edits = (text: Y.Text, live: string, from: string | undefined, to: string) =>
+      from === undefined ? applyDiff(text, live, to) : applyEdits(text, threeWay(from, live, to));
     document.transact(() => {
-      applyDiff(title, liveTitle, nextTitle);
-      applyDiff(content, liveContent, nextContent);
+      edits(title, liveTitle, base?.title, saved.title);
+      edits(content, liveContent, base?.content, saved.content);
       meta.set('version', version);
     }, SERVER);
     if (loading === undefined) await this.store(document, noteId);
@@ -441,7 +433,8 @@ export class Collab implements EffectSink {
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();
     await Promise.all([...this.sessions.values()].map((s) => s.queue));
-    this.hocuspocus.configuration.extensions.length = 0;
+    // Extensions let go of what they hold (the Redis extension its connections and locks).
+    await this.hocuspocus.hooks('onDestroy', { instance: this.hocuspocus });
     this.claimClient?.disconnect();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
@@ -458,5 +451,87 @@ export function applyDiff(text: Y.Text, from: string, to: string): void {
       text.insert(index, part);
       index += part.length;
     }
+  }
+}
+
+/** A change to the live text: at `at`, `remove` characters deleted and `insert` inserted. */
+export interface LiveEdit {
+  at: number;
+  remove: number;
+  insert: string;
+}
+
+/**
+ * The edits that bring `base` → `saved` onto `live` (which also started from `base`), by
+ * characters: each change of the save whose base range the live text left as it was, at its place
+ * in the live text; a change overlapping what the live text changed is left out (the live text
+ * wins there). In descending order of position, so each applies without moving the next.
+ */
+export function threeWay(base: string, live: string, saved: string): LiveEdit[] {
+  // Base ranges the live text changed, and where base's unchanged stretches are in the live text.
+  const changed: { from: number; to: number }[] = [];
+  const kept: { from: number; to: number; at: number }[] = [];
+  let b = 0;
+  let l = 0;
+  for (const [op, part] of diff(base, live)) {
+    if (op === diff.EQUAL) {
+      kept.push({ from: b, to: b + part.length, at: l });
+      b += part.length;
+      l += part.length;
+    } else if (op === diff.DELETE) {
+      changed.push({ from: b, to: b + part.length });
+      b += part.length;
+    } else {
+      changed.push({ from: b, to: b });
+      l += part.length;
+    }
+  }
+  const place = (offset: number): number | undefined => {
+    // The last unchanged stretch holding the offset: after anything the live text inserted there.
+    for (let i = kept.length - 1; i >= 0; i -= 1) {
+      const k = kept[i]!;
+      if (k.from <= offset && offset <= k.to) return k.at + offset - k.from;
+    }
+    return offset === 0 ? 0 : offset === base.length ? live.length : undefined;
+  };
+  const overlaps = (from: number, to: number) =>
+    changed.some((c) =>
+      c.from === c.to
+        ? from < c.from && c.from < to
+        : from === to
+          ? c.from < from && from < c.to
+          : c.from < to && from < c.to,
+    );
+  const edits: LiveEdit[] = [];
+  let o = 0;
+  let hunk: { from: number; to: number; insert: string } | undefined;
+  const flush = () => {
+    if (hunk === undefined) return;
+    const at = place(hunk.from);
+    const end = place(hunk.to);
+    if (!overlaps(hunk.from, hunk.to) && at !== undefined && end !== undefined && end >= at)
+      edits.push({ at, remove: end - at, insert: hunk.insert });
+    hunk = undefined;
+  };
+  for (const [op, part] of diff(base, saved)) {
+    if (op === diff.EQUAL) {
+      flush();
+      o += part.length;
+    } else {
+      hunk ??= { from: o, to: o, insert: '' };
+      if (op === diff.DELETE) {
+        o += part.length;
+        hunk.to = o;
+      } else hunk.insert += part;
+    }
+  }
+  flush();
+  return edits.sort((x, y) => y.at - x.at);
+}
+
+function applyEdits(text: Y.Text, edits: readonly LiveEdit[]): void {
+  for (const edit of edits) {
+    if (edit.remove > 0) text.delete(edit.at, edit.remove);
+    if (edit.insert !== '') text.insert(edit.at, edit.insert);
   }
 }
