@@ -105,6 +105,20 @@ forEachDatabase(
       await until(() => a.content.toString() === 'one\nTWO\nthree\n', 'the saved text in the live document');
     });
 
+    test('a WebDAV PUT during a session reaches the connected clients as an edit', async () => {
+      const name = `Dav${Date.now()}`;
+      const put = (body: string) =>
+        ctx.app.inject({ method: 'PUT', url: `/dav/${name}.md`, headers: owner.auth, payload: body });
+      assert.equal((await put('first\nsecond\n')).statusCode, 201);
+      const list = await ctx.app.inject({ method: 'GET', url: '/api/notes', headers: owner.auth });
+      const id = (list.json() as { id: string; title: string }[]).find((n) => n.title === name)!.id;
+      const a = open(id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      assert.equal(a.content.toString(), 'first\nsecond\n');
+      assert.ok((await put('first\nSECOND\n')).statusCode < 300);
+      await until(() => a.content.toString() === 'first\nSECOND\n', 'the WebDAV save in the live document');
+    });
+
     test('the last person leaving writes a version; nothing unchanged is written', async () => {
       const id = await newNote('start\n');
       const a = open(id, owner.accessToken);
