@@ -87,7 +87,10 @@ export class Collab implements EffectSink {
   /** Documents unloaded whose queued work is still running. */
   private readonly unloaded = new Map<string, Session>();
   private unsubscribe?: () => void;
-  private claimClient?: { set: (...args: any[]) => Promise<unknown>; disconnect: () => void };
+  private claimClient?: {
+    set: (key: string, value: string, ex: 'EX', seconds: number, nx: 'NX') => Promise<unknown>;
+    disconnect: () => void;
+  };
   private closed = false;
 
   constructor(private readonly options: CollabOptions) {}
@@ -375,7 +378,7 @@ export class Collab implements EffectSink {
       // Saved by someone else (or another instance) meanwhile: that save is being taken in; the
       // live text is written at the next quiet moment.
       if (error instanceof AppError && error.status === 412) {
-        this.changed(document, noteId, SERVER + '-retry', undefined);
+        this.changed(document, noteId, `${SERVER}-retry`, undefined);
         return;
       }
       throw error;
