@@ -335,7 +335,7 @@ export async function listVersions(db: Db, ownerId: string, noteId: string, page
 }
 
 /** Each version with `authors`: its several writers (a live session's version), else its author alone. */
-async function withAuthors<T extends { id: string; author_username: string | null }>(
+export async function withAuthors<T extends { id: string; author_username: string | null }>(
   db: Db,
   rows: T[],
 ): Promise<(T & { authors: string[] })[]> {
