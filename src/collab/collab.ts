@@ -92,6 +92,8 @@ export class Collab implements EffectSink {
     disconnect: () => void;
   };
   private closed = false;
+  /** Closed and done: the database may be closed next, nothing more is stored. */
+  private destroyed = false;
 
   constructor(private readonly options: CollabOptions) {}
 
@@ -279,6 +281,7 @@ export class Collab implements EffectSink {
   }
 
   private async store(document: Document, noteId: string): Promise<void> {
+    if (this.destroyed) return;
     try {
       await repo.saveState(this.options.db, noteId, Y.encodeStateAsUpdate(document));
     } catch (error) {
@@ -435,9 +438,12 @@ export class Collab implements EffectSink {
     }
     this.hocuspocus.closeConnections();
     for (const client of this.wss.clients) client.terminate();
+    // Unloaded now (each stored once more), not after the database has closed.
+    for (const document of [...this.hocuspocus.documents.values()]) await this.hocuspocus.unloadDocument(document);
     await Promise.all([...this.sessions.values()].map((s) => s.queue));
     // Extensions let go of what they hold (the Redis extension its connections and locks).
     await this.hocuspocus.hooks('onDestroy', { instance: this.hocuspocus });
+    this.destroyed = true;
     this.claimClient?.disconnect();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
