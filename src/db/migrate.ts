@@ -27,6 +27,7 @@ import * as foldersOwner from './migrations/2026-11-26-37-f-folders-owner.js';
 import * as accessJtiIndex from './migrations/2026-11-26-37-s-access-jti-index.js';
 import * as teamsA from './migrations/2026-11-26-40-t-teams-a.js';
 import * as teamsSsoReset from './migrations/2026-11-26-40-u-teams-b-sso-reset.js';
+import * as collabServer from './migrations/2026-11-26-40-c-collab-server.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-26-37-s-access-jti-index': accessJtiIndex,
   '2026-11-26-40-t-teams-a': teamsA,
   '2026-11-26-40-u-teams-b-sso-reset': teamsSsoReset,
+  '2026-11-26-40-c-collab-server': collabServer,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -310,6 +310,21 @@ export interface DavLocksTable {
   expires_at: Timestamp;
 }
 
+/** A note's live co-editing document (src/collab): its Yjs state, kept so a restart loses nothing. */
+export interface CollabDocumentsTable {
+  note_id: string;
+  /** Base64 of the Yjs update. */
+  state: string;
+  updated_at: Timestamp;
+}
+
+/** Everyone who wrote a version, in order (a live session's version has several); absent: its author_id alone. */
+export interface NoteVersionAuthorsTable {
+  version_id: string;
+  position: number;
+  user_id: string;
+}
+
 export interface Tables {
   users: UsersTable;
   oidc_identities: OidcIdentitiesTable;
@@ -336,6 +351,8 @@ export interface Tables {
   note_members: NoteMembersTable;
   invitations: InvitationsTable;
   account_setups: AccountSetupsTable;
+  collab_documents: CollabDocumentsTable;
+  note_version_authors: NoteVersionAuthorsTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -4,7 +4,7 @@ import { Errors } from '../errors.js';
 import type { DiffRunner } from './diff-runner.js';
 import { normalizeId } from '../shared/ids.js';
 import * as repo from './notes.repository.js';
-import { getNote, writeVersion, type Note } from './notes.service.js';
+import { getNote, withAuthors, writeVersion, type Note } from './notes.service.js';
 import { extractTags } from '../tags/extract.js';
 
 /** A 404 that says which is missing: the note (or it is someone else's), or just the version. */
@@ -21,7 +21,7 @@ export async function labelVersion(db: Db, ownerId: string, noteId: string, vers
   const row = await repo.findVersion(db, ownerId, noteId, versionId);
   // Pruned or its note deleted between the two statements.
   if (row === undefined) return versionNotFound(db, ownerId, noteId);
-  return row;
+  return (await withAuthors(db, [row]))[0]!;
 }
 
 /** POST /notes/{id}/restore: a new version with the chosen one's title and content. */

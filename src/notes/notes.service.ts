@@ -248,7 +248,12 @@ export async function writeVersion(
   expected: number[] | undefined,
   restoredFrom: number | null,
   authorId = ownerId,
+  /** Everyone who wrote it, in order, when several did (a live session's version, src/collab); the first is `authorId`. */
+  authors?: readonly string[],
+  /** Written from a live co-editing session (src/collab): told as such, so it is not applied back to it. */
+  live = false,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
+  const coauthors = authors !== undefined && authors.length > 1 ? authors : undefined;
   const versionId = newId();
   const now = nowIso();
   const title = input.title;
@@ -259,8 +264,8 @@ export async function writeVersion(
   const next = await writeWith(
     db,
     {
-      postgres: (one) =>
-        onePostgresCall.saveVersion(one, {
+      postgres: async (one) => {
+        const saved = await onePostgresCall.saveVersion(one, {
           ownerId,
           noteId,
           versionId,
@@ -274,7 +279,11 @@ export async function writeVersion(
           tagRows: searchableTags(tags),
           links,
           tsvector: searchVector(title, input.content),
-        }),
+        });
+        // The save is one call of its function; the authors follow it, before anyone is told.
+        if (saved !== undefined && coauthors !== undefined) await repo.insertVersionAuthors(one, versionId, coauthors);
+        return saved;
+      },
       sqlite: async (trx) => {
         const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
         if (advanced === undefined) return undefined;
@@ -302,13 +311,14 @@ export async function writeVersion(
           await repo.setNoteTags(trx, noteId, encoded);
           await replaceNoteTags(trx, { noteId, ownerId, tags });
         }
+        if (coauthors !== undefined) await repo.insertVersionAuthors(trx, versionId, coauthors);
         return advanced;
       },
     },
     input.content.length,
   );
   if (next !== undefined) {
-    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId });
+    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId, ...(live && { live }) });
     return { version: next.version, versionId, updatedAt: next.updated_at };
   }
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
@@ -321,7 +331,22 @@ export async function listVersions(db: Db, ownerId: string, noteId: string, page
   const shape = await repo.findNoteHistoryShape(db, ownerId, noteId);
   if (shape === undefined) throw Errors.noteNotFound();
   if (page.offset >= shape.version - shape.pruned) return [];
-  return repo.listVersions(db, noteId, shape, page.limit, page.offset);
+  return withAuthors(db, await repo.listVersions(db, noteId, shape, page.limit, page.offset));
+}
+
+/** Each version with `authors`: its several writers (a live session's version), else its author alone. */
+export async function withAuthors<T extends { id: string; author_username: string | null }>(
+  db: Db,
+  rows: T[],
+): Promise<(T & { authors: string[] })[]> {
+  const several = await repo.versionAuthors(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => ({
+    ...row,
+    authors: several.get(row.id) ?? (row.author_username === null ? [] : [row.author_username]),
+  }));
 }
 
 export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
@@ -330,5 +355,5 @@ export async function getVersion(db: Db, ownerId: string, noteId: string, versio
     const noteExists = (await repo.findNoteVersionNumber(db, ownerId, noteId)) !== undefined;
     throw noteExists ? Errors.versionNotFound() : Errors.noteNotFound();
   }
-  return row;
+  return (await withAuthors(db, [row]))[0]!;
 }

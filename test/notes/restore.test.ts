@@ -97,6 +97,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
       label: null,
       restored_from: 1,
       author_username: s.username,
+      authors: [s.username],
     });
   });
 
@@ -163,6 +164,7 @@ forEachDatabase('notes history: restore and named versions', (ctx) => {
       label: 'Draft sent to Ana',
       restored_from: null,
       author_username: s.username,
+      authors: [s.username],
     });
     assert.equal((await api.history(s, note.id))[2]!.label, 'Draft sent to Ana');
     assert.equal(okJson<Version>(await label(s, note.id, first.id, { label: 'Final 🎉' })).label, 'Final 🎉');

@@ -213,6 +213,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
       label: null,
       restored_from: null,
       author_username: s.username,
+      authors: [s.username],
     });
     const current = okJson<Note>(await api.get(s, note.id));
     assert.equal(rows[0]!.id, current.version_id);
@@ -237,6 +238,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
       label: null,
       restored_from: null,
       author_username: s.username,
+      authors: [s.username],
     });
     const second = okJson(await api.version(s, note.id, newest!.id));
     assert.deepEqual(second, {
@@ -249,6 +251,7 @@ forEachDatabase('notes routes: statuses and shapes', (ctx) => {
       label: null,
       restored_from: null,
       author_username: s.username,
+      authors: [s.username],
     });
     assert.deepEqual(okJson(await api.version(s, note.id.toUpperCase(), newest!.id.toUpperCase())), second);
   });

@@ -38,7 +38,16 @@ export const NOTE_ROW_KEYS = [
 ];
 /** How a note that was never filed and has no tags reads. */
 export const UNFILED = { folder_id: null, pinned: false, archived: false, tags: [] as string[] };
-export const VERSION_ROW_KEYS = ['id', 'title', 'version', 'created_at', 'label', 'restored_from', 'author_username'];
+export const VERSION_ROW_KEYS = [
+  'id',
+  'title',
+  'version',
+  'created_at',
+  'label',
+  'restored_from',
+  'author_username',
+  'authors',
+];
 export const VERSION_KEYS = [
   'id',
   'note_id',
@@ -49,6 +58,7 @@ export const VERSION_KEYS = [
   'label',
   'restored_from',
   'author_username',
+  'authors',
 ];
 
 import type { Note } from '../../src/notes/notes.service.js';

@@ -56,6 +56,7 @@ forEachDatabase('notes versioning: concurrent writers, ETag and If-Match', (ctx)
       label: null,
       restored_from: null,
       author_username: s.username,
+      authors: [s.username],
     });
     // Times follow the numbers: a writer that waited for its turn never gets an earlier time.
     for (let i = 1; i < history.length; i += 1) {
