@@ -1,9 +1,8 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { diffOf } from '../history/api';
 import { Markdown } from '../markdown/markdown';
 import { SharePanel } from '../sharing/share-panel';
-import { createNote, deleteNote, getNote, saveVersion, type Folder, type Note } from './api';
+import { createNote, deleteNote, getNote, saveVersion, versionText, type Folder, type Note } from './api';
 import { useAttacher } from './attach';
 import { ConflictPanel, type Conflict } from './conflict-panel';
 import { clearDraft } from './drafts';
@@ -160,11 +159,35 @@ export function Editor({
         return;
       }
       const answer = await saveVersion(base.id, base.version, mine);
-      if (answer === 'conflict') {
-        const server = await getNote(base.id);
-        const diff = await diffOf(base.id, { from: base.version, to: server.version }).catch(() => null);
-        setConflict({ server, diff, mine });
+      if (answer === 'conflict' || 'conflicts' in answer) {
+        // Overlapping changes (or the note moved on twice while merging): nothing was saved. The
+        // panel shows the merge, each overlapping place with both texts.
+        const [server, baseText, { mergeRegions }] = await Promise.all([
+          getNote(base.id),
+          versionText(base.id, base.version, base),
+          import('./merge-regions'),
+        ]);
+        let regions = mergeRegions(baseText.content, mine.content, server.content);
+        // The server saw an overlap the base at hand does not show (that version is no longer
+        // kept): the whole text is the place to choose, both sides kept — coarser, never lossy.
+        if (regions.every((r) => 'ok' in r) && mine.content !== server.content)
+          regions = [{ ours: mine.content, theirs: server.content, base: baseText.content }];
+        setConflict({ server, base: baseText, mine, regions });
         setStatus('');
+        return;
+      }
+      if ('merged' in answer) {
+        // Saved together with changes made elsewhere meanwhile: they join the text on screen where
+        // they were made; the cursor, and anything typed while this save ran, stay.
+        const merged = answer.merged;
+        text.apply(mine.content, merged.content);
+        if (now.current.title === mine.title) setTitle(merged.title);
+        setNote(merged);
+        newer.clear();
+        setConflict(null);
+        setRestored(null);
+        setStatus(`Saved as version ${answer.saved}, together with changes saved elsewhere meanwhile`);
+        onChanged();
         return;
       }
       // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
@@ -183,14 +206,9 @@ export function Editor({
 
   const saveNow = () => void save();
   useSaveShortcut(saveNow);
-  // Saved by itself once the typing pauses — not over a conflict, a restored draft or a newer
-  // version on offer, which wait for the user's choice.
-  useAutosave(
-    saveNow,
-    dirty && role !== 'viewer' && conflict === null && restored === null && newer.newer === null,
-    [title, edits],
-    note,
-  );
+  // Saved by itself once the typing pauses — also over a newer version saved elsewhere (the save
+  // merges with it), but not over a conflict or a restored draft, which wait for the user's choice.
+  useAutosave(saveNow, dirty && role !== 'viewer' && conflict === null && restored === null, [title, edits], note);
 
   const remove = async () => {
     // The trash keeps what was saved, not what is typed: deleting unsaved text asks first.
@@ -293,7 +311,7 @@ export function Editor({
           Version {offered.version} of this note was saved{' '}
           {newer.newerBy === null ? 'elsewhere' : `by ${newer.newerBy}`}.{' '}
           {dirty ? (
-            'Saving will show what changed there beside your text.'
+            'Saving brings its changes into your text; where you both changed the same lines, you choose.'
           ) : (
             <button type="button" class="secondary" onClick={() => loadVersion(offered)}>
               Load version {offered.version}
@@ -304,7 +322,13 @@ export function Editor({
       {conflict && (
         <ConflictPanel
           conflict={conflict}
-          keepMine={() => save(conflict.server, conflict.mine)}
+          saveMerged={(merged) => {
+            // What was typed while the panel was open stays (it joins the merged text).
+            text.apply(conflict.mine.content, merged.content);
+            if (now.current.title === conflict.mine.title) setTitle(merged.title);
+            const title = now.current.title === conflict.mine.title ? merged.title : now.current.title;
+            void save(conflict.server, { title, content: text.get() });
+          }}
           takeTheirs={() => loadVersion(conflict.server)}
         />
       )}

@@ -74,6 +74,15 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
           latest.current.onChange();
         }
       },
+      // The plain box (CodeMirror did not load): the merged text when nothing was typed since the
+      // save; else what is typed stays, and the next save merges it again.
+      apply: (from, to) => {
+        if (editor.current !== null) editor.current.apply(from, to);
+        else if (fallback.current !== null && fallback.current.value === from) {
+          fallback.current.value = to;
+          latest.current.onChange();
+        }
+      },
     };
     // Replaced between the first render and now (a draft restored): the box shows it too.
     const held = text.get();
