@@ -7,7 +7,7 @@ import {
   syntaxHighlighting,
   syntaxTreeAvailable,
 } from '@codemirror/language';
-import { EditorSelection, EditorState, Prec, Transaction } from '@codemirror/state';
+import { Compartment, EditorSelection, EditorState, Prec, Transaction, type Extension } from '@codemirror/state';
 import { EditorView, keymap, ViewPlugin, type ViewUpdate } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { changesBetween, changesOnto } from './text-changes';
@@ -55,6 +55,13 @@ export interface MarkdownEditorHandle {
    * what was typed since `from`: the cursor and that typing stay. Not undone by Undo (not typed here).
    */
   apply(from: string, to: string): void;
+  /**
+   * Live co-editing (collab.ts): the text becomes `text` (only the lines that differ, the cursor
+   * kept, not undoable), then `binding` (y-codemirror.next) joins the editor; null takes it out again.
+   */
+  collaborate(binding: Extension | null, text?: string): void;
+  /** Whether the text takes typing (a live session whose access ended: read only). */
+  setEditable(editable: boolean): void;
   focus(): void;
   /** The line (from 0, with the fraction of it above `top`) at screen height `top`. */
   lineAt(top: number): number;
@@ -137,6 +144,8 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
   // custom properties inherit into shadow trees. (An id reference cannot cross the shadow
   // boundary, hence aria-label rather than aria-labelledby.)
   const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });
+  const live = new Compartment();
+  const editable = new Compartment();
   const view = new EditorView({
     parent: root,
     root,
@@ -146,6 +155,8 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         ? EditorSelection.single(clamp(options.selection.anchor), clamp(options.selection.head))
         : undefined,
       extensions: [
+        live.of([]),
+        editable.of([]),
         history(),
         markdownSupport,
         parseToEnd,
@@ -211,6 +222,18 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
     apply(from, to) {
       const changes = changesOnto(view.state.doc.toString(), from, to);
       if (!changes.empty) view.dispatch({ changes, annotations: Transaction.addToHistory.of(false) });
+    },
+    collaborate(binding, text) {
+      if (text !== undefined) {
+        const changes = changesBetween(view.state.doc.toString(), text);
+        if (!changes.empty) view.dispatch({ changes, annotations: Transaction.addToHistory.of(false) });
+      }
+      view.dispatch({ effects: live.reconfigure(binding ?? []) });
+    },
+    setEditable(on) {
+      view.dispatch({
+        effects: editable.reconfigure(on ? [] : [EditorState.readOnly.of(true), EditorView.editable.of(false)]),
+      });
     },
     focus: () => view.focus(),
     lineAt(top) {

@@ -16,6 +16,9 @@ import { useDraftKeeping } from './use-drafts';
 import { dropLeaveGuard, useLeaveGuard } from './use-leave-guard';
 import { useNewerVersion } from './use-newer-version';
 import { useNoteLoad } from './use-note-load';
+import { useLive } from './use-live';
+import type { MarkdownEditorHandle } from './codemirror';
+import { liveEditing } from '../app/device-settings';
 
 export { NEW } from './editor-state';
 
@@ -29,6 +32,7 @@ export { NEW } from './editor-state';
 export function Editor({
   noteId,
   me,
+  myName,
   onChanged,
   onDeleted,
   onCreated,
@@ -38,6 +42,8 @@ export function Editor({
   /** `new`: a note not on the server yet, created by its first save. */
   noteId: string;
   me: string;
+  /** The username, shown to the others beside this person's cursor when editing live. */
+  myName: string;
   onChanged: () => void;
   onDeleted: (title: string) => void;
   /** The first save of a new note created it, with this id. */
@@ -66,8 +72,28 @@ export function Editor({
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
   const attacher = useAttacher((inserted) => inserter.current?.(inserted));
-  const dirty = note !== null && (title !== note.title || !text.same(note.content));
-  const now = useRef<EditorNow>({ note, dirty, title, role });
+  const cm = useRef<MarkdownEditorHandle | null>(null);
+  const [cmReady, setCmReady] = useState(false);
+  /** Live co-editing (use-live.ts): while connected, the shared document holds the text, not a save. */
+  const isLive = useRef(false);
+  const changed = note !== null && (title !== note.title || !text.same(note.content));
+  const now = useRef<EditorNow>({ note, dirty: changed, title, role });
+  const live = useLive({
+    // Not for a new note (nothing to share yet), a viewer (who reads), or a restored draft (its
+    // choice first: Save merges it, Discard drops it).
+    enabled: liveEditing.on() && note !== null && note.version > 0 && role !== 'viewer' && restored === null,
+    ready: cmReady,
+    noteId,
+    name: myName,
+    handle: cm,
+    text,
+    now,
+    onTitle: setTitle,
+  });
+  isLive.current = live.state.kind === 'live';
+  const ended = live.state.kind === 'ended';
+  /** Unsaved: while live, only what has not reached the server yet. */
+  const dirty = live.state.kind === 'live' ? live.state.pending : ended ? false : changed;
   now.current = { note, dirty, title, role };
   const created = useRef<string | null>(null);
   /** Set once the user chose to leave without saving: the draft went with the answer. */
@@ -75,6 +101,13 @@ export function Editor({
 
   /** Shows a version from the server in place of what is on screen. */
   const loadVersion = (server: Note, by: string | null = null) => {
+    if (isLive.current) {
+      // Live: the version the server made of the shared text; the text on screen is already newer.
+      setNote(server);
+      newer.clear();
+      setStatus(`Version ${server.version} saved`);
+      return;
+    }
     setNote(server);
     setTitle(server.title);
     text.set(server.content);
@@ -136,7 +169,9 @@ export function Editor({
   });
 
   const save = async (base = note, mine = { title, content: text.get() }) => {
-    if (base === null || busy) return;
+    if (base === null || busy || ended) return;
+    // Live: every change is already with the server, which makes the versions.
+    if (isLive.current) return;
     // An unchanged save would only make an identical version.
     if (mine.title === base.title && mine.content === base.content) {
       setStatus(base.version === 0 ? 'Nothing to save yet' : 'No changes to save');
@@ -208,7 +243,12 @@ export function Editor({
   useSaveShortcut(saveNow);
   // Saved by itself once the typing pauses — also over a newer version saved elsewhere (the save
   // merges with it), but not over a conflict or a restored draft, which wait for the user's choice.
-  useAutosave(saveNow, dirty && role !== 'viewer' && conflict === null && restored === null, [title, edits], note);
+  useAutosave(
+    saveNow,
+    dirty && role !== 'viewer' && conflict === null && restored === null && !isLive.current && !ended,
+    [title, edits],
+    note,
+  );
 
   const remove = async () => {
     // The trash keeps what was saved, not what is typed: deleting unsaved text asks first.
@@ -253,9 +293,13 @@ export function Editor({
     >
       <EditorToolbar
         note={note}
-        role={role}
-        dirty={dirty}
-        status={status}
+        role={ended ? 'viewer' : role}
+        dirty={dirty && live.state.kind !== 'live'}
+        status={
+          live.state.kind === 'live'
+            ? `Live${live.state.people.length > 0 ? ` with ${live.state.people.join(', ')}` : ''} · ${live.state.pending ? 'Saving…' : 'Saved'}`
+            : status
+        }
         busy={busy}
         editing={editing}
         preview={preview}
@@ -304,9 +348,14 @@ export function Editor({
           {error}
         </p>
       )}
+      {live.state.kind === 'ended' && (
+        <p class="error" role="alert">
+          {live.state.why}
+        </p>
+      )}
       {attacher.message}
       {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}
-      {offered && offered.version > note.version && !conflict && (
+      {offered && offered.version > note.version && !conflict && live.state.kind !== 'live' && (
         <div class="notice" role="status">
           Version {offered.version} of this note was saved{' '}
           {newer.newerBy === null ? 'elsewhere' : `by ${newer.newerBy}`}.{' '}
@@ -353,7 +402,11 @@ export function Editor({
             ref={titleRef}
             value={title}
             maxLength={200}
-            onInput={(e) => setTitle(e.currentTarget.value)}
+            readOnly={ended}
+            onInput={(e) => {
+              setTitle(e.currentTarget.value);
+              live.session.current?.setTitle(e.currentTarget.value);
+            }}
           />
           <div class={`panes ${preview ? 'with-preview' : ''}`}>
             <div class="pane">
@@ -366,6 +419,8 @@ export function Editor({
                 onFiles={attacher.attach}
                 inserter={inserter}
                 onTopLine={preview ? setTopLine : undefined}
+                handle={cm}
+                onReady={() => setCmReady(true)}
               />
             </div>
             {preview && editing && (

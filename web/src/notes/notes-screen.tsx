@@ -38,7 +38,7 @@ function scopeQuery(scope: Scope): { archived?: 'true'; folder?: string; tag?: s
 }
 
 /** The notes list (with search) beside the open note; on a phone one of the two at a time. */
-export function NotesScreen({ noteId, me }: { noteId: string | null; me: string }) {
+export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me: string; myName: string }) {
   const [notes, setNotes] = useState<SharedRow[] | null>(null);
   const [error, setError] = useState('');
   const [query, setQuery] = useState('');
@@ -297,6 +297,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
             key={editorKey}
             noteId={noteId}
             me={me}
+            myName={myName}
             onChanged={refresh}
             folders={folders}
             folderId={scope.kind === 'folder' ? scope.id : null}
