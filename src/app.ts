@@ -53,6 +53,9 @@ import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
 import { createBus } from './events/bus.js';
+import { Collab } from './collab/collab.js';
+import { addEffectSink } from './db/effects.js';
+import { subjectOf } from './shared/claims.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { LIVE_DEFAULTS, LiveEvents, type LiveOptions } from './events/live.js';
 import { throttleCounters, type ThrottleTesting } from './http/throttle-counters.js';
@@ -83,12 +86,16 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
   /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
   liveTesting?: Partial<LiveOptions>;
+  /** Tests only: a shorter debounce for storing live documents (collab/collab.ts). */
+  collabTesting?: { storeDebounceMs?: number };
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Live changes of this app (events/live.ts); tests publish through it. */
     liveEvents: LiveEvents;
+    /** Live co-editing of this app (collab/collab.ts); tests and benchmarks count its documents. */
+    collab: Collab;
   }
 }
 
@@ -105,6 +112,7 @@ export async function buildApp({
   checkpoint,
   throttleTesting,
   liveTesting,
+  collabTesting,
 }: AppOptions): Promise<FastifyInstance> {
   if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
@@ -193,13 +201,38 @@ export async function buildApp({
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const live = new LiveEvents(database.db, await createBus(config, app.log), app.log, {
+  const bus = await createBus(config, app.log);
+  const live = new LiveEvents(database.db, bus, app.log, {
     ...LIVE_DEFAULTS,
     ...liveTesting,
   });
   app.decorate('liveEvents', live);
-  // Streams never end by themselves: ended first, or closing would wait for them.
-  app.addHook('preClose', async () => live.endAll());
+  // Live co-editing (collab/collab.ts): a WebSocket at /api/collab, taken from the HTTP upgrade.
+  const collab = new Collab({
+    db: database.db,
+    log: app.log,
+    idleMs: config.collabIdleSeconds * 1000,
+    bus,
+    ...(config.redisUrl !== undefined && { redis: { url: config.redisUrl, prefix: config.redisKeyPrefix } }),
+    ...(collabTesting?.storeDebounceMs !== undefined && { storeDebounceMs: collabTesting.storeDebounceMs }),
+    authenticate: async (token) => {
+      const claims = tokens.verify(token);
+      const userId = claims === null || claims.type !== 'access' ? null : subjectOf(claims);
+      if (claims === null || userId === null || !(await sessionIsLive(database.db, claims))) return undefined;
+      return { userId, stillValid: () => sessionIsLive(database.db, claims) };
+    },
+  });
+  await collab.start();
+  app.decorate('collab', collab);
+  const removeCollabSink = addEffectSink(database.db, collab);
+  app.server.on('upgrade', (request, socket, head: Buffer) => {
+    if (!collab.handleUpgrade(request, socket, head)) socket.destroy();
+  });
+  // Streams and live documents never end by themselves: ended first, or closing would wait for them.
+  app.addHook('preClose', async () => {
+    removeCollabSink();
+    await Promise.all([live.endAll(), collab.close()]);
+  });
   app.addHook('onClose', async () => live.close());
   // One object serves every auth folder. Where a lower folder needs a higher one's work, it gets it
   // here rather than importing it (test/architecture.test.ts): accounts the sessions' functions,
@@ -214,7 +247,10 @@ export async function buildApp({
     sessionFailures: failures,
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
-    credentialsRevoked: (userId) => live.credentialsRevoked(userId),
+    credentialsRevoked: (userId) => {
+      live.credentialsRevoked(userId);
+      collab.credentialsRevoked(userId);
+    },
     sessions: {
       endAll: endAllSessions,
       open: (trx, user, client) => issueTokenPair(trx, tokens, user, client),

@@ -33,6 +33,8 @@ export interface NoteChange {
   users?: string[];
   /** Told as well: a member who just left. */
   alsoTell?: string[];
+  /** The version was written from a live co-editing session (src/collab), which has its text already. */
+  live?: boolean;
 }
 
 /** Where committed changes go. */

@@ -23,6 +23,7 @@ import * as saveFunction from './migrations/2026-11-25-34-a-save-function.js';
 import * as sessionAccessToken from './migrations/2026-11-26-36-a-session-access-token.js';
 import * as foldersOwner from './migrations/2026-11-26-37-f-folders-owner.js';
 import * as accessJtiIndex from './migrations/2026-11-26-37-s-access-jti-index.js';
+import * as collabServer from './migrations/2026-11-26-40-c-collab-server.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-26-36-a-session-access-token': sessionAccessToken,
   '2026-11-26-37-f-folders-owner': foldersOwner,
   '2026-11-26-37-s-access-jti-index': accessJtiIndex,
+  '2026-11-26-40-c-collab-server': collabServer,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -256,6 +256,21 @@ export interface DavLocksTable {
   expires_at: Timestamp;
 }
 
+/** A note's live co-editing document (src/collab): its Yjs state, kept so a restart loses nothing. */
+export interface CollabDocumentsTable {
+  note_id: string;
+  /** Base64 of the Yjs update. */
+  state: string;
+  updated_at: Timestamp;
+}
+
+/** Everyone who wrote a version, in order (a live session's version has several); absent: its author_id alone. */
+export interface NoteVersionAuthorsTable {
+  version_id: string;
+  position: number;
+  user_id: string;
+}
+
 export interface Tables {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -278,6 +293,8 @@ export interface Tables {
   dav_properties: DavPropertiesTable;
   dav_locks: DavLocksTable;
   note_members: NoteMembersTable;
+  collab_documents: CollabDocumentsTable;
+  note_version_authors: NoteVersionAuthorsTable;
 }
 
 export type Db = Kysely<Tables>;

@@ -15,6 +15,8 @@ export interface LiveEvent {
   data: { id: string; [key: string]: unknown };
   users?: string[];
   alsoTell?: string[];
+  /** Written from a live co-editing session (src/collab); not sent to streams. */
+  live?: boolean;
 }
 
 /**
@@ -78,7 +80,8 @@ function decodeEvent(text: string): BusMessage | undefined {
       !(EVENT_TYPES as readonly string[]).includes(value.type) ||
       typeof value.data?.id !== 'string' ||
       !list(value.users) ||
-      !list(value.alsoTell)
+      !list(value.alsoTell) ||
+      (value.live !== undefined && value.live !== true)
     )
       return undefined;
     return value;

@@ -39,6 +39,7 @@ export class ChangePublisher implements EffectSink {
         data,
         ...(change.users !== undefined && { users: change.users }),
         ...(change.alsoTell !== undefined && { alsoTell: change.alsoTell }),
+        ...(change.live === true && { live: true }),
       });
     })().catch((error: unknown) =>
       this.log.warn({ err: error, type, noteId }, 'live events: a change was not published'),

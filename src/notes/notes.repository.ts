@@ -117,6 +117,35 @@ export async function insertVersion(
   });
 }
 
+/** Everyone who wrote a version, in order (a live session's version: src/collab). */
+export async function insertVersionAuthors(db: Db, versionId: string, userIds: readonly string[]): Promise<void> {
+  if (userIds.length === 0) return;
+  await db
+    .insertInto('note_version_authors')
+    .values(userIds.map((user_id, position) => ({ version_id: versionId, position, user_id })))
+    .execute();
+}
+
+/** The authors of each of these versions that has several, by version id, in order. */
+export async function versionAuthors(db: Db, versionIds: readonly string[]): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  if (versionIds.length === 0) return found;
+  const rows = await db
+    .selectFrom('note_version_authors as va')
+    .innerJoin('users as u', 'u.id', 'va.user_id')
+    .select(['va.version_id', 'u.username'])
+    .where('va.version_id', 'in', versionIds)
+    .orderBy('va.version_id')
+    .orderBy('va.position')
+    .execute();
+  for (const row of rows) {
+    const list = found.get(row.version_id) ?? [];
+    list.push(row.username);
+    found.set(row.version_id, list);
+  }
+  return found;
+}
+
 const findNoteQuery = compiled((db, p: { ownerId: string; noteId: string }) =>
   db
     .selectFrom('notes as n')

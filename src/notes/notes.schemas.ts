@@ -116,6 +116,12 @@ const AuthorUsername = Type.Union([Type.String(), Type.Null()], {
     'who wrote the version: the owner or an editor the note is shared with; null once that account is deleted',
 });
 
+const Authors = Type.Array(Type.String(), {
+  description:
+    'everyone who wrote the version, in order: several for a version written from a live co-editing session ' +
+    '(the first is author_username), else author_username alone (empty once that account is deleted)',
+});
+
 export const VersionRowSchema = Type.Object(
   {
     id: Uuid,
@@ -125,6 +131,7 @@ export const VersionRowSchema = Type.Object(
     label: Label,
     restored_from: RestoredFrom,
     author_username: AuthorUsername,
+    authors: Type.Optional(Authors),
   },
   { $id: 'VersionRow' },
 );
@@ -140,6 +147,7 @@ export const VersionSchema = Type.Object(
     label: Label,
     restored_from: RestoredFrom,
     author_username: AuthorUsername,
+    authors: Type.Optional(Authors),
   },
   { $id: 'Version' },
 );

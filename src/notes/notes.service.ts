@@ -2,6 +2,7 @@ import { linkedAttachments, recordReferences } from '../attachments/references.j
 import { anyoneListening, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
+import { isPostgres } from '../db/dialect.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
@@ -248,7 +249,12 @@ export async function writeVersion(
   expected: number[] | undefined,
   restoredFrom: number | null,
   authorId = ownerId,
+  /** Everyone who wrote it, in order, when several did (a live session's version, src/collab); the first is `authorId`. */
+  authors?: readonly string[],
+  /** Written from a live co-editing session (src/collab): told as such, so it is not applied back to it. */
+  live = false,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
+  const coauthors = authors !== undefined && authors.length > 1 ? authors : undefined;
   const versionId = newId();
   const now = nowIso();
   const title = input.title;
@@ -302,13 +308,16 @@ export async function writeVersion(
           await repo.setNoteTags(trx, noteId, encoded);
           await replaceNoteTags(trx, { noteId, ownerId, tags });
         }
+        if (coauthors !== undefined) await repo.insertVersionAuthors(trx, versionId, coauthors);
         return advanced;
       },
     },
     input.content.length,
   );
   if (next !== undefined) {
-    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId });
+    // On PostgreSQL the save is one call of its function; the authors follow it, before anyone is told.
+    if (coauthors !== undefined && isPostgres(db)) await repo.insertVersionAuthors(db, versionId, coauthors);
+    noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId, ...(live && { live }) });
     return { version: next.version, versionId, updatedAt: next.updated_at };
   }
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
@@ -321,7 +330,22 @@ export async function listVersions(db: Db, ownerId: string, noteId: string, page
   const shape = await repo.findNoteHistoryShape(db, ownerId, noteId);
   if (shape === undefined) throw Errors.noteNotFound();
   if (page.offset >= shape.version - shape.pruned) return [];
-  return repo.listVersions(db, noteId, shape, page.limit, page.offset);
+  return withAuthors(db, await repo.listVersions(db, noteId, shape, page.limit, page.offset));
+}
+
+/** Each version with `authors`: its several writers (a live session's version), else its author alone. */
+async function withAuthors<T extends { id: string; author_username: string | null }>(
+  db: Db,
+  rows: T[],
+): Promise<(T & { authors: string[] })[]> {
+  const several = await repo.versionAuthors(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => ({
+    ...row,
+    authors: several.get(row.id) ?? (row.author_username === null ? [] : [row.author_username]),
+  }));
 }
 
 export async function getVersion(db: Db, ownerId: string, noteId: string, versionId: string) {
@@ -330,5 +354,5 @@ export async function getVersion(db: Db, ownerId: string, noteId: string, versio
     const noteExists = (await repo.findNoteVersionNumber(db, ownerId, noteId)) !== undefined;
     throw noteExists ? Errors.versionNotFound() : Errors.noteNotFound();
   }
-  return row;
+  return (await withAuthors(db, [row]))[0]!;
 }

@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
+import { connect, listening, type Client } from './support.js';
+
+forEachDatabase(
+  'live co-editing at /api/collab',
+  (ctx) => {
+    let url: string;
+    let owner: Session;
+    const clients: Client[] = [];
+    const open = (noteId: string, token: string | null) => {
+      const client = connect(url, noteId, token);
+      clients.push(client);
+      return client;
+    };
+
+    test.before(async () => {
+      url = await listening(ctx.app);
+      owner = await newSession(ctx.app, 'own');
+    });
+    test.afterEach(() => {
+      for (const client of clients.splice(0)) client.destroy();
+    });
+
+    async function newNote(content: string, title = 'Shared'): Promise<string> {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: owner.auth,
+        payload: { title, content },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json().id;
+    }
+    async function share(noteId: string, who: Session, role: 'editor' | 'viewer') {
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${noteId}/members`,
+        headers: owner.auth,
+        payload: { username: who.username, role },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    const note = async (noteId: string) =>
+      (await ctx.app.inject({ method: 'GET', url: `/api/notes/${noteId}`, headers: owner.auth })).json();
+    const versions = async (noteId: string) =>
+      (await ctx.app.inject({ method: 'GET', url: `/api/notes/${noteId}/versions`, headers: owner.auth })).json();
+
+    test('two editors type on different lines and both lines survive, in the next version too', async () => {
+      const carol = await newSession(ctx.app, 'car');
+      const id = await newNote('first\nsecond\n');
+      await share(id, carol, 'editor');
+      const a = open(id, owner.accessToken);
+      const c = open(id, carol.accessToken);
+      assert.equal(await a.ready, true);
+      assert.equal(await c.ready, true);
+      assert.equal(a.content.toString(), 'first\nsecond\n');
+      a.content.insert(0, 'alice: ');
+      // Carol types once alice's words reached her: alice typed first.
+      await until(() => c.content.toString().startsWith('alice: '), "alice's edit at carol's");
+      c.content.insert(c.content.length, 'carol line\n');
+      const both = 'alice: first\nsecond\ncarol line\n';
+      await until(() => a.content.toString() === both && c.content.toString() === both, 'both edits everywhere');
+      // Idle: one version with both authors, the first typist as its author.
+      await until(async () => (await note(id)).content === both, 'the idle version');
+      const [newest] = await versions(id);
+      assert.equal(newest.version, 2);
+      assert.equal(newest.author_username, owner.username);
+      assert.deepEqual(newest.authors, [owner.username, carol.username]);
+    });
+
+    test('a viewer receives the text but cannot change it; a stranger and bad tokens are refused', async () => {
+      const viewer = await newSession(ctx.app, 'vie');
+      const stranger = await newSession(ctx.app, 'str');
+      const id = await newNote('read me\n');
+      await share(id, viewer, 'viewer');
+      const v = open(id, viewer.accessToken);
+      assert.equal(await v.ready, true);
+      assert.equal(v.content.toString(), 'read me\n');
+      v.content.insert(0, 'vandal ');
+      const o = open(id, owner.accessToken);
+      assert.equal(await o.ready, true);
+      o.content.insert(o.content.length, 'owner\n');
+      await until(() => v.content.toString().includes('owner'), 'the owner edit at the viewer');
+      assert.equal(o.content.toString(), 'read me\nowner\n');
+      assert.equal(await open(id, stranger.accessToken).ready, false);
+      assert.equal(await open(id, 'not-a-token').ready, false);
+      assert.equal(await open(id, '').ready, false);
+    });
+
+    test('an API save during a session reaches the connected clients as an edit', async () => {
+      const id = await newNote('one\ntwo\nthree\n');
+      const a = open(id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      // A relative position in "three": kept by an edit, lost by a reset.
+      const res = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${id}/versions`,
+        headers: { ...owner.auth, 'if-match': '"1"' },
+        payload: { title: 'Shared', content: 'one\nTWO\nthree\n' },
+      });
+      assert.ok(res.statusCode < 300, res.body);
+      await until(() => a.content.toString() === 'one\nTWO\nthree\n', 'the saved text in the live document');
+    });
+
+    test('the last person leaving writes a version; nothing unchanged is written', async () => {
+      const id = await newNote('start\n');
+      const a = open(id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      a.content.insert(a.content.length, 'more\n');
+      await until(() => ctx.app.collab.documentCount > 0, 'the document open');
+      a.destroy();
+      await until(async () => (await note(id)).content === 'start\nmore\n', 'the version on leaving');
+      const b = open(id, owner.accessToken);
+      assert.equal(await b.ready, true);
+      assert.equal(b.content.toString(), 'start\nmore\n');
+      b.destroy();
+      await until(() => ctx.app.collab.documentCount === 0, 'the document unloaded');
+      assert.equal((await note(id)).version, 2);
+    });
+
+    test('removing a member closes their connection', async () => {
+      const ed = await newSession(ctx.app, 'rem');
+      const id = await newNote('x\n');
+      await share(id, ed, 'editor');
+      const e = open(id, ed.accessToken);
+      assert.equal(await e.ready, true);
+      const res = await ctx.app.inject({
+        method: 'DELETE',
+        url: `/api/notes/${id}/members/${ed.userId}`,
+        headers: owner.auth,
+      });
+      assert.equal(res.statusCode, 204, res.body);
+      await until(() => e.closedReason() === 'Forbidden', 'the session ended');
+    });
+
+    test('a restart mid-session loses nothing acknowledged', async () => {
+      const id = await newNote('before\n');
+      const a = open(id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      a.content.insert(a.content.length, 'typed\n');
+      await until(() => !a.provider.hasUnsyncedChanges, 'the edit acknowledged');
+      a.destroy();
+      await ctx.rebuild({ COLLAB_IDLE_SECONDS: '3600' });
+      url = await listening(ctx.app);
+      const b = open(id, owner.accessToken);
+      assert.equal(await b.ready, true);
+      assert.equal(b.content.toString(), 'before\ntyped\n');
+    });
+  },
+  { COLLAB_IDLE_SECONDS: '0.3' },
+);

@@ -1,0 +1,71 @@
+import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
+import type { FastifyInstance } from 'fastify';
+import WebSocket from 'ws';
+import * as Y from 'yjs';
+
+/** A Node client of /api/collab, as the web editor is one (Hocuspocus' provider over `ws`). */
+export interface Client {
+  doc: Y.Doc;
+  provider: HocuspocusProvider;
+  content: Y.Text;
+  title: Y.Text;
+  /** Settles once the server has sent the document (true), or refused the token (false). */
+  ready: Promise<boolean>;
+  /** The close code of the socket's last close, if it was closed. */
+  closeCode: () => number | undefined;
+  /** The reason the server gave when it ended the session. */
+  closedReason: () => string | undefined;
+  destroy(): void;
+}
+
+export async function listening(app: FastifyInstance): Promise<string> {
+  const address = await app.listen({ port: 0, host: '127.0.0.1' });
+  return `${address.replace(/^http/, 'ws')}/api/collab`;
+}
+
+export function connect(url: string, noteId: string, token: string | null): Client {
+  const doc = new Y.Doc();
+  let code: number | undefined;
+  let closedReason: string | undefined;
+  const socket = new HocuspocusProviderWebsocket({
+    url,
+    WebSocketPolyfill: WebSocket,
+    // A refused connection stays refused: no reconnecting in tests.
+    maxAttempts: 1,
+  });
+  socket.on('close', ({ event }: { event: { code: number } }) => {
+    code = event.code;
+  });
+  let resolve!: (ok: boolean) => void;
+  const ready = new Promise<boolean>((r) => {
+    resolve = r;
+  });
+  const provider = new HocuspocusProvider({
+    websocketProvider: socket,
+    name: noteId,
+    document: doc,
+    token,
+    onSynced: () => resolve(true),
+    onAuthenticationFailed: () => resolve(false),
+    // The server ends this document's session (access ended): a close message, reason and all.
+    onClose: ({ event }) => {
+      code ??= event.code;
+      closedReason = event.reason;
+    },
+  });
+  socket.on('close', () => resolve(false));
+  provider.attach();
+  return {
+    doc,
+    provider,
+    content: doc.getText('content'),
+    title: doc.getText('title'),
+    ready,
+    closeCode: () => code,
+    closedReason: () => closedReason,
+    destroy() {
+      provider.destroy();
+      socket.destroy();
+    },
+  };
+}
