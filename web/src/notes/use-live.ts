@@ -68,6 +68,8 @@ export function useLive({
     let wait = RETRY_MS;
     /** The last token was refused: the next connection asks for a fresh one. */
     let stale = false;
+    /** A fresh token was tried after a refusal. */
+    let refreshed = false;
     let live: Live | null = null;
 
     const putAway = () => {
@@ -95,7 +97,12 @@ export function useLive({
       if (gone) return;
       setState({ kind: 'connecting' });
       let joined = false;
-      const session_ = collab.connectLive({
+      /** The others here, as last told (before the session joined the editor too). */
+      let others: string[] = [];
+      // Callbacks may come during connectLive itself (awareness set up): `ours` holds until it returns.
+      let session_: Live | null = null;
+      const ours = () => session_ !== null && live === session_;
+      session_ = collab.connectLive({
         noteId,
         token: async () => {
           const token = (await session.token(stale)) ?? '';
@@ -105,9 +112,10 @@ export function useLive({
         user: { name, color: collab.colourFor(name) },
         onSynced: () => {
           const editor = handle.current;
-          if (joined || gone || editor === null || live !== session_) return;
+          if (joined || gone || editor === null || session_ === null || !ours()) return;
           joined = true;
           wait = RETRY_MS;
+          refreshed = false;
           const base = now.current.note;
           // Typed here and not in a version yet (before the session, or while it was away): into
           // the shared text, on top of what the others typed meanwhile.
@@ -121,19 +129,25 @@ export function useLive({
           editor.collaborate(session_.binding(), session_.content());
           editor.setEditable(session_.writable);
           current.current = session_;
-          setState({ kind: 'live', pending: false, people: [], writable: session_.writable });
+          setState({ kind: 'live', pending: false, people: others, writable: session_.writable });
         },
         onLost: () => {
-          if (live === session_) later();
+          if (ours()) later();
         },
-        onRefused: () => {
-          if (live !== session_) return;
-          // Once with a fresh token (the last one may have expired); then without live editing.
-          if (!stale && !joined) stale = true;
-          later();
+        onRefused: (reason) => {
+          if (!ours()) return;
+          // An expired token: once more with a fresh one. Refused again, or refused the note
+          // (`Forbidden`): without live editing, saving as usual.
+          if (reason !== 'Forbidden' && !refreshed) {
+            stale = true;
+            refreshed = true;
+            return later();
+          }
+          putAway();
+          setState({ kind: 'off' });
         },
         onEnded: (why) => {
-          if (live !== session_) return;
+          if (!ours()) return;
           if (why === 'Unauthorized') {
             stale = true;
             return later();
@@ -147,11 +161,15 @@ export function useLive({
           });
         },
         onPending: (pending) =>
-          live === session_ && setState((s) => (s.kind === 'live' && s.pending !== pending ? { ...s, pending } : s)),
-        onPeople: (people) =>
-          live === session_ &&
-          setState((s) => (s.kind === 'live' && s.people.join('\n') !== people.join('\n') ? { ...s, people } : s)),
-        onTitle: (title) => live === session_ && latest.current.onTitle(title),
+          ours() && setState((s) => (s.kind === 'live' && s.pending !== pending ? { ...s, pending } : s)),
+        onPeople: (people) => {
+          others = [...new Set(people)];
+          if (ours())
+            setState((s) =>
+              s.kind === 'live' && s.people.join('\n') !== others.join('\n') ? { ...s, people: others } : s,
+            );
+        },
+        onTitle: (title) => ours() && latest.current.onTitle(title),
       });
       live = session_;
     };
