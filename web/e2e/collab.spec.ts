@@ -125,3 +125,20 @@ test('a viewer watches and cannot type; a member removed while editing is closed
   await expectText(alice, 'Soup and bread');
   await expectAccessible(carol, 'live editing ended');
 });
+
+test('without the live socket the editor saves by itself as before, merging', async ({ browser }) => {
+  const page = await person(browser);
+  // The socket refused at once, as by a proxy that does not pass WebSockets.
+  await page.routeWebSocket('**/api/collab', (socket) => socket.close());
+  await page.clock.install();
+  await signUp(page, undefined, undefined, { live: true, autosave: true });
+  await createNote(page, 'Alone', 'first');
+  await contentBox(page).click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' and more');
+  const state = page.getByRole('status').filter({ hasText: /Unsaved changes|Saved as version|^Live/ });
+  await expect(state).toHaveText('Unsaved changes');
+  await page.clock.runFor(2100);
+  await expect(state).toHaveText('Saved as version 2');
+  await expectContent(page, 'first and more');
+});

@@ -1,4 +1,4 @@
-import { api, unwrap, type Folder, type Note } from '../api/client';
+import { api, session, unwrap, type Folder, type Note } from '../api/client';
 import type { components, paths } from '../api/schema';
 
 export type { Folder, Note, NoteRow, SearchResult, TagCount } from '../api/client';
@@ -97,6 +97,14 @@ export async function versionText(
     await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: row.id } } }),
   );
   return { title: found.title, content: found.content };
+}
+
+/**
+ * The access token for the live co-editing socket's first message (never the URL), as the other
+ * API calls send it; `stale`: the last one was refused, so a fresh one through the refresh cookie.
+ */
+export async function accessToken(stale: boolean): Promise<string> {
+  return (await session.token(stale)) ?? '';
 }
 
 /** Moves the note to the trash. */

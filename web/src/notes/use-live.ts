@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { session } from '../api/client';
+import { accessToken } from './api';
 import type { Live } from './collab';
 import type { MarkdownEditorHandle } from './codemirror';
 import type { EditorNow } from './editor-state';
@@ -105,7 +105,7 @@ export function useLive({
       session_ = collab.connectLive({
         noteId,
         token: async () => {
-          const token = (await session.token(stale)) ?? '';
+          const token = await accessToken(stale);
           stale = false;
           return token;
         },
