@@ -166,6 +166,14 @@ export class Collab implements EffectSink {
     return this.hocuspocus.getDocumentsCount();
   }
 
+  /** Whether every connection of this user to the note on this instance is read-only (tests). */
+  isReadOnly(noteId: string, userId: string): boolean {
+    const connections = (this.hocuspocus.documents.get(noteId)?.getConnections() ?? []).filter(
+      (connection) => (connection.context as Context | undefined)?.userId === userId,
+    );
+    return connections.length > 0 && connections.every((connection) => connection.readOnly);
+  }
+
   get connectionCount(): number {
     return this.hocuspocus.getConnectionsCount();
   }

@@ -2,7 +2,6 @@ import { linkedAttachments, recordReferences } from '../attachments/references.j
 import { anyoneListening, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
-import { isPostgres } from '../db/dialect.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Page } from '../shared/page.js';
@@ -265,8 +264,8 @@ export async function writeVersion(
   const next = await writeWith(
     db,
     {
-      postgres: (one) =>
-        onePostgresCall.saveVersion(one, {
+      postgres: async (one) => {
+        const saved = await onePostgresCall.saveVersion(one, {
           ownerId,
           noteId,
           versionId,
@@ -280,7 +279,11 @@ export async function writeVersion(
           tagRows: searchableTags(tags),
           links,
           tsvector: searchVector(title, input.content),
-        }),
+        });
+        // The save is one call of its function; the authors follow it, before anyone is told.
+        if (saved !== undefined && coauthors !== undefined) await repo.insertVersionAuthors(one, versionId, coauthors);
+        return saved;
+      },
       sqlite: async (trx) => {
         const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
         if (advanced === undefined) return undefined;
@@ -315,8 +318,6 @@ export async function writeVersion(
     input.content.length,
   );
   if (next !== undefined) {
-    // On PostgreSQL the save is one call of its function; the authors follow it, before anyone is told.
-    if (coauthors !== undefined && isPostgres(db)) await repo.insertVersionAuthors(db, versionId, coauthors);
     noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId, ...(live && { live }) });
     return { version: next.version, versionId, updatedAt: next.updated_at };
   }

@@ -136,6 +136,73 @@ forEachDatabase(
       await until(() => e.closedReason() === 'Forbidden', 'the session ended');
     });
 
+    test('a save merges with unsaved live typing on other lines, and a restore arrives as an edit too', async () => {
+      const id = await newNote('a\nb\nc\n');
+      const a = open(id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      // Live typing, a version or not yet: either way the typed line must survive the save.
+      a.content.insert(0, 'typed ');
+      await until(() => !a.provider.hasUnsyncedChanges, 'the edit acknowledged');
+      const saved = await ctx.app.inject({
+        method: 'POST',
+        // From version 1, merged on the server if the live text became a version meanwhile.
+        url: `/api/notes/${id}/versions?merge=true`,
+        headers: { ...owner.auth, 'if-match': '"1"' },
+        payload: { title: 'Shared', content: 'a\nb\nC\n' },
+      });
+      assert.ok(saved.statusCode < 300, saved.body);
+      await until(() => a.content.toString() === 'typed a\nb\nC\n', 'the save merged into the live text');
+      const restored = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${id}/restore`,
+        headers: owner.auth,
+        payload: { version: 1 },
+      });
+      assert.ok(restored.statusCode < 300, restored.body);
+      await until(() => !a.content.toString().includes('C'), 'the restore in the live text');
+    });
+
+    test('ending the session (logout) and trashing the note end the live session', async () => {
+      const ed = await newSession(ctx.app, 'out');
+      const id = await newNote('y\n');
+      await share(id, ed, 'editor');
+      const e = open(id, ed.accessToken);
+      const o = open(id, owner.accessToken);
+      assert.equal(await e.ready, true);
+      assert.equal(await o.ready, true);
+      const out = await ctx.app.inject({ method: 'POST', url: '/api/auth/logout', headers: ed.auth });
+      assert.equal(out.statusCode, 204, out.body);
+      await until(() => e.closedReason() === 'Unauthorized', "the editor's session ended");
+      assert.equal(o.closedReason(), undefined);
+      const trashed = await ctx.app.inject({ method: 'DELETE', url: `/api/notes/${id}`, headers: owner.auth });
+      assert.equal(trashed.statusCode, 204, trashed.body);
+      await until(() => o.closedReason() === 'Forbidden', "the owner's session ended with the trash");
+    });
+
+    test('a member made viewer can no longer write', async () => {
+      const ed = await newSession(ctx.app, 'dem');
+      const id = await newNote('z\n');
+      await share(id, ed, 'editor');
+      const e = open(id, ed.accessToken);
+      const o = open(id, owner.accessToken);
+      assert.equal(await e.ready, true);
+      assert.equal(await o.ready, true);
+      e.content.insert(0, 'allowed ');
+      await until(() => o.content.toString() === 'allowed z\n', 'the editor edit');
+      const res = await ctx.app.inject({
+        method: 'PATCH',
+        url: `/api/notes/${id}/members/${ed.userId}`,
+        headers: owner.auth,
+        payload: { role: 'viewer' },
+      });
+      assert.ok(res.statusCode < 300, res.body);
+      await until(() => ctx.app.collab.isReadOnly(id, ed.userId), 'the connection read-only');
+      e.content.insert(0, 'refused ');
+      o.content.insert(o.content.length, 'owner\n');
+      await until(() => e.content.toString().includes('owner'), 'the owner edit at the demoted member');
+      assert.equal(o.content.toString(), 'allowed z\nowner\n');
+    });
+
     test('a restart mid-session loses nothing acknowledged', async () => {
       const id = await newNote('before\n');
       const a = open(id, owner.accessToken);
