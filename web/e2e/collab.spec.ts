@@ -70,8 +70,17 @@ test('alice and carol type on different lines at the same time: both lines are t
   await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
 
   // The other's cursor, with the name beside it.
-  await expect(alice.locator('.cm-ySelectionInfo', { hasText: carolName })).toBeVisible();
-  await expect(carol.locator('.cm-ySelectionInfo', { hasText: aliceName })).toBeVisible();
+  // (Shown at all times, not only on hover: opacity 1.)
+  for (const [page, name] of [
+    [alice, carolName],
+    [carol, aliceName],
+  ] as const) {
+    const label = page.locator('.cm-ySelectionInfo', { hasText: name });
+    await expect(label).toBeVisible();
+    await expect(label).toHaveCSS('opacity', '1');
+    // On the person's colour (the page's CSP refuses the library's style attributes; our rules apply).
+    await expect(label).not.toHaveCSS('background-color', 'rgba(0, 0, 0, 0)');
+  }
   await expectAccessible(alice, 'live editing');
   await expectAccessible(carol, 'live editing at 375 px');
   expect(await carol.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);

@@ -47,14 +47,28 @@ export interface Live {
   destroy(): void;
 }
 
-// The others' names show beside their cursors at all times (y-codemirror.next shows them on hover),
-// in the page's font; white on each colour of PALETTE passes WCAG AA.
-const namesTheme = EditorView.theme({
-  '.cm-ySelectionInfo': { opacity: 1, fontFamily: 'inherit', fontSize: '0.7rem', borderRadius: '3px' },
-});
-
 /** Colours for people's cursors, dark enough for white names on them. */
 export const PALETTE = ['#1f5fbf', '#a3327a', '#2f6f3e', '#8a4b00', '#6b3fa0', '#b3261e'];
+
+// y-codemirror.next colours each cursor and selection with a `style` attribute, which the page's
+// CSP (style-src 'self') does not apply; the attribute stays, so these rules (in CodeMirror's
+// constructed stylesheet, which CSP allows) match it and give each colour of PALETTE. The others'
+// names show beside their cursors at all times (the library shows them on hover), in the page's
+// font; white on each colour passes WCAG AA.
+const namesTheme = EditorView.theme({
+  '.cm-ySelectionInfo': {
+    opacity: '1 !important',
+    fontFamily: 'inherit',
+    fontSize: '0.7rem',
+    borderRadius: '3px',
+  },
+  ...Object.fromEntries(
+    PALETTE.flatMap((colour) => [
+      [`.cm-ySelectionCaret[style*="${colour};"]`, { backgroundColor: colour, borderColor: colour }],
+      [`[style*="background-color: ${colour}33"]`, { backgroundColor: `${colour}33` }],
+    ]),
+  ),
+});
 
 export function colourFor(name: string): string {
   let hash = 0;
