@@ -189,7 +189,8 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   await expect(conflict).toBeVisible();
   await expect(conflict).toContainText('changed by A');
   await expectAccessible(pageB, 'conflict');
-  await conflict.getByRole('button', { name: 'Keep mine' }).click();
+  // Line two changed by A, a line added after it by B: both kept at that place unless B chooses.
+  await conflict.getByRole('button', { name: 'Save merged text' }).click();
   await expect(pageB.getByText('Saved as version 3')).toBeVisible();
 
   // Nothing was lost: A's text is version 2, B's is version 3.
@@ -202,7 +203,7 @@ test('conflicting edits from two browsers are resolved without loss', async ({ b
   // would drop the rotated cookie.
   await expect(pageA.getByRole('button', { name: 'Version 3' })).toBeVisible();
   await pageA.goto(`/notes/${id}`);
-  await expectContent(pageA, 'line one\nline two\nline three by B\n');
+  await expectContent(pageA, 'line one\nline two changed by A\nline two\nline three by B\n');
   await a.close();
   await b.close();
 });

@@ -72,8 +72,13 @@ test('typing never saved survives a reload; saving it clears it; typed on an old
   await page.getByRole('button', { name: 'Save' }).click();
   const conflict = page.getByRole('alert').filter({ hasText: 'This note changed since you opened it' });
   await expect(conflict).toContainText('Version 3 was saved elsewhere.');
-  await conflict.getByRole('button', { name: 'Keep mine' }).click();
+  // Both texts are kept (the phone's first), unless one is chosen: nothing is dropped.
+  await expect(conflict.getByRole('textbox', { name: 'Merged text' })).toHaveValue(
+    'from the phone\noffline thoughts\n',
+  );
+  await conflict.getByRole('button', { name: 'Save merged text' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved as version 4' })).toBeVisible();
+  await expectContent(page, 'from the phone\noffline thoughts\n');
   await expect(await openHistory(page, id)).toHaveText(['Version 4', 'Version 3', 'Version 2', 'Version 1']);
 });
 

@@ -154,21 +154,28 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
  * "Editing"): with it on, text stays unsaved only for the two seconds after the last key, and those
  * flows would race the automatic save. autosave.spec.ts tests the default, with the page's clock.
  * `reading: true` makes notes open for reading (Account, "Editing"; off by default), for
- * reading.spec.ts.
+ * reading.spec.ts. Live co-editing is off too unless `live: true` (collab.spec.ts): the specs of
+ * saving, drafts and conflicts are about the editor without a live session.
  */
 interface DeviceChoices {
   autosave?: boolean;
   reading?: boolean;
+  /** Live co-editing (Account, "Editing"; on by default in the app): off unless a spec asks, as autosave. */
+  live?: boolean;
 }
-async function chooseOnDevice(page: Page, { autosave = false, reading = false }: DeviceChoices): Promise<void> {
+async function chooseOnDevice(
+  page: Page,
+  { autosave = false, reading = false, live = false }: DeviceChoices,
+): Promise<void> {
   // Run on every page load: a choice the spec leaves alone is not touched, so a spec can change it
   // in Account and see it kept.
   await page.addInitScript(
-    ([save, read]) => {
+    ([save, read, together]) => {
       if (!save) localStorage.setItem('vellum.autosave', 'off');
+      if (!together && localStorage.getItem('vellum.live') === null) localStorage.setItem('vellum.live', 'off');
       if (read && localStorage.getItem('vellum.reading') === null) localStorage.setItem('vellum.reading', 'on');
     },
-    [autosave, reading],
+    [autosave, reading, live],
   );
 }
 

@@ -52,3 +52,19 @@ test('history: diff with word highlights, a name, compare, restore', async ({ pa
   await expectContent(page, 'The quick brown fox\nsecond line');
   await expect(page.getByText('Version 3', { exact: true })).toBeVisible();
 });
+
+// Issue 39: a line added after a last line without a line break showed that last line as removed
+// and added again (only its ending changed): it shows once, unchanged.
+test('a line added at the end of a note: the line before it shows unchanged, not removed and added', async ({
+  page,
+}) => {
+  await signUp(page);
+  const id = await createNote(page, 'Ends', 'line one\nline two');
+  await saveContent(page, 'line one\nline two\nline three', 2);
+  await openHistory(page, id);
+  await page.getByRole('button', { name: 'Version 2' }).click();
+  const diff = page.getByRole('region', { name: 'Changes from version 1 to 2' });
+  await expect(diff.locator('tr.add')).toHaveText(['+line three']);
+  await expect(diff.locator('tr.del')).toHaveCount(0);
+  await expect(diff.locator('tr.same')).toContainText(['line two']);
+});

@@ -16,6 +16,9 @@ function fakeEditor(start: string): TextSource & { doc: string; reads: number } 
     set: (text: string) => {
       editor.doc = text;
     },
+    apply: (from: string, to: string) => {
+      if (editor.doc === from) editor.doc = to;
+    },
   };
   return editor;
 }

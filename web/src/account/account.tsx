@@ -17,7 +17,7 @@ import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../auth/password-rules';
 import { formatTime } from '../app/format';
 import { Passkeys, TwoStep } from './security';
-import { autosave, openForReading } from '../app/device-settings';
+import { autosave, liveEditing, openForReading } from '../app/device-settings';
 import { deviceName } from './device-name';
 import { usePasswordDialog } from './password-dialog';
 import { Attachments } from '../files/files';
@@ -27,6 +27,7 @@ import { AccessTokens } from './access-tokens';
 function Editing() {
   const [saving, setSaving] = useState(autosave.on);
   const [reading, setReading] = useState(openForReading.on);
+  const [live, setLive] = useState(liveEditing.on);
   return (
     <section aria-labelledby="editing-heading">
       <h2 id="editing-heading">Editing</h2>
@@ -54,6 +55,17 @@ function Editing() {
           }}
         />{' '}
         Open notes for reading, with Edit to change them
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={live}
+          onChange={(e) => {
+            liveEditing.set(e.currentTarget.checked);
+            setLive(e.currentTarget.checked);
+          }}
+        />{' '}
+        Edit live with the others who have a note open, seeing their cursors
       </label>
       <p class="muted">These choices are kept on this device.</p>
     </section>

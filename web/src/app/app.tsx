@@ -131,7 +131,7 @@ function SignedInApp({ path }: { path: string }) {
   else if (path === '/trash') screen = <TrashScreen />;
   else if (path === '/account') screen = <AccountScreen user={user} onSignedOut={signOut} />;
   else if (path === '/admin' && user.is_admin) screen = <AdminScreen me={user} />;
-  else screen = <NotesScreen noteId={note ? note[1]! : null} me={user.id} />;
+  else screen = <NotesScreen noteId={note ? note[1]! : null} me={user.id} myName={user.username} />;
   return (
     <>
       <a class="skip" href="#main">

@@ -42,3 +42,10 @@ export const AUTOSAVE_IDLE_MS = 2000;
  * clients and tests rely on; E switches to reading at any time.
  */
 export const openForReading = setting('vellum.reading', false);
+
+/**
+ * Editing a note live with whoever else has it open (CONTRACT "Many hands and devices"): one shared
+ * text over /api/collab, the others' cursors shown, versions made by the server when the typing
+ * pauses. Off, the editor saves as before (with merging). On by default.
+ */
+export const liveEditing = setting('vellum.live', true);

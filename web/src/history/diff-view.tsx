@@ -62,16 +62,21 @@ export function DiffView({ diff, caption }: { diff: NoteDiff; caption: string })
               Lines {hunk.to_start} to {hunk.to_start + hunk.to_lines}
             </caption>
             <tbody>
-              {hunk.lines.map((line, i) => (
-                <tr key={i} class={line.op === '+' ? 'add' : line.op === '-' ? 'del' : 'same'}>
-                  <th scope="row" aria-label={line.op === '+' ? 'added' : line.op === '-' ? 'removed' : 'unchanged'}>
-                    {line.op === '=' ? ' ' : line.op}
-                  </th>
-                  <td>
-                    <WordLine line={line} other={partner.has(i) ? hunk.lines[partner.get(i)!] : undefined} />
-                  </td>
-                </tr>
-              ))}
+              {hunk.lines.map((line, i) => {
+                const other = partner.has(i) ? hunk.lines[partner.get(i)!] : undefined;
+                // The same words removed and added: only the line's ending changed (a line was added
+                // after a last line that had none). Shown once, unchanged, as a reader sees it.
+                const same = line.op === '=' || other?.text === line.text;
+                if (same && line.op === '+') return null;
+                return (
+                  <tr key={i} class={same ? 'same' : line.op === '+' ? 'add' : 'del'}>
+                    <th scope="row" aria-label={same ? 'unchanged' : line.op === '+' ? 'added' : 'removed'}>
+                      {same ? ' ' : line.op}
+                    </th>
+                    <td>{same ? line.text || ' ' : <WordLine line={line} other={other} />}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         );

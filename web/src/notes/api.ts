@@ -1,4 +1,4 @@
-import { api, unwrap, type Folder, type Note } from '../api/client';
+import { api, session, unwrap, type Folder, type Note } from '../api/client';
 import type { components, paths } from '../api/schema';
 
 export type { Folder, Note, NoteRow, SearchResult, TagCount } from '../api/client';
@@ -24,23 +24,87 @@ export async function createNote(body: { title: string; content: string; folder_
   return unwrap(await api.POST('/api/notes', { body }));
 }
 
+/** One place both sides changed (409 `merge_conflict`, docs/api.md "Merging saves"). */
+export type MergeConflict = NonNullable<
+  paths['/api/notes/{noteID}/versions']['post']['responses'][409]['content']['application/problem+json']['conflicts']
+>[number];
+
+/** How a save ended: saved as is, saved merged with changes made elsewhere, or refused. */
+export type SaveAnswer =
+  | { saved: number }
+  | { saved: number; merged: Note }
+  /** Overlapping changes: nothing was saved. */
+  | { conflicts: MergeConflict[]; current: number }
+  /** The note moved on twice while the merge ran (412): nothing was saved. */
+  | 'conflict';
+
 /**
- * A new version, conditional on the version the text was written on (If-Match): the version it
- * was saved as, or `conflict` when the note moved on meanwhile (412: nothing was overwritten).
+ * A new version, conditional on the version the text was written on (If-Match), and always asking
+ * the server to merge (`?merge=true`, CONTRACT "Many hands and devices"): when the note moved on
+ * meanwhile, changes that do not overlap are saved together (201, `merged`), overlapping ones are
+ * answered with where they overlap (409 `merge_conflict`), and nothing is ever overwritten.
  */
 export async function saveVersion(
   noteId: string,
   baseVersion: number,
   text: { title: string; content: string },
-): Promise<{ saved: number } | 'conflict'> {
+): Promise<SaveAnswer> {
   const answer = await api.POST('/api/notes/{noteID}/versions', {
-    params: { path: { noteID: noteId }, header: { 'if-match': `"${baseVersion}"` } },
+    params: { path: { noteID: noteId }, header: { 'if-match': `"${baseVersion}"` }, query: { merge: 'true' } },
     body: text,
   });
-  if (answer.response.status === 412) return 'conflict';
+  const { status } = answer.response;
+  if (status === 412) return 'conflict';
+  if (status === 409) {
+    const problem = answer.error as { code?: string; conflicts?: MergeConflict[]; current_version?: number };
+    if (problem?.code === 'merge_conflict' && problem.conflicts && problem.current_version !== undefined)
+      return { conflicts: problem.conflicts, current: problem.current_version };
+  }
   const etag = answer.response.headers.get('etag');
-  unwrap(answer);
-  return { saved: Number(/"(\d+)"/.exec(etag ?? '')?.[1] ?? baseVersion + 1) };
+  const data = unwrap(answer);
+  const saved = Number(/"(\d+)"/.exec(etag ?? '')?.[1] ?? baseVersion + 1);
+  if (status === 201 && data !== null && typeof data === 'object' && 'merged' in data) {
+    const { merged: _, ...note } = data;
+    return { saved, merged: note };
+  }
+  return { saved };
+}
+
+/**
+ * The title and text of version `version` (a conflict's base). `known`, when it is that version's
+ * (the editor holds the version it started from), saves the requests; a version no longer kept
+ * (retention) gives the empty text, which makes the merge coarser, never lossy.
+ */
+export async function versionText(
+  noteId: string,
+  version: number,
+  known: { version: number; title: string; content: string; version_id: string },
+): Promise<{ title: string; content: string }> {
+  if (known.version === version && known.version_id !== '') {
+    const listed = unwrap(
+      await api.GET('/api/notes/{noteID}/{versionID}', {
+        params: { path: { noteID: noteId, versionID: known.version_id } },
+      }),
+    ).version;
+    if (listed === version) return { title: known.title, content: known.content };
+  }
+  const rows = unwrap(
+    await api.GET('/api/notes/{noteID}/versions', { params: { path: { noteID: noteId }, query: { limit: 100 } } }),
+  );
+  const row = rows.find((r) => r.version === version);
+  if (row === undefined) return { title: '', content: '' };
+  const found = unwrap(
+    await api.GET('/api/notes/{noteID}/{versionID}', { params: { path: { noteID: noteId, versionID: row.id } } }),
+  );
+  return { title: found.title, content: found.content };
+}
+
+/**
+ * The access token for the live co-editing socket's first message (never the URL), as the other
+ * API calls send it; `stale`: the last one was refused, so a fresh one through the refresh cookie.
+ */
+export async function accessToken(stale: boolean): Promise<string> {
+  return (await session.token(stale)) ?? '';
 }
 
 /** Moves the note to the trash. */

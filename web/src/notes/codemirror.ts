@@ -7,9 +7,10 @@ import {
   syntaxHighlighting,
   syntaxTreeAvailable,
 } from '@codemirror/language';
-import { EditorSelection, EditorState, Prec } from '@codemirror/state';
+import { Compartment, EditorSelection, EditorState, Prec, Transaction, type Extension } from '@codemirror/state';
 import { EditorView, keymap, ViewPlugin, type ViewUpdate } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
+import { changesBetween, changesOnto } from './text-changes';
 
 /**
  * The Markdown editor proper, loaded on demand (markdown-editor.tsx imports this module
@@ -44,8 +45,23 @@ export interface MarkdownEditorHandle {
   text(): string;
   /** Whether the text is `text` (cheap when the lengths differ, as they mostly do). */
   same(text: string): boolean;
-  /** Replaces the text when the app changed it (took the server's version); no-op if equal. */
+  /**
+   * Replaces the text when the app changed it (took the server's version); no-op if equal. Only the
+   * lines that differ change, so the cursor stays where it was.
+   */
   setText(text: string): void;
+  /**
+   * Brings in what changed from `from` to `to` (a save merged with changes made elsewhere), over
+   * what was typed since `from`: the cursor and that typing stay. Not undone by Undo (not typed here).
+   */
+  apply(from: string, to: string): void;
+  /**
+   * Live co-editing (collab.ts): the text becomes `text` (only the lines that differ, the cursor
+   * kept, not undoable), then `binding` (y-codemirror.next) joins the editor; null takes it out again.
+   */
+  collaborate(binding: Extension | null, text?: string): void;
+  /** Whether the text takes typing (a live session whose access ended: read only). */
+  setEditable(editable: boolean): void;
   focus(): void;
   /** The line (from 0, with the fraction of it above `top`) at screen height `top`. */
   lineAt(top: number): number;
@@ -128,6 +144,8 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
   // custom properties inherit into shadow trees. (An id reference cannot cross the shadow
   // boundary, hence aria-label rather than aria-labelledby.)
   const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });
+  const live = new Compartment();
+  const editable = new Compartment();
   const view = new EditorView({
     parent: root,
     root,
@@ -137,6 +155,8 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         ? EditorSelection.single(clamp(options.selection.anchor), clamp(options.selection.head))
         : undefined,
       extensions: [
+        live.of([]),
+        editable.of([]),
         history(),
         markdownSupport,
         parseToEnd,
@@ -197,7 +217,23 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
     same: (text) => view.state.doc.length === text.length && view.state.doc.toString() === text,
     setText(text) {
       if (view.state.doc.length === text.length && view.state.doc.toString() === text) return;
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      view.dispatch({ changes: changesBetween(view.state.doc.toString(), text) });
+    },
+    apply(from, to) {
+      const changes = changesOnto(view.state.doc.toString(), from, to);
+      if (!changes.empty) view.dispatch({ changes, annotations: Transaction.addToHistory.of(false) });
+    },
+    collaborate(binding, text) {
+      if (text !== undefined) {
+        const changes = changesBetween(view.state.doc.toString(), text);
+        if (!changes.empty) view.dispatch({ changes, annotations: Transaction.addToHistory.of(false) });
+      }
+      view.dispatch({ effects: live.reconfigure(binding ?? []) });
+    },
+    setEditable(on) {
+      view.dispatch({
+        effects: editable.reconfigure(on ? [] : [EditorState.readOnly.of(true), EditorView.editable.of(false)]),
+      });
     },
     focus: () => view.focus(),
     lineAt(top) {

@@ -1,9 +1,8 @@
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { diffOf } from '../history/api';
 import { Markdown } from '../markdown/markdown';
 import { SharePanel } from '../sharing/share-panel';
-import { createNote, deleteNote, getNote, saveVersion, type Folder, type Note } from './api';
+import { createNote, deleteNote, getNote, saveVersion, versionText, type Folder, type Note } from './api';
 import { useAttacher } from './attach';
 import { ConflictPanel, type Conflict } from './conflict-panel';
 import { clearDraft } from './drafts';
@@ -18,6 +17,9 @@ import { dropLeaveGuard, useLeaveGuard } from './use-leave-guard';
 import { useNewerVersion } from './use-newer-version';
 import { useNoteLoad } from './use-note-load';
 import { currentConnection, isNetworkError } from '../offline/connection';
+import { useLive } from './use-live';
+import type { MarkdownEditorHandle } from './codemirror';
+import { liveEditing } from '../app/device-settings';
 
 export { NEW } from './editor-state';
 
@@ -31,6 +33,7 @@ export { NEW } from './editor-state';
 export function Editor({
   noteId,
   me,
+  myName,
   onChanged,
   onDeleted,
   onCreated,
@@ -40,6 +43,8 @@ export function Editor({
   /** `new`: a note not on the server yet, created by its first save. */
   noteId: string;
   me: string;
+  /** The username, shown to the others beside this person's cursor when editing live. */
+  myName: string;
   onChanged: () => void;
   onDeleted: (title: string) => void;
   /** The first save of a new note created it, with this id. */
@@ -68,8 +73,28 @@ export function Editor({
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
   const attacher = useAttacher((inserted) => inserter.current?.(inserted));
-  const dirty = note !== null && (title !== note.title || !text.same(note.content));
-  const now = useRef<EditorNow>({ note, dirty, title, role });
+  const cm = useRef<MarkdownEditorHandle | null>(null);
+  const [cmReady, setCmReady] = useState(false);
+  /** Live co-editing (use-live.ts): while connected, the shared document holds the text, not a save. */
+  const isLive = useRef(false);
+  const changed = note !== null && (title !== note.title || !text.same(note.content));
+  const now = useRef<EditorNow>({ note, dirty: changed, title, role });
+  const live = useLive({
+    // Not for a new note (nothing to share yet), a viewer (who reads), or a restored draft (its
+    // choice first: Save merges it, Discard drops it).
+    enabled: liveEditing.on() && note !== null && note.version > 0 && role !== 'viewer' && restored === null,
+    ready: cmReady,
+    noteId,
+    name: myName,
+    handle: cm,
+    text,
+    now,
+    onTitle: setTitle,
+  });
+  isLive.current = live.state.kind === 'live';
+  const ended = live.state.kind === 'ended';
+  /** Unsaved: while live, only what has not reached the server yet. */
+  const dirty = live.state.kind === 'live' ? live.state.pending : ended ? false : changed;
   now.current = { note, dirty, title, role };
   const created = useRef<string | null>(null);
   /** Set once the user chose to leave without saving: the draft went with the answer. */
@@ -77,6 +102,13 @@ export function Editor({
 
   /** Shows a version from the server in place of what is on screen. */
   const loadVersion = (server: Note, by: string | null = null) => {
+    if (isLive.current) {
+      // Live: the version the server made of the shared text; the text on screen is already newer.
+      setNote(server);
+      newer.clear();
+      setStatus(`Version ${server.version} saved`);
+      return;
+    }
     setNote(server);
     setTitle(server.title);
     text.set(server.content);
@@ -140,7 +172,9 @@ export function Editor({
   });
 
   const save = async (base = note, mine = { title, content: text.get() }) => {
-    if (base === null || busy) return;
+    if (base === null || busy || ended) return;
+    // Live: every change is already with the server, which makes the versions.
+    if (isLive.current) return;
     // An unchanged save would only make an identical version.
     if (mine.title === base.title && mine.content === base.content) {
       setStatus(base.version === 0 ? 'Nothing to save yet' : 'No changes to save');
@@ -163,11 +197,35 @@ export function Editor({
         return;
       }
       const answer = await saveVersion(base.id, base.version, mine);
-      if (answer === 'conflict') {
-        const server = await getNote(base.id);
-        const diff = await diffOf(base.id, { from: base.version, to: server.version }).catch(() => null);
-        setConflict({ server, diff, mine });
+      if (answer === 'conflict' || 'conflicts' in answer) {
+        // Overlapping changes (or the note moved on twice while merging): nothing was saved. The
+        // panel shows the merge, each overlapping place with both texts.
+        const [server, baseText, { mergeRegions }] = await Promise.all([
+          getNote(base.id),
+          versionText(base.id, base.version, base),
+          import('./merge-regions'),
+        ]);
+        let regions = mergeRegions(baseText.content, mine.content, server.content);
+        // The server saw an overlap the base at hand does not show (that version is no longer
+        // kept): the whole text is the place to choose, both sides kept — coarser, never lossy.
+        if (regions.every((r) => 'ok' in r) && mine.content !== server.content)
+          regions = [{ ours: mine.content, theirs: server.content, base: baseText.content }];
+        setConflict({ server, base: baseText, mine, regions });
         setStatus('');
+        return;
+      }
+      if ('merged' in answer) {
+        // Saved together with changes made elsewhere meanwhile: they join the text on screen where
+        // they were made; the cursor, and anything typed while this save ran, stay.
+        const merged = answer.merged;
+        text.apply(mine.content, merged.content);
+        if (now.current.title === mine.title) setTitle(merged.title);
+        setNote(merged);
+        newer.clear();
+        setConflict(null);
+        setRestored(null);
+        setStatus(`Saved as version ${answer.saved}, together with changes saved elsewhere meanwhile`);
+        onChanged();
         return;
       }
       // The text stays as it is: what was typed while the save ran is newer, and still unsaved.
@@ -188,11 +246,11 @@ export function Editor({
 
   const saveNow = () => void save();
   useSaveShortcut(saveNow);
-  // Saved by itself once the typing pauses — not over a conflict, a restored draft or a newer
-  // version on offer, which wait for the user's choice.
+  // Saved by itself once the typing pauses — also over a newer version saved elsewhere (the save
+  // merges with it), but not over a conflict or a restored draft, which wait for the user's choice.
   useAutosave(
     saveNow,
-    dirty && role !== 'viewer' && conflict === null && restored === null && newer.newer === null,
+    dirty && role !== 'viewer' && conflict === null && restored === null && !isLive.current && !ended,
     [title, edits],
     note,
   );
@@ -240,9 +298,13 @@ export function Editor({
     >
       <EditorToolbar
         note={note}
-        role={role}
-        dirty={dirty}
-        status={status}
+        role={ended ? 'viewer' : role}
+        dirty={dirty && live.state.kind !== 'live'}
+        status={
+          live.state.kind === 'live'
+            ? `Live${live.state.people.length > 0 ? ` with ${live.state.people.join(', ')}` : ''} · ${live.state.pending ? 'Saving…' : 'Saved'}`
+            : status
+        }
         busy={busy}
         editing={editing}
         preview={preview}
@@ -291,14 +353,19 @@ export function Editor({
           {error}
         </p>
       )}
+      {live.state.kind === 'ended' && (
+        <p class="error" role="alert">
+          {live.state.why}
+        </p>
+      )}
       {attacher.message}
       {sharing && <SharePanel noteId={noteId} version={note.version} onClose={() => setSharing(false)} />}
-      {offered && offered.version > note.version && !conflict && (
+      {offered && offered.version > note.version && !conflict && live.state.kind !== 'live' && (
         <div class="notice" role="status">
           Version {offered.version} of this note was saved{' '}
           {newer.newerBy === null ? 'elsewhere' : `by ${newer.newerBy}`}.{' '}
           {dirty ? (
-            'Saving will show what changed there beside your text.'
+            'Saving brings its changes into your text; where you both changed the same lines, you choose.'
           ) : (
             <button type="button" class="secondary" onClick={() => loadVersion(offered)}>
               Load version {offered.version}
@@ -309,7 +376,13 @@ export function Editor({
       {conflict && (
         <ConflictPanel
           conflict={conflict}
-          keepMine={() => save(conflict.server, conflict.mine)}
+          saveMerged={(merged) => {
+            // What was typed while the panel was open stays (it joins the merged text).
+            text.apply(conflict.mine.content, merged.content);
+            if (now.current.title === conflict.mine.title) setTitle(merged.title);
+            const title = now.current.title === conflict.mine.title ? merged.title : now.current.title;
+            void save(conflict.server, { title, content: text.get() });
+          }}
           takeTheirs={() => loadVersion(conflict.server)}
         />
       )}
@@ -334,7 +407,11 @@ export function Editor({
             ref={titleRef}
             value={title}
             maxLength={200}
-            onInput={(e) => setTitle(e.currentTarget.value)}
+            readOnly={ended}
+            onInput={(e) => {
+              setTitle(e.currentTarget.value);
+              live.session.current?.setTitle(e.currentTarget.value);
+            }}
           />
           <div class={`panes ${preview ? 'with-preview' : ''}`}>
             <div class="pane">
@@ -347,6 +424,8 @@ export function Editor({
                 onFiles={attacher.attach}
                 inserter={inserter}
                 onTopLine={preview ? setTopLine : undefined}
+                handle={cm}
+                onReady={() => setCmReady(true)}
               />
             </div>
             {preview && editing && (

@@ -29,6 +29,9 @@ interface Props {
   inserter?: { current: ((text: string) => void) | null };
   /** Told, as the editor scrolls, which line of the text (from 0, with a fraction) is at the top of what shows. */
   onTopLine?: ((line: number) => void) | undefined;
+  /** Holds CodeMirror's handle while it is on screen (live co-editing binds to it); `onReady` says when. */
+  handle?: { current: MarkdownEditorHandle | null };
+  onReady?: () => void;
 }
 
 /**
@@ -36,7 +39,17 @@ interface Props {
  * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
  * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
  */
-export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserter, onTopLine }: Props) {
+export function MarkdownEditor({
+  text,
+  label,
+  onChange,
+  onSave,
+  onFiles,
+  inserter,
+  onTopLine,
+  handle,
+  onReady,
+}: Props) {
   const host = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MarkdownEditorHandle | null>(null);
@@ -74,6 +87,15 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
           latest.current.onChange();
         }
       },
+      // The plain box (CodeMirror did not load): the merged text when nothing was typed since the
+      // save; else what is typed stays, and the next save merges it again.
+      apply: (from, to) => {
+        if (editor.current !== null) editor.current.apply(from, to);
+        else if (fallback.current !== null && fallback.current.value === from) {
+          fallback.current.value = to;
+          latest.current.onChange();
+        }
+      },
     };
     // Replaced between the first render and now (a draft restored): the box shows it too.
     const held = text.get();
@@ -101,11 +123,14 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
         });
         setState('ready');
         if (focused) editor.current.focus();
+        if (handle !== undefined) handle.current = editor.current;
+        onReady?.();
       },
       () => live && setState('failed'),
     );
     return () => {
       live = false;
+      if (handle !== undefined) handle.current = null;
       editor.current?.destroy();
       editor.current = null;
     };

@@ -6,6 +6,8 @@ export interface TextSource {
   /** Whether the text is `text`, without copying it out when the lengths differ. */
   same(text: string): boolean;
   set(text: string): void;
+  /** Brings in the change `from` → `to` (a merged save) over what was typed since `from`. */
+  apply(from: string, to: string): void;
 }
 
 /**
@@ -30,6 +32,12 @@ export class NoteText {
   set(text: string): void {
     if (this.source === null) this.held = text;
     else this.source.set(text);
+  }
+
+  /** A save came back merged with changes made elsewhere: they join the text, keeping the cursor. */
+  apply(from: string, to: string): void {
+    if (this.source !== null) this.source.apply(from, to);
+    else if (this.held === from) this.held = to;
   }
 
   attach(source: TextSource): void {

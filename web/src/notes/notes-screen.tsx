@@ -38,7 +38,7 @@ function scopeQuery(scope: Scope): { archived?: 'true'; folder?: string; tag?: s
 }
 
 /** The notes list (with search) beside the open note; on a phone one of the two at a time. */
-export function NotesScreen({ noteId, me }: { noteId: string | null; me: string }) {
+export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me: string; myName: string }) {
   const [notes, setNotes] = useState<SharedRow[] | null>(null);
   const [error, setError] = useState('');
   const [query, setQuery] = useState('');
@@ -193,8 +193,10 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
   const [fresh, setFresh] = useState(0);
   const [born, setBorn] = useState<string | null>(null);
   const create = () => {
-    // Already on a new note, the address stays the same, so navigate() would not ask about its text.
-    if (noteId === NEW && !confirmLeave()) return;
+    // Asked before anything changes: a Cancel leaves the open editor exactly as it was (issue 39,
+    // defect 2: a new note's editor, after its first save, was remounted by a refused New note).
+    // A yes clears the guard, so the navigation below does not ask again.
+    if (!confirmLeave()) return;
     setFresh(fresh + 1);
     setBorn(null);
     navigate(`/notes/${NEW}${scopeKey}`);
@@ -295,6 +297,7 @@ export function NotesScreen({ noteId, me }: { noteId: string | null; me: string 
             key={editorKey}
             noteId={noteId}
             me={me}
+            myName={myName}
             onChanged={refresh}
             folders={folders}
             folderId={scope.kind === 'folder' ? scope.id : null}

@@ -1,0 +1,168 @@
+import { HocuspocusProvider } from '@hocuspocus/provider';
+import { Prec, type Extension } from '@codemirror/state';
+import { EditorView, keymap } from '@codemirror/view';
+import { yCollab, yUndoManagerKeymap } from 'y-codemirror.next';
+import * as Y from 'yjs';
+import { changesOnto } from './text-changes';
+
+/**
+ * Live co-editing, loaded on demand beside the editor (use-live.ts imports this module
+ * dynamically): a Hocuspocus provider on /api/collab (CONTRACT "Many hands and devices"), the
+ * document named by the note's id, its `title` and `content` Y.Text, and y-codemirror.next binding
+ * `content` to CodeMirror with the others' cursors and names (awareness).
+ *
+ * The access token goes in the first message (the provider's `token`), never in the URL; it is
+ * asked for at each (re)connection, so a refreshed token is the one sent.
+ */
+export interface LiveOptions {
+  noteId: string;
+  /** The access token: the session's, refreshed when `stale` (the last one was refused). */
+  token: () => Promise<string>;
+  user: { name: string; color: string };
+  /** Connected and in step with the server (`synced`), or the socket went (`lost`). */
+  onSynced: () => void;
+  onLost: () => void;
+  /** Refused at the door (no access, or the token): `permission-denied`. */
+  onRefused: (reason: string) => void;
+  /** The server ended the session: `Forbidden` (access ended) or `Unauthorized` (the session did). */
+  onEnded: (reason: string) => void;
+  /** Whether everything typed here has reached the server. */
+  onPending: (pending: boolean) => void;
+  /** The names of the others here now. */
+  onPeople: (names: string[]) => void;
+  /** The title as typed by someone else. */
+  onTitle: (title: string) => void;
+}
+
+export interface Live {
+  /** Whether this connection may write (`readonly` for viewers). */
+  readonly writable: boolean;
+  content(): string;
+  title(): string;
+  /** CodeMirror's binding to the shared text, with the others' cursors and their names. */
+  binding(): Extension;
+  /** Brings text typed here on `from` (before the session, or while it was away) into the shared text. */
+  bringIn(from: string, to: string): void;
+  setTitle(title: string): void;
+  destroy(): void;
+}
+
+/** Colours for people's cursors, dark enough for white names on them. */
+export const PALETTE = ['#1f5fbf', '#a3327a', '#2f6f3e', '#8a4b00', '#6b3fa0', '#b3261e'];
+
+// y-codemirror.next colours each cursor and selection with a `style` attribute, which the page's
+// CSP (style-src 'self') does not apply; the attribute stays, so these rules (in CodeMirror's
+// constructed stylesheet, which CSP allows) match it and give each colour of PALETTE. The others'
+// names show beside their cursors at all times (the library shows them on hover), in the page's
+// font; white on each colour passes WCAG AA.
+const namesTheme = EditorView.theme({
+  '.cm-ySelectionInfo': {
+    opacity: '1 !important',
+    fontFamily: 'inherit',
+    fontSize: '0.7rem',
+    borderRadius: '3px',
+  },
+  ...Object.fromEntries(
+    PALETTE.flatMap((colour) => [
+      [`.cm-ySelectionCaret[style*="${colour};"]`, { backgroundColor: colour, borderColor: colour }],
+      [`[style*="background-color: ${colour}33"]`, { backgroundColor: `${colour}33` }],
+    ]),
+  ),
+});
+
+export function colourFor(name: string): string {
+  let hash = 0;
+  for (let i = 0; i < name.length; i += 1) hash = (hash * 31 + name.charCodeAt(i)) | 0;
+  return PALETTE[Math.abs(hash) % PALETTE.length]!;
+}
+
+/** Replaces `text`'s content by `next` with the smallest change (what differs between their ends). */
+function replaceText(text: Y.Text, next: string): void {
+  const now = text.toString();
+  if (now === next) return;
+  let head = 0;
+  while (head < now.length && head < next.length && now[head] === next[head]) head += 1;
+  let tail = 0;
+  while (
+    tail < now.length - head &&
+    tail < next.length - head &&
+    now[now.length - 1 - tail] === next[next.length - 1 - tail]
+  )
+    tail += 1;
+  text.doc!.transact(() => {
+    if (now.length - head - tail > 0) text.delete(head, now.length - head - tail);
+    if (next.length - head - tail > 0) text.insert(head, next.slice(head, next.length - tail));
+  });
+}
+
+export function connectLive(options: LiveOptions): Live {
+  const document = new Y.Doc();
+  const content = document.getText('content');
+  const title = document.getText('title');
+  const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/api/collab`;
+  let writable = true;
+  const provider = new HocuspocusProvider({
+    url,
+    name: options.noteId,
+    document,
+    token: options.token,
+    onAuthenticated: ({ scope }) => {
+      writable = scope === 'read-write';
+    },
+    onAuthenticationFailed: ({ reason }) => options.onRefused(reason),
+    onSynced: ({ state }) => {
+      if (state) options.onSynced();
+    },
+    onClose: ({ event }) => {
+      // The server's own close (a message, the socket stays): access or the session ended.
+      if (event.reason === 'Forbidden' || event.reason === 'Unauthorized') options.onEnded(event.reason);
+    },
+    onDisconnect: () => options.onLost(),
+    onUnsyncedChanges: ({ number }) => options.onPending(number > 0),
+    onAwarenessChange: ({ states }) => {
+      const me = document.clientID;
+      options.onPeople(
+        states
+          .filter((s) => s.clientId !== me)
+          .map((s) => (s as { user?: { name?: string } }).user?.name)
+          .filter((name): name is string => typeof name === 'string'),
+      );
+    },
+  });
+  provider.setAwarenessField('user', { ...options.user, colorLight: `${options.user.color}33` });
+  title.observe((event) => {
+    if (!event.transaction.local) options.onTitle(title.toString());
+  });
+  const undoManager = new Y.UndoManager(content);
+  return {
+    get writable() {
+      return writable;
+    },
+    content: () => content.toString(),
+    title: () => title.toString(),
+    binding: () => [
+      yCollab(content, provider.awareness, { undoManager }),
+      Prec.high(keymap.of(yUndoManagerKeymap)),
+      namesTheme,
+    ],
+    bringIn(from, to) {
+      if (from === to) return;
+      const changes = changesOnto(content.toString(), from, to);
+      document.transact(() => {
+        // From the end, so the positions before each change still hold.
+        const list: [number, number, string][] = [];
+        changes.iterChanges((fromA, toA, _fromB, _toB, inserted) => list.push([fromA, toA, inserted.toString()]));
+        for (const [start, end, text] of list.reverse()) {
+          if (end > start) content.delete(start, end - start);
+          if (text !== '') content.insert(start, text);
+        }
+      });
+    },
+    setTitle: (next) => replaceText(title, next),
+    destroy: () => {
+      undoManager.destroy();
+      provider.destroy();
+      document.destroy();
+    },
+  };
+}
