@@ -66,6 +66,7 @@ export function Editor({
   const titleRef = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
+  const starter = useRef<((text: string) => void) | null>(null);
   const attacher = useAttacher((inserted) => inserter.current?.(inserted));
   const dirty = note !== null && (title !== note.title || !text.same(note.content));
   const now = useRef<EditorNow>({ note, dirty, title, role });
@@ -330,6 +331,18 @@ export function Editor({
             value={title}
             maxLength={200}
             onInput={(e) => setTitle(e.currentTarget.value)}
+            onKeyDown={(e) => {
+              // Enter ends the title, as in a word processor: the text after the cursor becomes the
+              // first line of the body and the cursor goes to the body's start (never a save, never
+              // the title run on).
+              if (e.key !== 'Enter' || e.isComposing || e.shiftKey || e.ctrlKey || e.metaKey || e.altKey) return;
+              e.preventDefault();
+              const box = e.currentTarget;
+              const at = box.selectionStart ?? box.value.length;
+              const rest = box.value.slice(box.selectionEnd ?? at).trim();
+              setTitle(box.value.slice(0, at).trimEnd());
+              starter.current?.(rest === '' ? '' : text.get() === '' ? rest : `${rest}\n`);
+            }}
           />
           <div class={`panes ${preview ? 'with-preview' : ''}`}>
             <div class="pane">
@@ -341,6 +354,7 @@ export function Editor({
                 onSave={saveNow}
                 onFiles={attacher.attach}
                 inserter={inserter}
+                starter={starter}
                 onTopLine={preview ? setTopLine : undefined}
               />
             </div>

@@ -27,6 +27,8 @@ interface Props {
   onFiles?: (files: File[]) => void;
   /** Filled with a way to put text at the cursor (an uploaded file's link). */
   inserter?: { current: ((text: string) => void) | null };
+  /** Filled with a way to put text at the very start and focus there (Enter in the title). */
+  starter?: { current: ((text: string) => void) | null };
   /** Told, as the editor scrolls, which line of the text (from 0, with a fraction) is at the top of what shows. */
   onTopLine?: ((line: number) => void) | undefined;
 }
@@ -36,7 +38,7 @@ interface Props {
  * cannot load) a plain text box with the same name holds the text and takes typing; CodeMirror
  * then starts from whatever is in that box, with its selection and focus, so nothing typed is lost.
  */
-export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserter, onTopLine }: Props) {
+export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserter, starter, onTopLine }: Props) {
   const host = useRef<HTMLDivElement>(null);
   const fallback = useRef<HTMLTextAreaElement>(null);
   const editor = useRef<MarkdownEditorHandle | null>(null);
@@ -56,6 +58,22 @@ export function MarkdownEditor({ text, label, onChange, onSave, onFiles, inserte
       if (box === null) return;
       box.setRangeText(text, box.selectionStart, box.selectionEnd, 'end');
       latest.current.onChange();
+      box.focus();
+    };
+  }
+  if (starter !== undefined) {
+    starter.current = (text) => {
+      if (editor.current !== null) {
+        editor.current.startWith(text);
+        return;
+      }
+      const box = fallback.current;
+      if (box === null) return;
+      if (text !== '') {
+        box.setRangeText(text, 0, 0, 'start');
+        latest.current.onChange();
+      }
+      box.setSelectionRange(0, 0);
       box.focus();
     };
   }
