@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { attachmentUrl } from '../files/api';
+import { attachmentUrl, saveFile } from '../files/api';
 import { loadRenderer } from './markdown-render';
 import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from './remote-images';
 
@@ -158,8 +158,29 @@ export function Markdown({
     setRemote('shown');
   };
 
+  // A link to an attachment: fetched as the images are (the token, or the shared link's route) and
+  // saved under its link text, instead of sending the app to a URL the browser cannot open alone.
+  const [fileError, setFileError] = useState('');
+  const openFile = (event: MouseEvent) => {
+    const link = (event.target as Element | null)?.closest?.('a[data-attachment-link]');
+    if (!(link instanceof HTMLAnchorElement) || event.button !== 0) return;
+    event.preventDefault();
+    const name = link.textContent ?? '';
+    setFileError('');
+    load.current(link.dataset.attachmentLink!).then(
+      (url) => saveFile(url, name),
+      () => setFileError(`“${name}” could not be downloaded. Check your connection and try again.`),
+    );
+  };
+
   return (
-    <section ref={box} class="preview markdown" aria-label={label}>
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the clicks handled are on links, which Enter clicks
+    <section ref={box} class="preview markdown" aria-label={label} onClick={openFile}>
+      {fileError && (
+        <p class="error" role="alert">
+          {fileError}
+        </p>
+      )}
       {remote === 'held' && remoteKey !== undefined && (
         <p class="notice remote-images">
           {allowedHere
