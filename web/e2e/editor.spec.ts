@@ -4,7 +4,9 @@ import { contentBox, createNote, expect, expectAccessible, expectContent, signUp
 // The CodeMirror chunk (web/src/notes/codemirror.ts, loaded on demand).
 const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;
 
-test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Escape then Tab leaves it', async ({ page }) => {
+test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Escape then Tab leaves it', async ({
+  page,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) violations.push(m.text());

@@ -50,7 +50,9 @@ test('a PDF linked in a note downloads from the preview, the Attachments list an
 
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
   const files = page.getByRole('region', { name: 'Attachments' });
-  const fromList = await clickAndDownload(page, () => files.getByRole('button', { name: 'Download report.pdf' }).click());
+  const fromList = await clickAndDownload(page, () =>
+    files.getByRole('button', { name: 'Download report.pdf' }).click(),
+  );
   expect(fromList.suggestedFilename()).toBe('report.pdf');
   expect(await bytesOf(fromList)).toBe(PDF);
 

@@ -15,6 +15,7 @@ import {
 import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../auth/password-rules';
 import { formatTime } from '../app/format';
+import { logOutEverywhere } from '../app/api';
 import { Passkeys, TwoStep } from './security';
 import { autosave, openForReading } from '../app/device-settings';
 import { deviceName } from './device-name';
@@ -80,7 +81,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       <ChangePassword />
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />
-      <Sessions />
+      <Sessions onSignedOut={onSignedOut} />
       <AccessTokens />
       <Attachments />
       <ExportImport />
@@ -137,7 +138,7 @@ function ChangePassword() {
   );
 }
 
-function Sessions() {
+function Sessions({ onSignedOut }: { onSignedOut: () => void }) {
   // This device first, then the others newest first.
   const sessions = useResource(async (signal) => {
     const all = await listSessions(signal);
@@ -163,6 +164,15 @@ function Sessions() {
       setMessage({ ok: false, text: `Could not end the session: ${errorMessage(e)}` });
     }
     await load();
+  };
+  const everywhere = async () => {
+    if (!window.confirm('Log out on every device where you are signed in, this one included?')) return;
+    try {
+      await logOutEverywhere();
+      onSignedOut();
+    } catch (e) {
+      setMessage({ ok: false, text: `Could not log out everywhere: ${errorMessage(e)}` });
+    }
   };
   return (
     <section aria-labelledby="sessions-heading">
@@ -203,6 +213,14 @@ function Sessions() {
           </ul>
         )}
       </Loaded>
+      <div class="offer">
+        <p class="muted">
+          Log out in the header signs out this device only. To sign out on every device at once, this one included:
+        </p>
+        <button type="button" class="secondary" onClick={everywhere}>
+          Log out everywhere
+        </button>
+      </div>
       {dialog}
     </section>
   );

@@ -12,9 +12,17 @@ export async function resumeSession(): Promise<User | null> {
   }
 }
 
-/** Ends the session on the server, best effort: the caller drops the tokens here (forgetSession) either way. */
+/**
+ * "Log out": ends this device's session on the server, best effort (the caller drops the tokens
+ * here with forgetSession either way). The account's other sessions go on.
+ */
 export async function logOut(): Promise<void> {
-  await api.POST('/api/auth/logout').catch(() => undefined);
+  await api.DELETE('/api/auth/sessions/current').catch(() => undefined);
+}
+
+/** "Log out everywhere": ends every session of the account, this one included (the spec's /auth/logout). */
+export async function logOutEverywhere(): Promise<void> {
+  unwrap(await api.POST('/api/auth/logout'));
 }
 
 /** Drops the tokens held in memory. */

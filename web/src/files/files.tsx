@@ -35,7 +35,10 @@ export function Attachments() {
     try {
       saveFile(await attachmentUrl(row.id), row.filename);
     } catch {
-      setMessage({ ok: false, text: `“${row.filename}” could not be downloaded. Check your connection and try again.` });
+      setMessage({
+        ok: false,
+        text: `“${row.filename}” could not be downloaded. Check your connection and try again.`,
+      });
     }
   };
   return (
