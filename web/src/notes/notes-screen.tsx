@@ -343,7 +343,11 @@ function SearchResults({ results, current }: { results: SearchResult[]; current:
         {results.map((r) => (
           <li key={r.id}>
             <a
-              href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
+              href={
+                r.version_id === undefined
+                  ? `/notes/${r.id}`
+                  : `/notes/${r.id}/history?version=${r.version_id}&q=${encodeURIComponent(matchedWords(r))}`
+              }
               aria-current={r.id === current ? 'page' : undefined}
             >
               <span class="row-title">{r.title || 'Untitled'}</span>
@@ -355,6 +359,12 @@ function SearchResults({ results, current }: { results: SearchResult[]; current:
       </ul>
     </>
   );
+}
+
+/** The words a hit matched (the highlighted parts of its snippet), for the version it opens to mark. */
+function matchedWords(r: SearchResult): string {
+  const words = new Set(r.highlights.map(([start = 0, end = 0]) => r.snippet.slice(start, end).toLowerCase()));
+  return [...words].join(' ');
 }
 
 function highlight(text: string, ranges: number[][]) {
