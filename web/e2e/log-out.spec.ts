@@ -11,7 +11,7 @@ test('Log out ends only this device’s session; Log out everywhere ends them al
   const username = await signUp(a);
   await logIn(b, username);
 
-  await a.getByRole('button', { name: 'Log out' }).click();
+  await a.getByRole('button', { name: 'Log out', exact: true }).click();
   await expect(a.getByRole('button', { name: 'Log in' })).toBeVisible();
   // The laptop's refresh cookie is gone: a reload stays signed out.
   await a.reload();

@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { foldSections } from './fold-sections';
 import { errorMessage } from '../api/client';
 import {
   changePassword,
@@ -70,8 +71,10 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
     }
   };
   useEffect(() => void loadMfa(), []);
+  const page = useRef<HTMLDivElement>(null);
+  useEffect(() => foldSections(page.current!, window.matchMedia('(max-width: 720px)').matches), []);
   return (
-    <div class="page account">
+    <div class="page account" ref={page}>
       <h1>Account</h1>
       <p>
         Signed in as <strong>{user.username}</strong>

@@ -61,6 +61,8 @@ export function Editor({
   /** Editing, or reading the note rendered (how a note with text opens when so chosen on this device). */
   const [editing, setEditing] = useState(noteId === NEW);
   const [sharing, setSharing] = useState(false);
+  /** The phone's "More" menu: secondary actions and the filing bar. */
+  const [more, setMore] = useState(false);
   const [role, setRole] = useState<Role>(null);
   const [restored, setRestored] = useState<Restored | null>(null);
   const titleRef = useRef<HTMLInputElement>(null);
@@ -244,7 +246,9 @@ export function Editor({
         preview={preview}
         sharing={sharing}
         attachButton={attacher.button}
+        more={more}
         on={{
+          toggleMore: () => setMore(!more),
           toggleEditing: () => setEditing(!editing),
           togglePreview: () => setPreview(!preview),
           toggleSharing: () => setSharing(!sharing),
@@ -254,14 +258,16 @@ export function Editor({
       {!onServer ? (
         <p class="muted">A new note: it is kept on this device until you save it.</p>
       ) : owner ? (
-        <FilingBar
-          note={note}
-          folders={folders}
-          onFiled={(filing) => {
-            setNote({ ...note, ...filing });
-            onChanged();
-          }}
-        />
+        <div class="filing-wrap" data-open={more ? '' : undefined}>
+          <FilingBar
+            note={note}
+            folders={folders}
+            onFiled={(filing) => {
+              setNote({ ...note, ...filing });
+              onChanged();
+            }}
+          />
+        </div>
       ) : (
         <p class="notice shared-badge">
           Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.
