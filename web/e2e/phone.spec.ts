@@ -41,7 +41,8 @@ test('at 375 px: one-row header, a short toolbar with More, the text high up, Ed
     await expect(page.getByRole('button', { name, exact: true })).toBeVisible();
   await expect(page.getByLabel('Folder', { exact: true })).toBeVisible();
   await expectAccessible(page, 'More menu at 375 px');
-  await page.screenshot({ path: 'docs/screenshot-editor-375.png' });
+  // VELLUM_SCREENSHOTS=1: the docs' screenshots are taken here (docs/web-client.md).
+  if (process.env.VELLUM_SCREENSHOTS) await page.screenshot({ path: 'docs/screenshot-editor-375.png' });
 
   // The Account page: every section folded under its heading, opened one at a time.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
@@ -70,7 +71,7 @@ test('at 1280 px: every action in the toolbar, no More; the Account page open', 
     toolbar.getByRole('button', { name, exact: true }).evaluate((el) => getComputedStyle(el).backgroundColor);
   expect(await look('Edit')).not.toBe(await look('Save'));
   await expectAccessible(page, 'note at 1280 px');
-  await page.screenshot({ path: 'docs/screenshot-editor-1280.png' });
+  if (process.env.VELLUM_SCREENSHOTS) await page.screenshot({ path: 'docs/screenshot-editor-1280.png' });
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
   await expect(page.getByRole('button', { name: 'Sessions' })).toHaveAttribute('aria-expanded', 'true');
   await expect(page.getByText('This device', { exact: true })).toBeVisible();
