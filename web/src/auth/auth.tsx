@@ -64,6 +64,10 @@ export function AuthScreen({
   return (
     <main id="main" class="auth">
       <h1>{signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
+      <p class="intro">
+        Vellum is a private notebook on your own server: notes in Markdown, every version kept, found as you type,
+        shared by link when you choose.
+      </p>
       {ended && !signup && (
         <p class="notice" role="status">
           Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.

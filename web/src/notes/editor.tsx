@@ -40,7 +40,7 @@ export function Editor({
   noteId: string;
   me: string;
   onChanged: () => void;
-  onDeleted: (title: string) => void;
+  onDeleted: (title: string, id: string) => void;
   /** The first save of a new note created it, with this id. */
   onCreated?: (id: string) => void;
   folders: Folder[];
@@ -205,7 +205,7 @@ export function Editor({
       void clearDraft(me, noteId);
       dropLeaveGuard();
       setNote(null);
-      onDeleted(title || 'Untitled');
+      onDeleted(title || 'Untitled', noteId);
     } catch (e) {
       setError(errorMessage(e));
     }

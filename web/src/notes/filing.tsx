@@ -20,6 +20,12 @@ export function FilingBar({
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
   useEffect(() => setTarget(note.folder_id ?? ''), [note.folder_id]);
+  // "Moved to …" is a confirmation, not a state: it goes after a few seconds.
+  useEffect(() => {
+    if (status === '') return;
+    const timer = setTimeout(() => setStatus(''), 5000);
+    return () => clearTimeout(timer);
+  }, [status]);
   const paths = folderPaths(folders);
 
   const patch = async (body: Partial<Filing>, done: string) => {

@@ -1,0 +1,51 @@
+import type { Page } from '@playwright/test';
+import { createNote, expect, expectAccessible, signUp, test } from './fixtures';
+
+// Issue #42, item 10 (part): the login page says what Vellum is; Undo after Delete; "Moved to …"
+// goes away by itself.
+
+async function newFolder(page: Page, name: string): Promise<void> {
+  await page.getByRole('button', { name: 'New folder' }).click();
+  await page.getByLabel('Folder name').fill(name);
+  await page.getByRole('button', { name: 'Create folder' }).click();
+  await expect(page.getByRole('heading', { level: 1, name })).toBeVisible();
+}
+
+for (const width of [375, 1280]) {
+  test(`at ${width} px: the login page says what Vellum is; Delete offers Undo, which brings the note back`, async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width, height: 800 });
+    await page.goto('/');
+    await expect(page.getByText(/Vellum is a private notebook/)).toBeVisible();
+    await expectAccessible(page, `login at ${width} px`);
+
+    await signUp(page);
+    const id = await createNote(page, 'Keep me', 'precious');
+    if (width < 720) await page.getByRole('button', { name: 'More' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const flash = page.getByRole('status').filter({ hasText: '“Keep me” moved to the trash.' });
+    await expect(flash).toBeVisible();
+    await expectAccessible(page, `Undo after Delete at ${width} px`);
+    await flash.getByRole('button', { name: 'Undo' }).click();
+    // The note opens again (on a phone the list, with its message, gives way to it).
+    if (width >= 720) await expect(page.getByRole('status').filter({ hasText: '“Keep me” is back.' })).toBeVisible();
+    await expect(page).toHaveURL(new RegExp(`/notes/${id}$`));
+    await expect(page.getByLabel('Title')).toHaveValue('Keep me');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
+    await expect(page.getByText('The trash is empty.')).toBeVisible();
+  });
+}
+
+test('"Moved to …" goes away by itself', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await signUp(page);
+  await newFolder(page, 'Work');
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+  await createNote(page, 'Report', 'text');
+  await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Work' });
+  await page.getByRole('button', { name: 'Move', exact: true }).click();
+  const moved = page.getByText('Moved to “Work”.');
+  await expect(moved).toBeVisible();
+  await expect(moved).toBeHidden();
+});
