@@ -44,6 +44,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Days a deleted note stays restorable in the trash; 0 deletes at once. */
   readonly trashDays: number;
+  /** WELCOME_NOTE: a new account (sign-up) starts with a short welcome note. */
+  readonly welcomeNote: boolean;
   /** A rotated refresh token replayed within this many seconds is refused without ending its session. */
   readonly refreshReuseGraceSeconds: number;
   /** SHUTDOWN_DRAIN_SECONDS, in ms: after SIGTERM, how long /readyz says 503 while the listener still serves. */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: onOff(env, 'TRUST_PROXY', false),
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
+    welcomeNote: onOff(env, 'WELCOME_NOTE', true),
     historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
     refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 3600),
     shutdownDrainMs: number(env, 'SHUTDOWN_DRAIN_SECONDS', 5, 0, 300) * 1000,

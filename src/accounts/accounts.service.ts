@@ -56,6 +56,11 @@ export interface AccountServices {
    */
   credentialsRevoked?: (userId: string) => void;
   sessions: AccountSessions;
+  /**
+   * Run after a sign-up created the account (given by app.ts: the notes' welcome note, when
+   * WELCOME_NOTE is on). Its failure does not undo the account: it is logged.
+   */
+  welcome?: (userId: string) => Promise<void>;
 }
 
 /** What the functions that touch no session need (the bootstrap has none). */
@@ -97,8 +102,16 @@ async function createAccount(
   return { id, username: normalized };
 }
 
-export function signup(s: AccountServices, username: string, password: string, client: ClientInfo) {
-  return createAccount(s, username, password, false, { kind: 'signup', client });
+export async function signup(s: AccountServices, username: string, password: string, client: ClientInfo) {
+  const created = await createAccount(s, username, password, false, { kind: 'signup', client });
+  if (s.welcome !== undefined) {
+    try {
+      await s.welcome(created.id);
+    } catch (error) {
+      s.log.warn({ err: error, userId: created.id }, 'the welcome note could not be created');
+    }
+  }
+  return created;
 }
 
 /** An administrator, created by the start-up bootstrap or `vellum create-admin` (`by` says which). */

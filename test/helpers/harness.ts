@@ -62,8 +62,9 @@ export function forEachDatabase(
 /**
  * What every test process runs with: NODE_ENV=test and the cheap test-only Argon2 cost (production
  * cost is ~40 ms a hash, and the suite hashes hundreds of times). Spawned servers and CLIs get it too.
+ * No welcome note (WELCOME_NOTE=off): tests count an account's notes from none; welcome.test.ts turns it on.
  */
-export const TEST_ENV = { NODE_ENV: 'test', TEST_ARGON2: 'cheap' } as const;
+export const TEST_ENV = { NODE_ENV: 'test', TEST_ARGON2: 'cheap', WELCOME_NOTE: 'off' } as const;
 
 export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
   // A test that sets another NODE_ENV (production) gets the production hash cost with it.
