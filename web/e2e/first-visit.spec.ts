@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { createNote, expect, expectAccessible, signUp, test } from './fixtures';
+import { contentBox, createNote, expect, expectAccessible, signUp, test } from './fixtures';
 
 // Issue #42, item 10 (part): the login page says what Vellum is; Undo after Delete; "Moved to …"
 // goes away by itself.
@@ -49,3 +49,28 @@ test('"Moved to …" goes away by itself', async ({ page }) => {
   await expect(moved).toBeVisible();
   await expect(moved).toBeHidden();
 });
+
+for (const width of [375, 1280]) {
+  test(`at ${width} px: Ctrl+K, even from inside the text, finds a note as you type and Enter opens it`, async ({
+    page,
+  }) => {
+    await page.setViewportSize({ width, height: 800 });
+    await signUp(page);
+    const garden = await createNote(page, 'Garden plan', 'tomatoes and basil');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+    await createNote(page, 'Tax return', 'receipts');
+    await contentBox(page).click();
+    await page.keyboard.press('Control+k');
+    const switcher = page.getByRole('dialog', { name: 'Go to a note' });
+    await expect(switcher).toBeVisible();
+    await expect(switcher.getByRole('searchbox', { name: 'Note to open' })).toBeFocused();
+    await expect(switcher.getByRole('list', { name: 'Recent notes' }).getByRole('link')).toHaveCount(2);
+    await page.keyboard.type('basil');
+    await expect(switcher.getByRole('list', { name: 'Matching notes' }).getByRole('link')).toHaveText(['Garden plan']);
+    await expectAccessible(page, `quick switcher at ${width} px`);
+    await page.keyboard.press('Enter');
+    await expect(switcher).toBeHidden();
+    await expect(page).toHaveURL(new RegExp(`/notes/${garden}$`));
+    await expect(page.getByLabel('Title')).toHaveValue('Garden plan');
+  });
+}

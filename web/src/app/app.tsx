@@ -3,6 +3,7 @@ import { onSignedOut } from '../api/client';
 import { forgetSession, resumeSession, type User } from './api';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
+import { QuickSwitcher } from './quick-switcher';
 import { navigate, usePath } from './router';
 import { AccountScreen } from '../account/account';
 import { AdminScreen } from '../admin/admin';
@@ -82,6 +83,7 @@ function SignedInApp({ path }: { path: string }) {
         {screen}
       </main>
       <Shortcuts />
+      <QuickSwitcher />
     </>
   );
 }
