@@ -74,3 +74,25 @@ for (const width of [375, 1280]) {
     await expect(page.getByLabel('Title')).toHaveValue('Garden plan');
   });
 }
+
+test('Empty trash deletes every note in it for good, after asking', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await signUp(page);
+  for (const title of ['Old one', 'Old two']) {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Notes' }).click();
+    await createNote(page, title, 'gone');
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await expect(page.getByRole('status').filter({ hasText: `“${title}” moved to the trash.` })).toBeVisible();
+  }
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trash' }).click();
+  await expect(page.getByRole('listitem')).toHaveCount(2);
+  await expectAccessible(page, 'trash with Empty trash');
+  const asked = page.waitForEvent('dialog');
+  const clicked = page.getByRole('button', { name: 'Empty trash' }).click();
+  const confirm = await asked;
+  expect(confirm.message()).toBe('Delete all 2 notes in the trash, and their versions, for good?');
+  await confirm.accept();
+  await clicked;
+  await expect(page.getByText('The trash is emptied: 2 notes deleted for good.')).toBeVisible();
+  await expect(page.getByText('The trash is empty.')).toBeVisible();
+});
