@@ -13,6 +13,8 @@ for (const width of [375, 1280]) {
     await saveContent(page, 'one\ntwo\nthree', 2);
     await saveContent(page, 'one\nthree\nfour\nfive', 3);
 
+    // On a phone History waits in the toolbar's More menu (phone.spec.ts).
+    if (width < 720) await page.getByRole('button', { name: 'More' }).click();
     const versions = await openHistory(page, id);
     await expect(versions).toHaveText(['Version 3', 'Version 2', 'Version 1']);
     const sessions = page.getByRole('navigation', { name: 'Versions, newest first' }).getByRole('group');
