@@ -258,16 +258,15 @@ export function Editor({
       {!onServer ? (
         <p class="muted">A new note: it is kept on this device until you save it.</p>
       ) : owner ? (
-        <div class="filing-wrap" data-open={more ? '' : undefined}>
-          <FilingBar
-            note={note}
-            folders={folders}
-            onFiled={(filing) => {
-              setNote({ ...note, ...filing });
-              onChanged();
-            }}
-          />
-        </div>
+        <FilingBar
+          open={more}
+          note={note}
+          folders={folders}
+          onFiled={(filing) => {
+            setNote({ ...note, ...filing });
+            onChanged();
+          }}
+        />
       ) : (
         <p class="notice shared-badge">
           Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.

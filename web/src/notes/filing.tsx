@@ -11,7 +11,10 @@ export function FilingBar({
   note,
   folders,
   onFiled,
+  open = true,
 }: {
+  /** On a phone the bar waits behind the toolbar's More (hidden until it is open). */
+  open?: boolean;
   note: Note;
   folders: Folder[];
   onFiled: (filing: Filing) => void;
@@ -41,7 +44,7 @@ export function FilingBar({
   const destination = target === '' ? 'the top level' : `“${paths.get(target) ?? 'the folder'}”`;
 
   return (
-    <div class="filing">
+    <div class="filing filing-wrap" data-open={open ? '' : undefined}>
       <button
         type="button"
         class="secondary"
