@@ -76,6 +76,7 @@ import { throttleCounters, type ThrottleTesting } from './http/throttle-counters
 import { clientErrorHandler } from './http/client-error.js';
 import { loggerOptions } from './logger.js';
 import { notesRoutes } from './notes/notes.routes.js';
+import { createWelcomeNote } from './notes/welcome.js';
 import { exportRoutes } from './export/export.routes.js';
 import { searchRoutes } from './search/search.routes.js';
 import { trashRoutes } from './trash/trash.routes.js';
@@ -278,6 +279,7 @@ export async function buildApp({
       collab.credentialsRevoked(userId);
     },
     passwordLogin: config.passwordLogin,
+    ...(config.welcomeNote ? { welcome: (userId: string) => createWelcomeNote(database.db, userId) } : {}),
     sessions: {
       endAll: endAllSessions,
       open: (trx, user, client) => issueTokenPair(trx, tokens, user, client),

@@ -56,6 +56,8 @@ export interface Config {
   readonly trashDays: number;
   /** COLLAB_IDLE_SECONDS: a live co-editing session becomes a version after this much quiet (src/collab). */
   readonly collabIdleSeconds: number;
+  /** WELCOME_NOTE: off refuses the welcome note a sign-up may ask for (the web client's does). */
+  readonly welcomeNote: boolean;
   /** A rotated refresh token replayed within this many seconds is refused without ending its session. */
   readonly refreshReuseGraceSeconds: number;
   /** SHUTDOWN_DRAIN_SECONDS, in ms: after SIGTERM, how long /readyz says 503 while the listener still serves. */
@@ -206,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
     collabIdleSeconds: number(env, 'COLLAB_IDLE_SECONDS', 5, 0.01, 3600),
+    welcomeNote: onOff(env, 'WELCOME_NOTE', true),
     historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
     refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 3600),
     shutdownDrainMs: number(env, 'SHUTDOWN_DRAIN_SECONDS', 5, 0, 300) * 1000,

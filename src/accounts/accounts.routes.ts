@@ -69,7 +69,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         request.body.username,
         request.body.password,
         clientInfo(request),
-        { mode: config.signup, invitation: request.body.invitation },
+        { mode: config.signup, invitation: request.body.invitation, welcome: request.body.welcome_note === true },
       );
       return reply.code(201).send(created);
     },

@@ -59,6 +59,13 @@ export function signupBody(passwordMinLength: number) {
           'the token of an invitation (the `invitation` parameter of its link): single use; needed when SIGNUP is invite or closed',
       }),
     ),
+    welcome_note: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the new account starts with a short "Welcome to Vellum" note (the web client asks for it; unless WELCOME_NOTE=off). ' +
+          'Absent or false: the account starts empty',
+      }),
+    ),
   });
 }
 

@@ -58,6 +58,11 @@ export interface AccountServices {
    */
   credentialsRevoked?: (userId: string) => void;
   sessions: AccountSessions;
+  /**
+   * Run after a sign-up created the account (given by app.ts: the notes' welcome note, when
+   * WELCOME_NOTE is on). Its failure does not undo the account: it is logged.
+   */
+  welcome?: (userId: string) => Promise<void>;
 }
 
 /** What the functions that touch no session need (the bootstrap has none). */
@@ -122,7 +127,26 @@ export async function signup(
   username: string,
   password: string,
   client: ClientInfo,
-  options: { mode: SignupMode; invitation?: string | undefined } = { mode: 'open' },
+  options: { mode: SignupMode; invitation?: string | undefined; welcome?: boolean } = { mode: 'open' },
+) {
+  const created = await signupAccount(s, username, password, client, options);
+  // A welcome note only when asked for (the web client's sign-up): an account made through the API starts empty.
+  if (options.welcome === true && s.welcome !== undefined) {
+    try {
+      await s.welcome(created.id);
+    } catch (error) {
+      s.log.warn({ err: error, userId: created.id }, 'the welcome note could not be created');
+    }
+  }
+  return created;
+}
+
+async function signupAccount(
+  s: AccountServices,
+  username: string,
+  password: string,
+  client: ClientInfo,
+  options: { mode: SignupMode; invitation?: string | undefined },
 ) {
   const refused = options.mode === 'closed' ? Errors.signupClosed : Errors.invitationRequired;
   const event = { kind: 'signup', client } as const;

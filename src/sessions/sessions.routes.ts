@@ -6,7 +6,7 @@ import { clientInfo } from '../http/client-info.js';
 import type { RoutePolicy } from '../http/policy.js';
 import { absentBodyAsEmpty } from '../http/schemas.js';
 import { normalizeId } from '../shared/ids.js';
-import { setAuthCookies } from './cookies.js';
+import { clearAuthCookies, setAuthCookies } from './cookies.js';
 import type { Reauthenticate } from './reauthentication.js';
 import * as schemas from './sessions.schemas.js';
 import * as sessions from './sessions.service.js';
@@ -73,6 +73,31 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       const issued = await sessions.restartSessions(services, userId, clientInfo(request));
       sendTokens(reply, issued);
       return { access_token: issued.accessToken };
+    },
+  );
+
+  app.delete(
+    '/sessions/current',
+    {
+      config: {
+        policy: SIGNED_IN,
+        failureDetail: 'Failed to logout',
+        docs: { noContent: true, headers: { 204: ['Set-Cookie'] } },
+      },
+      schema: {
+        tags,
+        operationId: 'endCurrentSession',
+        summary: 'Log out on this device',
+        description:
+          "Ends the session the caller's access token belongs to (every refresh token of it) and clears both cookies; " +
+          "the caller's other sessions go on. No password needed: only ending other sessions asks for one. " +
+          '`POST /auth/logout` ends every session.',
+      },
+    },
+    async (request, reply) => {
+      await sessions.endCurrentSession(services, callerId(request), callerClaims(request).jti, clientInfo(request));
+      clearAuthCookies(reply, config);
+      return reply.code(204).send();
     },
   );
 

@@ -324,3 +324,34 @@ export async function revokeSession(
   });
   if (revoked === 0) throw Errors.sessionNotFound();
 }
+
+/**
+ * "Log out" on one device: ends the session the caller's access token was issued with (every
+ * refresh token of it), and no other. Nothing to prove beyond the token: a device may always sign
+ * itself out (ending *other* sessions asks for the password). A token whose session cannot be found
+ * (already ended, or issued before tokens named their session) ends nothing and is not an error.
+ */
+export async function endCurrentSession(
+  s: SessionServices,
+  userId: string,
+  accessJti: string,
+  client: ClientInfo,
+): Promise<void> {
+  const sessionId = await refreshTokens.familyOfAccessToken(s.db, userId, accessJti);
+  if (sessionId === undefined) {
+    await audit(s, { kind: 'logout', outcome: 'failure', userId, client, detail: 'this session: not found' });
+    return;
+  }
+  const revoked = await s.db.transaction().execute(async (trx) => {
+    await users.lockSessions(trx, userId);
+    return refreshTokens.revokeSessionTokens(trx, userId, sessionId, nowIso());
+  });
+  if (revoked > 0) s.credentialsRevoked?.(userId);
+  await audit(s, {
+    kind: 'logout',
+    outcome: 'success',
+    userId,
+    client,
+    detail: revoked > 0 ? `this session ${sessionId} revoked` : `this session ${sessionId} had already ended`,
+  });
+}

@@ -61,6 +61,20 @@ export const trashRoutes: FastifyPluginAsyncTypebox<TrashRoutesOptions> = async 
   );
 
   app.delete(
+    '/',
+    {
+      config: { policy: SIGNED_IN },
+      schema: {
+        tags,
+        summary: 'Empty the trash',
+        description: "Deletes every note in the caller's trash and their histories for good. `deleted`: how many.",
+        response: { 200: Type.Object({ deleted: Type.Integer({ minimum: 0 }) }) },
+      },
+    },
+    async (request) => ({ deleted: await trash.emptyTrash(db, callerId(request)) }),
+  );
+
+  app.delete(
     '/:noteID',
     {
       config: { policy: SIGNED_IN },

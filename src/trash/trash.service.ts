@@ -48,6 +48,28 @@ export async function deleteFromTrash(db: Db, ownerId: string, noteId: string): 
   });
 }
 
+/**
+ * "Empty trash": deletes every note of the owner's trash for good, a batch per transaction (as the
+ * purge job does). Returns how many went.
+ */
+export async function emptyTrash(db: Db, ownerId: string): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const rows = await repo.listTrash(db, ownerId, { limit: PURGE_BATCH, offset: 0 });
+    deleted += await inTransaction(db, async (trx) => {
+      let n = 0;
+      for (const { id } of rows) {
+        const users = anyoneListening(trx) ? await audience(trx, id) : [];
+        if (!(await repo.purgeNote(trx, ownerId, id))) continue;
+        noteChanged(trx, { type: 'note.deleted', noteId: id, users });
+        n += 1;
+      }
+      return n;
+    });
+    if (rows.length < PURGE_BATCH) return deleted;
+  }
+}
+
 /** Notes deleted per transaction: short write transactions keep SQLite's single writer lock brief. */
 const PURGE_BATCH = 200;
 

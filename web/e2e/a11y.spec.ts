@@ -38,6 +38,9 @@ for (const scheme of ['light', 'dark'] as const) {
       await expect(page.getByText('The trash is empty.')).toBeVisible();
       await expectAccessible(page, 'trash');
       await page.getByRole('link', { name: 'Account' }).click();
+      // On a phone the Account page's sections start folded (phone.spec.ts).
+      const sessions = page.getByRole('button', { name: 'Sessions' });
+      if ((await sessions.getAttribute('aria-expanded')) === 'false') await sessions.click();
       await expect(page.getByText('This device', { exact: true })).toBeVisible();
       await expectAccessible(page, 'account');
       await page.keyboard.press('?');
@@ -45,7 +48,7 @@ for (const scheme of ['light', 'dark'] as const) {
       await expectAccessible(page, 'keyboard shortcuts');
       await page.keyboard.press('Escape');
 
-      await page.getByRole('button', { name: 'Log out' }).click();
+      await page.getByRole('button', { name: 'Log out', exact: true }).click();
       await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
       await expectAccessible(page, 'log in');
       await logIn(page, ADMIN.username, ADMIN.password);

@@ -96,7 +96,7 @@ test('sign up shows the rules and the server message, then notes survive a reloa
   await page.reload();
   await expect(page.getByLabel('Title')).toHaveValue('Groceries');
   await expectContent(page, '# List\n\n- apples\n- [a link](https://example.com/x)');
-  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   await page.reload();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
@@ -363,7 +363,7 @@ test('a 375 px phone shows the list, then the note, and works by keyboard', asyn
 
 test('administrators see users and audit events', async ({ page }) => {
   const someone = await signUp(page);
-  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await logIn(page, ADMIN.username, ADMIN.password);
   await page.getByRole('link', { name: 'Admin' }).click();
   const row = page.getByRole('listitem', { name: someone });

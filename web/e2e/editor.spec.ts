@@ -4,7 +4,9 @@ import { contentBox, createNote, expect, expectAccessible, expectContent, signUp
 // The CodeMirror chunk (web/src/notes/codemirror.ts, loaded on demand).
 const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;
 
-test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab leaves it', async ({ page }) => {
+test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Escape then Tab leaves it', async ({
+  page,
+}) => {
   const violations: string[] = [];
   page.on('console', (m) => {
     if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
@@ -29,11 +31,14 @@ test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Tab lea
   await expect(page.getByText('Saved as version 1')).toBeVisible();
   await expect(content).toBeFocused();
 
-  // Tab is not captured: Shift+Tab goes back to the title, Tab returns, and no tab was typed.
+  // Tab indents (keyboard-traps.spec.ts); Escape, then Shift+Tab goes back to the title, Tab
+  // returns, Escape and Tab leave, and no tab was typed.
+  await page.keyboard.press('Escape');
   await page.keyboard.press('Shift+Tab');
   await expect(page.getByLabel('Title')).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(content).toBeFocused();
+  await page.keyboard.press('Escape');
   await page.keyboard.press('Tab');
   await expect(content).not.toBeFocused();
   await expectContent(page, '# Plan\n- one\n- two');

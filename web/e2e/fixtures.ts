@@ -81,6 +81,8 @@ export async function startService(
       // The test-only Argon2 cost (refused unless NODE_ENV=test): the browser tests sign up often.
       NODE_ENV: 'test',
       TEST_ARGON2: 'cheap',
+      // Specs count a new account's notes from none (the welcome note: test/notes/welcome.test.ts).
+      WELCOME_NOTE: 'off',
       CORS_ORIGINS: service.crossOrigin,
       // Passkeys need a host name: the passkey tests use the localhost origin.
       PUBLIC_URL: service.crossOrigin,

@@ -132,6 +132,8 @@ test('at 375 px the folders and tags are a drawer, reachable by keyboard, and fi
   await notesList(page)
     .getByRole('link', { name: /Phone note/ })
     .click();
+  // On a phone the filing bar waits in the toolbar's More menu.
+  await page.getByRole('button', { name: 'More' }).click();
   await page.getByLabel('Folder', { exact: true }).selectOption({ label: 'Trips' });
   await page.getByRole('button', { name: 'Move', exact: true }).click();
   await expect(page.getByText('Moved to “Trips”.')).toBeVisible();

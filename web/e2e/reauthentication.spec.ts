@@ -50,7 +50,7 @@ test('ending another session asks for the password in an accessible dialog', asy
   await expect(password).toHaveAttribute('aria-invalid', 'true');
   await expectAccessible(a, 'the password dialog with an error');
   await expect(sessions).toHaveCount(2);
-  await expect(a.getByRole('button', { name: 'Log out' })).toBeVisible();
+  await expect(a.getByRole('button', { name: 'Log out', exact: true })).toBeVisible();
 
   // The right one: the dialog closes and the phone is signed out.
   await password.fill(GOOD_PASSWORD);
@@ -78,7 +78,7 @@ test('a new personal token says a missing or wrong password plainly, from its ow
   await tokens.getByRole('button', { name: 'Create token' }).click();
   await expect(tokens.getByRole('alert')).toHaveText('That password is wrong. Try again.');
   // Still signed in: a refused password is an answer, not a lost session.
-  await expect(page.getByRole('button', { name: 'Log out' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Log out', exact: true })).toBeVisible();
   await tokens.getByLabel('Current password').fill(GOOD_PASSWORD);
   await tokens.getByRole('button', { name: 'Create token' }).click();
   await expect(tokens.getByText('Your new token — copy it now, it is not shown again:')).toBeVisible();

@@ -10,7 +10,7 @@ function codeFor(secret: string, steps = 0): string {
 }
 
 async function logOut(page: Page): Promise<void> {
-  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
 }
 
@@ -163,7 +163,7 @@ test('passkeys: register two, sign in without a password, remove one; no user ve
   await everywhere.getByLabel('Password').fill(GOOD_PASSWORD);
   await everywhere.getByRole('button', { name: 'Sign out everywhere else' }).click();
   await expect(section.getByText('Every other device is signed out.')).toBeVisible();
-  await expect(page.getByRole('button', { name: 'Log out' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Log out', exact: true })).toBeVisible();
   await logOut(page);
   await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
   await expect(page.getByRole('alert')).toHaveText('That passkey is not registered with Vellum any more.');

@@ -9,7 +9,7 @@ test('keyboard shortcuts: "?" lists them, N makes a note, / searches, P previews
   await page.keyboard.press('?');
   const list = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
   await expect(list).toBeVisible();
-  await expect(list.getByRole('term')).toHaveText(['N', '/', 'E', 'P', 'Ctrl+S or ⌘S', '?']);
+  await expect(list.getByRole('term')).toHaveText(['N', '/', 'E', 'P', 'Ctrl+S or ⌘S', 'Ctrl+K or ⌘K', '?']);
   await expectAccessible(page, 'shortcuts list');
   await page.keyboard.press('Escape');
   await expect(list).toBeHidden();

@@ -44,8 +44,10 @@ test('Log out with unsaved text asks; Cancel stays signed in with the text', asy
   await signUp(page);
   await createNote(page, 'Draft', 'keep');
   await typeUnsaved(page, ' this');
-  expect(await answering(page, () => page.getByRole('button', { name: 'Log out' }).click(), false)).toBe(LEAVE);
-  await expect(page.getByRole('button', { name: 'Log out' })).toBeVisible();
+  expect(await answering(page, () => page.getByRole('button', { name: 'Log out', exact: true }).click(), false)).toBe(
+    LEAVE,
+  );
+  await expect(page.getByRole('button', { name: 'Log out', exact: true })).toBeVisible();
   await expectContent(page, 'keep this');
   // Saved, it logs out without a question.
   await page.keyboard.press('Control+s');
@@ -55,7 +57,7 @@ test('Log out with unsaved text asks; Cancel stays signed in with the text', asy
     dialogs.push(d.message());
     void d.dismiss();
   });
-  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('button', { name: 'Log out', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   expect(dialogs).toEqual([]);
 });

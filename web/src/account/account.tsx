@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { foldSections } from './fold-sections';
 import { errorMessage } from '../api/client';
 import {
   changeEmail,
@@ -16,6 +17,7 @@ import {
 import { Loaded, useResource } from '../api/resource';
 import { PasswordRules } from '../auth/password-rules';
 import { formatTime } from '../app/format';
+import { logOutEverywhere } from '../app/api';
 import { Passkeys, TwoStep } from './security';
 import { autosave, liveEditing, openForReading } from '../app/device-settings';
 import { deviceName } from './device-name';
@@ -82,8 +84,10 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
     }
   };
   useEffect(() => void loadMfa(), []);
+  const page = useRef<HTMLDivElement>(null);
+  useEffect(() => foldSections(page.current!, window.matchMedia('(max-width: 720px)').matches), []);
   return (
-    <div class="page account">
+    <div class="page account" ref={page}>
       <h1>Account</h1>
       <p>
         Signed in as <strong>{user.username}</strong>
@@ -94,7 +98,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       <ChangePassword />
       {mfa && <TwoStep mfa={mfa} onChange={loadMfa} />}
       <Passkeys onChange={loadMfa} />
-      <Sessions />
+      <Sessions onSignedOut={onSignedOut} />
       <AccessTokens />
       <Attachments />
       <ExportImport />
@@ -220,7 +224,7 @@ function ChangePassword() {
   );
 }
 
-function Sessions() {
+function Sessions({ onSignedOut }: { onSignedOut: () => void }) {
   // This device first, then the others newest first.
   const sessions = useResource(async (signal) => {
     const all = await listSessions(signal);
@@ -246,6 +250,15 @@ function Sessions() {
       setMessage({ ok: false, text: `Could not end the session: ${errorMessage(e)}` });
     }
     await load();
+  };
+  const everywhere = async () => {
+    if (!window.confirm('Log out on every device where you are signed in, this one included?')) return;
+    try {
+      await logOutEverywhere();
+      onSignedOut();
+    } catch (e) {
+      setMessage({ ok: false, text: `Could not log out everywhere: ${errorMessage(e)}` });
+    }
   };
   return (
     <section aria-labelledby="sessions-heading">
@@ -286,6 +299,14 @@ function Sessions() {
           </ul>
         )}
       </Loaded>
+      <div class="offer">
+        <p class="muted">
+          Log out in the header signs out this device only. To sign out on every device at once, this one included:
+        </p>
+        <button type="button" class="secondary" onClick={everywhere}>
+          Log out everywhere
+        </button>
+      </div>
       {dialog}
     </section>
   );

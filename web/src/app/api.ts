@@ -29,12 +29,13 @@ export async function resumeSession(): Promise<Me | null> {
 const LOGOUT_PENDING = 'vellum.logout-pending';
 
 /**
- * Ends the session on the server, best effort: the caller drops the tokens here (forgetSession)
- * either way. Offline, the logout is remembered on this device: no reload resumes the session
- * (the refresh cookie is still there), and the server is told once it can be reached.
+ * "Log out": ends this device's session on the server, best effort (the caller drops the tokens
+ * here with forgetSession either way); the account's other sessions go on. Offline, the logout is
+ * remembered on this device: no reload resumes the session (the refresh cookie is still there), and
+ * the server is told once it can be reached.
  */
 export async function logOut(): Promise<void> {
-  const told = await api.POST('/api/auth/logout').then(
+  const told = await api.DELETE('/api/auth/sessions/current').then(
     () => true,
     () => false,
   );
@@ -42,11 +43,16 @@ export async function logOut(): Promise<void> {
   localStorage.setItem(LOGOUT_PENDING, '1');
 }
 
+/** "Log out everywhere": ends every session of the account, this one included (the spec's /auth/logout). */
+export async function logOutEverywhere(): Promise<void> {
+  unwrap(await api.POST('/api/auth/logout'));
+}
+
 /** A logout made offline: told to the server now if it can be; signed out either way (true). */
 export async function pendingLogout(): Promise<boolean> {
   if (localStorage.getItem(LOGOUT_PENDING) === null) return false;
   try {
-    if (await session.refresh()) await api.POST('/api/auth/logout');
+    if (await session.refresh()) await api.DELETE('/api/auth/sessions/current');
     localStorage.removeItem(LOGOUT_PENDING);
   } catch {
     // Still unreachable: told next time.

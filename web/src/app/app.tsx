@@ -12,6 +12,7 @@ import {
 import { EnrolmentScreen } from '../account/enrolment';
 import { Header } from './header';
 import { Shortcuts } from './shortcuts';
+import { QuickSwitcher } from './quick-switcher';
 import { navigate, usePath } from './router';
 import { AccountScreen } from '../account/account';
 import { AdminScreen } from '../admin/admin';
@@ -144,6 +145,7 @@ function SignedInApp({ path }: { path: string }) {
         {screen}
       </main>
       <Shortcuts />
+      <QuickSwitcher />
     </>
   );
 }

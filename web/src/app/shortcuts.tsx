@@ -13,6 +13,7 @@ const SHORTCUTS: ReadonlyArray<{ keys: string; label: string; what: string }> = 
   { keys: 'E', label: 'E', what: 'Edit or read the note (in a note)' },
   { keys: 'P', label: 'P', what: 'Preview beside the text on or off (while editing)' },
   { keys: 'Control+S', label: 'Ctrl+S or ⌘S', what: 'Save the note (also while typing)' },
+  { keys: 'Control+K', label: 'Ctrl+K or ⌘K', what: 'Go to a note (also while typing)' },
   { keys: '?', label: '?', what: 'This list' },
 ];
 

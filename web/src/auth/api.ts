@@ -5,7 +5,8 @@ export type { PasswordRulesRow, User } from '../api/client';
 export async function signUp(username: string, password: string, invitation?: string): Promise<void> {
   unwrap(
     await api.POST('/api/auth/signup', {
-      body: { username, password, ...(invitation === undefined ? {} : { invitation }) },
+      // A person signing up here starts with a welcome note (an account made through the API alone starts empty).
+      body: { username, password, welcome_note: true, ...(invitation === undefined ? {} : { invitation }) },
     }),
   );
 }

@@ -96,6 +96,12 @@ export function AuthScreen({
   return (
     <main id="main" class="auth">
       <h1>{setup ? 'Choose your password' : signup ? 'Create your Vellum account' : 'Log in to Vellum'}</h1>
+      {!setup && (
+        <p class="intro">
+          Vellum is a private notebook on your own server: notes in Markdown, every version kept, found as you type,
+          shared by link when you choose.
+        </p>
+      )}
       {signup && invitation !== undefined && (
         <p class="notice" role="status">
           You were invited: choose a username and a password.

@@ -91,3 +91,17 @@ export function attachmentUrl(id: string): Promise<string> {
   }
   return url;
 }
+
+/**
+ * Hands a file the page holds (an object URL) to the browser as a download named `name`: a link
+ * to /api/attachments/… cannot carry the access token, so the page fetches the bytes and saves them.
+ */
+export function saveFile(url: string, name: string): void {
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name.trim() || 'file';
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { attachmentUsage, deleteAttachment, listAttachments, type AttachmentRow } from './api';
+import { attachmentUrl, attachmentUsage, deleteAttachment, listAttachments, saveFile, type AttachmentRow } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
@@ -30,6 +30,16 @@ export function Attachments() {
       setMessage({ ok: false, text: errorMessage(e) });
     }
     await load();
+  };
+  const download = async (row: AttachmentRow) => {
+    try {
+      saveFile(await attachmentUrl(row.id), row.filename);
+    } catch {
+      setMessage({
+        ok: false,
+        text: `“${row.filename}” could not be downloaded. Check your connection and try again.`,
+      });
+    }
   };
   return (
     <section aria-labelledby="files-heading">
@@ -63,6 +73,14 @@ export function Attachments() {
                       : `used in ${row.references} ${row.references === 1 ? 'version' : 'versions'}`}
                   </span>
                   <span class="actions">
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() => download(row)}
+                      aria-label={`Download ${row.filename}`}
+                    >
+                      Download
+                    </button>
                     <button
                       type="button"
                       class="secondary"

@@ -143,11 +143,16 @@ function configure(DOMPurify: typeof DOMPurifyType): void {
         node.setAttribute('title', `Image from ${url.host}, not loaded`);
       }
     }
+    // Only this hook says which link is to an attachment: a note's own HTML cannot.
+    if (node.tagName === 'A') node.removeAttribute('data-attachment-link');
     const href = node.tagName === 'A' ? node.getAttribute('href') : null;
     if (!href) return;
     const url = resolve(href);
+    const linked = url !== null && url.origin === location.origin ? ATTACHMENT_PATH.exec(url.pathname)?.[1] : undefined;
     // A link no browser could follow (`http://[::1`) stays as its text.
     if (url === null) node.removeAttribute('href');
+    // A file: the page fetches it (with the token, or the shared link's own route) when clicked.
+    else if (linked !== undefined) node.setAttribute('data-attachment-link', linked.toLowerCase());
     else if (url.origin !== location.origin) {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer');

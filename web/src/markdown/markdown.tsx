@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { attachmentUrl } from '../files/api';
+import { attachmentUrl, saveFile } from '../files/api';
 import { loadRenderer } from './markdown-render';
 import { allowRemoteImages, pageLoadsRemoteImages, remoteImagesAllowed } from './remote-images';
 
@@ -32,6 +32,7 @@ export function Markdown({
   loadAttachment = attachmentUrl,
   remoteKey,
   line,
+  highlight,
 }: {
   source: string;
   label: string;
@@ -40,12 +41,16 @@ export function Markdown({
   remoteKey?: string;
   /** The line of the text (from 0, with a fraction) at the top of the editor beside: the preview scrolls to show it at its top. */
   line?: number | undefined;
+  /** Words to mark wherever they occur (a search hit's), the first one scrolled into view. */
+  highlight?: string[] | undefined;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLElement>(null);
   /** The line of the text where each shown block begins, as of the last complete rendering. */
   const lines = useRef<number[]>([]);
   const [state, setState] = useState<'rendering' | 'shown' | 'failed'>('rendering');
+  /** Counts complete renderings (what depends on the rendered blocks runs again after each). */
+  const [rendered, setRendered] = useState(0);
   /** Images from other sites: none in the text, held back until the reader allows them, or shown. */
   const [remote, setRemote] = useState<'none' | 'held' | 'shown'>('none');
   // The device's choice, read when the note changes (not on every keystroke's render).
@@ -106,6 +111,7 @@ export function Markdown({
             done = text;
             lines.current = starts;
             setState('shown');
+            setRendered((n) => n + 1);
             setRemote(
               host.current.querySelector('img[data-remote]') === null ? 'none' : remoteOn.current ? 'shown' : 'held',
             );
@@ -151,6 +157,18 @@ export function Markdown({
     return () => cancelAnimationFrame(frame);
   }, [line, state]);
 
+  // A search hit's words, marked in the rendered text once it is shown (case-insensitive).
+  const words = highlight?.join('\u0000') ?? '';
+  useEffect(() => {
+    const root = host.current;
+    if (state !== 'shown' || root === null || words === '') return;
+    const marks = markWords(root, words.split('\u0000'));
+    marks[0]?.scrollIntoView({ block: 'center' });
+    return () => {
+      for (const mark of marks) mark.replaceWith(...mark.childNodes);
+    };
+  }, [rendered, words]);
+
   const showImages = () => {
     if (remoteKey === undefined || !allowRemoteImages(remoteKey) || host.current === null) return;
     remoteOn.current = true;
@@ -158,8 +176,29 @@ export function Markdown({
     setRemote('shown');
   };
 
+  // A link to an attachment: fetched as the images are (the token, or the shared link's route) and
+  // saved under its link text, instead of sending the app to a URL the browser cannot open alone.
+  const [fileError, setFileError] = useState('');
+  const openFile = (event: MouseEvent) => {
+    const link = (event.target as Element | null)?.closest?.('a[data-attachment-link]');
+    if (!(link instanceof HTMLAnchorElement) || event.button !== 0) return;
+    event.preventDefault();
+    const name = link.textContent ?? '';
+    setFileError('');
+    load.current(link.dataset.attachmentLink!).then(
+      (url) => saveFile(url, name),
+      () => setFileError(`“${name}” could not be downloaded. Check your connection and try again.`),
+    );
+  };
+
   return (
-    <section ref={box} class="preview markdown" aria-label={label}>
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the clicks handled are on links, which Enter clicks
+    <section ref={box} class="preview markdown" aria-label={label} onClick={openFile}>
+      {fileError && (
+        <p class="error" role="alert">
+          {fileError}
+        </p>
+      )}
       {remote === 'held' && remoteKey !== undefined && (
         <p class="notice remote-images">
           {allowedHere
@@ -316,4 +355,36 @@ function showAttachments(element: HTMLElement, load: (id: string) => Promise<str
       },
     );
   }
+}
+
+/** Wraps each occurrence of `words` in the text under `root` in <mark class="search-hit">; returns the marks. */
+function markWords(root: HTMLElement, words: string[]): HTMLElement[] {
+  const escaped = words.filter((w) => w !== '').map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  if (escaped.length === 0) return [];
+  const pattern = new RegExp(escaped.join('|'), 'giu');
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const texts: Text[] = [];
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) texts.push(node as Text);
+  const marks: HTMLElement[] = [];
+  for (const text of texts) {
+    const value = text.data;
+    pattern.lastIndex = 0;
+    if (!pattern.test(value)) continue;
+    pattern.lastIndex = 0;
+    const parts: Node[] = [];
+    let at = 0;
+    for (const match of value.matchAll(pattern)) {
+      if (match[0] === '') continue;
+      parts.push(document.createTextNode(value.slice(at, match.index)));
+      const mark = document.createElement('mark');
+      mark.className = 'search-hit';
+      mark.textContent = match[0];
+      marks.push(mark);
+      parts.push(mark);
+      at = match.index + match[0].length;
+    }
+    parts.push(document.createTextNode(value.slice(at)));
+    text.replaceWith(...parts);
+  }
+  return marks;
 }

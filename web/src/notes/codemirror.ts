@@ -1,4 +1,4 @@
-import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
+import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { markdownKeymap, markdownLanguage, pasteURLAsLink } from '@codemirror/lang-markdown';
 import {
   forceParsing,
@@ -16,10 +16,11 @@ import { changesBetween, changesOnto } from './text-changes';
  * The Markdown editor proper, loaded on demand (markdown-editor.tsx imports this module
  * dynamically) so the first screen does not carry CodeMirror.
  *
- * Tab is deliberately NOT bound (no `indentWithTab`): as CodeMirror's guidance advises, Tab and
- * Shift+Tab keep moving focus in and out of the editor like in any text field, so a keyboard user
- * is never trapped. Lists and quotes indent with Ctrl/Cmd+] and outdent with Ctrl/Cmd+[ (the
- * default keymap); Enter continues a list (the Markdown keymap).
+ * Tab indents (a list item becomes a sub-item) and Shift+Tab outdents (`indentWithTab`), as people
+ * expect of a writing surface; Ctrl/Cmd+] and Ctrl/Cmd+[ do the same (the default keymap). The
+ * keyboard way out stays CodeMirror's documented escape hatch: Escape, then Tab (or Shift+Tab),
+ * moves the focus on; Ctrl+M (Shift+Alt+M on macOS) turns Tab-moves-focus on for good. Enter
+ * continues a list (the Markdown keymap).
  */
 export interface MarkdownEditorOptions {
   /** The editor lives in this element's shadow root (see below). */
@@ -63,6 +64,8 @@ export interface MarkdownEditorHandle {
   /** Whether the text takes typing (a live session whose access ended: read only). */
   setEditable(editable: boolean): void;
   focus(): void;
+  /** Puts `text` at the very start and the cursor before it, and focuses the editor (Enter in the title). */
+  startWith(text: string): void;
   /** The line (from 0, with the fraction of it above `top`) at screen height `top`. */
   lineAt(top: number): number;
   destroy(): void;
@@ -175,6 +178,7 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
           },
           ...historyKeymap,
           ...defaultKeymap,
+          indentWithTab,
         ]),
         // Files pasted or dropped (an image from the clipboard, a PDF from the desktop) are handed
         // to the app to upload; text pastes and drops stay CodeMirror's.
@@ -236,6 +240,15 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
       });
     },
     focus: () => view.focus(),
+    startWith(text) {
+      view.dispatch({
+        changes: text === '' ? [] : { from: 0, insert: text },
+        selection: { anchor: 0 },
+        scrollIntoView: true,
+        userEvent: 'input',
+      });
+      view.focus();
+    },
     lineAt(top) {
       const y = top - view.documentTop;
       if (y <= 0) return 0;

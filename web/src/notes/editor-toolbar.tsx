@@ -15,6 +15,7 @@ export function EditorToolbar({
   preview,
   sharing,
   attachButton,
+  more,
   on,
 }: {
   note: Note;
@@ -26,7 +27,15 @@ export function EditorToolbar({
   preview: boolean;
   sharing: boolean;
   attachButton: JSX.Element | null;
-  on: { toggleEditing: () => void; togglePreview: () => void; toggleSharing: () => void; remove: () => void };
+  /** Whether the phone's "More" menu (the secondary actions and the filing bar) is open. */
+  more: boolean;
+  on: {
+    toggleEditing: () => void;
+    togglePreview: () => void;
+    toggleSharing: () => void;
+    toggleMore: () => void;
+    remove: () => void;
+  };
 }) {
   const owner = role === null;
   const canEdit = role !== 'viewer';
@@ -54,31 +63,55 @@ export function EditorToolbar({
         </button>
       )}
       {canEdit && (
-        <button type="button" class="secondary" aria-pressed={editing} aria-keyshortcuts="E" onClick={on.toggleEditing}>
+        <button
+          type="button"
+          class="secondary toggle"
+          aria-pressed={editing}
+          aria-keyshortcuts="E"
+          onClick={on.toggleEditing}
+        >
           Edit
         </button>
       )}
       {canEdit && editing && (
-        <button type="button" class="secondary" aria-pressed={preview} aria-keyshortcuts="P" onClick={on.togglePreview}>
+        <button
+          type="button"
+          class="secondary toggle"
+          aria-pressed={preview}
+          aria-keyshortcuts="P"
+          onClick={on.togglePreview}
+        >
           Preview
         </button>
       )}
-      {canEdit && attachButton}
-      {onServer && (
-        <button type="button" class="secondary" onClick={() => navigate(`/notes/${note.id}/history`)}>
-          History
-        </button>
-      )}
-      {owner && onServer && (
-        <button type="button" class="secondary" aria-expanded={sharing} onClick={on.toggleSharing}>
-          Share
-        </button>
-      )}
-      {owner && onServer && (
-        <button type="button" class="danger" onClick={on.remove}>
-          Delete
-        </button>
-      )}
+      {/* On a phone only: the secondary actions (and the filing bar) wait behind "More". */}
+      <button
+        type="button"
+        class="secondary more-toggle"
+        aria-expanded={more}
+        aria-controls="note-more"
+        onClick={on.toggleMore}
+      >
+        More<span aria-hidden="true"> ▾</span>
+      </button>
+      <div class="more-actions" id="note-more" data-open={more ? '' : undefined}>
+        {canEdit && attachButton}
+        {onServer && (
+          <button type="button" class="secondary" onClick={() => navigate(`/notes/${note.id}/history`)}>
+            History
+          </button>
+        )}
+        {owner && onServer && (
+          <button type="button" class="secondary" aria-expanded={sharing} onClick={on.toggleSharing}>
+            Share
+          </button>
+        )}
+        {owner && onServer && (
+          <button type="button" class="danger" onClick={on.remove}>
+            Delete
+          </button>
+        )}
+      </div>
     </div>
   );
 }

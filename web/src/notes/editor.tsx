@@ -46,7 +46,7 @@ export function Editor({
   /** The username, shown to the others beside this person's cursor when editing live. */
   myName: string;
   onChanged: () => void;
-  onDeleted: (title: string) => void;
+  onDeleted: (title: string, id: string) => void;
   /** The first save of a new note created it, with this id. */
   onCreated?: (id: string) => void;
   folders: Folder[];
@@ -67,11 +67,14 @@ export function Editor({
   /** Editing, or reading the note rendered (how a note with text opens when so chosen on this device). */
   const [editing, setEditing] = useState(noteId === NEW);
   const [sharing, setSharing] = useState(false);
+  /** The phone's "More" menu: secondary actions and the filing bar. */
+  const [more, setMore] = useState(false);
   const [role, setRole] = useState<Role>(null);
   const [restored, setRestored] = useState<Restored | null>(null);
   const titleRef = useRef<HTMLInputElement>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const inserter = useRef<((text: string) => void) | null>(null);
+  const starter = useRef<((text: string) => void) | null>(null);
   const attacher = useAttacher((inserted) => inserter.current?.(inserted));
   const cm = useRef<MarkdownEditorHandle | null>(null);
   const [cmReady, setCmReady] = useState(false);
@@ -265,7 +268,7 @@ export function Editor({
       void clearDraft(me, noteId);
       dropLeaveGuard();
       setNote(null);
-      onDeleted(title || 'Untitled');
+      onDeleted(title || 'Untitled', noteId);
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -310,7 +313,9 @@ export function Editor({
         preview={preview}
         sharing={sharing}
         attachButton={attacher.button}
+        more={more}
         on={{
+          toggleMore: () => setMore(!more),
           toggleEditing: () => setEditing(!editing),
           togglePreview: () => setPreview(!preview),
           toggleSharing: () => setSharing(!sharing),
@@ -321,6 +326,7 @@ export function Editor({
         <p class="muted">A new note: it is kept on this device until you save it.</p>
       ) : owner ? (
         <FilingBar
+          open={more}
           note={note}
           folders={folders}
           onFiled={(filing) => {
@@ -412,6 +418,20 @@ export function Editor({
               setTitle(e.currentTarget.value);
               live.session.current?.setTitle(e.currentTarget.value);
             }}
+            onKeyDown={(e) => {
+              // Enter ends the title, as in a word processor: the text after the cursor becomes the
+              // first line of the body and the cursor goes to the body's start (never a save, never
+              // the title run on).
+              if (e.key !== 'Enter' || e.isComposing || e.shiftKey || e.ctrlKey || e.metaKey || e.altKey) return;
+              e.preventDefault();
+              const box = e.currentTarget;
+              const at = box.selectionStart ?? box.value.length;
+              const rest = box.value.slice(box.selectionEnd ?? at).trim();
+              const kept = box.value.slice(0, at).trimEnd();
+              setTitle(kept);
+              live.session.current?.setTitle(kept);
+              starter.current?.(rest === '' ? '' : text.get() === '' ? rest : `${rest}\n`);
+            }}
           />
           <div class={`panes ${preview ? 'with-preview' : ''}`}>
             <div class="pane">
@@ -423,6 +443,7 @@ export function Editor({
                 onSave={saveNow}
                 onFiles={attacher.attach}
                 inserter={inserter}
+                starter={starter}
                 onTopLine={preview ? setTopLine : undefined}
                 handle={cm}
                 onReady={() => setCmReady(true)}

@@ -11,7 +11,10 @@ export function FilingBar({
   note,
   folders,
   onFiled,
+  open = true,
 }: {
+  /** On a phone the bar waits behind the toolbar's More (hidden until it is open). */
+  open?: boolean;
   note: Note;
   folders: Folder[];
   onFiled: (filing: Filing) => void;
@@ -20,6 +23,12 @@ export function FilingBar({
   const [error, setError] = useState('');
   const [status, setStatus] = useState('');
   useEffect(() => setTarget(note.folder_id ?? ''), [note.folder_id]);
+  // "Moved to …" is a confirmation, not a state: it goes after a few seconds.
+  useEffect(() => {
+    if (status === '') return;
+    const timer = setTimeout(() => setStatus(''), 5000);
+    return () => clearTimeout(timer);
+  }, [status]);
   const paths = folderPaths(folders);
 
   const patch = async (body: Partial<Filing>, done: string) => {
@@ -35,7 +44,7 @@ export function FilingBar({
   const destination = target === '' ? 'the top level' : `“${paths.get(target) ?? 'the folder'}”`;
 
   return (
-    <div class="filing">
+    <div class="filing filing-wrap" data-open={open ? '' : undefined}>
       <button
         type="button"
         class="secondary"

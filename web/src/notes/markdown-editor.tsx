@@ -27,6 +27,8 @@ interface Props {
   onFiles?: (files: File[]) => void;
   /** Filled with a way to put text at the cursor (an uploaded file's link). */
   inserter?: { current: ((text: string) => void) | null };
+  /** Filled with a way to put text at the very start and focus there (Enter in the title). */
+  starter?: { current: ((text: string) => void) | null };
   /** Told, as the editor scrolls, which line of the text (from 0, with a fraction) is at the top of what shows. */
   onTopLine?: ((line: number) => void) | undefined;
   /** Holds CodeMirror's handle while it is on screen (live co-editing binds to it); `onReady` says when. */
@@ -46,6 +48,7 @@ export function MarkdownEditor({
   onSave,
   onFiles,
   inserter,
+  starter,
   onTopLine,
   handle,
   onReady,
@@ -69,6 +72,22 @@ export function MarkdownEditor({
       if (box === null) return;
       box.setRangeText(text, box.selectionStart, box.selectionEnd, 'end');
       latest.current.onChange();
+      box.focus();
+    };
+  }
+  if (starter !== undefined) {
+    starter.current = (text) => {
+      if (editor.current !== null) {
+        editor.current.startWith(text);
+        return;
+      }
+      const box = fallback.current;
+      if (box === null) return;
+      if (text !== '') {
+        box.setRangeText(text, 0, 0, 'start');
+        latest.current.onChange();
+      }
+      box.setSelectionRange(0, 0);
       box.focus();
     };
   }

@@ -14,6 +14,7 @@ import {
 import { scopeHref, scopeOf, scopeSearch, Sidebar, type Scope } from './sidebar';
 import { confirmLeave, navigate, useSearch } from '../app/router';
 import { asYouType } from './search-query';
+import { restoreFromTrash } from '../trash/api';
 import { Editor, NEW } from './editor';
 import { useLiveChanges } from '../api/events';
 import { NoteList, type SharedRow } from './note-list';
@@ -45,6 +46,27 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
   const [throughHistory, setThroughHistory] = useState(false);
   const [results, setResults] = useState<SearchResult[] | null>(null);
   const [flash, setFlash] = useState('');
+  /** A note just deleted: the flash offers Undo (restore from the trash) until the next message. */
+  const [undoable, setUndoable] = useState<{ id: string; title: string } | null>(null);
+  // A plain confirmation goes away by itself; one with Undo stays until dismissed or replaced.
+  useEffect(() => {
+    if (flash === '' || undoable !== null) return;
+    const timer = setTimeout(() => setFlash(''), FLASH_MS);
+    return () => clearTimeout(timer);
+  }, [flash, undoable]);
+  const undoDelete = async () => {
+    if (undoable === null) return;
+    const { id, title } = undoable;
+    try {
+      await restoreFromTrash(id);
+      setUndoable(null);
+      setFlash(`“${title}” is back.`);
+      refresh();
+      navigate(`/notes/${id}`);
+    } catch (e) {
+      setError(errorMessage(e));
+    }
+  };
   const search = useSearch();
   const scope = scopeOf(search);
   const scopeKey = scopeSearch(scope);
@@ -140,6 +162,7 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
       await fileNote(noteId, { folder_id: folderId });
       const where =
         folderId === null ? 'the top level' : `“${folders.find((f) => f.id === folderId)?.name ?? 'the folder'}”`;
+      setUndoable(null);
       setFlash(`Moved to ${where}.`);
       refresh();
     } catch (e) {
@@ -262,6 +285,25 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
         {flash && (
           <p role="status" class="flash">
             {flash}
+            {undoable !== null && (
+              <>
+                {' '}
+                <button type="button" class="secondary" onClick={undoDelete}>
+                  Undo
+                </button>{' '}
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label="Dismiss"
+                  onClick={() => {
+                    setUndoable(null);
+                    setFlash('');
+                  }}
+                >
+                  ×
+                </button>
+              </>
+            )}
           </p>
         )}
         {error && (
@@ -306,7 +348,8 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
               refresh();
               navigate(`/notes/${id}${scopeKey}`, { replace: true, stay: true });
             }}
-            onDeleted={(title) => {
+            onDeleted={(title, id) => {
+              setUndoable({ id, title });
               setFlash(`“${title}” moved to the trash.`);
               refresh();
               navigate('/');
@@ -324,6 +367,9 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
     </div>
   );
 }
+
+/** How long a plain confirmation ("Moved to …") stays before it goes by itself. */
+const FLASH_MS = 5000;
 
 /** At most this many search results are asked for; a full page says there may be more. */
 const SEARCH_LIMIT = 50;
@@ -346,7 +392,11 @@ function SearchResults({ results, current }: { results: SearchResult[]; current:
         {results.map((r) => (
           <li key={r.id}>
             <a
-              href={r.version_id === undefined ? `/notes/${r.id}` : `/notes/${r.id}/history?version=${r.version_id}`}
+              href={
+                r.version_id === undefined
+                  ? `/notes/${r.id}`
+                  : `/notes/${r.id}/history?version=${r.version_id}&q=${encodeURIComponent(matchedWords(r))}`
+              }
               aria-current={r.id === current ? 'page' : undefined}
             >
               <span class="row-title">{r.title || 'Untitled'}</span>
@@ -358,6 +408,12 @@ function SearchResults({ results, current }: { results: SearchResult[]; current:
       </ul>
     </>
   );
+}
+
+/** The words a hit matched (the highlighted parts of its snippet), for the version it opens to mark. */
+function matchedWords(r: SearchResult): string {
+  const words = new Set(r.highlights.map(([start = 0, end = 0]) => r.snippet.slice(start, end).toLowerCase()));
+  return [...words].join(' ');
 }
 
 function highlight(text: string, ranges: number[][]) {

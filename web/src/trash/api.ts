@@ -14,3 +14,8 @@ export async function restoreFromTrash(noteId: string): Promise<void> {
 export async function purgeFromTrash(noteId: string): Promise<void> {
   unwrap(await api.DELETE('/api/trash/{noteID}', { params: { path: { noteID: noteId } } }));
 }
+
+/** Empties the trash: every note in it and their versions, for good; how many went. */
+export async function emptyTrash(): Promise<number> {
+  return unwrap(await api.DELETE('/api/trash')).deleted;
+}

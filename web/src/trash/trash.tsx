@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
-import { listTrash, purgeFromTrash, restoreFromTrash, type TrashEntry } from './api';
+import { emptyTrash, listTrash, purgeFromTrash, restoreFromTrash, type TrashEntry } from './api';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 
@@ -26,6 +26,23 @@ export function TrashScreen() {
     await trash.reload();
   };
 
+  const empty = async (count: number) => {
+    setError('');
+    if (
+      !window.confirm(
+        `Delete all ${count} ${count === 1 ? 'note' : 'notes'} in the trash, and their versions, for good?`,
+      )
+    )
+      return;
+    try {
+      const deleted = await emptyTrash();
+      setStatus(`The trash is emptied: ${deleted} ${deleted === 1 ? 'note' : 'notes'} deleted for good.`);
+    } catch (e) {
+      setError(`Could not empty the trash: ${errorMessage(e)}`);
+    }
+    await trash.reload();
+  };
+
   return (
     <div class="page">
       <h1>Trash</h1>
@@ -45,24 +62,29 @@ export function TrashScreen() {
           rows.length === 0 ? (
             <p>The trash is empty.</p>
           ) : (
-            <ul class="rows table">
-              {rows.map((row) => (
-                <li key={row.id} aria-label={row.title || 'Untitled'}>
-                  <span class="row-title">{row.title || 'Untitled'}</span>
-                  <span class="meta">
-                    deleted {formatTime(row.deleted_at)} · purged {formatTime(row.purge_at)}
-                  </span>
-                  <span class="actions">
-                    <button type="button" onClick={() => act(row, false)}>
-                      Restore
-                    </button>
-                    <button type="button" class="danger" onClick={() => act(row, true)}>
-                      Delete forever
-                    </button>
-                  </span>
-                </li>
-              ))}
-            </ul>
+            <>
+              <button type="button" class="danger" onClick={() => empty(rows.length)}>
+                Empty trash
+              </button>
+              <ul class="rows table">
+                {rows.map((row) => (
+                  <li key={row.id} aria-label={row.title || 'Untitled'}>
+                    <span class="row-title">{row.title || 'Untitled'}</span>
+                    <span class="meta">
+                      deleted {formatTime(row.deleted_at)} · purged {formatTime(row.purge_at)}
+                    </span>
+                    <span class="actions">
+                      <button type="button" onClick={() => act(row, false)}>
+                        Restore
+                      </button>
+                      <button type="button" class="danger" onClick={() => act(row, true)}>
+                        Delete forever
+                      </button>
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </>
           )
         }
       </Loaded>
