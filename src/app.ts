@@ -336,7 +336,7 @@ export async function buildApp({
       });
       await auth.register(administrationRoutes, { config, services, cookies, facts: accountFacts });
       await auth.register(invitationRoutes, {
-        services: { db: database.db, log: app.log, publicUrl: config.publicUrl },
+        services: { db: database.db, log: app.log, publicUrl: config.publicUrl, mailer },
       });
       await auth.register(authRoutes, { config, services });
       await auth.register(sessionRoutes, { config, services, reauthenticate });

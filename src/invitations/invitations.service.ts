@@ -7,12 +7,15 @@ import { Errors } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import { newId } from '../shared/ids.js';
 import * as store from './invitations.repository.js';
+import type { Mailer } from '../mail/mailer.js';
 
 export interface InvitationServices {
   db: Db;
   log: FastifyBaseLogger;
   /** PUBLIC_URL: where the sign-up page is. */
   publicUrl: string;
+  /** Mails an invitation made for an e-mail address (SMTP_URL); without SMTP the administrator hands the link over. */
+  mailer?: Mailer;
 }
 
 export const DEFAULT_INVITATION_DAYS = 7;
@@ -71,7 +74,19 @@ export async function createInvitation(
     client,
     detail: `invitation ${row.id}${row.admin ? ' (administrator)' : ''}; expires ${row.expires_at}`,
   });
-  return { ...toInvitation(row), token, url: invitationUrl(s.publicUrl, token) };
+  const url = invitationUrl(s.publicUrl, token);
+  if (row.email !== null && s.mailer?.enabled === true) {
+    // Not awaited: a slow mail server must not hold the administrator's answer, which has the link anyway.
+    void s.mailer.send({
+      to: row.email,
+      subject: 'You are invited to Vellum',
+      text:
+        `You are invited to make an account on Vellum, a notes service, at ${s.publicUrl}.\n\n` +
+        `Choose a username and a password here (the link works once, until ${row.expires_at}):\n${url}\n\n` +
+        'If you did not expect this, ignore this mail.',
+    });
+  }
+  return { ...toInvitation(row), token, url };
 }
 
 export async function listInvitations(s: InvitationServices): Promise<Invitation[]> {
