@@ -63,7 +63,7 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
       ['/api/import', ['POST']],
       // The route the path matches, static segments first: not also DELETE /api/auth/admin/{id}.
       ['/api/auth/admin/all', ['GET', 'HEAD']],
-      [`/api/auth/admin/${id}`, ['DELETE']],
+      [`/api/auth/admin/${id}`, ['DELETE', 'PATCH']],
       ['/api/notes/search', ['GET', 'HEAD']],
       [`/api/notes/${id}/versions`, ['GET', 'HEAD', 'POST']],
       ['/api/no/such/thing', []],
