@@ -162,7 +162,12 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'email', 'created_at', 'updated_at']);
       assert.deepEqual([body.user.id, body.user.username, body.user.is_admin], [a.userId, username, false]);
       assert.ok(body.user.updated_at >= body.user.created_at, 'updated_at is the change time');
-      const { mfa: _mfa, mfa_enrolment_required: _required, has_password: _has, ...meUser } = (await me(body.access_token)).json();
+      const {
+        mfa: _mfa,
+        mfa_enrolment_required: _required,
+        has_password: _has,
+        ...meUser
+      } = (await me(body.access_token)).json();
       assert.deepEqual(body.user, meUser);
       for (const s of [a, b])
         assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');
