@@ -132,15 +132,15 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         operationId: 'getMe',
         summary: "The caller's account",
         description:
-          'With `mfa`: the second factors set up; `mfa_enrolment_required`: REQUIRE_SECOND_FACTOR sends this account to set one up first.',
+          'With `mfa`: the second factors set up; `mfa_enrolment_required`: REQUIRE_SECOND_FACTOR sends this account to set one up first; `has_password`: false for an account without a password (single sign-on, or made by an administrator), which confirms sensitive changes with `code` or `credential` instead.',
         response: { 200: schemas.MeSchema },
       },
     },
     async (request) => {
       const userId = callerId(request);
-      const user = await accounts.getUser(services, userId);
+      const { has_password: hasPassword, ...user } = await accounts.getOwnAccount(services, userId);
       const [mfa, mfaEnrolmentRequired] = await Promise.all([factors(userId), enrolmentRequired(userId)]);
-      return { ...user, mfa, mfa_enrolment_required: mfaEnrolmentRequired };
+      return { ...user, mfa, mfa_enrolment_required: mfaEnrolmentRequired, has_password: hasPassword };
     },
   );
 

@@ -81,6 +81,11 @@ export const MeSchema = Type.Object(
         'REQUIRE_SECOND_FACTOR covers this account and it has no second factor: every route but /auth/2fa/*, /auth/passkeys*, ' +
         '/auth/me, /auth/logout and /auth/config answers 403 mfa_enrolment_required until one is confirmed',
     }),
+    has_password: Type.Boolean({
+      description:
+        'false for an account without a password (single sign-on, or made by an administrator before set-up): ' +
+        'sensitive changes take `code` or `credential` instead of `password`',
+    }),
   },
   { $id: 'Me' },
 );

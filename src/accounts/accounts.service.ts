@@ -212,6 +212,13 @@ export async function getUser(s: AccountServices, userId: string): Promise<User>
   return toUser(row);
 }
 
+/** GET /auth/me: the public user, and whether it has a password (single sign-on and unfinished administrator-made accounts do not). */
+export async function getOwnAccount(s: AccountServices, userId: string): Promise<User & { has_password: boolean }> {
+  const row = await users.findUserById(s.db, userId);
+  if (row === undefined) throw Errors.userNotFound();
+  return { ...toUser(row), has_password: typeof row.password_hash === 'string' && row.password_hash !== '' };
+}
+
 /** Spec §4.1 rule 3: old password first (401), then the new one's validation (400). */
 export async function changePassword(
   s: AccountServices,

@@ -34,12 +34,23 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       'updated_at',
       'mfa',
       'mfa_enrolment_required',
+      'has_password',
     ]);
     assert.deepEqual(user.mfa, { totp: false, passkeys: 0 });
+    assert.equal(user.has_password, true);
     assert.deepEqual([user.id, user.username, user.is_admin], [s.userId, s.username, false]);
     assert.match(user.created_at, TIMESTAMP);
     assert.equal(user.updated_at, user.created_at);
     assertProblem(await ctx.app.inject({ method: 'GET', url: '/api/auth/me' }), 401, 'Unauthorized');
+  });
+
+  test('GET /auth/me: has_password is false for an account without a password (single sign-on)', async () => {
+    const s = await newSession(ctx.app);
+    // No route takes a password away: the test does it, as a single sign-on account has none.
+    await ctx.database.db.updateTable('users').set({ password_hash: '' }).where('id', '=', s.userId).execute();
+    const res = await me(s.accessToken);
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().has_password, false);
   });
 
   test('logout: 204, revokes every session of the user only; access tokens live on outside /api/auth', async () => {
@@ -151,7 +162,12 @@ forEachDatabase('own account: me, logout, password change, deletion', (ctx) => {
       assert.deepEqual(Object.keys(body.user), ['id', 'username', 'is_admin', 'email', 'created_at', 'updated_at']);
       assert.deepEqual([body.user.id, body.user.username, body.user.is_admin], [a.userId, username, false]);
       assert.ok(body.user.updated_at >= body.user.created_at, 'updated_at is the change time');
-      const { mfa: _mfa, mfa_enrolment_required: _required, ...meUser } = (await me(body.access_token)).json();
+      const {
+        mfa: _mfa,
+        mfa_enrolment_required: _required,
+        has_password: _has,
+        ...meUser
+      } = (await me(body.access_token)).json();
       assert.deepEqual(body.user, meUser);
       for (const s of [a, b])
         assertProblem(await refreshSession(ctx.app, s.refreshToken), 401, 'Invalid refresh token');

@@ -66,6 +66,55 @@ test('ending another session asks for the password in an accessible dialog', asy
   await phone.close();
 });
 
+/**
+ * An account without a password (single sign-on) confirms with a one-time code, or a passkey. No
+ * route makes such an account without a provider and an enrolled factor, so GET /auth/me is
+ * answered here with `has_password: false` (and one passkey): the dialog's other branch, and the
+ * body it sends, which the real server (this account has a password) refuses as a wrong code.
+ */
+test('an account without a password is asked for a one-time code, or a passkey, instead', async ({ browser }) => {
+  const laptop = await browser.newContext();
+  const phone = await browser.newContext({ userAgent: 'Vellum test phone' });
+  const a = await laptop.newPage();
+  const b = await phone.newPage();
+  const username = await signUp(a);
+  await logIn(b, username);
+  await a.route('**/api/auth/me', async (route) => {
+    const response = await route.fetch();
+    const me = await response.json();
+    await route.fulfill({ response, json: { ...me, has_password: false, mfa: { ...me.mfa, passkeys: 1 } } });
+  });
+
+  await a.getByRole('link', { name: 'Account' }).click();
+  const sessions = a.getByRole('region', { name: 'Sessions' }).getByRole('listitem');
+  await expect(sessions).toHaveCount(2);
+  await sessions.filter({ hasText: 'Vellum test phone' }).getByRole('button', { name: 'End session' }).click();
+  const dialog = a.getByRole('dialog', { name: 'End the session on Vellum test phone?' });
+  const code = dialog.getByLabel('One-time code');
+  await expect(code).toBeFocused();
+  await expect(code).toHaveAttribute('type', 'text');
+  await expect(code).toHaveAttribute('autocomplete', 'one-time-code');
+  await expect(dialog.getByLabel('Password')).toHaveCount(0);
+  await expect(code).toHaveAccessibleDescription(/Your account has no password/);
+  await expect(dialog.getByRole('button', { name: 'Use a passkey' })).toBeVisible();
+  await expectAccessible(a, 'the re-authentication dialog of an account without a password');
+
+  await dialog.getByRole('button', { name: 'End session' }).click();
+  await expect(dialog.getByRole('alert')).toHaveText('Enter a code from your authenticator app, or a recovery code.');
+  await code.fill(' 123456 ');
+  const sent = a.waitForRequest((r) => r.method() === 'DELETE' && r.url().includes('/api/auth/sessions/'));
+  await code.press('Enter');
+  expect((await sent).postDataJSON()).toEqual({ code: '123456' });
+  await expect(dialog.getByRole('alert')).toHaveText('That code is wrong. Try again.');
+  await expect(code).toBeFocused();
+  await expect(code).toHaveValue('');
+  await expect(sessions).toHaveCount(2);
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toHaveCount(0);
+  await laptop.close();
+  await phone.close();
+});
+
 test('a new personal token says a missing or wrong password plainly, from its own field', async ({ page }) => {
   await signUp(page);
   await page.getByRole('link', { name: 'Account' }).click();

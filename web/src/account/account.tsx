@@ -239,7 +239,7 @@ function Sessions({ onSignedOut }: { onSignedOut: () => void }) {
         title: `End the session on ${deviceName(row.user_agent)}?`,
         text: `Signed in since ${formatTime(row.created_at)}; it is signed out within 15 minutes at most.`,
         confirm: 'End session',
-        run: (password) => endSession(row.id, password),
+        run: (given) => endSession(row.id, given),
       });
       if (!asked.done) return;
       setMessage({

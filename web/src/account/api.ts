@@ -29,18 +29,27 @@ export async function listSessions(signal?: AbortSignal) {
   return unwrap(await api.GET('/api/auth/sessions', { signal }));
 }
 
-export async function endSession(sessionId: string, password: string): Promise<void> {
+/**
+ * What a sensitive change carries to show the account holder makes it: the password, or, for an
+ * account without one (single sign-on), a current one-time code or a fresh passkey assertion.
+ */
+export type Reauthentication = { password: string } | { code: string } | { credential: unknown };
+
+/** The fields as the generated body types spell them (a passkey assertion is checked by the server). */
+const proof = (given: Reauthentication) => given as { password?: string; code?: string; credential?: never };
+
+export async function endSession(sessionId: string, given: Reauthentication): Promise<void> {
   unwrap(
     await api.DELETE('/api/auth/sessions/{sessionID}', {
       params: { path: { sessionID: sessionId } },
-      body: { password },
+      body: proof(given),
     }),
   );
 }
 
 /** Signs out every other device; this one carries on with the new session's token. */
-export async function endOtherSessions(password: string): Promise<void> {
-  const result = unwrap(await api.POST('/api/auth/sessions/end-others', { body: { password } }));
+export async function endOtherSessions(given: Reauthentication): Promise<void> {
+  const result = unwrap(await api.POST('/api/auth/sessions/end-others', { body: proof(given) }));
   session.setAccessToken(result.access_token);
 }
 
@@ -86,16 +95,16 @@ export async function listPasskeys(): Promise<Passkey[]> {
 }
 
 /** The challenge a new passkey answers (asked with the password: a stolen session cannot add one). */
-export async function passkeyRegistrationOptions(password: string) {
-  return unwrap(await api.POST('/api/auth/passkeys/options', { body: { password } }));
+export async function passkeyRegistrationOptions(given: Reauthentication) {
+  return unwrap(await api.POST('/api/auth/passkeys/options', { body: proof(given) }));
 }
 
 export async function addPasskey(name: string, credential: unknown): Promise<Passkey> {
   return unwrap(await api.POST('/api/auth/passkeys', { body: { name, credential: credential as never } }));
 }
 
-export async function removePasskey(id: string, password: string): Promise<void> {
-  unwrap(await api.DELETE('/api/auth/passkeys/{id}', { params: { path: { id } }, body: { password } }));
+export async function removePasskey(id: string, given: Reauthentication): Promise<void> {
+  unwrap(await api.DELETE('/api/auth/passkeys/{id}', { params: { path: { id } }, body: proof(given) }));
 }
 
 /** An export as a file: its contents and the name the server gives it (or `fallbackName`). */
@@ -129,6 +138,12 @@ export async function importFile(
 }
 
 /** Second factors and whether REQUIRE_SECOND_FACTOR still sends this account to set one up (GET /auth/me). */
+/** How this account confirms a sensitive change: a password, or (without one) a code or a passkey. */
+export async function reauthenticationMethods(): Promise<{ password: boolean; passkeys: boolean }> {
+  const me = unwrap(await api.GET('/api/auth/me'));
+  return { password: me.has_password, passkeys: me.mfa.passkeys > 0 };
+}
+
 export async function enrolmentStatus(): Promise<{ mfa: Mfa; required: boolean }> {
   const me = unwrap(await api.GET('/api/auth/me'));
   return { mfa: me.mfa, required: me.mfa_enrolment_required };

@@ -1,6 +1,9 @@
+import { startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { JSX } from 'preact';
 import { ApiError, errorMessage } from '../api/client';
+import { passkeyLoginOptions } from '../auth/api';
+import { type Reauthentication, reauthenticationMethods } from './api';
 
 /** The server's answer when a sensitive change came without the password, or with a wrong one. */
 export function isReauthenticationRequired(error: unknown): boolean {
@@ -24,8 +27,11 @@ export interface PasswordRequest<T> {
   text?: string;
   /** The confirm button: "End session". */
   confirm: string;
-  /** The change itself, sent with the password; a wrong password keeps the dialog open. */
-  run: (password: string) => Promise<T>;
+  /**
+   * The change itself, sent with the password (an account without one: a one-time code or a passkey
+   * assertion); a wrong one keeps the dialog open.
+   */
+  run: (given: Reauthentication) => Promise<T>;
 }
 
 interface Pending {
@@ -36,7 +42,9 @@ interface Pending {
 
 /**
  * A sensitive change (ending sessions, passkeys) asks for the password again (the server answers
- * 401 reauthentication_required without it). `ask` opens a modal dialog with one password field;
+ * 401 reauthentication_required without it). `ask` opens a modal dialog with one password field
+ * (an account without a password, GET /auth/me `has_password: false`: a one-time code field, and
+ * "Use a passkey" when it has one);
  * the change runs with what is typed: a wrong password is said in the dialog, which stays open,
  * and any other failure closes it and is thrown to the caller. Resolves `{done: false}` when the
  * person cancels (the button or Esc). Render `dialog` once in the component.
@@ -63,14 +71,30 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // Until GET /auth/me answers (or if it fails): the password field, as for most accounts.
+  const [methods, setMethods] = useState<{ password: boolean; passkeys: boolean }>({ password: true, passkeys: false });
   const { request } = pending;
+  const withCode = !methods.password;
+  const noun = withCode ? 'code' : 'password';
 
   useEffect(() => {
     // Where focus goes back to: the button that opened the dialog.
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     ref.current?.showModal();
     input.current?.focus();
-    return () => opener?.focus();
+    let live = true;
+    reauthenticationMethods().then(
+      (found) => {
+        if (!live) return;
+        setMethods(found);
+        input.current?.focus();
+      },
+      () => {},
+    );
+    return () => {
+      live = false;
+      opener?.focus();
+    };
   }, []);
 
   const close = (outcome: () => void) => {
@@ -82,20 +106,46 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
-    if (password === '') {
-      setError('Enter your password.');
+    if ((withCode ? password.trim() : password) === '') {
+      setError(withCode ? 'Enter a code from your authenticator app, or a recovery code.' : 'Enter your password.');
       input.current?.focus();
       return;
     }
+    await send(withCode ? { code: password.trim() } : { password });
+  };
+  const withPasskey = async () => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    let credential: unknown;
+    try {
+      const options = await passkeyLoginOptions();
+      credential = await startAuthentication({
+        optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'],
+      });
+    } catch (e) {
+      setBusy(false);
+      setError(
+        e instanceof WebAuthnError || (e instanceof Error && e.name === 'NotAllowedError')
+          ? 'The passkey was cancelled or timed out, or this device has no passkey for Vellum.'
+          : errorMessage(e),
+      );
+      return;
+    }
+    await send({ credential });
+  };
+  const send = async (given: Reauthentication) => {
     setBusy(true);
     setError(null);
     try {
-      const value = await request.run(password);
+      const value = await request.run(given);
       close(() => pending.resolve({ done: true, value }));
     } catch (e) {
       setBusy(false);
       if (isReauthenticationRequired(e)) {
-        setError('That password is wrong. Try again.');
+        setError(
+          'credential' in given ? 'That passkey was not accepted. Try again.' : `That ${noun} is wrong. Try again.`,
+        );
         setPassword('');
         input.current?.focus();
       } else if (e instanceof ApiError && e.status === 429) {
@@ -121,12 +171,13 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
       <form onSubmit={submit}>
         <h2 id={`${id}-title`}>{request.title}</h2>
         {request.text && <p id={`${id}-text`}>{request.text}</p>}
-        <label for={`${id}-password`}>Password</label>
+        <label for={`${id}-password`}>{withCode ? 'One-time code' : 'Password'}</label>
         <input
           id={`${id}-password`}
           ref={input}
-          type="password"
-          autoComplete="current-password"
+          {...(withCode
+            ? { type: 'text' as const, autoComplete: 'one-time-code', spellcheck: false }
+            : { type: 'password' as const, autoComplete: 'current-password' })}
           value={password}
           aria-invalid={error !== null}
           aria-describedby={error !== null ? `${id}-error` : `${id}-hint`}
@@ -134,7 +185,9 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
         />
         {error === null ? (
           <p id={`${id}-hint`} class="hint">
-            To keep your account safe, confirm it is you.
+            {withCode
+              ? 'Your account has no password: confirm it is you with a code from your authenticator app, or a recovery code.'
+              : 'To keep your account safe, confirm it is you.'}
           </p>
         ) : (
           <p id={`${id}-error`} class="error" role="alert">
@@ -145,6 +198,11 @@ function PasswordDialog({ pending, onClosed }: { pending: Pending; onClosed: () 
           <button type="submit" disabled={busy}>
             {request.confirm}
           </button>
+          {withCode && methods.passkeys && (
+            <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
+              Use a passkey
+            </button>
+          )}
           <button type="button" class="secondary" onClick={cancel}>
             Cancel
           </button>

@@ -358,7 +358,7 @@ export function Passkeys({ onChange }: { onChange: () => void }) {
         title: `Remove the passkey “${row.name}”?`,
         text: 'It will no longer sign you in.',
         confirm: 'Remove passkey',
-        run: (password) => removePasskey(row.id, password),
+        run: (given) => removePasskey(row.id, given),
       });
       if (!asked.done) return;
       setMessage({ ok: true, text: `Passkey “${row.name}” removed.` });
