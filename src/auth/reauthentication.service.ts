@@ -3,13 +3,14 @@ import { audit, type EventKind } from '../audit/audit.service.js';
 import { Errors } from '../errors.js';
 import { requireUserId } from '../shared/claims.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { checkLoginCode } from '../mfa/mfa.service.js';
+import { checkLoginCode, mfaStatus } from '../mfa/mfa.service.js';
 import { verifyAssertion, type WebAuthnSettings } from '../mfa/passkeys.service.js';
 import type { SecretBox } from '../mfa/secret-box.js';
 import type { PasswordHasher } from '../passwords/password-hasher.js';
 import { passwordLength, PASSWORD_MAX_LENGTH } from '../passwords/password-policy.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import type { Reauthentication } from '../sessions/reauthentication.js';
+import { sessionStartedAt } from '../sessions/refresh-token.repository.js';
 import { checkInSession, type Caller, type SessionLockoutServices } from '../sessions/session-lockout.js';
 
 export interface ReauthenticationServices extends SessionLockoutServices {
@@ -18,6 +19,9 @@ export interface ReauthenticationServices extends SessionLockoutServices {
   /** Where passkeys are bound, to check an assertion offered instead of the password. */
   web: WebAuthnSettings;
 }
+
+/** How long after signing in an account without a password or factor may set up its first factor unasked. */
+export const FIRST_FACTOR_WINDOW_MS = 10 * 60_000;
 
 /** An account made by single sign-on may have no password: an empty hash, which no password verifies. */
 const hasPassword = (row: users.UserRow): boolean => typeof row.password_hash === 'string' && row.password_hash !== '';
@@ -45,6 +49,20 @@ export async function reauthenticate(
     return Errors.reauthenticationRequired();
   };
   const withPassword = hasPassword(row);
+  if (!withPassword && kind === 'mfa_enrol' && proof.code === undefined && proof.credential === undefined) {
+    // An account without a password and without a factor has nothing to be asked for: its first
+    // factor is set up within FIRST_FACTOR_WINDOW_MS of signing in (single sign-on), the sign-in
+    // standing for the proof. Later, or once it has a factor, the factor is asked for.
+    const factors = await mfaStatus(s.db, row.id);
+    const started = await sessionStartedAt(s.db, row.id, caller.jti);
+    if (
+      !factors.totp &&
+      factors.passkeys === 0 &&
+      started !== undefined &&
+      Date.now() - Date.parse(started) <= FIRST_FACTOR_WINDOW_MS
+    )
+      return row;
+  }
   if (!withPassword && proof.credential !== undefined) {
     // A fresh passkey assertion of this account: the challenge is single use, so it proves presence now.
     const right = await checkInSession(s, caller, async () => {

@@ -196,6 +196,21 @@ export async function accessTokenIsLive(db: Db, userId: string, accessJti: strin
   return (await accessTokenIsLiveQuery.takeFirst(db, { userId, accessJti, now })) !== undefined;
 }
 
+/**
+ * When the session of this access token began: the created_at of its family's first token (the
+ * login), or undefined when the token names no session of this user.
+ */
+export async function sessionStartedAt(db: Db, userId: string, accessJti: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('refresh_tokens as t')
+    .innerJoin('refresh_tokens as first', 'first.id', 't.family_id')
+    .select('first.created_at')
+    .where('t.access_jti', '=', accessJti)
+    .where('t.user_id', '=', userId)
+    .executeTakeFirst();
+  return row?.created_at;
+}
+
 /** Of these access tokens (jti and user), the jtis whose session is alive, as accessTokenIsLive; one statement. */
 export async function liveAccessTokens(
   db: Db,

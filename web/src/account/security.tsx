@@ -14,6 +14,7 @@ import {
   type Mfa,
   type Passkey as PasskeyRow,
   type TotpSetup,
+  reauthenticationMethods,
 } from './api';
 import { QrCode } from './qr-code';
 import { formatTime } from '../app/format';
@@ -178,7 +179,19 @@ export function TwoStep({ mfa, onChange }: { mfa: Mfa; onChange: () => void }) {
           : 'Off: your password alone signs you in. Add an authenticator app so that a stolen password is not enough.'}
       </p>
       {!mfa.totp && step === 'idle' && (
-        <button type="button" onClick={() => setStep('password')}>
+        <button
+          type="button"
+          onClick={() =>
+            void run(async () => {
+              // An account without a password (single sign-on) sets up its first factor right after
+              // signing in without one; the server says when it must sign in again first.
+              const methods = await reauthenticationMethods().catch(() => ({ password: true }));
+              if (methods.password) return setStep('password');
+              setSetup(await startTotp(''));
+              setStep('scan');
+            })
+          }
+        >
           Set up authenticator app
         </button>
       )}
