@@ -14,6 +14,7 @@ import {
 } from './import-archive.js';
 import type { ImportDocument } from './import.schema.js';
 import { ATTACHMENTS_DIRECTORY } from './markdown-zip.js';
+import { extractTags, TAG_CHARACTER, TAG_MAX_LENGTH } from '../tags/extract.js';
 
 /**
  * Markdown back in: a zip of Markdown files (GET /export?format=markdown, or any folder of notes
@@ -51,26 +52,80 @@ export function markdownNote(bytes: Buffer, name: string, time: string, folder: 
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const fields = new Map<string, string>();
+  // A key's YAML block list (`tags:` then `  - a` lines).
+  const lists = new Map<string, string[]>();
   const front = FRONT_MATTER.exec(text);
   if (front !== null) {
+    let key = '';
     for (const line of front[1]!.split(/\r?\n/)) {
+      const item = /^\s*-\s+(.*)$/.exec(line);
+      if (item !== null && key !== '') {
+        lists.get(key)?.push(item[1]!.trim());
+        continue;
+      }
       const colon = line.indexOf(':');
-      if (colon > 0) fields.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+      if (colon > 0) {
+        key = line.slice(0, colon).trim().toLowerCase();
+        fields.set(key, line.slice(colon + 1).trim());
+        if (!lists.has(key)) lists.set(key, []);
+      }
     }
     text = text.slice(front[0].length);
   }
+  text = withTags(text, frontTags(fields.get('tags') ?? '', lists.get('tags') ?? []));
   const base = name.slice(name.lastIndexOf('/') + 1).replace(NOTE_FILE, '');
   const title = scalar(fields.get('title')) ?? base;
   const created = instant(scalar(fields.get('created_at') ?? fields.get('created') ?? fields.get('date'))) ?? time;
   const updated =
     instant(scalar(fields.get('updated_at') ?? fields.get('updated'))) ?? (created > time ? created : time);
+  const id = scalar(fields.get('id'));
   return {
     title,
     created_at: created,
     updated_at: updated < created ? created : updated,
     folder,
+    pinned: scalar(fields.get('pinned')) === 'true',
+    archived: scalar(fields.get('archived')) === 'true',
+    // Present, even null: "already here" is this id, else the title and created_at (import.schema.ts).
+    source_id: id !== undefined && NOTE_ID.test(id) ? id : null,
     versions: [{ version: 1, title, content: text, created_at: updated < created ? created : updated }],
   };
+}
+
+const NOTE_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/**
+ * Front matter `tags:` as Vellum tags: a YAML block list, a flow list (`[a, b]`) or a comma list
+ * (`a, b`); each item's quotes and leading `#` dropped, spaces made `-`, characters a tag cannot hold
+ * dropped, lower-cased (tags/extract.ts). Items that leave no tag, or only digits, are left out.
+ */
+function frontTags(inline: string, block: string[]): string[] {
+  const flow = inline.startsWith('[') && inline.endsWith(']') ? inline.slice(1, -1) : inline;
+  const items = [...block, ...(flow === '' ? [] : flow.split(','))];
+  const tags: string[] = [];
+  for (const item of items) {
+    const tag = (scalar(item.trim()) ?? '')
+      .trim()
+      .replace(/^#+/, '')
+      .replace(/\s+/gu, '-')
+      .replace(TAG_UNSAFE, '')
+      .toLowerCase();
+    if (tag !== '' && !/^\p{N}+$/u.test(tag) && [...tag].length <= TAG_MAX_LENGTH && !tags.includes(tag))
+      tags.push(tag);
+  }
+  return tags;
+}
+const TAG_UNSAFE = new RegExp(`(?!${TAG_CHARACTER}).`, 'gsu');
+
+/** The text with the tags it does not hold yet as a last line `#a #b` (tags in Vellum live in the text). */
+function withTags(text: string, tags: string[]): string {
+  if (tags.length === 0) return text;
+  const have = new Set(extractTags(text));
+  const missing = tags.filter((tag) => !have.has(tag));
+  if (missing.length === 0) return text;
+  const line = missing.map((tag) => `#${tag}`).join(' ');
+  const body = text.replace(/\s+$/u, '');
+  return body === '' ? line : `${body}\n\n${line}`;
 }
 
 /** A time other tools may write any way Date reads (`2024-01-31`), as the export's ISO form; none before 1970. */

@@ -18,6 +18,8 @@ export interface ImportNoteHead {
   archived: boolean;
   /** The last version's tags (encodeTags). */
   tags: string;
+  /** Markdown import: found "already here" by this id, else title and created_at (import.schema.ts). */
+  sourceId?: string | null;
 }
 
 /** A checked document, in the order it is written: each note's head, then its versions. */
@@ -89,6 +91,7 @@ export function* importBatches(notes: ImportNote[]): Generator<ImportItem[]> {
         pinned: note.pinned ?? false,
         archived: note.archived ?? false,
         tags: encodeTags(extractTags(last.content)),
+        ...(note.source_id === undefined ? {} : { sourceId: note.source_id }),
       },
     });
     for (const version of note.versions) {

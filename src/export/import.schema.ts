@@ -87,6 +87,14 @@ const FolderPath = explain(
 );
 export const IMPORT_MAX_FOLDERS = 10_000;
 
+/**
+ * A note's `source_id` (what the Markdown import sets, from the front matter's `id`): present, even
+ * null, it changes what "already here" means for existing=skip and ask. A note of one version made
+ * from a file cannot match its original's history, so it is here when the importer has a live note
+ * of that id, or else (null, or no such note) one with the same title and created_at.
+ */
+const SOURCE_ID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
 export const ImportDocument = explain(
   Type.Object(
     {
@@ -133,6 +141,12 @@ export const ImportDocument = explain(
           ),
           pinned: Type.Optional(Type.Boolean({ description: 'version 2' })),
           archived: Type.Optional(Type.Boolean({ description: 'version 2' })),
+          source_id: Type.Optional(
+            explain(
+              Type.Union([Type.String({ pattern: SOURCE_ID_PATTERN, description: 'a note id' }), Type.Null()]),
+              'must be null or a note id',
+            ),
+          ),
           versions: Type.Array(ImportVersion, { minItems: 1, description: 'oldest first' }),
         }),
         { maxItems: IMPORT_MAX_NOTES },

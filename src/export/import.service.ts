@@ -54,13 +54,20 @@ export async function importNotes(
           if ('head' in item) {
             const head = item.head;
             if (existing !== 'copy') {
-              const twin = await notes.findImportedTwin(trx, ownerId, {
-                title: head.title,
-                createdAt: head.created_at,
-                updatedAt: head.updated_at,
-                version: head.version,
-                versions: head.versions,
-              });
+              const twin =
+                head.sourceId === undefined
+                  ? await notes.findImportedTwin(trx, ownerId, {
+                      title: head.title,
+                      createdAt: head.created_at,
+                      updatedAt: head.updated_at,
+                      version: head.version,
+                      versions: head.versions,
+                    })
+                  : await notes.findSameNote(trx, ownerId, {
+                      id: head.sourceId,
+                      title: head.title,
+                      createdAt: head.created_at,
+                    });
               if (twin !== undefined && !made.has(twin)) {
                 note = { id: '', lastVersionId: '', left: head.versions, skip: true };
                 counts.skipped += 1;

@@ -24,6 +24,8 @@ export interface ImportNote {
   folder?: string | null;
   pinned?: boolean;
   archived?: boolean;
+  /** Present (Markdown import): "already here" by this id, else by title and created_at (import.schema.ts). */
+  source_id?: string | null;
 }
 
 /** A checked document: its notes, and every folder path it names (the document's own list first). */
@@ -109,7 +111,15 @@ export function validateImport(document: unknown): CheckedImport {
       };
       return previous;
     });
-    return { created_at: createdAt, versions, folder, pinned: note.pinned ?? false, archived: note.archived ?? false };
+    const checked: ImportNote = {
+      created_at: createdAt,
+      versions,
+      folder,
+      pinned: note.pinned ?? false,
+      archived: note.archived ?? false,
+    };
+    if (note.source_id !== undefined) checked.source_id = note.source_id === null ? null : note.source_id.toLowerCase();
+    return checked;
   });
   const attachments = (valid.attachments ?? []).map(({ id, filename, content_type }) => ({
     id,

@@ -149,10 +149,10 @@ const toError = (error: unknown): Error => (error instanceof Error ? error : new
 
 /** Front matter in YAML: JSON strings are valid YAML double-quoted scalars, so any title is safe. */
 export function markdownFile(
-  note: { id: string; title: string; created_at: string; updated_at: string },
+  note: { id: string; title: string; created_at: string; updated_at: string; pinned: boolean; archived: boolean },
   content: string,
 ): string {
-  return `---\ntitle: ${JSON.stringify(note.title)}\nid: ${note.id}\ncreated_at: ${note.created_at}\nupdated_at: ${note.updated_at}\n---\n\n${content}`;
+  return `---\ntitle: ${JSON.stringify(note.title)}\nid: ${note.id}\ncreated_at: ${note.created_at}\nupdated_at: ${note.updated_at}\npinned: ${note.pinned}\narchived: ${note.archived}\n---\n\n${content}`;
 }
 
 /**

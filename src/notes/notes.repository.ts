@@ -674,6 +674,28 @@ export async function findImportedTwin(
 }
 
 /**
+ * Import of a Markdown file (one version, no history): the caller's live note of that id (the
+ * front matter's, where the export wrote one), else one with the same title and created_at.
+ */
+export async function findSameNote(
+  trx: Trx,
+  ownerId: string,
+  note: { id: string | null; title: string; createdAt: string },
+): Promise<string | undefined> {
+  const live = trx.selectFrom('notes').select('id').where('owner_id', '=', ownerId).where('deleted_at', 'is', null);
+  if (note.id !== null) {
+    const row = await live.where('id', '=', note.id).limit(1).executeTakeFirst();
+    if (row !== undefined) return row.id;
+  }
+  const row = await live
+    .where('created_at', '=', note.createdAt)
+    .where(sql<boolean>`title = ${encodeText(note.title)}`)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/**
  * Import: one version as the document gives it. `withMetadata` is false on a database whose
  * migrations have not yet added label and restored_from (a rolling upgrade).
  */

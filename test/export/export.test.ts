@@ -620,7 +620,7 @@ forEachDatabase('export and import', (ctx) => {
     const first = strFromU8(files['Plans.md']!);
     assert.equal(
       first,
-      `---\ntitle: "Plans"\nid: ${created[0]!.id}\ncreated_at: ${created[0]!.created_at}\nupdated_at: ${created[0]!.updated_at}\n---\n\n# Plans\n\nbody of Plans`,
+      `---\ntitle: "Plans"\nid: ${created[0]!.id}\ncreated_at: ${created[0]!.created_at}\nupdated_at: ${created[0]!.updated_at}\npinned: false\narchived: false\n---\n\n# Plans\n\nbody of Plans`,
     );
     assert.match(strFromU8(files['a_b_c_d_e_f_g_h_i_j.md']!), /^---\ntitle: "a\/b\\\\c:d\*e\?f\\"g<h>i\|j"\n/);
     expectProblem(

@@ -124,6 +124,94 @@ forEachDatabase('Markdown import', (ctx) => {
     assert.equal((await everything(bob.auth)).length, 3);
   });
 
+  test('issue #42: the Markdown export imported back into the same account finds its notes of several versions (existing=skip, ask), and keeps pinned and archived', async () => {
+    const alice = await newUser();
+    const kept = await notes.createOk(alice, { title: 'Three versions', content: 'one' });
+    await notes.addVersionOk(alice, kept.id, { title: 'Three versions', content: 'two' });
+    await notes.addVersionOk(alice, kept.id, { title: 'Three versions', content: 'three #done' });
+    const pinned = await notes.createOk(alice, { title: 'Pinned', content: 'p' });
+    const file = (id: string, payload: Record<string, unknown>) =>
+      app().inject({ method: 'PATCH', url: `/api/notes/${id}`, headers: alice.auth, payload });
+    assert.equal((await file(pinned.id, { pinned: true })).statusCode, 200);
+    assert.equal((await file(kept.id, { archived: true })).statusCode, 200);
+    const zip = await app().inject({ method: 'GET', url: '/api/export?format=markdown', headers: alice.auth });
+    assert.equal(zip.statusCode, 200);
+    const withExisting = (existing: string, auth: Record<string, string>) =>
+      app().inject({
+        method: 'POST',
+        url: `/api/import?existing=${existing}`,
+        headers: { ...auth, 'content-type': 'application/zip' },
+        payload: zip.rawPayload,
+      });
+    const ask = await withExisting('ask', alice.auth);
+    assert.equal(ask.statusCode, 409, ask.body);
+    assert.equal(ask.json().code, 'import_existing');
+    assert.equal(ask.json().existing, 2);
+    const skip = await withExisting('skip', alice.auth);
+    assert.equal(skip.statusCode, 201, skip.body);
+    assert.deepEqual(skip.json(), { notes: 0, versions: 0, skipped: 2 });
+    const listed = async (auth: Record<string, string>, query: string) =>
+      okJson<Array<{ title: string; pinned: boolean; archived: boolean }>>(
+        await app().inject({ method: 'GET', url: `/api/notes?limit=100${query}`, headers: auth }),
+      ).map(({ title, pinned, archived }) => ({ title, pinned, archived }));
+    assert.deepEqual(await listed(alice.auth, ''), [{ title: 'Pinned', pinned: true, archived: false }]);
+    assert.deepEqual(await listed(alice.auth, '&archived=true'), [
+      { title: 'Three versions', pinned: false, archived: true },
+    ]);
+
+    // Another account has none of them: all imported, pinned and archived as they were.
+    const bob = await newUser();
+    assert.deepEqual((await withExisting('skip', bob.auth)).json(), { notes: 2, versions: 2, skipped: 0 });
+    assert.deepEqual(await listed(bob.auth, ''), [{ title: 'Pinned', pinned: true, archived: false }]);
+    assert.deepEqual(await listed(bob.auth, '&archived=true'), [
+      { title: 'Three versions', pinned: false, archived: true },
+    ]);
+    // A file without an id (another tool's) is here when a note has its title and created_at.
+    const note = okJson<Full>(
+      await app().inject({ method: 'GET', url: `/api/notes/${pinned.id}`, headers: alice.auth }),
+    );
+    const md = `---\ntitle: "Pinned"\ncreated_at: ${note.created_at}\n---\n\nother text`;
+    const again = await app().inject({
+      method: 'POST',
+      url: '/api/import?existing=skip',
+      headers: { ...alice.auth, 'content-type': 'text/markdown' },
+      payload: md,
+    });
+    assert.deepEqual(again.json(), { notes: 0, versions: 0, skipped: 1 });
+  });
+
+  test('issue #42: front matter tags (a YAML list or a comma list) are added to the text as #tags when missing', async () => {
+    const u = await newUser();
+    const zip = zipSync({
+      'Listed.md': strToU8('---\ntitle: Listed\ntags:\n  - travel\n  - "work/plans"\n---\nGo #travel\n'),
+      'Inline.md': strToU8('---\ntags: [alpha, beta]\n---\ntext'),
+      'Commas.md': strToU8('---\ntags: one, two words\n---\ntext'),
+    });
+    const res = await importAs(u.auth, 'application/zip', Buffer.from(zip));
+    assert.equal(res.statusCode, 201, res.body);
+    const got = await everything(u.auth);
+    assert.deepEqual(
+      got.map(({ title, content }) => ({ title, content })),
+      [
+        { title: 'Commas', content: 'text\n\n#one #two-words' },
+        { title: 'Inline', content: 'text\n\n#alpha #beta' },
+        { title: 'Listed', content: 'Go #travel\n\n#work/plans' },
+      ],
+    );
+    const tags = okJson<Array<{ name: string }>>(
+      await app().inject({ method: 'GET', url: '/api/tags', headers: u.auth }),
+    );
+    assert.deepEqual(tags.map((t) => t.name).sort(), [
+      'alpha',
+      'beta',
+      'one',
+      'travel',
+      'two-words',
+      'work',
+      'work/plans',
+    ]);
+  });
+
   test('a single .md file: front matter read (title, times), else the text as it is', async () => {
     const u = await newUser();
     const withFront =
