@@ -80,6 +80,9 @@ const META = 'vellum';
 /** Close codes (Hocuspocus' own 4401/4403 conventions). */
 const FORBIDDEN = { code: 4403, reason: 'Forbidden' };
 
+/** How long closing waits for Redis to acknowledge QUIT before cutting the connections. */
+const REDIS_QUIT_MS = 2_000;
+
 export class Collab implements EffectSink {
   hocuspocus!: Hocuspocus;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
@@ -92,6 +95,8 @@ export class Collab implements EffectSink {
     disconnect: () => void;
   };
   private closed = false;
+  /** Every Redis connection made for the extension and the claims, cut at close whatever Redis does. */
+  private readonly redisClients: Array<{ disconnect(): void }> = [];
   /** Closed and done: the database may be closed next, nothing more is stored. */
   private destroyed = false;
 
@@ -109,6 +114,7 @@ export class Collab implements EffectSink {
       const create = () => {
         const client = new IORedis(redis.url, { connectTimeout: 2_000 });
         client.on('error', (error: Error) => this.options.log.warn({ err: error }, 'collab: Redis connection failed'));
+        this.redisClients.push(client);
         return client;
       };
       // biome-ignore lint/suspicious/noExplicitAny: the extension is typed against its own ioredis (5), ours is 6
@@ -441,10 +447,16 @@ export class Collab implements EffectSink {
     // Unloaded now (each stored once more), not after the database has closed.
     for (const document of [...this.hocuspocus.documents.values()]) await this.hocuspocus.unloadDocument(document);
     await Promise.all([...this.sessions.values()].map((s) => s.queue));
-    // Extensions let go of what they hold (the Redis extension its connections and locks).
-    await this.hocuspocus.hooks('onDestroy', { instance: this.hocuspocus });
+    // Extensions let go of what they hold (the Redis extension its connections and locks). A Redis
+    // that does not answer would hold its QUIT for ever: after a moment the connections are cut.
+    await Promise.race([
+      this.hocuspocus.hooks('onDestroy', { instance: this.hocuspocus }).catch((error: unknown) => {
+        this.options.log.warn({ err: error }, 'collab: closing the Redis extension failed');
+      }),
+      new Promise((resolve) => setTimeout(resolve, REDIS_QUIT_MS).unref()),
+    ]);
     this.destroyed = true;
-    this.claimClient?.disconnect();
+    for (const client of this.redisClients) client.disconnect();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }
