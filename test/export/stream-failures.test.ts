@@ -161,7 +161,7 @@ forEachDatabase('export streams: failures abort the response, never the process'
     for (const [i, at] of dates.entries()) {
       assert.equal(
         strFromU8(files[`Dated ${i}.md`]!),
-        `---\ntitle: "Dated ${i}"\nid: ${ids[i]}\ncreated_at: ${at}\nupdated_at: ${at}\n---\n\nfrom ${at}`,
+        `---\ntitle: "Dated ${i}"\nid: ${ids[i]}\ncreated_at: ${at}\nupdated_at: ${at}\npinned: false\narchived: false\n---\n\nfrom ${at}`,
       );
     }
     assert.match(
