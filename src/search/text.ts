@@ -19,8 +19,10 @@ export const MAX_TERM_LENGTH = 100;
 /** Case and diacritics folded: compatibility decomposition, combining marks dropped, lower case. */
 export function fold(text: string): string {
   if (ASCII.test(text)) return text.toLowerCase();
-  // Lower-casing can produce combining marks (İ becomes i + U+0307), so marks are dropped after it.
-  return text.toLowerCase().normalize('NFKD').replace(MARKS, '');
+  // Lower-casing can produce combining marks (İ becomes i + U+0307), so marks are dropped after it;
+  // and decomposing can produce capitals (𝒪 and ℍ have no lower case, but become O and H), so it
+  // lower-cases again: otherwise PostgreSQL stored `O` while SQLite's tokenizer folded it to `o`.
+  return text.toLowerCase().normalize('NFKD').toLowerCase().replace(MARKS, '');
 }
 
 export interface Token {
