@@ -56,11 +56,27 @@ export function database(name: string, version: number, upgrade: Upgrade): Datab
     opened ??= new Promise((resolve) => {
       if (typeof indexedDB === 'undefined') return resolve(null);
       const request = indexedDB.open(name, version);
+      let blocked = false;
       request.onupgradeneeded = (event) => upgrade(request.result, request.transaction!, event.oldVersion);
-      request.onsuccess = () => resolve(request.result);
+      request.onsuccess = () => {
+        const db = request.result;
+        // A newer client in another tab upgrades the database: this tab lets go (and then works
+        // without it, as the older version can no longer be opened).
+        db.onversionchange = () => {
+          db.close();
+          opened = Promise.resolve(null);
+        };
+        // Opened after all, once the tab that blocked the upgrade let go.
+        if (blocked) opened = Promise.resolve(db);
+        resolve(db);
+      };
       request.onerror = () => resolve(null);
-      // An older tab holds the previous version open: this one works without the database.
-      request.onblocked = () => resolve(null);
+      // A tab of an older client holds the previous version open (clients before this one do not
+      // let go): work without the database until it closes, rather than wait on it.
+      request.onblocked = () => {
+        blocked = true;
+        resolve(null);
+      };
     });
     return opened;
   };
