@@ -304,3 +304,36 @@ test('a new version of the client is offered, never reloaded over unsaved text',
     fs.rmSync(next, { recursive: true, force: true });
   }
 });
+
+test('a full device: the draft refused is said plainly, the cache gives way, the next keystroke is kept', async ({
+  page,
+}) => {
+  await signUp(page, undefined, undefined, { autosave: false });
+  await createNote(page, 'Full disk', 'first');
+  await expectContent(page, 'first');
+  // The browser refuses the drafts' writes as a full disk does (QuotaExceededError at the put).
+  await page.evaluate(() => {
+    const put = IDBObjectStore.prototype.put;
+    const w = window as unknown as { refuseDrafts: boolean };
+    w.refuseDrafts = true;
+    IDBObjectStore.prototype.put = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore['put']>) {
+      if (w.refuseDrafts && this.transaction.db.name === 'vellum-drafts')
+        throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return put.apply(this, args);
+    };
+  });
+  await contentBox(page).click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' second');
+  const full = page.getByRole('alert').filter({ hasText: 'Storage on this device is full' });
+  await expect(full).toHaveText(
+    'Storage on this device is full: what you type now is not kept on it. Save while online, or free some space.',
+  );
+  // Room again: the next keystroke's draft is kept and the line goes.
+  await page.evaluate(() => {
+    (window as unknown as { refuseDrafts: boolean }).refuseDrafts = false;
+  });
+  await page.keyboard.type('!');
+  await expect(full).toHaveCount(0);
+  await expect(noteState(page)).toHaveText('Unsaved changes');
+});

@@ -22,7 +22,7 @@ import { NotesScreen } from '../notes/notes-screen';
 import { TrashScreen } from '../trash/trash';
 import { SharedPage } from '../sharing/shared-page';
 import { isNetworkError, useConnection } from '../offline/connection';
-import { ConnectionBanner, UpdatePrompt } from '../offline/connection-state';
+import { ConnectionBanner, StorageFullNotice, UpdatePrompt } from '../offline/connection-state';
 import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
 import { saveKeptDrafts } from '../offline/sync';
 import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage } from '../auth/recovery';
@@ -140,6 +140,7 @@ function SignedInApp({ path }: { path: string }) {
       </a>
       <Header user={user} path={path} onSignedOut={signOut} />
       <ConnectionBanner />
+      <StorageFullNotice />
       <KeptDraftsSaver me={user.id} open={note ? note[1]! : null} />
       <main id="main" tabIndex={-1}>
         {screen}

@@ -1,3 +1,5 @@
+import { database } from '../shared/idb';
+
 /**
  * Unsaved text kept on this device (IndexedDB) as it is typed, so a reload, a crash, a closed tab,
  * a lost connection or an ended session loses nothing: the editor offers it back next time, against
@@ -11,38 +13,12 @@ export interface Draft {
   savedAt: string;
 }
 
-const DATABASE = 'vellum-drafts';
+export const DRAFTS_DATABASE = 'vellum-drafts';
 const STORE = 'drafts';
 
-let opened: Promise<IDBDatabase | null> | null = null;
-function open(): Promise<IDBDatabase | null> {
-  opened ??= new Promise((resolve) => {
-    if (typeof indexedDB === 'undefined') return resolve(null);
-    const request = indexedDB.open(DATABASE, 1);
-    request.onupgradeneeded = () => request.result.createObjectStore(STORE);
-    request.onsuccess = () => resolve(request.result);
-    // Private modes and full disks: no drafts, never an error in the editor.
-    request.onerror = () => resolve(null);
-  });
-  return opened;
-}
-
-async function run<T>(
-  mode: IDBTransactionMode,
-  work: (store: IDBObjectStore) => IDBRequest<T>,
-): Promise<T | undefined> {
-  const db = await open();
-  if (db === null) return undefined;
-  return new Promise((resolve) => {
-    try {
-      const request = work(db.transaction(STORE, mode).objectStore(STORE));
-      request.onsuccess = () => resolve(request.result);
-      request.onerror = () => resolve(undefined);
-    } catch {
-      resolve(undefined);
-    }
-  });
-}
+// Kept apart from the offline cache (offline/store.ts), which may drop what it keeps; this never does.
+const db = database(DRAFTS_DATABASE, 1, (d) => d.createObjectStore(STORE));
+const run = <T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) => IDBRequest<T>) => db.run(STORE, mode, work);
 
 const key = (userId: string, noteId: string) => `${userId}:${noteId}`;
 

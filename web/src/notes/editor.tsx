@@ -5,6 +5,7 @@ import { SharePanel } from '../sharing/share-panel';
 import { createNote, deleteNote, getNote, saveVersion, versionText, type Folder, type Note } from './api';
 import { useAttacher } from './attach';
 import { ConflictPanel, type Conflict } from './conflict-panel';
+import type { Region } from './merge-choices';
 import { clearDraft } from './drafts';
 import { EditorToolbar } from './editor-toolbar';
 import { NEW, unsavedNote, type EditorNow, type Restored, type Role } from './editor-state';
@@ -202,17 +203,23 @@ export function Editor({
       const answer = await saveVersion(base.id, base.version, mine);
       if (answer === 'conflict' || 'conflicts' in answer) {
         // Overlapping changes (or the note moved on twice while merging): nothing was saved. The
-        // panel shows the merge, each overlapping place with both texts.
-        const [server, baseText, { mergeRegions }] = await Promise.all([
+        // panel shows the merge, each overlapping place the server named with both texts.
+        const [server, baseText, { regionsFromConflicts }] = await Promise.all([
           getNote(base.id),
           versionText(base.id, base.version, base),
           import('./merge-regions'),
         ]);
-        let regions = mergeRegions(baseText.content, mine.content, server.content);
-        // The server saw an overlap the base at hand does not show (that version is no longer
-        // kept): the whole text is the place to choose, both sides kept — coarser, never lossy.
-        if (regions.every((r) => 'ok' in r) && mine.content !== server.content)
-          regions = [{ ours: mine.content, theirs: server.content, base: baseText.content }];
+        // The hunks describe the version the server merged with; saved over again since (or a 412,
+        // without hunks), or the base no longer kept here: the whole text is the place to choose,
+        // both sides kept — coarser, never lossy.
+        let regions: Region[] | null =
+          answer !== 'conflict' && server.version === answer.current
+            ? regionsFromConflicts(baseText.content, mine.content, server.content, answer.conflicts)
+            : null;
+        regions ??=
+          mine.content === server.content
+            ? [{ ok: mine.content }]
+            : [{ ours: mine.content, theirs: server.content, base: baseText.content }];
         setConflict({ server, base: baseText, mine, regions });
         setStatus('');
         return;

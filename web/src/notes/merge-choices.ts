@@ -1,5 +1,5 @@
 /**
- * The choices of the conflict panel, on the regions merge-regions.ts finds (that module, with
+ * The choices of the conflict panel, on the regions merge-regions.ts cuts (that module, with
  * node-diff3, loads only when a save overlapped; this one is small and loads with the editor).
  */
 export type Region = { ok: string } | { ours: string; theirs: string; base: string };

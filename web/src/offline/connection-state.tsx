@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { hasLeaveGuard } from '../app/router';
+import { DRAFTS_DATABASE } from '../notes/drafts';
+import { fullDatabases, onStorageFull } from '../shared/idb';
 import { useConnection } from './connection';
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
@@ -10,6 +12,24 @@ export function ConnectionBanner() {
   return (
     <p class={`connection ${offline ? 'offline' : ''}`} role="status" aria-live="polite">
       {offline ? (asOf === null ? 'Offline' : `Offline — showing notes as of ${time(asOf)}`) : ''}
+    </p>
+  );
+}
+
+/**
+ * The device's storage is full (QuotaExceededError): said plainly, and gone once a write fits again.
+ * The offline cache gives way first (offline/store.ts), so this stays only while even that is not
+ * enough.
+ */
+export function StorageFullNotice() {
+  const [full, setFull] = useState<ReadonlySet<string>>(() => new Set(fullDatabases()));
+  useEffect(() => onStorageFull((databases) => setFull(new Set(databases))), []);
+  if (full.size === 0) return null;
+  return (
+    <p class="notice storage-full" role="alert">
+      {full.has(DRAFTS_DATABASE)
+        ? 'Storage on this device is full: what you type now is not kept on it. Save while online, or free some space.'
+        : 'Storage on this device is full: notes you open now are not kept for reading offline.'}
     </p>
   );
 }
