@@ -2,7 +2,8 @@
 // service on a free port with a throwaway SQLite file, makes two folders and writes five tagged
 // notes through the client in the system's Chromium, and photographs at 1280×640 (light scheme) the
 // sidebar, the list with its previews and the editor with its preview (docs/web-client.png), then
-// the same note in the reading view (docs/web-client-reading.png).
+// the same note in the reading view (docs/web-client-reading.png), and that note on a 375×812
+// phone in the dark scheme, in the reading view (docs/web-client-phone-dark.png).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -13,6 +14,7 @@ import { chromium } from '@playwright/test';
 const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/web-client.png');
 const reading = path.join(repo, 'docs/web-client-reading.png');
+const phone = path.join(repo, 'docs/web-client-phone-dark.png');
 const port = await new Promise<number>((resolve) => {
   const server = net.createServer().listen(0, '127.0.0.1', () => {
     const { port: free } = server.address() as net.AddressInfo;
@@ -65,11 +67,14 @@ try {
   const notes: Array<[string, string]> = [
     ['Reading list', '- The Mythical Man-Month\n- A Pattern Language\n\n#books'],
     ['Groceries', '- [ ] Oat milk\n- [x] Lemons\n- [ ] Bread from the market #errands'],
-    ['Garden plan', 'Tomatoes by the south wall, herbs in pots near the door. Compost in **March**.'],
+    [
+      'Garden plan',
+      'Tomatoes by the south wall, herbs in pots near the door. Compost in **March**. Seeds: [[Groceries]].',
+    ],
     ['Trip to Lisbon', '## Day 1\n\nTram 28, then the castle. #travel/portugal'],
     [
       'Meeting notes',
-      '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\n- [x] Virtualised list\n- [ ] Reading view screenshots\n\n> Notes nobody can lose.\n\n```ts\nconst saved = await save(note, { ifMatch: version });\n```\n\nSee [the docs](https://example.com/docs). #project/vellum',
+      '# Weekly sync\n\nDecisions:\n\n1. Ship the **web client** on Monday\n2. Keep *every* version\n\n- [x] Virtualised list\n- [ ] Reading view screenshots\n- [ ] Book the venue, see [[Trip to Lisbon]]\n\n> Notes nobody can lose.\n\n```ts\nconst saved = await save(note, { ifMatch: version });\n```\n\nSee [the docs](https://example.com/docs). #project/vellum',
     ],
   ];
   for (const [title, content] of notes) {
@@ -106,8 +111,24 @@ try {
   await page.getByRole('region', { name: 'Note' }).getByRole('heading', { name: 'Weekly sync' }).waitFor();
   await page.locator('.hljs').first().waitFor();
   await page.screenshot({ path: reading });
+  const noteUrl = page.url();
+  // Closed first: open, it would be a second person in the note's live session ("Live with ada").
+  await page.close();
+  // A phone in the dark: the same note, read (its task boxes tick here, its [[links]] open notes).
+  const dark = await browser.newPage({ viewport: { width: 375, height: 812 }, colorScheme: 'dark' });
+  await dark.goto(`${base}/login`);
+  await dark.getByLabel('Username').fill('ada');
+  await dark.getByLabel('Password', { exact: true }).fill('violet-Harbor-lantern-42-quietly');
+  await dark.getByRole('button', { name: 'Log in' }).click();
+  await dark.getByRole('button', { name: 'New note' }).waitFor();
+  await dark.goto(noteUrl);
+  await dark.locator('.cm-editor').waitFor();
+  await dark.getByRole('button', { name: 'Edit' }).click();
+  await dark.getByRole('region', { name: 'Note' }).getByRole('heading', { name: 'Weekly sync' }).waitFor();
+  await dark.locator('.hljs').first().waitFor();
+  await dark.screenshot({ path: phone });
   await browser.close();
-  for (const file of [out, reading])
+  for (const file of [out, reading, phone])
     console.log(`Wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 } finally {
   service.kill();

@@ -28,12 +28,14 @@ test('build a tree, file notes (Move and drag), filter by folder and tag, pin, a
       .locator('.tree .tree')
       .getByRole('link', { name: /^Plans/ }),
   ).toBeVisible();
-  // A duplicate name is refused with the server's words.
+  // A duplicate name is refused in plain words by the field (links-tasks-quotes.spec.ts has the rest).
   await folders(page).getByRole('link', { name: /^Work/ }).click();
   await page.getByRole('button', { name: 'New folder' }).click();
   await page.getByLabel('Folder name').fill('plans');
   await page.getByRole('button', { name: 'Create folder' }).click();
-  await expect(page.getByRole('alert')).toHaveText('A folder with this name already exists here');
+  await expect(page.getByRole('alert')).toHaveText(
+    'There is already a folder called “plans” here. Choose another name.',
+  );
   await page.getByRole('button', { name: 'Cancel' }).click();
   await expectAccessible(page, 'folder view');
 

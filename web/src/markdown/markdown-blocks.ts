@@ -1,7 +1,35 @@
-import { Marked, type TokensList } from 'marked';
+import { Marked, type TokenizerAndRendererExtension, type TokensList } from 'marked';
 
 const OPTIONS = { gfm: true, breaks: false, async: false } as const;
-const plain = new Marked(OPTIONS);
+
+/**
+ * `[[Title]]`, `[[Title|shown words]]` and `[[Title#Heading]]`, as Obsidian vaults write them: a
+ * link to the note of that title. Notes are found by title only when it is followed
+ * (`/notes/find?title=…`, which says so when there is none and offers to create it), so rendering
+ * asks the server nothing. Inside code spans and blocks it stays text (those are tokenized first).
+ */
+const WIKILINK = /^\[\[([^[\]|#\n]+)(?:#([^[\]|\n]*))?(?:\|([^[\]\n]+))?\]\]/;
+const wikilinks: TokenizerAndRendererExtension = {
+  name: 'wikilink',
+  level: 'inline',
+  start: (source) => {
+    const at = source.indexOf('[[');
+    return at < 0 ? undefined : at;
+  },
+  tokenizer(source) {
+    const match = WIKILINK.exec(source);
+    const title = match?.[1]?.trim();
+    if (match === null || !title) return undefined;
+    return { type: 'wikilink', raw: match[0], title, text: match[3]?.trim() || title };
+  },
+  renderer: (token) =>
+    `<a class="wikilink" href="/notes/find?title=${encodeURIComponent(token.title as string)}">${escapeHtml(token.text as string)}</a>`,
+};
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const plain = new Marked(OPTIONS, { extensions: [wikilinks] });
 let highlighting: Promise<Marked> | null = null;
 
 /** A fenced code block (``` or ~~~) naming its language: only then is the highlighter loaded. */
@@ -17,6 +45,7 @@ function withHighlighting(): Promise<Marked> {
       ([{ default: hljs }, { markedHighlight }]) =>
         new Marked(
           OPTIONS,
+          { extensions: [wikilinks] },
           markedHighlight({
             langPrefix: 'hljs language-',
             highlight: (code, language) =>

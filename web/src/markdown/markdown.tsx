@@ -33,6 +33,8 @@ export function Markdown({
   remoteKey,
   line,
   highlight,
+  onTask,
+  noteLinks = true,
 }: {
   source: string;
   label: string;
@@ -43,6 +45,13 @@ export function Markdown({
   line?: number | undefined;
   /** Words to mark wherever they occur (a search hit's), the first one scrolled into view. */
   highlight?: string[] | undefined;
+  /**
+   * Task boxes can be ticked: called with the box's place among the `shown` boxes and its new
+   * state; false undoes the tick on screen (the text was not changed). Without it they only show.
+   */
+  onTask?: ((index: number, done: boolean, shown: number) => boolean) | undefined;
+  /** `[[Title]]` links to the reader's own notes; false (a shared page's reader has none) shows their words only. */
+  noteLinks?: boolean;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const box = useRef<HTMLElement>(null);
@@ -64,6 +73,11 @@ export function Markdown({
   const shown = useRef<Shown>({ blocks: [], nodes: [] });
   const load = useRef(loadAttachment);
   load.current = loadAttachment;
+  const ticks = useRef(onTask);
+  ticks.current = onTask;
+  const interactive = onTask !== undefined;
+  const linksOn = useRef(noteLinks);
+  linksOn.current = noteLinks;
 
   const changedAt = useRef(0);
 
@@ -102,6 +116,7 @@ export function Markdown({
             blocks,
             renderer.sanitize,
             (element) => {
+              if (!linksOn.current) unlinkNotes(element);
               showAttachments(element, load.current);
               if (remoteOn.current) showRemote(element);
             },
@@ -157,6 +172,18 @@ export function Markdown({
     return () => cancelAnimationFrame(frame);
   }, [line, state]);
 
+  // Task boxes take clicks only where the caller can change the text (the sanitiser disables them all).
+  useEffect(() => {
+    if (host.current !== null) setTaskBoxes(host.current, interactive);
+  }, [rendered, interactive]);
+  const tick = (event: Event) => {
+    const box = event.target;
+    const root = host.current;
+    if (!(box instanceof HTMLInputElement) || box.type !== 'checkbox' || root === null || !root.contains(box)) return;
+    const boxes = [...root.querySelectorAll('input[type="checkbox"]')];
+    if (ticks.current?.(boxes.indexOf(box), box.checked, boxes.length) !== true) box.checked = !box.checked;
+  };
+
   // A search hit's words, marked in the rendered text once it is shown (case-insensitive).
   const words = highlight?.join('\u0000') ?? '';
   useEffect(() => {
@@ -193,7 +220,7 @@ export function Markdown({
 
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: the clicks handled are on links, which Enter clicks
-    <section ref={box} class="preview markdown" aria-label={label} onClick={openFile}>
+    <section ref={box} class="preview markdown" aria-label={label} onClick={openFile} onChange={tick}>
       {fileError && (
         <p class="error" role="alert">
           {fileError}
@@ -332,6 +359,36 @@ function insertGrouped(host: HTMLElement, elements: HTMLElement[], anchor: HTMLE
     host.insertBefore(group, before);
   }
   if (anchorGroup !== null && anchorGroup.childElementCount === 0) anchorGroup.remove();
+}
+
+/**
+ * Task boxes enabled or not. An enabled box is named by its task's words (a reader of the list
+ * hears what ticking it does), not counting the sub-tasks under it.
+ */
+function setTaskBoxes(root: HTMLElement, enabled: boolean): void {
+  for (const box of root.querySelectorAll<HTMLInputElement>('input[type="checkbox"]')) {
+    if (!enabled) {
+      box.disabled = true;
+      continue;
+    }
+    box.disabled = false;
+    const item = box.closest('li');
+    if (item === null) continue;
+    const words = item.cloneNode(true) as HTMLElement;
+    for (const nested of words.querySelectorAll('ul, ol')) nested.remove();
+    const name = words.textContent?.replace(/\s+/g, ' ').trim();
+    box.setAttribute('aria-label', name || 'Done');
+  }
+}
+
+/** `[[Title]]` links shown as their words (where the reader has no notes to open). */
+function unlinkNotes(element: HTMLElement): void {
+  for (const link of element.querySelectorAll('a.wikilink')) {
+    const words = document.createElement('span');
+    words.className = 'wikilink';
+    words.textContent = link.textContent;
+    link.replaceWith(words);
+  }
 }
 
 /** Images from other sites in `element` load (the reader allowed them for this note). */

@@ -1,4 +1,5 @@
 import { api, session, unwrap, type Folder, type Note } from '../api/client';
+import { asYouType } from './search-query';
 import type { components, paths } from '../api/schema';
 
 export type { Folder, Note, NoteRow, SearchResult, TagCount } from '../api/client';
@@ -154,4 +155,30 @@ export async function changeFolder(
 /** Deletes the folder and every folder in it; the notes inside go to the trash. */
 export async function deleteFolder(folderId: string): Promise<void> {
   unwrap(await api.DELETE('/api/folders/{folderID}', { params: { path: { folderID: folderId } } }));
+}
+
+/** How titles are compared when a `[[link]]` names a note: case and Unicode composition aside. */
+const titleKey = (title: string) => title.trim().normalize('NFC').toLowerCase();
+
+/**
+ * The note (the caller's own or shared with them) titled `title`, or null when there is none. The
+ * search finds it by its words as a phrase (titles rank first); the exact title decides.
+ */
+export async function findNoteByTitle(title: string, signal?: AbortSignal): Promise<{ id: string } | null> {
+  const words = title.replace(/["*:-]/g, ' ').trim();
+  if (words === '') return null;
+  const hits = await searchNotes({ q: `"${words.slice(0, 250)}"`, limit: 50 }, signal);
+  return hits.find((hit) => titleKey(hit.title) === titleKey(title)) ?? null;
+}
+
+/**
+ * Titles to offer for a `[[link]]` being typed: the most recent notes, then those matching `typed`
+ * as the search does as you type. Titles a link cannot hold (`[`, `]`, `|`, `#`) are left out.
+ */
+export async function noteTitles(typed: string, signal: AbortSignal): Promise<string[]> {
+  const rows =
+    typed === ''
+      ? (await listNotes({ limit: 20 }, signal)).rows
+      : await searchNotes({ q: asYouType(typed), limit: 20 }, signal);
+  return [...new Set(rows.map((row) => row.title.trim()))].filter((title) => title !== '' && !/[[\]|#\n]/.test(title));
 }

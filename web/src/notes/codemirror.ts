@@ -1,3 +1,9 @@
+import {
+  autocompletion,
+  type Completion,
+  type CompletionContext,
+  type CompletionResult,
+} from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { markdownKeymap, markdownLanguage, pasteURLAsLink } from '@codemirror/lang-markdown';
 import {
@@ -10,6 +16,7 @@ import {
 import { Compartment, EditorSelection, EditorState, Prec, Transaction, type Extension } from '@codemirror/state';
 import { EditorView, keymap, ViewPlugin, type ViewUpdate } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
+import { endQuoteOnEmptyLine } from './quote-enter';
 import { changesBetween, changesOnto } from './text-changes';
 
 /**
@@ -37,6 +44,8 @@ export interface MarkdownEditorOptions {
   onFiles?: (files: File[]) => void;
   /** The editor measured its lines anew (heights of lines it had only guessed, or a new viewport). */
   onLayout?: () => void;
+  /** Titles of notes for a `[[link]]` being typed, best first (`typed`: the words after `[[`). */
+  noteTitles?: (typed: string, signal: AbortSignal) => Promise<string[]>;
 }
 
 export interface MarkdownEditorHandle {
@@ -84,13 +93,51 @@ const theme = EditorView.theme({
   '.cm-content': { minHeight: '60vh', padding: '0.45rem 0', caretColor: 'var(--fg)' },
   '.cm-line': { padding: '0 0.6rem' },
   '.cm-cursor, .cm-dropCursor': { borderLeftColor: 'var(--fg)' },
+  // The `[[` list of note titles, in the page's colours (CodeMirror's own are for a light page only).
+  '.cm-tooltip': { backgroundColor: 'var(--panel)', color: 'var(--fg)', border: '1px solid var(--line)' },
+  '.cm-tooltip.cm-tooltip-autocomplete > ul': { fontFamily: 'inherit', maxHeight: '12em' },
+  '.cm-tooltip.cm-tooltip-autocomplete > ul > li': { padding: '0.25rem 0.6rem' },
+  '.cm-tooltip.cm-tooltip-autocomplete > ul > li[aria-selected]': {
+    backgroundColor: 'var(--accent) !important',
+    color: 'var(--accent-fg) !important',
+  },
 });
 
 // GFM Markdown without `markdown()`: that helper always brings the HTML, CSS and JavaScript
 // parsers along (for HTML inside Markdown), which would triple this chunk for little gain in notes.
 // What it adds otherwise is here: Enter continues lists and quotes, Backspace removes their
 // markup, and a URL pasted over selected text makes a link.
-const markdownSupport = new LanguageSupport(markdownLanguage, [Prec.high(keymap.of(markdownKeymap)), pasteURLAsLink]);
+// Enter on an empty quote line ends the quote (quote-enter.ts), ahead of the Markdown keymap.
+const markdownSupport = new LanguageSupport(markdownLanguage, [
+  Prec.highest(keymap.of([{ key: 'Enter', run: endQuoteOnEmptyLine }])),
+  Prec.high(keymap.of(markdownKeymap)),
+  pasteURLAsLink,
+]);
+
+/** The words after an open `[[` before the cursor (a `[[link]]` being typed). */
+const OPEN_LINK = /\[\[[^[\]|#\n]{0,100}$/;
+
+/**
+ * Typing `[[` offers the titles of notes (the most recent ones, then those matching what follows
+ * as it is typed); choosing one writes `[[Title]]`. Asked of the server, so no filtering here.
+ */
+function noteLinkCompletion(titles: NonNullable<MarkdownEditorOptions['noteTitles']>) {
+  return async (context: CompletionContext): Promise<CompletionResult | null> => {
+    const open = context.matchBefore(OPEN_LINK);
+    if (open === null) return null;
+    const controller = new AbortController();
+    context.addEventListener('abort', () => controller.abort());
+    const found = await titles(open.text.slice(2).trim(), controller.signal).catch(() => []);
+    if (context.aborted || found.length === 0) return null;
+    const closed = context.state.sliceDoc(context.pos, context.pos + 2) === ']]';
+    const options: Completion[] = found.map((title) => ({
+      label: title,
+      type: 'text',
+      apply: closed ? title : `${title}]]`,
+    }));
+    return { from: open.from + 2, options, filter: false };
+  };
+}
 
 const highlight = HighlightStyle.define([
   { tag: tags.heading1, fontWeight: '700', fontSize: '1.25em' },
@@ -164,6 +211,14 @@ export function createMarkdownEditor(options: MarkdownEditorOptions): MarkdownEd
         markdownSupport,
         parseToEnd,
         syntaxHighlighting(highlight),
+        options.noteTitles === undefined
+          ? []
+          : autocompletion({
+              override: [noteLinkCompletion(options.noteTitles)],
+              icons: false,
+              // Only after `[[`: any other word typed offers nothing.
+              activateOnTyping: true,
+            }),
         EditorView.lineWrapping,
         theme,
         keymap.of([

@@ -1,4 +1,4 @@
-import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
 import { Markdown } from '../markdown/markdown';
 import { SharePanel } from '../sharing/share-panel';
@@ -11,6 +11,7 @@ import { EditorToolbar } from './editor-toolbar';
 import { NEW, unsavedNote, type EditorNow, type Restored, type Role } from './editor-state';
 import { FilingBar } from './filing';
 import { MarkdownEditor } from './markdown-editor';
+import { setTask } from './task-boxes';
 import { useNoteText } from './note-text';
 import { useAutosave, useSaveShortcut } from './use-autosave';
 import { useDraftKeeping } from './use-drafts';
@@ -40,6 +41,7 @@ export function Editor({
   onCreated,
   folders,
   folderId = null,
+  newTitle = 'Untitled',
 }: {
   /** `new`: a note not on the server yet, created by its first save. */
   noteId: string;
@@ -53,10 +55,12 @@ export function Editor({
   folders: Folder[];
   /** Where a new note goes. */
   folderId?: string | null;
+  /** A new note's title (a `[[link]]` to a note not written yet). */
+  newTitle?: string;
 }) {
   // A new note is on screen at once (nothing to fetch), so its title takes the very first keys.
   const [note, setNote] = useState<Note | null>(() => (noteId === NEW ? unsavedNote(me, folderId) : null));
-  const [title, setTitle] = useState(() => (noteId === NEW ? 'Untitled' : ''));
+  const [title, setTitle] = useState(() => (noteId === NEW ? newTitle : ''));
   const { text, edits, edited } = useNoteText('');
   const [status, setStatus] = useState('');
   const [error, setError] = useState('');
@@ -256,6 +260,29 @@ export function Editor({
 
   const saveNow = () => void save();
   useSaveShortcut(saveNow);
+
+  // A task box ticked in the rendered note changes its `[ ]` in the text, which is saved at once as
+  // any save is (a version, merged with changes made elsewhere, a conflict shown); live, the shared
+  // text takes it. A tick during a save is saved when that save ends.
+  const saveAfter = useRef(false);
+  const tickTask = (index: number, done: boolean, shown: number): boolean => {
+    const before = text.get();
+    const after = setTask(before, index, done, shown);
+    if (after === null) {
+      setError('This box could not be matched with a line of the text: change it in the editor (Edit).');
+      return false;
+    }
+    text.set(after);
+    if (busy) saveAfter.current = true;
+    else void save(note, { title, content: after });
+    return true;
+  };
+  useEffect(() => {
+    if (busy || !saveAfter.current) return;
+    saveAfter.current = false;
+    saveNow();
+  }, [busy]);
+  const canTick = role !== 'viewer' && !ended && conflict === null;
   // Saved by itself once the typing pauses — also over a newer version saved elsewhere (the save
   // merges with it), but not over a conflict or a restored draft, which wait for the user's choice.
   useAutosave(
@@ -408,6 +435,7 @@ export function Editor({
             source={canEdit ? text.get() : note.content}
             label="Note"
             remoteKey={note.version > 0 ? note.id : undefined}
+            onTask={canTick ? tickTask : undefined}
           />
         </article>
       )}
@@ -462,6 +490,7 @@ export function Editor({
                 label="Preview"
                 remoteKey={note.version > 0 ? note.id : undefined}
                 line={topLine}
+                onTask={canTick ? tickTask : undefined}
               />
             )}
           </div>

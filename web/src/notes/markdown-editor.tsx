@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { noteTitles } from './api';
 import type { MarkdownEditorHandle } from './codemirror';
 import type { NoteText, TextSource } from './note-text';
 
@@ -139,6 +140,7 @@ export function MarkdownEditor({
           onSave: () => latest.current.onSave(),
           onFiles: (files) => latest.current.onFiles?.(files),
           onLayout: () => relayout.current(),
+          noteTitles,
         });
         setState('ready');
         if (focused) editor.current.focus();

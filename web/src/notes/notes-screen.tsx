@@ -16,6 +16,7 @@ import { confirmLeave, navigate, useSearch } from '../app/router';
 import { asYouType } from './search-query';
 import { restoreFromTrash } from '../trash/api';
 import { Editor, NEW } from './editor';
+import { FIND, NoteByTitle } from './note-by-title';
 import { useLiveChanges } from '../api/events';
 import { NoteList, type SharedRow } from './note-list';
 
@@ -334,7 +335,9 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
         )}
       </section>
       <section class="open" aria-label="Note">
-        {noteId ? (
+        {noteId === FIND ? (
+          <NoteByTitle title={new URLSearchParams(search).get('title') ?? ''} scopeKey={scopeKey} />
+        ) : noteId ? (
           <Editor
             key={editorKey}
             noteId={noteId}
@@ -343,6 +346,7 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
             onChanged={refresh}
             folders={folders}
             folderId={scope.kind === 'folder' ? scope.id : null}
+            newTitle={(noteId === NEW && new URLSearchParams(search).get('title')) || undefined}
             onCreated={(id) => {
               setBorn(id);
               refresh();

@@ -1,6 +1,7 @@
 import type { JSX } from 'preact';
-import { useState } from 'preact/hooks';
-import { errorMessage } from '../api/client';
+import { useRef, useState } from 'preact/hooks';
+import { ApiError, errorMessage } from '../api/client';
+import { folderNameProblem, folderNameRefusal } from './folder-name';
 import { changeFolder, createFolder, deleteFolder, type Folder, type TagCount } from './api';
 
 /** What the notes list shows: everything, the archive, one folder (or the top level), or one tag. */
@@ -103,31 +104,57 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
   const [name, setName] = useState('');
   const [parent, setParent] = useState('');
   const [error, setError] = useState('');
+  /** What is wrong with the name typed, said by its field. */
+  const [nameError, setNameError] = useState('');
+  const nameField = useRef<HTMLInputElement>(null);
   const selected = scope.kind === 'folder' ? folders.find((f) => f.id === scope.id) : undefined;
   const paths = folderPaths(folders);
   const children = (parentId: string | null) =>
     folders.filter((f) => f.parent_id === parentId).sort((a, b) => a.name.localeCompare(b.name));
 
-  const run = async (work: () => Promise<unknown>) => {
+  const run = async (work: () => Promise<unknown>, naming = false) => {
     try {
       await work();
       setError('');
+      setNameError('');
       setForm(null);
       onChanged();
     } catch (e) {
+      if (naming && e instanceof ApiError && (e.status === 400 || e.status === 409)) {
+        const said = folderNameRefusal(name, e.status, e.body, e.message);
+        // A refusal of the name itself goes by the field; others (too many folders) below the form.
+        if (e.status === 400 || said !== e.message) {
+          setNameError(said);
+          nameField.current?.focus();
+          return;
+        }
+      }
       setError(errorMessage(e));
     }
   };
   const submit = (event: Event) => {
     event.preventDefault();
     if (form === null) return;
+    if (form.kind !== 'move') {
+      // Said before asking: the server's rule, and the names already beside it.
+      const beside = form.kind === 'new' ? (selected?.id ?? null) : form.folder.parent_id;
+      const siblings = children(beside)
+        .filter((f) => form.kind === 'new' || f.id !== form.folder.id)
+        .map((f) => f.name);
+      const problem = folderNameProblem(name, siblings);
+      if (problem !== null) {
+        setNameError(problem);
+        nameField.current?.focus();
+        return;
+      }
+    }
     if (form.kind === 'new') {
       void run(async () => {
         const created = await createFolder(name, selected?.id ?? null);
         onScope({ kind: 'folder', id: created.id });
-      });
+      }, true);
     } else if (form.kind === 'rename') {
-      void run(() => changeFolder(form.folder.id, { name }));
+      void run(() => changeFolder(form.folder.id, { name }), true);
     } else {
       void run(() => changeFolder(form.folder.id, { parent_id: parent === '' ? null : parent }));
     }
@@ -216,6 +243,7 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
             class="secondary"
             onClick={() => {
               setName('');
+              setNameError('');
               setForm({ kind: 'new' });
             }}
           >
@@ -228,6 +256,7 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
                 class="secondary"
                 onClick={() => {
                   setName(selected.name);
+                  setNameError('');
                   setForm({ kind: 'rename', folder: selected });
                 }}
               >
@@ -270,12 +299,21 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
                 <label for="folder-name">Folder name</label>
                 <input
                   id="folder-name"
+                  ref={nameField}
                   value={name}
-                  maxLength={100}
-                  required
                   autoFocus
-                  onInput={(e) => setName(e.currentTarget.value)}
+                  aria-invalid={nameError !== '' ? 'true' : undefined}
+                  aria-describedby={nameError !== '' ? 'folder-name-error' : undefined}
+                  onInput={(e) => {
+                    setName(e.currentTarget.value);
+                    setNameError('');
+                  }}
                 />
+                {nameError && (
+                  <p id="folder-name-error" class="field-error" role="alert">
+                    {nameError}
+                  </p>
+                )}
                 {form.kind === 'new' && selected && <p class="hint">Inside “{selected.name}”</p>}
               </>
             )}
@@ -287,6 +325,7 @@ export function Sidebar({ folders, tags, scope, onScope, onPicked, onChanged, on
                 onClick={() => {
                   setForm(null);
                   setError('');
+                  setNameError('');
                 }}
               >
                 Cancel

@@ -87,6 +87,7 @@ export function SharedPage({ token }: { token: string }) {
             label="Shared note"
             loadAttachment={loadAttachment}
             remoteKey={`shared:${token}`}
+            noteLinks={false}
           />
         </article>
       )}
