@@ -54,7 +54,9 @@ export interface AccountServices {
   checkpoint?: (step: string) => Promise<void>;
   /**
    * Called after the commit of anything that ends sessions of the user or deletes one of their
-   * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
+   * personal tokens, so that live streams resting on them end now (events/live.ts), and of an
+   * administrator disabling or enabling the account, so that every instance forgets what it cached
+   * of it (accounts/account-status.ts). Absent in the CLI.
    */
   credentialsRevoked?: (userId: string) => void;
   sessions: AccountSessions;

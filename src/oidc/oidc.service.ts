@@ -100,6 +100,7 @@ async function createLinkedAccount(
       disabled: false,
       last_login_at: null,
       storage_quota_bytes: null,
+      reenabled_at: null,
     };
     try {
       await s.db.transaction().execute(async (trx) => {
