@@ -32,6 +32,7 @@ import type { FindAccountFacts } from './accounts/administration.service.js';
 import { invitationRoutes } from './invitations/invitations.routes.js';
 import { enrolmentRequirement } from './http/enrolment.js';
 import { createMailer } from './mail/mailer.js';
+import { securityNotices } from './mail/security-notice.js';
 import {
   ACCOUNT_STATUS_DEFAULTS,
   AccountStatusCache,
@@ -320,6 +321,12 @@ export async function buildApp({
   };
   const mailer = createMailer(config.mail, app.log);
   app.addHook('onClose', async () => mailer.close());
+  services.securityNotice = securityNotices({
+    mailer,
+    log: app.log,
+    publicUrl: config.publicUrl,
+    findRecipient: (userId) => findUserById(database.db, userId),
+  });
   const reauthenticate: Reauthenticate = (caller, proof, client, kind) =>
     reauthenticateCaller(services, caller, proof, client, kind);
   const cookies = {

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { SecurityNotice } from '../mail/security-notice.js';
 import { audit, type AuditEvent } from '../audit/audit.service.js';
 import type { Db, Trx } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
@@ -47,6 +48,8 @@ export interface AccountSessions {
  */
 export interface AccountServices {
   db: Db;
+  /** Mails the owner about a new second factor or password, after the commit (mail/security-notice.ts). Absent in the CLI. */
+  securityNotice?: SecurityNotice;
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
@@ -249,6 +252,7 @@ export async function changePassword(
     return s.sessions.open(trx, { id: row.id, admin: row.is_admin }, client);
   });
   s.credentialsRevoked?.(row.id);
+  s.securityNotice?.(row.id, 'password', client);
   await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }
