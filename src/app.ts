@@ -32,6 +32,13 @@ import type { FindAccountFacts } from './accounts/administration.service.js';
 import { invitationRoutes } from './invitations/invitations.routes.js';
 import { enrolmentRequirement } from './http/enrolment.js';
 import { createMailer } from './mail/mailer.js';
+import { securityNotices } from './mail/security-notice.js';
+import {
+  ACCOUNT_STATUS_DEFAULTS,
+  AccountStatusCache,
+  accessTokenAllowed,
+  type AccountStatusOptions,
+} from './accounts/account-status.js';
 import { OidcClient } from './oidc/oidc-client.js';
 import { oidcRoutes } from './oidc/oidc.routes.js';
 import { recoveryRoutes } from './recovery/recovery.routes.js';
@@ -66,7 +73,7 @@ import { createValidatorCompiler } from './shared/validation/validator.js';
 import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
-import { createBus } from './events/bus.js';
+import { createBus, isRecheck } from './events/bus.js';
 import { Collab } from './collab/collab.js';
 import { addEffectSink } from './db/effects.js';
 import { subjectOf } from './shared/claims.js';
@@ -105,6 +112,8 @@ export interface AppOptions {
   background?: () => readonly string[];
   /** Tests only: a shorter debounce for storing live documents (collab/collab.ts). */
   collabTesting?: { storeDebounceMs?: number };
+  /** Tests only: how long an instance believes an account's status (accounts/account-status.ts). */
+  accountStatusTesting?: Partial<AccountStatusOptions>;
 }
 
 declare module 'fastify' {
@@ -131,6 +140,7 @@ export async function buildApp({
   liveTesting,
   background,
   collabTesting,
+  accountStatusTesting,
 }: AppOptions): Promise<FastifyInstance> {
   if (checkpoint !== undefined) setWriteCheckpoint(database.db, checkpoint);
   const app = Fastify({
@@ -193,6 +203,8 @@ export async function buildApp({
   // so failed logins cannot lock the owner out of ending a thief's sessions (WebDAV's tokens count per address only).
   const failures =
     counters === undefined ? undefined : sessionFailures(counters.login, config.rateLimits.loginFailures);
+  // Whether an account is disabled, cached per instance; forgotten on every instance through the bus below.
+  const accountStatus = new AccountStatusCache(database.db, { ...ACCOUNT_STATUS_DEFAULTS, ...accountStatusTesting });
   registerRoutePolicy(app, {
     ...(counters === undefined || limits === undefined
       ? {}
@@ -211,6 +223,12 @@ export async function buildApp({
         authenticate: (token, scope) => authenticateToken(database.db, token, scope),
       },
       sessionIsLive: (claims) => sessionIsLive(database.db, claims),
+      accountAllows: (claims) => {
+        const userId = subjectOf(claims);
+        // A sub that is no user id: each route answers 400 Invalid user ID, as before.
+        if (userId === null) return Promise.resolve(true);
+        return accessTokenAllowed(accountStatus, userId, claims.iat, () => sessionIsLive(database.db, claims));
+      },
       credentialFailure: limits?.credentialFailure,
     }),
     note: noteAccess(app, database.db),
@@ -228,6 +246,10 @@ export async function buildApp({
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
   const bus = await createBus(config, app.log);
+  // Every instance hears "this user's credentials changed" (its own included) and forgets the account.
+  bus.subscribe((message) => {
+    if (isRecheck(message)) accountStatus.forget(message.recheck);
+  });
   const live = new LiveEvents(database.db, bus, app.log, {
     ...LIVE_DEFAULTS,
     ...liveTesting,
@@ -275,6 +297,7 @@ export async function buildApp({
     ...(checkpoint === undefined ? {} : { checkpoint }),
     log: app.log,
     credentialsRevoked: (userId) => {
+      accountStatus.forget(userId);
       live.credentialsRevoked(userId);
       collab.credentialsRevoked(userId);
     },
@@ -298,6 +321,12 @@ export async function buildApp({
   };
   const mailer = createMailer(config.mail, app.log);
   app.addHook('onClose', async () => mailer.close());
+  services.securityNotice = securityNotices({
+    mailer,
+    log: app.log,
+    publicUrl: config.publicUrl,
+    findRecipient: (userId) => findUserById(database.db, userId),
+  });
   const reauthenticate: Reauthenticate = (caller, proof, client, kind) =>
     reauthenticateCaller(services, caller, proof, client, kind);
   const cookies = {

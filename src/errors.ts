@@ -107,6 +107,12 @@ export const Errors = {
     'signup_closed',
     'Sign-up is closed: an administrator must create or invite your account before you can sign in',
   ),
+  /** Single sign-on of someone with no account, under SIGNUP=invite, without an invitation carried through. */
+  oidcInvitationRequired: make(
+    403,
+    'invitation_required',
+    'You need an invitation to join this server: open the invitation link an administrator sent you and sign in from there',
+  ),
   invalidCsrf: make(403, 'invalid_csrf_token', 'Invalid CSRF token'),
   originNotAllowed: make(403, 'origin_not_allowed', 'Origin not allowed'),
   userNotFound: make(404, 'user_not_found', 'User not found'),

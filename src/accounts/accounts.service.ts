@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { SecurityNotice } from '../mail/security-notice.js';
 import { audit, type AuditEvent } from '../audit/audit.service.js';
 import type { Db, Trx } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
@@ -47,6 +48,8 @@ export interface AccountSessions {
  */
 export interface AccountServices {
   db: Db;
+  /** Mails the owner about a new second factor or password, after the commit (mail/security-notice.ts). Absent in the CLI. */
+  securityNotice?: SecurityNotice;
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
@@ -54,7 +57,9 @@ export interface AccountServices {
   checkpoint?: (step: string) => Promise<void>;
   /**
    * Called after the commit of anything that ends sessions of the user or deletes one of their
-   * personal tokens, so that live streams resting on them end now (events/live.ts). Absent in the CLI.
+   * personal tokens, so that live streams resting on them end now (events/live.ts), and of an
+   * administrator disabling or enabling the account, so that every instance forgets what it cached
+   * of it (accounts/account-status.ts). Absent in the CLI.
    */
   credentialsRevoked?: (userId: string) => void;
   sessions: AccountSessions;
@@ -247,6 +252,7 @@ export async function changePassword(
     return s.sessions.open(trx, { id: row.id, admin: row.is_admin }, client);
   });
   s.credentialsRevoked?.(row.id);
+  s.securityNotice?.(row.id, 'password', client);
   await audit(s, { ...event, outcome: 'success', detail: `other sessions revoked; new session ${issued.sessionId}` });
   return { issued, user: toUser({ ...row, password_hash: passwordHash, updated_at: now }) };
 }

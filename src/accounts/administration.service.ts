@@ -233,9 +233,13 @@ export async function adminUpdateUser(
     const staysActiveAdmin = (changes.is_admin ?? target.is_admin) && !(changes.disabled ?? target.disabled);
     if (wasActiveAdmin && !staysActiveAdmin && enabledAdmins <= 1) return 'last-admin' as const;
     const disabling = changes.disabled === true && !target.disabled;
+    const enabling = changes.disabled === false && target.disabled;
     if (disabling) await s.sessions.endAll(trx, userId);
-    if (Object.keys(changes).length > 0) await users.updateAdministration(trx, userId, changes, nowIso());
-    return disabling ? ('disabled' as const) : ('changed' as const);
+    const now = nowIso();
+    // Access tokens issued before this belong to sessions the disabling ended (accounts/account-status.ts).
+    if (Object.keys(changes).length > 0)
+      await users.updateAdministration(trx, userId, enabling ? { ...changes, reenabled_at: now } : changes, now);
+    return disabling ? ('disabled' as const) : enabling ? ('enabled' as const) : ('changed' as const);
   });
   if (outcome === 'missing') {
     await audit(s, { ...event, outcome: 'failure', detail: `user ${userId} not found` });
@@ -245,7 +249,8 @@ export async function adminUpdateUser(
     await audit(s, { ...event, outcome: 'failure', detail: `user ${userId}: ${said}: the last administrator` });
     throw Errors.lastAdministratorChange();
   }
-  if (outcome === 'disabled') s.credentialsRevoked?.(userId);
+  // Before the answer: this instance forgets what it knew of the account, and tells the others.
+  if (outcome === 'disabled' || outcome === 'enabled') s.credentialsRevoked?.(userId);
   await audit(s, {
     ...event,
     outcome: 'success',

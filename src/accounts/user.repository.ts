@@ -18,6 +18,7 @@ const USER_COLUMNS = [
   'last_login_at',
   'storage_quota_bytes',
   'email',
+  'reenabled_at',
 ] as const;
 
 const findUserByIdQuery = compiled((db, p: { id: string }) =>
@@ -26,6 +27,18 @@ const findUserByIdQuery = compiled((db, p: { id: string }) =>
 
 export function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
   return findUserByIdQuery.takeFirst(db, { id });
+}
+
+const findAccountStatusQuery = compiled((db, p: { id: string }) =>
+  db.selectFrom('users').select(['disabled', 'reenabled_at']).where('id', '=', p.id),
+);
+
+/** What the access layer needs to know of an account on every request (accounts/account-status.ts). */
+export function findAccountStatus(
+  db: Db,
+  id: string,
+): Promise<{ disabled: boolean; reenabled_at: string | null } | undefined> {
+  return findAccountStatusQuery.takeFirst(db, { id });
 }
 
 const findUserByUsernameQuery = compiled((db, p: { username: string }) =>
@@ -165,7 +178,7 @@ export async function recordLogin(db: Db, id: string, now: string): Promise<void
 export async function updateAdministration(
   db: Db,
   id: string,
-  patch: { is_admin?: boolean; disabled?: boolean; storage_quota_bytes?: number | null },
+  patch: { is_admin?: boolean; disabled?: boolean; reenabled_at?: string; storage_quota_bytes?: number | null },
   now: string,
 ): Promise<void> {
   await db

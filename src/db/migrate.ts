@@ -28,6 +28,7 @@ import * as accessJtiIndex from './migrations/2026-11-26-37-s-access-jti-index.j
 import * as teamsA from './migrations/2026-11-26-40-t-teams-a.js';
 import * as teamsSsoReset from './migrations/2026-11-26-40-u-teams-b-sso-reset.js';
 import * as collabServer from './migrations/2026-11-26-40-c-collab-server.js';
+import * as teams2 from './migrations/2026-11-27-51-t-teams2.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-26-40-t-teams-a': teamsA,
   '2026-11-26-40-u-teams-b-sso-reset': teamsSsoReset,
   '2026-11-26-40-c-collab-server': collabServer,
+  '2026-11-27-51-t-teams2': teams2,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -24,6 +24,8 @@ export interface UsersTable {
   storage_quota_bytes: ColumnType<number | null, number | null | undefined, number | null>;
   /** A verified address, lower-cased; null until one is confirmed. */
   email: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When an administrator last enabled the account again: access tokens issued before it are dead. */
+  reenabled_at: ColumnType<Timestamp | null, Timestamp | null | undefined, Timestamp | null>;
 }
 
 /** Single-use sign-up links an administrator made (invitations/). */

@@ -45,6 +45,12 @@ export interface PersonalTokens {
 /** Whether the session an access token was issued with is still alive (sessions/session-binding.ts). */
 export type SessionCheck = (claims: Claims) => Promise<boolean>;
 
+/**
+ * Whether the account behind these verified claims still lets an access token in (not disabled,
+ * the token not older than a re-enabling): accounts/account-status.ts, cached per instance.
+ */
+export type AccountAllows = (claims: Claims) => Promise<boolean>;
+
 /** The caller's account as it is now: undefined when deleted. */
 export type FindAccount = (
   userId: string,
@@ -74,6 +80,7 @@ export interface AccessOptions {
   normalizeUsername: (username: string) => string;
   personal: PersonalTokens;
   sessionIsLive: SessionCheck;
+  accountAllows: AccountAllows;
   credentialFailure?: CredentialFailure | undefined;
 }
 
@@ -83,7 +90,7 @@ export interface AccessOptions {
  * administrator now.
  */
 export function accessControl(app: FastifyInstance, options: AccessOptions): PolicyLayer {
-  const { verify, findAccount, normalizeUsername, personal, sessionIsLive, credentialFailure } = options;
+  const { verify, findAccount, normalizeUsername, personal, sessionIsLive, accountAllows, credentialFailure } = options;
   function authenticate(request: FastifyRequest, unauthenticated: () => AppError): Claims {
     const token = parseBearer(request.headers.authorization);
     const claims = token === undefined ? null : verify(token);
@@ -147,8 +154,7 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
       if (personal.looksLike(token)) return authenticatePersonal(request, token, 'dav', Errors.davUnauthorized);
       const claims = authenticate(request, Errors.davUnauthorized);
       // A sync client holds its connection for long: a disabled account's access token stops here at once.
-      const account = isUuid(claims.sub) ? await findAccount(claims.sub.toLowerCase()) : undefined;
-      if (account?.disabled === true) throw Errors.davUnauthorized();
+      if (!(await accountAllows(claims))) throw Errors.davUnauthorized();
       return;
     }
     const username = normalizeUsername(basic.username);
@@ -179,8 +185,11 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
     // ended (docs/api.md, "Token binding": "on every /auth/* route at once"): by the prefix, as above, so
     // a route added there later cannot forget it. A read of the database per call: these are rare.
     const boundToSession = route.url.startsWith('/api/auth');
+    // Elsewhere the token is stateless but for its account: disabling one stops its tokens at once
+    // (CONTRACT.md part 3), from a status each instance caches and every instance is told to forget.
+    // Under /api/auth the session read already covers it: disabling ends every session.
     const requireLiveSession = async (claims: Claims) => {
-      if (boundToSession && !(await sessionIsLive(claims))) throw unauthenticated();
+      if (boundToSession ? !(await sessionIsLive(claims)) : !(await accountAllows(claims))) throw unauthenticated();
     };
     const methods = [route.method].flat();
     const scope: PersonalScope = methods.every((m) => m === 'GET' || m === 'HEAD') ? 'notes:read' : 'notes:write';

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { SecurityNotice } from '../mail/security-notice.js';
 import * as users from '../accounts/user.repository.js';
 import { audit } from '../audit/audit.service.js';
 import type { Db } from '../db/schema.js';
@@ -17,6 +18,8 @@ import { matchStep, newTotpSecret, otpauthUrl, TOTP_CODE } from './totp.js';
 /** What the second-factor functions need; app.ts builds one object for these and the account functions. */
 export interface MfaServices {
   db: Db;
+  /** Mails the owner about a new second factor or password, after the commit (mail/security-notice.ts). Absent in the CLI. */
+  securityNotice?: SecurityNotice;
   hasher: PasswordHasher;
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
@@ -85,6 +88,7 @@ export async function confirmTotp(s: MfaServices, userId: string, code: string, 
     client,
     detail: `authenticator app; ${RECOVERY_CODE_COUNT} recovery codes`,
   });
+  s.securityNotice?.(userId, 'totp', client);
   return { recovery_codes: codes.plain };
 }
 

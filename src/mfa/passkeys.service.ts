@@ -183,6 +183,7 @@ export async function registerPasskey(
     throw error;
   }
   await audit(s, { kind: 'mfa_enrol', outcome: 'success', userId, client, detail: `passkey ${row.id}` });
+  s.securityNotice?.(userId, 'passkey', client);
   return toPasskey(row);
 }
 

@@ -7,6 +7,8 @@ export interface PendingLogin {
   state: string;
   nonce: string;
   verifier: string;
+  /** An invitation token the person came with (/signup?invitation=…), used when the account is created. */
+  invitation?: string;
 }
 
 export interface OidcClaims {

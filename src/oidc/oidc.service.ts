@@ -7,21 +7,40 @@ import { Errors } from '../errors.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import { newId } from '../shared/ids.js';
 import { openSession, type SessionServices } from '../sessions/sessions.service.js';
+import * as invitations from '../invitations/invitations.service.js';
 import * as identities from './identities.repository.js';
 import type { OidcClaims } from './oidc-client.js';
 import { usernameCandidates, usernameFromClaim } from './oidc-username.js';
 
 export type OidcServices = AccountServices & SessionServices;
 
+/** Thrown inside the account-creating transaction when its invitation was used by someone else first. */
+class InvitationUsed extends Error {}
+
 /**
- * Whether single sign-on may create an account for someone new. SIGNUP (open | invite | closed) is
- * teams-a's setting: read here when the configuration has it, else sign-up is open, as it is
- * without SIGNUP. TODO(teams-a merge): read `config.signup` directly, and carry an invitation
- * through the login (the contract's "or an invitation is carried through").
+ * Whether single sign-on may create an account for someone new, and with which invitation: under
+ * SIGNUP=open anyone may; under invite or closed only with an invitation carried through the
+ * login (GET /oidc/login?invitation=…). An invitation that was carried but cannot be used
+ * (unknown, used, revoked, expired) is refused in every mode, as sign-up refuses it.
  */
-export function ssoMayCreateAccounts(config: Config): boolean {
-  const signup = (config as Config & { signup?: string }).signup;
-  return signup !== 'closed';
+async function mayCreate(
+  s: OidcServices,
+  config: Config,
+  token: string | undefined,
+  client: ClientInfo,
+): Promise<{ id: string; admin: boolean } | null> {
+  const event = { kind: 'signup', outcome: 'failure', client } as const;
+  if (token === undefined) {
+    if (config.signup === 'open') return null;
+    await audit(s, { ...event, detail: `single sign-on: SIGNUP=${config.signup}, no invitation` });
+    throw config.signup === 'closed' ? Errors.oidcSignupClosed() : Errors.oidcInvitationRequired();
+  }
+  const found = await invitations.findUsable(s.db, token);
+  if (found === undefined) {
+    await audit(s, { ...event, detail: 'single sign-on: invalid invitation' });
+    throw Errors.invitationRequired();
+  }
+  return found;
 }
 
 /** Whether the claims put the person in OIDC_ADMIN_GROUP (the `groups` claim: an array, or one string). */
@@ -41,7 +60,13 @@ function inAdminGroup(config: Config, claims: Record<string, unknown>): boolean 
  * set, the group decides administrator rights at every sign-in (the last administrator is never
  * demoted). Then exactly what a password login does: a session, audited.
  */
-export async function signInWithOidc(s: OidcServices, config: Config, who: OidcClaims, client: ClientInfo) {
+export async function signInWithOidc(
+  s: OidcServices,
+  config: Config,
+  who: OidcClaims,
+  client: ClientInfo,
+  invitation?: string,
+) {
   const admin = inAdminGroup(config, who.claims);
   const identity = await identities.findIdentity(s.db, who.issuer, who.subject);
   let row: users.UserRow | undefined;
@@ -67,11 +92,10 @@ export async function signInWithOidc(s: OidcServices, config: Config, who: OidcC
       }
     }
   } else {
-    if (!ssoMayCreateAccounts(config)) {
-      await audit(s, { kind: 'signup', outcome: 'failure', client, detail: 'single sign-on: sign-up is closed' });
-      throw Errors.oidcSignupClosed();
-    }
-    row = await createLinkedAccount(s, config, who, admin === true, client);
+    // An invitation carried by someone who already has an account stays unused (above).
+    const invited = await mayCreate(s, config, invitation, client);
+    // The admin group, when set, decides at every sign-in; else the invitation does.
+    row = await createLinkedAccount(s, config, who, admin ?? invited?.admin ?? false, client, invited);
   }
   return openSession(s, row, client, 'single sign-on');
 }
@@ -82,6 +106,7 @@ async function createLinkedAccount(
   who: OidcClaims,
   isAdmin: boolean,
   client: ClientInfo,
+  invitation: { id: string } | null,
 ): Promise<users.UserRow> {
   const base = usernameFromClaim(who.claims[config.oidc?.usernameClaim ?? 'preferred_username']);
   for (const username of usernameCandidates(base)) {
@@ -100,6 +125,7 @@ async function createLinkedAccount(
       disabled: false,
       last_login_at: null,
       storage_quota_bytes: null,
+      reenabled_at: null,
     };
     try {
       await s.db.transaction().execute(async (trx) => {
@@ -119,8 +145,18 @@ async function createLinkedAccount(
           created_at: now,
           last_login_at: now,
         });
+        if (invitation !== null && !(await invitations.redeem(trx, invitation.id, row.id))) throw new InvitationUsed();
       });
     } catch (error) {
+      if (error instanceof InvitationUsed) {
+        await audit(s, {
+          kind: 'signup',
+          outcome: 'failure',
+          client,
+          detail: 'single sign-on: invitation used meanwhile',
+        });
+        throw Errors.invitationRequired();
+      }
       if (!isUniqueViolation(error)) throw error;
       // The same person signing in twice at once: the other request linked them; use its account.
       const linked = await identities.findIdentity(s.db, who.issuer, who.subject);
@@ -136,7 +172,10 @@ async function createLinkedAccount(
       userId: row.id,
       username,
       client,
-      detail: `single sign-on (${who.issuer})${isAdmin ? '; administrator by the OIDC admin group' : ''}`,
+      detail:
+        `single sign-on (${who.issuer})` +
+        (invitation === null ? '' : `; invitation ${invitation.id}`) +
+        (isAdmin ? '; administrator' : ''),
     });
     return (await users.findUserById(s.db, row.id)) ?? row;
   }

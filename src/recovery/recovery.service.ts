@@ -162,6 +162,7 @@ export async function confirmPasswordReset(
     client,
     detail: 'by a reset link; all sessions ended',
   });
+  s.securityNotice?.(updated.id, 'password-reset', client);
   return toUser(updated);
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { SecurityNotice } from '../mail/security-notice.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { toUser } from '../accounts/user.js';
 import * as users from '../accounts/user.repository.js';
@@ -14,6 +15,8 @@ import { requireUserId, type TokenService } from './tokens.js';
 /** What the session functions need; app.ts builds one object for these and the account functions. */
 export interface SessionServices {
   db: Db;
+  /** Mails the owner about a new second factor or password, after the commit (mail/security-notice.ts). Absent in the CLI. */
+  securityNotice?: SecurityNotice;
   tokens: TokenService;
   log: FastifyBaseLogger;
   /** A rotated refresh token replayed within this many seconds is refused without ending the session. */

@@ -91,6 +91,7 @@ const accessOptions = () => ({
   normalizeUsername: (name: string) => name,
   personal: NO_PERSONAL_TOKENS,
   sessionIsLive: async () => true,
+  accountAllows: async () => true,
 });
 
 test('a documented route that declares no policy stops start-up', async () => {

@@ -132,6 +132,10 @@ forEachDatabase('password reset and e-mail addresses, with SMTP', (ctx) => {
     const done = await confirmReset(token, NEW_PASSWORD);
     assert.equal(done.statusCode, 200, done.body);
     assert.equal(done.json().username, session.username);
+    // The owner hears of it at the confirmed address (mail/security-notice.ts).
+    const notice = await mail.next();
+    assert.equal(notice.subject, 'Your Vellum password was reset');
+    assert.match(notice.text ?? '', /The password was reset with a reset link/);
 
     for (const s of [session, other]) assert.equal((await refreshSession(ctx.app, s.refreshToken)).statusCode, 401);
     const oldLogin = await ctx.app.inject({

@@ -20,6 +20,8 @@ export function AuthScreen({
   const config = useResource((signal) => authConfig(signal), []);
   const params = new URLSearchParams(location.search);
   const invitation = params.get('invitation') ?? undefined;
+  /** Why single sign-on sent the browser back here (GET /auth/oidc/callback): a code, worded here. */
+  const ssoError = ssoErrorMessage(params.get('sso_error'));
   const setupToken = params.get('token') ?? '';
   const signupMode = config.data?.signup ?? 'open';
   const signupOffered = signupMode === 'open' || invitation !== undefined;
@@ -110,6 +112,22 @@ export function AuthScreen({
       {ended && !signup && (
         <p class="notice" role="status">
           Your session has ended. Log in again to go on: unsaved text stays on this device and is offered back.
+        </p>
+      )}
+      {ssoError !== null && !signup && (
+        <p class="error" role="alert">
+          {ssoError}
+        </p>
+      )}
+      {signup && invitation !== undefined && offer.sso !== null && (
+        <p>
+          {/* The invitation travels through the provider in a signed cookie and is used when the account is made. */}
+          <button
+            type="button"
+            onClick={() => location.assign(`/api/auth/oidc/login?invitation=${encodeURIComponent(invitation)}`)}
+          >
+            Sign up with {offer.sso}
+          </button>
         </p>
       )}
       {!signup && offer.sso !== null && (
@@ -224,4 +242,22 @@ export function passkeyMessage(error: unknown, action: 'sign in' | 'add it'): st
   if (error instanceof ApiError && error.status === 401 && action === 'sign in')
     return 'That passkey is not registered with Vellum any more.';
   return errorMessage(error);
+}
+
+/** What a single sign-on refusal code means, for the person who was sent back to the login page. */
+export function ssoErrorMessage(code: string | null): string | null {
+  switch (code) {
+    case null:
+      return null;
+    case 'invitation_required':
+      return 'Single sign-on: you need an invitation to join this server. Open the invitation link an administrator sent you and sign up from there (an invitation that was already used, revoked or expired needs a new one).';
+    case 'signup_closed':
+      return 'Single sign-on: sign-up is closed on this server. Ask an administrator to create or invite your account.';
+    case 'invalid_credentials':
+      return 'Single sign-on: this account cannot sign in. Ask an administrator.';
+    case 'oidc_unavailable':
+      return 'Single sign-on: the sign-in provider could not be reached. Try again later.';
+    default:
+      return 'Single sign-on did not complete. Try again.';
+  }
 }
