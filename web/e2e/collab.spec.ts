@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Page } from '@playwright/test';
 import { colourFor } from '../src/notes/people-colours';
+import { expectText, liveState, rgb, share } from './collab-helpers';
 import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
 
 // Issue 39: live co-editing over /api/collab. Each person in a browser context of their own, closed
@@ -13,40 +14,6 @@ async function person(browser: Browser, viewport?: { width: number; height: numb
 test.afterEach(async () => {
   for (const context of contexts.splice(0)) await context.close();
 });
-
-async function share(owner: Page, username: string, role: 'editor' | 'viewer'): Promise<void> {
-  const people = owner.getByRole('region', { name: 'People' });
-  if (!(await people.isVisible())) await owner.getByRole('button', { name: 'Share' }).click();
-  await people.getByLabel('Username').fill(username);
-  await people.getByLabel('Role', { exact: true }).selectOption(role);
-  await people.getByRole('button', { name: 'Add person' }).click();
-  await expect(people.getByRole('status')).toContainText(`Shared with ${username}`);
-}
-
-/** The text on screen, without the others' cursors and names (widgets between the letters). */
-async function expectText(page: Page, text: string): Promise<void> {
-  await expect
-    .poll(() =>
-      contentBox(page).evaluate((element) =>
-        Array.from(element.querySelectorAll('.cm-line'))
-          .map((line) => {
-            const copy = line.cloneNode(true) as HTMLElement;
-            copy.querySelectorAll('.cm-ySelectionCaret').forEach((caret) => caret.remove());
-            return (copy.textContent ?? '').replaceAll('\u2060', '');
-          })
-          .join('\n'),
-      ),
-    )
-    .toBe(text);
-}
-
-/** `#1f5fbf` as the browser reports a computed colour. */
-function rgb(hex: string): string {
-  const [r, g, b] = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
-  return `rgb(${r}, ${g}, ${b})`;
-}
-
-const liveState = (page: Page) => page.getByRole('status').filter({ hasText: /^Live/ });
 
 test('alice and carol type on different lines at the same time: both lines are there for both, with the other’s cursor and name', async ({
   browser,
