@@ -3,7 +3,10 @@ import { Prec, type Extension } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
 import { yCollab, yUndoManagerKeymap } from 'y-codemirror.next';
 import * as Y from 'yjs';
+import { colourFor } from './people-colours';
 import { changesOnto } from './text-changes';
+
+export { colourFor, PALETTE } from './people-colours';
 
 /**
  * Live co-editing, loaded on demand beside the editor (use-live.ts imports this module
@@ -47,14 +50,8 @@ export interface Live {
   destroy(): void;
 }
 
-/** Colours for people's cursors, dark enough for white names on them. */
-export const PALETTE = ['#1f5fbf', '#a3327a', '#2f6f3e', '#8a4b00', '#6b3fa0', '#b3261e'];
-
-// y-codemirror.next colours each cursor and selection with a `style` attribute, which the page's
-// CSP (style-src 'self') does not apply; the attribute stays, so these rules (in CodeMirror's
-// constructed stylesheet, which CSP allows) match it and give each colour of PALETTE. The others'
-// names show beside their cursors at all times (the library shows them on hover), in the page's
-// font; white on each colour passes WCAG AA.
+// The others' names show beside their cursors at all times (the library shows them on hover), in
+// the page's font; white on each colour of PALETTE passes WCAG AA.
 const namesTheme = EditorView.theme({
   '.cm-ySelectionInfo': {
     opacity: '1 !important',
@@ -62,19 +59,28 @@ const namesTheme = EditorView.theme({
     fontSize: '0.7rem',
     borderRadius: '3px',
   },
-  ...Object.fromEntries(
-    PALETTE.flatMap((colour) => [
-      [`.cm-ySelectionCaret[style*="${colour};"]`, { backgroundColor: colour, borderColor: colour }],
-      [`[style*="background-color: ${colour}33"]`, { backgroundColor: `${colour}33` }],
-    ]),
-  ),
+  // Above the caret it would be cut off by the editor's top edge on the first line: below there.
+  '.cm-content > .cm-line:first-child .cm-ySelectionInfo': { top: '1.15em' },
 });
 
-export function colourFor(name: string): string {
-  let hash = 0;
-  for (let i = 0; i < name.length; i += 1) hash = (hash * 31 + name.charCodeAt(i)) | 0;
-  return PALETTE[Math.abs(hash) % PALETTE.length]!;
-}
+// y-codemirror.next gives each cursor its colour in a `style` attribute (setAttribute), which the
+// page's CSP (style-src 'self') refuses: the text stays in the attribute but is never applied, and
+// Chromium rewrites the attribute from the element's (empty) inline style when it next
+// synchronises it — a screenshot did — so rules matching the attribute's text stopped matching and
+// the name was white on nothing. Styles set through the CSSOM are not subject to CSP: after each
+// redraw the carets are coloured here, by the name they show (PALETTE's colour for it, the one that
+// person's client announces; never a colour string another client sends). The selections are
+// fine: CodeMirror sets mark attributes' `style` through the CSSOM itself.
+const caretColours = EditorView.updateListener.of((update) => {
+  for (const caret of update.view.contentDOM.querySelectorAll<HTMLElement>('.cm-ySelectionCaret')) {
+    const name = caret.querySelector('.cm-ySelectionInfo')?.textContent ?? '';
+    const colour = colourFor(name);
+    if (caret.style.backgroundColor !== '' && caret.dataset.colour === colour) continue;
+    caret.dataset.colour = colour;
+    caret.style.backgroundColor = colour;
+    caret.style.borderColor = colour;
+  }
+});
 
 /** Replaces `text`'s content by `next` with the smallest change (what differs between their ends). */
 function replaceText(text: Y.Text, next: string): void {
@@ -144,6 +150,7 @@ export function connectLive(options: LiveOptions): Live {
       yCollab(content, provider.awareness, { undoManager }),
       Prec.high(keymap.of(yUndoManagerKeymap)),
       namesTheme,
+      caretColours,
     ],
     bringIn(from, to) {
       if (from === to) return;
