@@ -67,6 +67,7 @@ import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
 import { createBus } from './events/bus.js';
+import type { RedisChannelTimeouts } from './events/redis-channel.js';
 import { Collab } from './collab/collab.js';
 import { addEffectSink } from './db/effects.js';
 import { subjectOf } from './shared/claims.js';
@@ -101,6 +102,8 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
   /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
   liveTesting?: Partial<LiveOptions>;
+  /** Tests only: a Redis subscriber pinged more often (events/redis-channel.ts). */
+  busTesting?: Partial<RedisChannelTimeouts>;
   /** Background work in progress (maintenance after listening), reported by /readyz. */
   background?: () => readonly string[];
   /** Tests only: a shorter debounce for storing live documents (collab/collab.ts). */
@@ -129,6 +132,7 @@ export async function buildApp({
   checkpoint,
   throttleTesting,
   liveTesting,
+  busTesting,
   background,
   collabTesting,
 }: AppOptions): Promise<FastifyInstance> {
@@ -227,7 +231,7 @@ export async function buildApp({
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const bus = await createBus(config, app.log);
+  const bus = await createBus(config, app.log, busTesting);
   const live = new LiveEvents(database.db, bus, app.log, {
     ...LIVE_DEFAULTS,
     ...liveTesting,
