@@ -74,6 +74,7 @@ import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
 import { createBus, isRecheck } from './events/bus.js';
+import type { RedisChannelTimeouts } from './events/redis-channel.js';
 import { Collab } from './collab/collab.js';
 import { addEffectSink } from './db/effects.js';
 import { subjectOf } from './shared/claims.js';
@@ -108,6 +109,8 @@ export interface AppOptions {
   throttleTesting?: ThrottleTesting;
   /** Tests only: a shorter heartbeat, a smaller buffer for slow readers (events/live.ts). */
   liveTesting?: Partial<LiveOptions>;
+  /** Tests only: a Redis subscriber pinged more often (events/redis-channel.ts). */
+  busTesting?: Partial<RedisChannelTimeouts>;
   /** Background work in progress (maintenance after listening), reported by /readyz. */
   background?: () => readonly string[];
   /** Tests only: a shorter debounce for storing live documents (collab/collab.ts). */
@@ -138,6 +141,7 @@ export async function buildApp({
   checkpoint,
   throttleTesting,
   liveTesting,
+  busTesting,
   background,
   collabTesting,
   accountStatusTesting,
@@ -245,7 +249,7 @@ export async function buildApp({
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const bus = await createBus(config, app.log);
+  const bus = await createBus(config, app.log, busTesting);
   // Every instance hears "this user's credentials changed" (its own included) and forgets the account.
   bus.subscribe((message) => {
     if (isRecheck(message)) accountStatus.forget(message.recheck);

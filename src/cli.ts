@@ -5,7 +5,7 @@ import { createPasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
 import { endAllSessions } from './sessions/sessions.service.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
-import { backupSqlite, restoreSqlite } from './cli/backup.js';
+import { backupSqlite, restoreDatabase } from './cli/backup.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -71,7 +71,7 @@ async function run(argv: string[]): Promise<number> {
         `backed up ${done.notes} notes and ${done.versions} versions to ${done.file} (${done.bytes} bytes)\n`,
       );
     } else {
-      const done = restoreSqlite(config.database, arg);
+      const done = await restoreDatabase(config.database, arg);
       process.stdout.write(
         `restored ${done.notes} notes and ${done.versions} versions from ${done.file} into ${done.database}\n`,
       );

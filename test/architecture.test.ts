@@ -77,7 +77,8 @@ const DIALECT_EXCEPTIONS: Record<string, string> = {
   'search/search.service.ts': 'where snippets are built: the page texts are fetched by the worker on PostgreSQL',
   'search/search.routes.ts': 'what the search workers open: a read-only SQLite file or a PostgreSQL URL',
   'search/search.worker.ts': 'the worker opens its own connection of either kind',
-  'cli/backup.ts': 'backup and restore are SQLite file operations (pg_dump serves PostgreSQL)',
+  'cli/backup.ts':
+    'backup and restore are SQLite file operations; PostgreSQL restores through pg_restore (cli/restore-postgres.ts)',
   'cluster.ts': 'an in-memory SQLite database cannot be shared by workers',
 };
 

@@ -4,13 +4,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseConfig } from '../config.js';
 import { knownMigrations } from '../db/migrate.js';
 import { CommandError } from './commands.js';
+import { restorePostgres } from './restore-postgres.js';
 
 /**
  * `vellum backup FILE` and `vellum restore FILE` for the embedded SQLite database. Neither opens
  * the database through the app, so neither migrates it: a backup taken before an upgrade is the
  * schema the old version runs, and is what a rollback restores.
  *
- * On PostgreSQL, pg_dump and pg_restore do this job (README "Back up and restore").
+ * On PostgreSQL, pg_dump backs up and `vellum restore` restores through pg_restore (restore-postgres.ts).
  */
 
 function sqliteFile(database: DatabaseConfig, command: string): string {
@@ -149,4 +150,9 @@ export function restoreSqlite(database: DatabaseConfig, backup: string, now = ne
   fs.renameSync(partial, target);
   for (const suffix of ['-wal', '-shm']) fs.rmSync(`${target}${suffix}`, { force: true });
   return { file, database: target, previous, ...summary };
+}
+
+/** `vellum restore FILE`: the SQLite file copy above, or PostgreSQL's restore into a new database. */
+export async function restoreDatabase(database: DatabaseConfig, backup: string): Promise<RestoreSummary> {
+  return database.kind === 'postgres' ? restorePostgres(database.url, backup) : restoreSqlite(database, backup);
 }

@@ -70,9 +70,9 @@ export const COMMANDS: readonly CommandHelp[] = [
     name: 'restore',
     args: 'FILE',
     maxArgs: 1,
-    summary: 'replace the SQLite database with the backup FILE (service stopped)',
+    summary: 'replace the database with the backup FILE (service stopped)',
     details:
-      'Checks the backup, refuses while any process has the database open, keeps the replaced database beside it as DATABASE.before-restore-TIME, and puts the backup in its place. Start the service afterwards; it applies any newer migrations. For PostgreSQL use pg_restore (README "Back up and restore").',
+      'SQLite: checks the backup, refuses while any process has the database open, keeps the replaced database beside it as DATABASE.before-restore-TIME, and puts the backup in its place. PostgreSQL: FILE is a pg_dump (custom format or plain SQL); it is restored into a new database with pg_restore or psql, checked (complete, a Vellum database, not from a newer Vellum), and only then swapped in by renaming: the replaced database is kept as NAME_before_restore_TIME; refused while anyone is connected to NAME. Start the service afterwards; it applies any newer migrations.',
   },
 ];
 

@@ -13,6 +13,11 @@ export interface Channel {
   publish(payload: string): Promise<void>;
   /** Returns the unsubscribe. */
   subscribe(listener: (payload: string) => void): () => void;
+  /**
+   * Called when messages may have been missed: the listening connection was lost (or never made)
+   * and is listening again. Returns the unsubscribe.
+   */
+  onGap(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -20,7 +25,25 @@ export interface Channel {
 export const NOTIFY_MAX_BYTES = 8000;
 
 export function databaseChannel(config: DatabaseConfig, name: string, log: FastifyBaseLogger): Channel {
-  return config.kind === 'postgres' ? postgresChannel(config.url, name, log) : localChannel();
+  return config.kind === 'postgres'
+    ? postgresChannel(config.url, name, log, listenerTimeouts(config.connectTimeoutMs, config.queryTimeoutMs))
+    : localChannel();
+}
+
+/** How the LISTEN connection notices a dead network: a ping this often, answered within this long. */
+export interface ListenerTimeouts {
+  connectTimeoutMs: number;
+  pingEveryMs: number;
+  pingTimeoutMs: number;
+}
+
+/**
+ * From DATABASE_CONNECT_TIMEOUT_SECONDS and DATABASE_QUERY_TIMEOUT_SECONDS: a ping at most every
+ * 10 s (sooner with a shorter query time-out), so a silent network is noticed within two of them.
+ */
+export function listenerTimeouts(connectTimeoutMs = 5_000, queryTimeoutMs = 30_000): ListenerTimeouts {
+  const ping = Math.min(10_000, queryTimeoutMs);
+  return { connectTimeoutMs, pingEveryMs: ping, pingTimeoutMs: ping };
 }
 
 function localChannel(): Channel {
@@ -36,51 +59,109 @@ function localChannel(): Channel {
       emitter.on('message', listener);
       return () => emitter.off('message', listener);
     },
+    // One process: nothing travels a network, nothing is missed.
+    onGap: () => () => undefined,
     async close() {
       emitter.removeAllListeners();
     },
   };
 }
 
-const RECONNECT_MS = 1000;
+/** The first reconnection waits this long, each next one twice as long, up to RECONNECT_MAX_MS. */
+const RECONNECT_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
 /** How long connecting for a NOTIFY, or sending one, may take before the message is given up. */
 const PUBLISH_TIMEOUT_MS = 5000;
 /** Messages waiting for the publishing connection, at most; more are refused (and logged by the caller). */
 const MAX_WAITING = 10_000;
 
 /**
- * One connection of its own listens (reconnecting when it drops); a publish is a NOTIFY on another,
- * so every instance on the database hears every message within the time a notification takes.
+ * Ends a client without waiting on the network for more than `graceMs`: `end()` waits for the
+ * server to close its side, which a silent network never does (issue #43: SIGTERM took 15 s), so
+ * after the grace the socket is cut.
  */
-function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Channel {
+export async function cutClient(client: pg.Client, graceMs = 0): Promise<void> {
+  const ended = client.end().catch(() => undefined);
+  if (graceMs > 0) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+  }
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/**
+ * One connection of its own listens; a publish is a NOTIFY on another, so every instance on the
+ * database hears every message within the time a notification takes. The listening connection has
+ * TCP keep-alive and is pinged (a dead network drops packets without closing anything, so an idle
+ * LISTEN would otherwise wait for ever, issue #43); lost, it is made again with a growing delay,
+ * and once it listens again the subscribers are told that messages may have been missed.
+ */
+function postgresChannel(url: string, name: string, log: FastifyBaseLogger, timeouts: ListenerTimeouts): Channel {
   const listeners = new Set<(payload: string) => void>();
+  const gapListeners = new Set<() => void>();
   let listener: pg.Client | undefined;
   let closed = false;
   let publisher: pg.Client | undefined;
   let publisherReady: Promise<pg.Client> | undefined;
+  let failures = 0;
+  let pinger: NodeJS.Timeout | undefined;
+  let reconnect: NodeJS.Timeout | undefined;
 
   async function listen(): Promise<void> {
     if (closed) return;
-    const client = new pg.Client({ connectionString: url });
+    const client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: timeouts.connectTimeoutMs,
+      query_timeout: timeouts.pingTimeoutMs,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     client.on('notification', (message) => {
       if (message.payload !== undefined) for (const fn of listeners) fn(message.payload);
     });
-    const retry = () => {
-      client.end().catch(() => undefined);
-      if (listener === client) listener = undefined;
-      if (!closed) setTimeout(() => void listen().catch(() => undefined), RECONNECT_MS).unref();
+    let given = false;
+    const retry = (error: unknown, what: string) => {
+      if (given) return;
+      given = true;
+      if (!closed) log.warn({ err: error }, `notifications: ${what}; reconnecting`);
+      if (listener === client) {
+        listener = undefined;
+        clearTimeout(pinger);
+      }
+      void cutClient(client);
+      failures += 1;
+      if (closed) return;
+      const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MS * 2 ** (failures - 1));
+      reconnect = setTimeout(() => void listen(), delay);
+      reconnect.unref();
     };
-    client.on('error', (error) => {
-      log.warn({ err: error }, 'notifications: the LISTEN connection failed; reconnecting');
-      retry();
-    });
+    client.on('error', (error) => retry(error, 'the LISTEN connection failed'));
+    client.on('end', () => retry(new Error('connection ended'), 'the LISTEN connection ended'));
+    const ping = () => {
+      pinger = setTimeout(() => {
+        client.query('select 1').then(ping, (error: unknown) => retry(error, 'the LISTEN connection did not answer'));
+      }, timeouts.pingEveryMs);
+      pinger.unref();
+    };
     try {
       await client.connect();
       await client.query(`listen ${name}`);
-      listener = client;
     } catch (error) {
-      log.warn({ err: error }, 'notifications: cannot LISTEN; retrying');
-      retry();
+      retry(error, 'cannot LISTEN');
+      return;
+    }
+    if (closed || given) {
+      void cutClient(client);
+      return;
+    }
+    listener = client;
+    ping();
+    if (failures > 0) {
+      // Whatever was published while no connection listened is lost: the subscribers catch up.
+      failures = 0;
+      log.info('notifications: listening again; subscribers told that messages may have been missed');
+      for (const fn of gapListeners) fn();
     }
   }
   const started = listen();
@@ -151,13 +232,19 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger): Cha
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
+    onGap(fn) {
+      gapListeners.add(fn);
+      return () => gapListeners.delete(fn);
+    },
     async close() {
       closed = true;
+      clearTimeout(pinger);
+      clearTimeout(reconnect);
       await started;
       // The message being sent finishes (or times out); those behind it are refused (closed).
       await last;
       await publisherReady?.catch(() => undefined);
-      await Promise.all([listener?.end(), publisher?.end()].map((p) => p?.catch(() => undefined)));
+      await Promise.all([listener, publisher].map((client) => client && cutClient(client, 1_000)));
     },
   };
 }

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import { NOTE_CHANGE_TYPES } from '../db/effects.js';
 import { databaseChannel, type Channel } from '../db/notifications.js';
-import { redisChannel } from './redis-channel.js';
+import { REDIS_CHANNEL_DEFAULTS, redisChannel, type RedisChannelTimeouts } from './redis-channel.js';
 
 /**
  * A change of a note, for everyone it concerns: its owner and members, read by each instance that
@@ -41,16 +41,25 @@ export interface EventBus {
   publish(message: BusMessage): Promise<void>;
   /** Called for every message published on any instance; returns the unsubscribe. */
   subscribe(listener: (message: BusMessage) => void): () => void;
+  /** Called when messages from other instances may have been missed (the channel was lost and is back). */
+  onGap(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
 const CHANNEL = 'vellum_events';
 
 /** Redis when REDIS_URL is set, else the database's own channel (LISTEN/NOTIFY, or this process on SQLite). */
-export async function createBus(config: Config, log: FastifyBaseLogger): Promise<EventBus> {
+export async function createBus(
+  config: Config,
+  log: FastifyBaseLogger,
+  redisTimeouts: Partial<RedisChannelTimeouts> = {},
+): Promise<EventBus> {
   const channel =
     config.redisUrl !== undefined
-      ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log)
+      ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log, {
+          ...REDIS_CHANNEL_DEFAULTS,
+          ...redisTimeouts,
+        })
       : databaseChannel(config.database, CHANNEL, log);
   return {
     kind: channel.kind,
@@ -61,6 +70,7 @@ export async function createBus(config: Config, log: FastifyBaseLogger): Promise
         if (event !== undefined) listener(event);
       });
     },
+    onGap: (listener) => channel.onGap(listener),
     close: () => channel.close(),
   };
 }

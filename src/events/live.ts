@@ -45,6 +45,7 @@ interface Stream {
 export class LiveEvents {
   private readonly streams = new Map<string, Set<Stream>>();
   private readonly unsubscribe: () => void;
+  private readonly unsubscribeGaps: () => void;
   private readonly removeSink: () => void;
   private readonly sweeper: NodeJS.Timeout;
 
@@ -55,6 +56,7 @@ export class LiveEvents {
     readonly options: LiveOptions,
   ) {
     this.unsubscribe = bus.subscribe((message) => this.deliver(message));
+    this.unsubscribeGaps = bus.onGap(() => this.announceGap());
     // Committed changes of notes, whoever made them, onto the bus.
     this.removeSink = addEffectSink(
       db,
@@ -154,6 +156,7 @@ export class LiveEvents {
     this.removeSink();
     this.endAll();
     this.unsubscribe();
+    this.unsubscribeGaps();
     await this.bus.close();
   }
 
@@ -191,6 +194,19 @@ export class LiveEvents {
       .catch((error: unknown) =>
         this.log.warn({ err: error, type: event.type }, 'live events: a change was not delivered'),
       );
+  }
+
+  /**
+   * The bus lost its connection and has it back: changes made on other instances meanwhile were
+   * never heard, so every stream here is told to fetch what it shows again (`resync`, docs/api.md).
+   * In turn with the events, so a stream reads it after everything heard before the gap.
+   */
+  private announceGap(): void {
+    if (this.streams.size === 0) return;
+    this.delivering = this.delivering.then(() => {
+      const text = `event: resync\ndata: ${JSON.stringify({ reason: 'events_missed' })}\n\n`;
+      for (const set of [...this.streams.values()]) for (const stream of [...set]) this.write(stream, text);
+    });
   }
 
   private write(stream: Stream, text: string): void {

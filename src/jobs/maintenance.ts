@@ -19,6 +19,11 @@ export interface MaintenanceTask {
   describe?(counts: Record<string, number>): string;
   /** Fills in what an upgrade left missing (old notes' tags): reported by /readyz while it runs. */
   readonly backfill?: boolean;
+  /**
+   * Also run every CATCH_UP_DEFAULTS.everyMs for a while after start-up: a back-fill of what the
+   * previous release's replicas still write during a rolling upgrade. Only for a cheap look.
+   */
+  readonly catchUp?: boolean;
 }
 
 export type TaskOutcome =
@@ -45,6 +50,14 @@ export interface RunOptions {
 }
 
 export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * After start-up the catch-up tasks (the tags back-fill) run again this often for a while: during a
+ * rolling upgrade the replicas of the previous release keep writing after this one migrated, and
+ * their notes have no tags (issue #43, finding 4). With nothing to do a run is one small query; the
+ * window covers a rolling upgrade of any reasonable length.
+ */
+export const CATCH_UP_DEFAULTS = { everyMs: 15_000, forMs: 30 * 60 * 1000 } as const;
 /** Timers fire a little late or early against another instance's clock; a tick this close to due counts as due. */
 const CLAIM_SLACK_MS = 5_000;
 
@@ -151,6 +164,8 @@ export interface MaintenanceOptions {
   clock?: () => Date;
   /** Tests only (TEST_PAUSE_AT): called with `maintenance:TASK` before each task runs. */
   pause?: (point: string) => Promise<void>;
+  /** The back-fills' catch-up after start-up (CATCH_UP_DEFAULTS); tests shorten it. */
+  catchUp?: { everyMs: number; forMs: number };
 }
 
 export interface Maintenance {
@@ -175,18 +190,20 @@ export function startMaintenance({
   intervalMs = MAINTENANCE_INTERVAL_MS,
   clock = () => new Date(),
   pause,
+  catchUp = CATCH_UP_DEFAULTS,
 }: MaintenanceOptions): Maintenance {
   let stopped = false;
   let runningTask: string | undefined;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
-  const pass = async () => {
-    for (const task of tasks) {
+  const pass = async (which: readonly MaintenanceTask[], catchingUp: boolean) => {
+    for (const task of which) {
       runningTask = task.backfill === true ? task.name : undefined;
       let outcome: TaskOutcome;
       try {
         await pause?.(`maintenance:${task.name}`);
-        outcome = await runTask(database, task, clock(), { everyMs: intervalMs });
+        // A catch-up run is due whenever it comes: it only looks for what older replicas left.
+        outcome = await runTask(database, task, clock(), catchingUp ? {} : { everyMs: intervalMs });
       } finally {
         runningTask = undefined;
       }
@@ -194,6 +211,8 @@ export function startMaintenance({
       maintenanceOutcomes.set(key, (maintenanceOutcomes.get(key) ?? 0) + 1);
       if (outcome.status === 'failed')
         log.error({ err: outcome.error, task: outcome.task }, `maintenance ${outcome.task} failed`);
+      else if (outcome.status === 'done' && catchingUp && Object.values(outcome.counts).every((n) => n === 0))
+        log.debug({ task: outcome.task }, `maintenance ${outcome.task}: nothing left by older replicas`);
       else if (outcome.status === 'done')
         log.info({ task: outcome.task, ...outcome.counts }, `maintenance ${outcome.task}: ${outcome.summary}`);
       else if (outcome.status === 'not-due')
@@ -204,16 +223,19 @@ export function startMaintenance({
       else log.debug({ task: outcome.task }, `maintenance ${outcome.task}: skipped, running elsewhere`);
     }
   };
-  const tick = () => {
+  const tick = (catchingUp = false) => {
     if (stopped || busy) return;
     busy = true;
-    current = pass().finally(() => {
+    current = pass(catchingUp ? backfills : tasks, catchingUp).finally(() => {
       busy = false;
     });
   };
+  const backfills = tasks.filter((task) => task.catchUp === true);
   tick();
   const timer = setInterval(tick, intervalMs);
   timer.unref();
+  const catchUpTimer = backfills.length === 0 ? undefined : setInterval(() => tick(true), catchUp.everyMs).unref();
+  const catchUpEnd = setTimeout(() => clearInterval(catchUpTimer), catchUp.forMs).unref();
   return {
     get current() {
       return current;
@@ -222,6 +244,8 @@ export function startMaintenance({
     async stop() {
       stopped = true;
       clearInterval(timer);
+      clearInterval(catchUpTimer);
+      clearTimeout(catchUpEnd);
       await current;
     },
   };

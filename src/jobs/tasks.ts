@@ -45,6 +45,8 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     {
       name: 'tags-backfill',
       backfill: true,
+      // Notes the previous release's replicas write during a rolling upgrade have no tags.
+      catchUp: true,
       run: (db) => deriveMissingTags(db),
       describe: ({ notes = 0 }) =>
         notes === 0

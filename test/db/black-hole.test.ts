@@ -1,64 +1,11 @@
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { BlackHoleProxy } from '../helpers/black-hole.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
 import { buildTestApp, newSession, testConfig, type Session } from '../helpers/harness.js';
-
-/**
- * A TCP proxy whose network can go silent: while black-holed, bytes either way are dropped and
- * nothing is closed (packets lost, as on a dead link). Connections made during the silence stay
- * silent for good; new ones after it work.
- */
-class BlackHoleProxy {
-  private server: net.Server | undefined;
-  private readonly dead = new Set<net.Socket>();
-  private silent = false;
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async start(): Promise<void> {
-    const server = net.createServer((client) => {
-      if (this.silent) {
-        this.dead.add(client);
-        client.on('error', () => {});
-        return;
-      }
-      const upstream = net.connect(this.target.port, this.target.host);
-      const pair = [client, upstream];
-      for (const socket of pair) socket.on('error', () => pair.forEach((s) => s.destroy()));
-      // Once silent, a connection stays dead: the bytes it lost cannot be made up.
-      let lost = false;
-      client.on('data', (chunk: Buffer) => {
-        if (this.silent) lost = true;
-        if (!lost) upstream.write(chunk);
-      });
-      upstream.on('data', (chunk: Buffer) => {
-        if (this.silent) lost = true;
-        if (!lost) client.write(chunk);
-      });
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-      this.dead.add(client);
-      this.dead.add(upstream);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  blackHole(on: boolean): void {
-    this.silent = on;
-  }
-
-  async stop(): Promise<void> {
-    for (const socket of this.dead) socket.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
   describe('a silent PostgreSQL network [postgres]', () => {

@@ -2,17 +2,23 @@ import { useEffect } from 'preact/hooks';
 import { session } from './client';
 
 /** A change the server told of (GET /api/events): `data.id` is the note. */
-export interface LiveChange {
-  type:
-    | 'note.created'
-    | 'note.updated'
-    | 'note.filed'
-    | 'note.trashed'
-    | 'note.restored'
-    | 'note.deleted'
-    | 'share.changed';
-  data: { id: string; version?: number; author_username?: string | null };
-}
+export type LiveChange =
+  | {
+      type:
+        | 'note.created'
+        | 'note.updated'
+        | 'note.filed'
+        | 'note.trashed'
+        | 'note.restored'
+        | 'note.deleted'
+        | 'share.changed';
+      data: { id: string; version?: number; author_username?: string | null };
+    }
+  /**
+   * Changes may have been missed (the server lost its channel to the other instances for a while,
+   * or this tab's stream was cut and opened again): whatever is shown is fetched again.
+   */
+  | { type: 'resync'; data: { id?: undefined; reason: string } };
 
 type Listener = (change: LiveChange) => void;
 const listeners = new Set<Listener>();
@@ -25,6 +31,8 @@ let running = false;
  */
 async function run(): Promise<void> {
   let delay = 1000;
+  // Set once a stream has been read: a new one after it may have missed changes in between.
+  let opened = false;
   while (listeners.size > 0) {
     try {
       const token = await session.token();
@@ -36,6 +44,8 @@ async function run(): Promise<void> {
       }
       if (!response.ok || response.body === null) throw new Error(`events: ${response.status}`);
       delay = 1000;
+      if (opened) tell({ type: 'resync', data: { reason: 'reconnected' } });
+      opened = true;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       for (;;) {
@@ -49,8 +59,7 @@ async function run(): Promise<void> {
           const type = /^event: (.+)$/m.exec(block)?.[1];
           const data = /^data: (.+)$/m.exec(block)?.[1];
           if (type !== undefined && data !== undefined) {
-            const change = { type, data: JSON.parse(data) } as LiveChange;
-            for (const listener of [...listeners]) listener(change);
+            tell({ type, data: JSON.parse(data) } as LiveChange);
           }
         }
       }
@@ -59,6 +68,10 @@ async function run(): Promise<void> {
       delay = Math.min(delay * 2, 30_000);
     }
   }
+}
+
+function tell(change: LiveChange): void {
+  for (const listener of [...listeners]) listener(change);
 }
 
 /** Calls `listener` for every live change while the component is shown. */

@@ -26,13 +26,14 @@ export function useNewerVersion({
   /** Why the note is gone from under the user (its owner moved it to the trash). */
   const [gone, setGone] = useState('');
 
+  /** Whether the server has a newer version than the one shown (it is offered). */
+  const look = async () => {
+    if (document.visibilityState !== 'visible' || note === null || note.version === 0) return;
+    const server = await getNote(noteId).catch(() => undefined);
+    const latest = now.current.note;
+    if (server !== undefined && latest !== null && server.version > latest.version) setNewer(server);
+  };
   useEffect(() => {
-    const look = async () => {
-      if (document.visibilityState !== 'visible' || note === null || note.version === 0) return;
-      const server = await getNote(noteId).catch(() => undefined);
-      const latest = now.current.note;
-      if (server !== undefined && latest !== null && server.version > latest.version) setNewer(server);
-    };
     window.addEventListener('focus', look);
     document.addEventListener('visibilitychange', look);
     return () => {
@@ -43,6 +44,11 @@ export function useNewerVersion({
 
   useLiveChanges(
     (change) => {
+      // Changes may have been missed: look, as when coming back to the tab.
+      if (change.type === 'resync') {
+        void look();
+        return;
+      }
       if (change.data.id !== noteId || note === null) return;
       if (change.type === 'note.trashed' || change.type === 'note.deleted') {
         setGone('This note was moved to the trash by its owner.');
