@@ -199,7 +199,20 @@ async function transpile() {
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     sourcesContent: false,
-    external: ['better-sqlite3', 'argon2', 'pg-native'],
+    // Also left to Node: packages that must be one copy in the process while a package loaded with
+    // import() (Node's, see inPlace) uses them too — the Yjs family (@hocuspocus/extension-redis
+    // brings its own imports of Yjs and the Hocuspocus server; two copies break their checks).
+    external: [
+      'better-sqlite3',
+      'argon2',
+      'pg-native',
+      'yjs',
+      'y-protocols',
+      'y-protocols/*',
+      'lib0',
+      'lib0/*',
+      '@hocuspocus/*',
+    ],
     // CommonJS packages in an ES module call require: Node's, from the bundle's place (resolved up
     // to the repository's node_modules).
     banner: {
