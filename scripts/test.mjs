@@ -15,10 +15,13 @@
 //                                     set); a web/e2e/*.spec.ts file runs in the browser (after a
 //                                     build). Other arguments go to `node --test` (e.g.
 //                                     --test-name-pattern=...).
+//   npm test -- --no-browser          every node test (as `npm test`), no browser tests.
+//   --concurrency=N                   test files run at once (default 2).
 //
-// The TypeScript is transpiled once per run, by esbuild, file by file into .test-build/run-<pid>/
-// (same layout: src/, test/, web/test/; removed at exit), and the tests run as plain JavaScript:
-// through tsx's loader every test process paid ~1.6 CPU-s more to load the app. Tests see their
+// The TypeScript is transpiled once per run, by esbuild, into .test-build/run-<pid>/ (same layout:
+// src/, test/, web/test/; removed at exit), and the tests run as plain JavaScript: through tsx's
+// loader every test process paid ~1.6 CPU-s more to load the app. Each test file and each entry
+// point the tests spawn is a bundle (see transpile()). Tests see their
 // source directory as import.meta.dirname (fixtures, the repository root); the app's modules see
 // their compiled place as import.meta.url (its worker threads are the .js beside them). Processes
 // the tests spawn (test/helpers/entry.ts) run the same compiled src/.
@@ -47,7 +50,12 @@ function files(dir, suffix) {
 const line = '!'.repeat(78);
 let args = process.argv.slice(2);
 const quick = args.includes('--quick');
-args = args.filter((a) => a !== '--quick');
+// --no-browser: the node tests only (all of them, PostgreSQL and the stall and image tests included).
+const noBrowser = args.includes('--no-browser');
+// --concurrency=N: test files at once (default 2, one a core of the machine CI runs on).
+const concurrencyArg = args.find((a) => a.startsWith('--concurrency='));
+const concurrency = concurrencyArg === undefined ? 2 : Number(concurrencyArg.slice('--concurrency='.length));
+args = args.filter((a) => a !== '--quick' && a !== '--no-browser' && a !== concurrencyArg);
 const browserArgs = args.filter((a) => a.startsWith('web/e2e/'));
 const namedFiles = args.some((a) => a.endsWith('.ts'));
 const nodeFiles = args.filter((a) => a.endsWith('.ts') && !a.startsWith('web/e2e/'));
@@ -119,6 +127,50 @@ const sourceDirname = {
   },
 };
 
+/**
+ * For the bundles (below): every module keeps the place it would have unbundled. In our TypeScript,
+ * import.meta.dirname is the source directory (as above) and import.meta.url the module's
+ * file-by-file compiled place, where its worker threads (src/shared/worker.ts), the web client and
+ * the spawned entry points are found; in a package, __dirname, __filename and import.meta.url are
+ * its own file's (static files, worker scripts). A package loaded with import() stays Node's to
+ * load, from its own file: esbuild gives a CommonJS package's chunk only a default export there,
+ * where Node finds the named ones.
+ */
+const inPlace = {
+  name: 'in-place',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.kind !== 'dynamic-import' || args.pluginData?.inPlace) return undefined;
+      const { importer, kind, resolveDir } = args;
+      const found = await build.resolve(args.path, { importer, kind, resolveDir, pluginData: { inPlace: true } });
+      if (found.errors.length > 0 || found.external || !found.path.includes(`${path.sep}node_modules${path.sep}`))
+        return undefined;
+      return { path: found.path, external: true };
+    });
+    build.onLoad({ filter: /\.ts$/ }, (loaded) => ({
+      contents: fs
+        .readFileSync(loaded.path, 'utf8')
+        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(loaded.path)))
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(compiled(path.relative(ROOT, loaded.path))).href)),
+      loader: 'ts',
+    }));
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (loaded) => {
+      const text = fs.readFileSync(loaded.path, 'utf8');
+      if (!/__dirname|__filename|import\.meta\.url/.test(text)) return undefined;
+      return {
+        contents: text
+          .replace(/\b__dirname\b/g, JSON.stringify(path.dirname(loaded.path)))
+          .replace(/\b__filename\b/g, JSON.stringify(loaded.path))
+          .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(loaded.path).href)),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/** VELLUM_TEST_BUNDLE=0: the node tests and spawned entry points file by file, as before the bundles. */
+const bundled = process.env.VELLUM_TEST_BUNDLE !== '0';
+
 async function transpile() {
   removeStale();
   fs.mkdirSync(out, { recursive: true });
@@ -135,10 +187,61 @@ async function transpile() {
     sourcemap: 'inline',
     logLevel: 'error',
   };
-  // File by file (no bundling): each module stays where its relative imports and workers expect it.
+  // Each test file and each spawned entry point (src/main.ts, src/cli.ts) as one bundle, the
+  // packages in it (chunks shared between them): a process then reads a few files instead of
+  // ~1,500 modules (~1,250 of them packages'), and loading the app costs ~0.7 CPU-s instead of
+  // ~2.0 — for each of the ~150 test files and each server or CLI they start. Native addons stay
+  // packages. Stack traces still name the TypeScript (source maps, without the sources' text,
+  // which are on disk).
+  const bundle = {
+    ...common,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    sourcesContent: false,
+    // Also left to Node: packages that must be one copy in the process while a package loaded with
+    // import() (Node's, see inPlace) uses them too — the Yjs family (@hocuspocus/extension-redis
+    // brings its own imports of Yjs and the Hocuspocus server; two copies break their checks).
+    external: [
+      'better-sqlite3',
+      'argon2',
+      'pg-native',
+      'yjs',
+      'y-protocols',
+      'y-protocols/*',
+      'lib0',
+      'lib0/*',
+      '@hocuspocus/*',
+    ],
+    // CommonJS packages in an ES module call require: Node's, from the bundle's place (resolved up
+    // to the repository's node_modules).
+    banner: {
+      js: "import { createRequire as __vellumCreateRequire } from 'node:module'; const require = __vellumCreateRequire(import.meta.url);",
+    },
+    plugins: [inPlace],
+  };
+  const entries = [path.join('src', 'main.ts'), path.join('src', 'cli.ts')];
+  const tests = files('test', '.test.ts');
+  // File by file (no bundling) besides: each module stays where its relative imports and workers
+  // expect it (worker threads, the migrated templates, helpers a test runs as a process).
   await Promise.all([
-    build({ ...common, entryPoints: files('src', '.ts'), tsconfig: 'tsconfig.json' }),
-    build({ ...common, entryPoints: files('test', '.ts'), tsconfig: 'tsconfig.json', plugins: [sourceDirname] }),
+    build({
+      ...common,
+      entryPoints: files('src', '.ts').filter((f) => !bundled || !entries.includes(f)),
+      tsconfig: 'tsconfig.json',
+    }),
+    build({
+      ...common,
+      entryPoints: files('test', '.ts').filter((f) => !bundled || !tests.includes(f)),
+      tsconfig: 'tsconfig.json',
+      plugins: [sourceDirname],
+    }),
+    ...(bundled
+      ? [
+          build({ ...bundle, entryPoints: tests, tsconfig: 'tsconfig.json' }),
+          build({ ...bundle, entryPoints: entries, tsconfig: 'tsconfig.json', chunkNames: 'chunks/entry-[hash]' }),
+        ]
+      : []),
     // web/test imports the client's modules the bundler's way (no extensions): each test is bundled
     // with the client code it uses; packages stay imports.
     build({
@@ -190,15 +293,20 @@ function reportTimes() {
   fs.writeFileSync(LAST_TIMES, JSON.stringify(last));
   fs.rmSync(timesFile, { force: true });
   if (rows.length < 2) return;
-  rows.sort((a, b) => b.cpuS - a.cpuS);
+  const cpu = (r) => r.cpuS + (r.childCpuS ?? 0);
+  rows.sort((a, b) => cpu(b) - cpu(a));
   const total = rows.reduce((sum, r) => sum + r.cpuS, 0);
+  const children = rows.reduce((sum, r) => sum + (r.childCpuS ?? 0), 0);
   console.log(
-    `\nTest files: ${rows.length}, ${total.toFixed(0)} CPU-s in all (own process and its threads). Slowest by CPU:`,
+    `\nTest files: ${rows.length}, ${(total + children).toFixed(0)} CPU-s in all (${total.toFixed(0)} in the test processes and their threads, ${children.toFixed(0)} in the processes they spawned). Slowest by CPU:`,
   );
-  console.log('  CPU-s  wall-s  file');
-  for (const r of rows.slice(0, 15)) {
+  console.log('  CPU-s (own + spawned)  wall-s  file');
+  for (const r of rows.slice(0, 25)) {
     const name = path.relative(out, r.file);
-    console.log(`${r.cpuS.toFixed(1).padStart(7)} ${r.wallS.toFixed(1).padStart(7)}  ${name}`);
+    const own = `${r.cpuS.toFixed(1)} + ${(r.childCpuS ?? 0).toFixed(1)}`;
+    console.log(
+      `${cpu(r).toFixed(1).padStart(7)} ${`(${own})`.padStart(15)} ${r.wallS.toFixed(1).padStart(7)}  ${name}`,
+    );
   }
 }
 
@@ -274,14 +382,14 @@ if (!namedFiles || nodeFiles.length > 0) {
   await makeTemplates();
   if (namedFiles) {
     status = runNode(
-      2,
+      concurrency,
       nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))),
     );
   } else {
     const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
       .sort()
       .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f))));
-    status = runNode(2, slowestFirst(all));
+    status = runNode(concurrency, slowestFirst(all));
   }
   reportTimes();
   await dropTemplates();
@@ -289,7 +397,7 @@ if (!namedFiles || nodeFiles.length > 0) {
 
 const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let browserSkipped = false;
-if (!quick && (!namedFiles || browserArgs.length > 0)) {
+if (!quick && !noBrowser && (!namedFiles || browserArgs.length > 0)) {
   if (!fs.existsSync(chromium)) {
     browserSkipped = true;
   } else {
