@@ -17,7 +17,7 @@ import { restorePostgres } from './restore-postgres.js';
 function sqliteFile(database: DatabaseConfig, command: string): string {
   if (database.kind === 'postgres') {
     throw new CommandError(
-      `${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: use pg_dump / pg_restore (README "Back up and restore")`,
+      `${command} is for the embedded SQLite database; DATABASE_URL is PostgreSQL: back up with pg_dump -Fc, restore with vellum restore (docs/operations.md, "Back up")`,
     );
   }
   if (database.filename === ':memory:')

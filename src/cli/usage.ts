@@ -64,7 +64,7 @@ export const COMMANDS: readonly CommandHelp[] = [
     maxArgs: 1,
     summary: 'copy the SQLite database to FILE, consistently, while the service runs',
     details:
-      'Writes one self-contained, checked copy of the database (recent writes in the -wal file included) to FILE, which must not exist yet. It does not migrate the database. For PostgreSQL use pg_dump (README "Back up and restore").',
+      'Writes one self-contained, checked copy of the database (recent writes in the -wal file included) to FILE, which must not exist yet. It does not migrate the database. For PostgreSQL use pg_dump -Fc (docs/operations.md, "Back up").',
   },
   {
     name: 'restore',
