@@ -41,6 +41,8 @@ eachLayout(
     if (phone) await page.getByRole('link', { name: '← Notes' }).click();
     await page.getByRole('button', { name: 'New note' }).click();
     await page.getByLabel('Title').fill('Plan');
+    // Keys go to CodeMirror, not to the plain box shown while it loads (no completion, no quote Enter there).
+    await expectContent(page, '');
     await contentBox(page).click();
     await page.keyboard.type('Buy from [[Groc');
     const offered = page.getByRole('option', { name: 'Groceries' });
@@ -141,6 +143,7 @@ eachLayout(
 eachLayout('Enter twice on an empty quote line ends the quote', async (page) => {
   await signUp(page);
   await page.getByRole('button', { name: 'New note' }).click();
+  await expectContent(page, '');
   await contentBox(page).click();
   await page.keyboard.type('> Be kind');
   await page.keyboard.press('Enter');
