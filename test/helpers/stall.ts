@@ -19,9 +19,11 @@ export const STALL_P99_MS = 100;
  * core, so the bound holds on a busy machine as on a quiet one; a synchronous parse, diff or
  * search of the sizes these tests send costs seconds of it. (Every turn of these scenarios cost
  * under 60 ms of CPU on a machine at load 17, where /healthz p99 reached 1.4 s; the bound leaves
- * room for a slower core and a collection.)
+ * room for a slower core and a collection: at 150 ms the 1,000-file zip with a 32 MiB document
+ * failed once in a CI run at 183 ms, a turn no code of ours accounts for — the stalls these tests
+ * exist for cost 2 to 12 s.)
  */
-export const TURN_CPU_BUDGET_MS = 150;
+export const TURN_CPU_BUDGET_MS = 250;
 
 /**
  * And: the main thread's CPU time spent while a probe waited for its answer — the work the probe
