@@ -103,7 +103,7 @@ export interface AppOptions {
   hasher?: PasswordHasher;
   /** The built web client (tests point it at a fixture); defaults to dist/public. */
   webRoot?: string;
-  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot, merging saves). */
+  /** Tests only: pauses at named steps (SessionServices.checkpoint, AccountServices.checkpoint, folder moves, the import slot, merging saves, the bus's pings, a live session's version, collab's close). */
   checkpoint?: (step: string) => Promise<void>;
   /** Tests only: see ThrottleTesting. */
   throttleTesting?: ThrottleTesting;
@@ -114,7 +114,7 @@ export interface AppOptions {
   /** Background work in progress (maintenance after listening), reported by /readyz. */
   background?: () => readonly string[];
   /** Tests only: a shorter debounce for storing live documents (collab/collab.ts). */
-  collabTesting?: { storeDebounceMs?: number };
+  collabTesting?: { storeDebounceMs?: number; perUser?: number };
   /** Tests only: how long an instance believes an account's status (accounts/account-status.ts). */
   accountStatusTesting?: Partial<AccountStatusOptions>;
 }
@@ -169,7 +169,10 @@ export async function buildApp({
     },
     // What Node refuses below Fastify (those time-outs, oversized headers) as problem+json too.
     clientErrorHandler: clientErrorHandler(config),
-    connectionTimeout: 60_000,
+    // A socket silent this long is closed without an answer: never before the request's own
+    // time-out, which an operator raises for long imports (a 32 MiB import past 60 s of work on
+    // PostgreSQL was hung up on although REQUEST_TIMEOUT_SECONDS allowed 600).
+    connectionTimeout: Math.max(60_000, config.requestTimeoutSeconds * 1000),
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     frameworkErrors: frameworkErrors(config),
@@ -249,7 +252,7 @@ export async function buildApp({
   // Features: the document, probes and metrics, then the API (each declares its routes' policy).
   await registerOpenApi(app);
   // Live changes: streams on this instance, told of changes on every instance through the bus.
-  const bus = await createBus(config, app.log, busTesting);
+  const bus = await createBus(config, app.log, busTesting, checkpoint);
   // Every instance hears "this user's credentials changed" (its own included) and forgets the account.
   bus.subscribe((message) => {
     if (isRecheck(message)) accountStatus.forget(message.recheck);
@@ -266,12 +269,23 @@ export async function buildApp({
     idleMs: config.collabIdleSeconds * 1000,
     bus,
     ...(config.redisUrl !== undefined && { redis: { url: config.redisUrl, prefix: config.redisKeyPrefix } }),
+    ...(config.collabStoreDebounceMs !== undefined && { storeDebounceMs: config.collabStoreDebounceMs }),
     ...(collabTesting?.storeDebounceMs !== undefined && { storeDebounceMs: collabTesting.storeDebounceMs }),
+    ...(collabTesting?.perUser !== undefined && { perUser: collabTesting.perUser }),
+    ...(checkpoint !== undefined && { checkpoint }),
     authenticate: async (token) => {
       const claims = tokens.verify(token);
       const userId = claims === null || claims.type !== 'access' ? null : subjectOf(claims);
       if (claims === null || userId === null || !(await sessionIsLive(database.db, claims))) return undefined;
-      return { userId, stillValid: () => sessionIsLive(database.db, claims) };
+      const user = await findUserById(database.db, userId);
+      if (user === undefined) return undefined;
+      // REQUIRE_SECOND_FACTOR: a live document is a route like any other, closed until a factor is set up.
+      if (
+        config.requireSecondFactor !== 'off' &&
+        (await enrolmentRequired(database.db, config.requireSecondFactor, userId))
+      )
+        throw Object.assign(new Error('mfa_enrolment_required'), { reason: 'mfa_enrolment_required' });
+      return { userId, username: user.username, stillValid: () => sessionIsLive(database.db, claims) };
     },
   });
   await collab.start();
@@ -367,7 +381,7 @@ export async function buildApp({
         enrolmentRequired: (userId) => enrolmentRequired(database.db, config.requireSecondFactor, userId),
         facts: accountFacts,
       });
-      await auth.register(administrationRoutes, { config, services, cookies, facts: accountFacts });
+      await auth.register(administrationRoutes, { config, services, cookies, facts: accountFacts, mailer });
       await auth.register(invitationRoutes, {
         services: { db: database.db, log: app.log, publicUrl: config.publicUrl, mailer },
       });

@@ -56,6 +56,11 @@ export interface Config {
   readonly trashDays: number;
   /** COLLAB_IDLE_SECONDS: a live co-editing session becomes a version after this much quiet (src/collab). */
   readonly collabIdleSeconds: number;
+  /**
+   * TEST_COLLAB_STORE_MS (test suite only): how long a live document's changes wait to be stored,
+   * so a browser test can stop the server within that time. Undefined: collab.ts' own.
+   */
+  readonly collabStoreDebounceMs: number | undefined;
   /** WELCOME_NOTE: off refuses the welcome note a sign-up may ask for (the web client's does). */
   readonly welcomeNote: boolean;
   /** A rotated refresh token replayed within this many seconds is refused without ending its session. */
@@ -208,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: nonEmpty(env.METRICS_TOKEN),
     trashDays: integer(env, 'TRASH_DAYS', 30, 0, 36_500),
     collabIdleSeconds: number(env, 'COLLAB_IDLE_SECONDS', 5, 0.01, 3600),
+    collabStoreDebounceMs: readCollabStoreDebounce(env),
     welcomeNote: onOff(env, 'WELCOME_NOTE', true),
     historyRetention: parseHistoryRetention(nonEmpty(env.HISTORY_RETENTION) ?? 'off'),
     refreshReuseGraceSeconds: integer(env, 'REFRESH_REUSE_GRACE_SECONDS', 10, 0, 3600),
@@ -323,6 +329,16 @@ function readArgon2Cost(env: Env): Argon2Cost {
     );
   }
   return 'test-cheap';
+}
+
+/** TEST_COLLAB_STORE_MS: like TEST_ARGON2, refused unless NODE_ENV=test (a deployment must store promptly). */
+function readCollabStoreDebounce(env: Env): number | undefined {
+  if (nonEmpty(env.TEST_COLLAB_STORE_MS) === undefined) return undefined;
+  if (env.NODE_ENV !== 'test')
+    throw new ConfigError(
+      'TEST_COLLAB_STORE_MS is for the test suite only and is refused unless NODE_ENV=test; remove it',
+    );
+  return integer(env, 'TEST_COLLAB_STORE_MS', 1000, 1, 3_600_000);
 }
 
 function readOidc(env: Env): OidcConfig | null {

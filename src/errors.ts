@@ -78,11 +78,29 @@ export const Errors = {
   totpNotStarted: make(409, 'totp_not_started', 'Start setting up the authenticator app first'),
   totpNotEnabled: make(409, 'totp_not_enabled', 'No authenticator app is set up'),
   forbidden: make(403, 'forbidden', 'Forbidden'),
+  /**
+   * A personal access token, valid and live, without the scope this request needs (issue #42): it is
+   * not a failed sign-in, so 403, naming the scope (and as RFC 6750 says it, in WWW-Authenticate).
+   */
+  insufficientScope: (scope: string) =>
+    new AppError(
+      403,
+      'insufficient_scope',
+      `This access token does not have the ${scope} scope, which this request needs; make a token with it in Account, Access tokens`,
+      { required_scope: scope },
+      { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}"` },
+    ),
   /** PASSWORD_LOGIN=off, for an account that is not an administrator (after its password was checked). */
   passwordLoginDisabled: make(
     403,
     'password_login_disabled',
     'Signing in with a password is turned off on this server; use single sign-on or a passkey',
+  ),
+  /** PASSWORD_LOGIN=off: a sign-up with a password would make an account no password signs in to (not an administrator's). */
+  passwordSignupDisabled: make(
+    403,
+    'password_login_disabled',
+    'Signing up with a password is turned off on this server; sign up with single sign-on',
   ),
   /** A password-reset or e-mail confirmation link that is unknown, expired or already used. */
   invalidLink: make(400, 'invalid_link', 'This link is invalid, has expired or was already used; ask for a new one'),

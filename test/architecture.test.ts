@@ -174,13 +174,31 @@ const TRIGGER_ONLY_TABLES: Record<string, string> = {
  */
 const SAVE_FUNCTION =
   'the save in one PostgreSQL round trip; held to the TypeScript save by test/notes/save-equivalence.test.ts';
+/**
+ * The first forms of the save functions, replaced by their …_2 (which also say what the tags were
+ * made for, migration 2026-11-27-81-o): this build calls them no more, the previous release does
+ * during a rolling upgrade, and what they write is settled by the tags back-fill like any older
+ * replica's write. Dropped in a later release.
+ */
+const PREVIOUS_SAVE_FUNCTION =
+  "the previous release's save during a rolling upgrade; the tags back-fill settles its writes (test/jobs/catch-up.test.ts)";
 const CROSS_FEATURE_SQL_WRITES: Record<string, string> = {
-  'function vellum_create_note_1 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
-  'function vellum_create_note_1 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
-  'function vellum_create_note_1 (called from notes) writes search_history (search)': SAVE_FUNCTION,
-  'function vellum_save_version_1 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
-  'function vellum_save_version_1 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
-  'function vellum_save_version_1 (called from notes) writes search_history (search)': SAVE_FUNCTION,
+  'function vellum_create_note_2 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
+  'function vellum_create_note_2 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
+  'function vellum_create_note_2 (called from notes) writes search_history (search)': SAVE_FUNCTION,
+  'function vellum_save_version_2 (called from notes) writes attachment_refs (attachments)': SAVE_FUNCTION,
+  'function vellum_save_version_2 (called from notes) writes note_tags (tags)': SAVE_FUNCTION,
+  'function vellum_save_version_2 (called from notes) writes search_history (search)': SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from no caller) writes attachment_refs (attachments)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from no caller) writes note_tags (tags)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from no caller) writes note_versions (notes)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from no caller) writes notes (notes)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_create_note_1 (called from no caller) writes search_history (search)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from no caller) writes attachment_refs (attachments)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from no caller) writes note_tags (tags)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from no caller) writes note_versions (notes)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from no caller) writes notes (notes)': PREVIOUS_SAVE_FUNCTION,
+  'function vellum_save_version_1 (called from no caller) writes search_history (search)': PREVIOUS_SAVE_FUNCTION,
   // SQLite keeps current search in step with every writer of notes (saves, filing, trash, import)
   // without their knowing; save-equivalence.test.ts compares search_current with the model.
   'trigger search_current_moved (on notes) writes search_current (search)':

@@ -86,19 +86,21 @@ export async function revokeToken(
 
 /**
  * The access layer's check of a `Bearer vlm_…`: the checksum first (no look-up for a malformed
- * token), then the stored hash, expiry and scope. Returns the user id, or undefined for any refusal.
+ * token), then the stored hash, expiry and scope. Returns the user id; 'insufficient_scope' for a
+ * valid, live token without this scope (the caller is told which scope it needs: 403, issue #42);
+ * undefined for any other refusal.
  */
 export async function authenticateToken(
   db: Db,
   token: string,
   scope: Scope,
-): Promise<{ userId: string; id: string; expiresAt: string | null } | undefined> {
+): Promise<{ userId: string; id: string; expiresAt: string | null } | 'insufficient_scope' | undefined> {
   if (!isValidPersonalToken(token)) return undefined;
   const row = await store.findTokenByHash(db, hashPersonalToken(token));
   if (row === undefined) return undefined;
   const now = new Date();
   if (row.expires_at !== null && row.expires_at <= now.toISOString()) return undefined;
-  if (!row.scopes.split(',').includes(scope)) return undefined;
+  if (!row.scopes.split(',').includes(scope)) return 'insufficient_scope';
   await store.touchToken(db, row.id, now.toISOString(), new Date(now.getTime() - TOUCH_EVERY_MS).toISOString());
   return { userId: row.user_id, id: row.id, expiresAt: row.expires_at };
 }

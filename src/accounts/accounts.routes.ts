@@ -56,7 +56,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         description:
           'First SIGNUP (GET /auth/config says it): with `invite`, 403 invitation_required without a valid `invitation`; with ' +
           '`closed`, 403 signup_closed without one. A valid invitation works in every mode, once, and makes an administrator ' +
-          "when it says so. Then the username is lower-cased and checked; then the password's length (both as the body schema " +
+          'when it says so. With PASSWORD_LOGIN=off, 403 password_login_disabled (no password would sign such an account ' +
+          "in), except with an invitation that makes an administrator. Then the username is lower-cased and checked; then the password's length (both as the body schema " +
           'states), then the breach check and entropy, which no schema can state (each a 400 with its own message). 409 when ' +
           'the name is taken.',
         body: schemas.signupBody(config.passwordMinLength),
@@ -69,7 +70,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesOptions> = as
         request.body.username,
         request.body.password,
         clientInfo(request),
-        { mode: config.signup, invitation: request.body.invitation, welcome: request.body.welcome_note === true },
+        {
+          mode: config.signup,
+          invitation: request.body.invitation,
+          welcome: request.body.welcome_note === true,
+          passwordLogin: config.passwordLogin,
+        },
       );
       return reply.code(201).send(created);
     },

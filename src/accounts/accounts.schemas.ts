@@ -164,7 +164,12 @@ export const AuthConfigSchema = Type.Object(
 export const AdminCreateUserBody = Type.Object({
   username: signupBody(1).properties.username,
   email: Type.Optional(
-    Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'an e-mail address' }),
+    Type.String({
+      minLength: 3,
+      maxLength: 254,
+      pattern: '^[^\\s@]+@[^\\s@]+$',
+      description: 'mailed the set-up link when SMTP is set',
+    }),
   ),
   admin: Type.Optional(Type.Boolean({ description: 'an administrator; default false' })),
 });
@@ -172,6 +177,7 @@ export const AdminCreateUserBody = Type.Object({
 export const AdminCreatedUser = Type.Object({
   user: AdminUserSchema,
   setup_url: Type.String({ description: '{PUBLIC_URL}/setup?token=…: single use, valid 7 days' }),
+  mailed: Type.Boolean({ description: 'the link is being mailed to `email` (given, and SMTP_URL set)' }),
 });
 
 export const SetupLink = Type.Object({ setup_url: Type.String(), expires_at: Timestamp });

@@ -132,7 +132,13 @@ export async function signup(
   username: string,
   password: string,
   client: ClientInfo,
-  options: { mode: SignupMode; invitation?: string | undefined; welcome?: boolean } = { mode: 'open' },
+  options: {
+    mode: SignupMode;
+    invitation?: string | undefined;
+    welcome?: boolean;
+    /** PASSWORD_LOGIN (absent: on): off refuses sign-ups with a password, but an administrator's invitation's. */
+    passwordLogin?: boolean;
+  } = { mode: 'open' },
 ) {
   const created = await signupAccount(s, username, password, client, options);
   // A welcome note only when asked for (the web client's sign-up): an account made through the API starts empty.
@@ -151,13 +157,22 @@ async function signupAccount(
   username: string,
   password: string,
   client: ClientInfo,
-  options: { mode: SignupMode; invitation?: string | undefined },
+  options: { mode: SignupMode; invitation?: string | undefined; passwordLogin?: boolean },
 ) {
   const refused = options.mode === 'closed' ? Errors.signupClosed : Errors.invitationRequired;
   const event = { kind: 'signup', client } as const;
   const tried = attemptedUsername(username);
+  // PASSWORD_LOGIN=off: an account made with a password could never sign in with it (only
+  // administrators keep theirs), so only an administrator's invitation signs up so.
+  const passwordRefused = async () => {
+    await audit(s, { ...event, outcome: 'failure', username: tried, detail: 'PASSWORD_LOGIN=off' });
+    return Errors.passwordSignupDisabled();
+  };
   if (options.invitation === undefined) {
-    if (options.mode === 'open') return createAccount(s, username, password, false, event);
+    if (options.mode === 'open') {
+      if (options.passwordLogin === false) throw await passwordRefused();
+      return createAccount(s, username, password, false, event);
+    }
     await audit(s, { ...event, outcome: 'failure', username: tried, detail: `SIGNUP=${options.mode}` });
     throw refused();
   }
@@ -166,6 +181,7 @@ async function signupAccount(
     await audit(s, { ...event, outcome: 'failure', username: tried, detail: 'invalid invitation' });
     throw refused();
   }
+  if (options.passwordLogin === false && !found.admin) throw await passwordRefused();
   await s.checkpoint?.('signup:invitation-checked');
   return createAccount(
     s,

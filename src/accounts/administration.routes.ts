@@ -9,12 +9,15 @@ import type { AccountServices } from './accounts.service.js';
 import type { SessionCookies } from './accounts.routes.js';
 import * as schemas from './accounts.schemas.js';
 import * as administration from './administration.service.js';
+import type { Mailer } from '../mail/mailer.js';
 
 export interface AdministrationRoutesOptions {
   config: Config;
   services: AccountServices;
   cookies: SessionCookies;
   facts: administration.FindAccountFacts;
+  /** Mails a set-up link to the address an administrator gave (SMTP_URL); absent or off: nothing is mailed. */
+  mailer?: Mailer;
 }
 
 const ADMIN: RoutePolicy = { auth: 'admin', noStore: true };
@@ -26,7 +29,7 @@ const tags = ['admin'];
  */
 export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoutesOptions> = async (
   app,
-  { config, services, cookies, facts },
+  { config, services, cookies, facts, mailer },
 ) => {
   app.get(
     '/config',
@@ -94,17 +97,18 @@ export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoute
         description:
           'An account without a password (400 for a username signup would refuse, 409 when taken), and `setup_url`, ' +
           '`{PUBLIC_URL}/setup?token=…`: a single-use link, valid 7 days, where the person chooses a password (POST /auth/setup). ' +
-          'Hand it over; the token is in this answer only. 403 when the caller is not an administrator.',
+          'Hand it over; the token is in this answer only. With `email` and SMTP_URL set, the link is also mailed there ' +
+          "(the address does not become the account's: its owner confirms one). 403 when the caller is not an administrator.",
         body: schemas.AdminCreateUserBody,
         response: { 201: schemas.AdminCreatedUser },
       },
     },
     async (request, reply) => {
       const created = await administration.adminCreateUser(
-        services,
+        mailer === undefined ? services : { ...services, mailer },
         config.publicUrl,
         subjectOf(callerClaims(request)),
-        { username: request.body.username, admin: request.body.admin },
+        { username: request.body.username, email: request.body.email, admin: request.body.admin },
         clientInfo(request),
       );
       return reply.code(201).send(created);
@@ -136,6 +140,32 @@ export const administrationRoutes: FastifyPluginAsyncTypebox<AdministrationRoute
       );
       return reply.code(201).send(link);
     },
+  );
+
+  app.get(
+    '/admin/:id',
+    {
+      config: { policy: ADMIN, failureDetail: 'Failed to retrieve user' },
+      schema: {
+        tags,
+        operationId: 'adminGetUser',
+        summary: 'One account',
+        description:
+          'The account exactly as its row in GET /auth/admin/all reads (the User fields, e-mail, disabled, second factors, last ' +
+          'login, storage used and own quota). 404 user_not_found for an unknown id; a malformed one is 400, as on PATCH and ' +
+          'DELETE. Audited (admin_view_user), as the list is. 403 when the caller is not an administrator.',
+        params: schemas.UserIdParams,
+        response: { 200: schemas.AdminUserSchema },
+      },
+    },
+    async (request) =>
+      administration.getAdminUser(
+        services,
+        facts,
+        subjectOf(callerClaims(request)),
+        normalizeId(request.params.id),
+        clientInfo(request),
+      ),
   );
 
   app.patch(

@@ -6,6 +6,7 @@ import { hashLinkToken, newLinkToken } from '../invitations/invitations.service.
 import { validatePassword } from '../passwords/password-policy.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import { newId } from '../shared/ids.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { AccountServices, NewSession } from './accounts.service.js';
 import * as setups from './setup.repository.js';
 import { toUser, type User } from './user.js';
@@ -70,6 +71,27 @@ export async function listAdminUsers(
   return rows.map((row) => toAdminUser(row, known.get(row.id)));
 }
 
+/**
+ * GET /auth/admin/{id}: one account exactly as its row in the list reads. Audited like the list:
+ * an administrator reading an account's facts is an administrator action.
+ */
+export async function getAdminUser(
+  s: AccountServices,
+  facts: FindAccountFacts,
+  actorId: string | null,
+  userId: string,
+  client: ClientInfo,
+): Promise<AdminUser> {
+  const row = await users.findUserById(s.db, userId);
+  const event = { kind: 'admin_view_user', userId: actorId, client } as const;
+  if (row === undefined) {
+    await audit(s, { ...event, outcome: 'failure', detail: `user ${userId} not found` });
+    throw Errors.userNotFound();
+  }
+  await audit(s, { ...event, outcome: 'success', detail: `user ${userId}` });
+  return toAdminUser(row, (await facts([userId])).get(userId));
+}
+
 /** A single-use link (SETUP_LINK_DAYS) where the account chooses its password; replaces an earlier one. */
 async function newSetupLink(s: AccountServices, publicUrl: string, userId: string) {
   const token = newLinkToken();
@@ -88,15 +110,17 @@ async function newSetupLink(s: AccountServices, publicUrl: string, userId: strin
 
 /**
  * An account an administrator creates: no password yet (an empty hash, which nothing verifies), and a
- * set-up link to hand over. The username follows signup's rule (400) and must be free (409).
+ * set-up link to hand over. The username follows signup's rule (400) and must be free (409). With
+ * `email` and SMTP, the link is also mailed there (as an invitation is); the address is not the
+ * account's: only its owner confirms one (Account → E-mail address).
  */
 export async function adminCreateUser(
-  s: AccountServices,
+  s: AccountServices & { mailer?: Mailer },
   publicUrl: string,
   actorId: string | null,
-  input: { username: string; admin?: boolean | undefined },
+  input: { username: string; email?: string | undefined; admin?: boolean | undefined },
   client: ClientInfo,
-): Promise<{ user: AdminUser; setup_url: string }> {
+): Promise<{ user: AdminUser; setup_url: string; mailed: boolean }> {
   const username = validUsername(input.username);
   const now = nowIso();
   const id = newId();
@@ -117,15 +141,29 @@ export async function adminCreateUser(
     throw error;
   }
   const link = await newSetupLink(s, publicUrl, id);
+  const mailed = input.email !== undefined && s.mailer?.enabled === true;
   await audit(s, {
     kind: 'admin_create_user',
     outcome: 'success',
     userId: actorId,
     client,
-    detail: `user ${id} (${username})${row.is_admin ? ', administrator' : ''}; set-up link until ${link.expires_at}`,
+    detail:
+      `user ${id} (${username})${row.is_admin ? ', administrator' : ''}; set-up link until ${link.expires_at}` +
+      (mailed ? '; mailed' : ''),
   });
+  if (mailed) {
+    // Not awaited: a slow mail server must not hold the administrator's answer, which has the link anyway.
+    void s.mailer!.send({
+      to: input.email!,
+      subject: 'Your Vellum account',
+      text:
+        `An administrator made you an account on Vellum, a notes service, at ${publicUrl}. Your username is "${username}".\n\n` +
+        `Choose your password here (the link works once, until ${link.expires_at}):\n${link.setup_url}\n\n` +
+        'If you did not expect this, ignore this mail.',
+    });
+  }
   const created = await users.findUserById(s.db, id);
-  return { user: toAdminUser(created!), setup_url: link.setup_url };
+  return { user: toAdminUser(created!), setup_url: link.setup_url, mailed };
 }
 
 /** A new set-up link for an account that has no password yet (409 otherwise: that is a password reset). */

@@ -17,6 +17,7 @@ export const EVENT_KINDS = [
   'logout',
   'account_delete',
   'admin_list_users',
+  'admin_view_user',
   'admin_delete_user',
   'session_revoke',
   'mfa_enrol',

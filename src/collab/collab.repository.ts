@@ -34,3 +34,37 @@ export async function seedState(db: Db, noteId: string, state: Uint8Array): Prom
     .execute();
   return loadState(db, noteId);
 }
+
+/**
+ * The newest of the versions after `after` up to `upTo` (at most `limit` of the newest looked at)
+ * whose text is exactly this one: the version a live document's text already is, though its
+ * stored state does not say so.
+ */
+export async function newestVersionWithText(
+  db: Db,
+  noteId: string,
+  range: { after: number; upTo: number; limit: number },
+  text: { title: string; content: string },
+): Promise<number | undefined> {
+  const rows = await db
+    .selectFrom('note_versions')
+    .select(['version', 'title', 'content'])
+    .where('note_id', '=', noteId)
+    .where('version', '>', range.after)
+    .where('version', '<=', range.upTo)
+    .orderBy('version', 'desc')
+    .limit(range.limit)
+    .execute();
+  return rows.find((row) => row.title === text.title && row.content === text.content)?.version;
+}
+
+/** Which of these accounts still exist (one deleted during a live session is no author any more). */
+export async function existingUsers(db: Db, userIds: readonly string[]): Promise<Set<string>> {
+  if (userIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('users')
+    .select('id')
+    .where('id', 'in', [...userIds])
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}

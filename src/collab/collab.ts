@@ -14,6 +14,7 @@ import { noteRole, type NoteRole } from '../members/access.repository.js';
 import { findVersionByNumber } from '../notes/notes.repository.js';
 import { checkText, getNote, writeVersion } from '../notes/notes.service.js';
 import { isUuid } from '../shared/ids.js';
+import { applyVouched } from './awareness.js';
 import * as repo from './collab.repository.js';
 
 /**
@@ -30,7 +31,8 @@ import * as repo from './collab.repository.js';
  *   write, viewers get a read-only connection, anyone else is refused.
  * - Loading: the stored Yjs state (collab_documents), else the note's current version. A state
  *   that has fallen behind the note (saved through the API while nobody had it open, then a
- *   restart) takes the newer versions in by a three-way merge.
+ *   restart) takes the newer versions in by a three-way merge, from the newest version whose text
+ *   it already is (a version written from it just before an instance stopped, its number unstored).
  * - Storing: on change, debounced (Hocuspocus), so a restart loses nothing acknowledged.
  * - Versions: after `idleMs` without a change, and when the last person on this instance leaves,
  *   the text is saved through the one save path (notes.service writeVersion: tags, references,
@@ -40,7 +42,13 @@ import * as repo from './collab.repository.js';
  *   after their commit (db/effects.ts, or the bus across instances) diff the text and apply it as
  *   Y.Text deletes and inserts.
  * - Access ending (member removed or demoted, note trashed or deleted, session ended) closes the
- *   connections or makes them read-only.
+ *   connections or makes them read-only; a connection made read-only, or writable again, is told
+ *   by a stateless message (`roleMessage`). When the bus (or Redis) lost messages for a while, every
+ *   connection is checked again, every document takes in the note's current version, and (Redis)
+ *   the instances exchange what their copies lack: nothing announced meanwhile is left unapplied.
+ * - The name and colour beside a cursor are the account's (awareness.ts), whatever a client claims.
+ * - At most `perUser` connections per account on an instance; one more is refused with
+ *   `too_many_connections`.
  */
 
 export interface CollabOptions {
@@ -49,20 +57,49 @@ export interface CollabOptions {
   /** COLLAB_IDLE_SECONDS in ms. */
   idleMs: number;
   /** The user an access token belongs to while its session lives (never a personal token), or undefined. */
-  authenticate: (token: string) => Promise<{ userId: string; stillValid: () => Promise<boolean> } | undefined>;
+  authenticate: (
+    token: string,
+  ) => Promise<{ userId: string; username: string; stillValid: () => Promise<boolean> } | undefined>;
   /** The live events' bus: changes and signals from every instance (when it is not only this process). */
   bus?: EventBus;
   /** REDIS_URL: documents shared with the other instances through @hocuspocus/extension-redis. */
   redis?: { url: string; prefix: string };
   /** Hocuspocus' debounce for storing, in ms (tests shorten it). */
   storeDebounceMs?: number;
+  /** Connections (one per open note) an account may have on this instance; COLLAB_CONNECTIONS_PER_USER by default. */
+  perUser?: number;
+  /**
+   * Tests: pauses at `collab:version`, once a version's text and authors are taken, before it is
+   * written; `notes:version-authors`, once it is saved and before its several authors are (in the
+   * same transaction); `collab:version-written`, before the state naming it is stored; `collab:close-waits`.
+   */
+  checkpoint?: (step: string) => Promise<void>;
 }
+
+/**
+ * Every open note of every tab and device is one connection: 20 is several people's worth of
+ * windows, and keeps one account (or a stolen token) from holding an instance's memory with
+ * thousands of documents.
+ */
+export const COLLAB_CONNECTIONS_PER_USER = 20;
+
+/** The refusal's reason, which the client shows (docs/api.md). */
+export const TOO_MANY_CONNECTIONS = 'too_many_connections';
+
+/** How long an admitted connection counts towards its account's cap before it is established. */
+const ADMISSION_MS = 30_000;
 
 interface Context {
   userId: string;
+  username: string;
   role: NoteRole;
   ownerId: string;
   stillValid: () => Promise<boolean>;
+  /** Its place in the account's count until it is established. */
+  admission?: { expires: number };
+  /** Access checks started on this connection, and the latest of them applied so far. */
+  checks?: number;
+  applied?: number;
 }
 
 /** Per open document on this instance. */
@@ -77,8 +114,36 @@ interface Session {
 const SERVER = 'vellum-server';
 const META = 'vellum';
 
+/**
+ * An author entry of the META map: the order of their first typing since the last version, or,
+ * while a version with their typing is being written, that order and the write's mark.
+ */
+type AuthorEntry = number | { order: number; writing: string };
+const authorOrder = (entry: unknown): number =>
+  typeof entry === 'number' ? entry : ((entry as Exclude<AuthorEntry, number> | undefined)?.order ?? 0);
+const writingMark = (entry: unknown): string | undefined =>
+  typeof entry === 'object' && entry !== null ? (entry as { writing?: string }).writing : undefined;
+
+/**
+ * The stateless message a connection receives when its role on the note changes while it is open:
+ * `{"type":"role","role":"viewer"}` (its updates are dropped from now on) or `"editor"` (taken again).
+ */
+function roleMessage(role: NoteRole): string {
+  return JSON.stringify({ type: 'role', role });
+}
+
 /** Close codes (Hocuspocus' own 4401/4403 conventions). */
 const FORBIDDEN = { code: 4403, reason: 'Forbidden' };
+
+/**
+ * A document's catch-up after a gap is tried again 1 s, 2 s, 4 s… apart, then every 30 s for as long
+ * as the document is open: giving up would leave a save made during the gap out of the live text, and
+ * the session's next version would then write over it.
+ */
+const CATCH_UP_RETRY_MS = 1000;
+const CATCH_UP_RETRY_MAX_MS = 30_000;
+/** Failed attempts after which each further one is a warning, not information. */
+const CATCH_UP_QUIET_RETRIES = 4;
 
 /** How long closing waits for Redis to acknowledge QUIT before cutting the connections. */
 const REDIS_QUIT_MS = 2_000;
@@ -95,6 +160,10 @@ export class Collab implements EffectSink {
     disconnect: () => void;
   };
   private closed = false;
+  /** Connections admitted (authenticated) and not yet established, per account, with when they expire. */
+  private readonly admitting = new Map<string, Set<{ expires: number }>>();
+  private unsubscribeGap?: () => void;
+  private redisExtension?: Extension;
   /** Every Redis connection made for the extension and the claims, cut at close whatever Redis does. */
   private readonly redisClients: Array<{ disconnect(): void }> = [];
   /** Closed and done: the database may be closed next, nothing more is stored. */
@@ -114,22 +183,66 @@ export class Collab implements EffectSink {
       const create = () => {
         const client = new IORedis(redis.url, { connectTimeout: 2_000 });
         client.on('error', (error: Error) => this.options.log.warn({ err: error }, 'collab: Redis connection failed'));
+        // Connected again after a loss: what the other instances published meanwhile was missed.
+        let connectedBefore = false;
+        client.on('ready', () => {
+          if (connectedBefore) this.catchUp();
+          connectedBefore = true;
+        });
         this.redisClients.push(client);
         return client;
       };
+      // Hocuspocus calls some hooks without awaiting them (onChange, onAwarenessUpdate,
+      // beforeBroadcastStateless), and the extension publishes to Redis in them: with Redis gone a
+      // publish rejects, unhandled, and Node ends the process. Lost publishes are what the catch-up
+      // after a reconnection is for (catchUp), so they are only logged. Likewise a document
+      // unloaded once the subscriber's connection has closed (at shutdown, after the extension's
+      // delay) is unsubscribed by a command ioredis both calls back and rejects; a closed
+      // subscriber holds no subscription.
+      const { log } = this.options;
+      const quietly = <T>(work: Promise<T>): Promise<T | undefined> =>
+        work.catch((error: unknown) => {
+          log.debug({ err: error }, 'collab: a Redis publish failed');
+          return undefined;
+        });
+      type Hook<K extends keyof InstanceType<typeof RedisExtension>> = Parameters<
+        // biome-ignore lint/suspicious/noExplicitAny: only the hook's parameter is taken
+        InstanceType<typeof RedisExtension>[K] extends (...args: any) => any
+          ? InstanceType<typeof RedisExtension>[K]
+          : never
+      >[0];
+      const Extension = class extends RedisExtension {
+        override async onChange(data: Hook<'onChange'>) {
+          await quietly(super.onChange(data));
+        }
+        override async onAwarenessUpdate(data: Hook<'onAwarenessUpdate'>) {
+          return quietly(super.onAwarenessUpdate(data));
+        }
+        override async beforeBroadcastStateless(data: Hook<'beforeBroadcastStateless'>) {
+          return (await quietly(super.beforeBroadcastStateless(data))) ?? 0;
+        }
+        override async afterUnloadDocument(data: Hook<'afterUnloadDocument'>) {
+          if ((this.sub as { status?: string }).status !== 'ready') return;
+          await super.afterUnloadDocument(data);
+        }
+      };
       // biome-ignore lint/suspicious/noExplicitAny: the extension is typed against its own ioredis (5), ours is 6
-      extensions.push(new RedisExtension({ createClient: create as any, prefix: `${redis.prefix}collab` }));
+      this.redisExtension = new Extension({ createClient: create as any, prefix: `${redis.prefix}collab` });
+      extensions.push(this.redisExtension);
       this.claimClient = create();
     }
     this.hocuspocus = new Hocuspocus({
       quiet: true,
       debounce: this.options.storeDebounceMs ?? 1000,
-      maxDebounce: 5000,
+      maxDebounce: Math.max(5000, this.options.storeDebounceMs ?? 0),
       extensions,
       onAuthenticate: (data) => this.onAuthenticate(data),
+      connected: async ({ context }) => this.established(context as Context),
+      beforeHandleMessage: async ({ update, document, connection, context }) => {
+        applyVouched(document.awareness, update, (context as Context).username, connection.webSocket);
+      },
       onLoadDocument: ({ document, documentName, context }) => this.load(document, documentName, context as Context),
-      onChange: async ({ document, documentName, transactionOrigin, context }) =>
-        this.changed(document, documentName, transactionOrigin, context as Context),
+      onChange: async ({ documentName, transactionOrigin }) => this.changed(documentName, transactionOrigin),
       onStoreDocument: async ({ document, documentName }) => this.store(document, documentName),
       onDisconnect: async ({ documentName, clientsCount }) => {
         if (clientsCount > 0) return;
@@ -137,6 +250,8 @@ export class Collab implements EffectSink {
         this.enqueue(documentName, () => this.writeSessionVersion(documentName, document));
       },
       afterUnloadDocument: async ({ documentName }) => {
+        clearTimeout(this.catchUpRetries.get(documentName)?.timer);
+        this.catchUpRetries.delete(documentName);
         const session = this.sessions.get(documentName);
         if (session === undefined) return;
         if (session.idle !== undefined) clearTimeout(session.idle);
@@ -149,6 +264,7 @@ export class Collab implements EffectSink {
       },
     });
     if (bus !== undefined && bus.kind !== 'local') {
+      this.unsubscribeGap = bus.onGap(() => this.catchUp());
       this.unsubscribe = bus.subscribe((message) => {
         if ('recheck' in message) {
           this.recheckUser(message.recheck);
@@ -242,8 +358,48 @@ export class Collab implements EffectSink {
     if (noteId !== data.documentName) throw new Error('Forbidden');
     const role = await noteRole(this.options.db, found.userId, noteId);
     if (role === undefined || role.role === null) throw new Error('Forbidden');
+    const admission = this.admit(found.userId);
     data.connectionConfig.readOnly = role.role === 'viewer';
-    return { userId: found.userId, role: role.role, ownerId: role.ownerId, stillValid: found.stillValid };
+    return {
+      userId: found.userId,
+      username: found.username,
+      role: role.role,
+      ownerId: role.ownerId,
+      stillValid: found.stillValid,
+      admission,
+    };
+  }
+
+  /**
+   * Counts one more connection of the account towards its cap, or refuses it (Hocuspocus sends
+   * the reason to the client as its authentication failure). Counted from now, so that many
+   * connections opened at once cannot all pass before the first is established.
+   */
+  private admit(userId: string): { expires: number } {
+    const now = Date.now();
+    const admitting = this.admitting.get(userId) ?? new Set();
+    for (const entry of admitting) if (entry.expires <= now) admitting.delete(entry);
+    let open = admitting.size;
+    for (const document of this.hocuspocus.documents.values())
+      for (const connection of document.getConnections())
+        if ((connection.context as Context | undefined)?.userId === userId) open += 1;
+    if (open >= (this.options.perUser ?? COLLAB_CONNECTIONS_PER_USER)) {
+      this.options.log.info({ userId }, 'collab: a connection over the per-account cap was refused');
+      throw Object.assign(new Error(TOO_MANY_CONNECTIONS), { reason: TOO_MANY_CONNECTIONS });
+    }
+    const entry = { expires: now + ADMISSION_MS };
+    admitting.add(entry);
+    this.admitting.set(userId, admitting);
+    return entry;
+  }
+
+  /** The connection is established: it counts as one of the document's connections from now on. */
+  private established(context: Context): void {
+    const admitting = this.admitting.get(context.userId);
+    if (admitting === undefined || context.admission === undefined) return;
+    admitting.delete(context.admission);
+    if (admitting.size === 0) this.admitting.delete(context.userId);
+    context.admission = undefined;
   }
 
   private async load(document: Document, noteId: string, context: Context): Promise<void> {
@@ -263,19 +419,31 @@ export class Collab implements EffectSink {
       seed.destroy();
     }
     if (state !== undefined) Y.applyUpdate(document, state, SERVER);
+    // Whoever typed is an author of the next version, recorded as their typing is applied: the
+    // onChange hook runs some microtasks later, and a version written in between would carry the
+    // text without its author.
+    document.on('afterTransaction', (transaction: Y.Transaction) => this.recordAuthor(document, transaction));
     // Saved while nobody had it open: the newer version is taken in.
     const taken = document.getMap(META).get('version');
     if (typeof taken === 'number' && taken < note.version) await this.takeIn(noteId, note.version, document);
   }
 
-  private changed(document: Document, noteId: string, origin: unknown, context: Context | undefined): void {
+  /** Typing through a connection of this instance (the transaction's origin): its account is an author. */
+  private recordAuthor(document: Document, transaction: Y.Transaction): void {
+    const origin = transaction.origin as { context?: Partial<Context> } | null | string | undefined;
+    if (origin === null || typeof origin !== 'object' || transaction.changed.size === 0) return;
+    const userId = origin.context?.userId;
+    if (userId === undefined) return;
+    const meta = document.getMap(META);
+    const key = `author:${userId}`;
+    // Typing while a version is being written (the key marked as that write's) counts for the next
+    // version: the mark is replaced, so the write's end does not take the key away with it.
+    if (!meta.has(key) || writingMark(meta.get(key)) !== undefined)
+      document.transact(() => meta.set(key, Date.now() * 1000 + meta.size), SERVER);
+  }
+
+  private changed(noteId: string, origin: unknown): void {
     if (origin === SERVER) return;
-    // Someone's typing through a connection of this instance: they are an author of the next version.
-    if (origin !== null && typeof origin === 'object' && context?.userId !== undefined) {
-      const meta = document.getMap(META);
-      const key = `author:${context.userId}`;
-      if (!meta.has(key)) document.transact(() => meta.set(key, Date.now() * 1000 + meta.size), SERVER);
-    }
     const session = this.sessions.get(noteId);
     if (session === undefined) return;
     if (session.idle !== undefined) clearTimeout(session.idle);
@@ -312,11 +480,24 @@ export class Collab implements EffectSink {
     const taken = meta.get('version');
     if (typeof taken === 'number' && taken >= version) return;
     const { db } = this.options;
-    const saved = await findVersionByNumber(db, session.ownerId, noteId, version);
-    if (saved === undefined) return;
-    const base = typeof taken === 'number' ? await findVersionByNumber(db, session.ownerId, noteId, taken) : undefined;
     const title = document.getText('title');
     const content = document.getText('content');
+    // A version written from this document whose number its stored state does not hold (the
+    // instance stopped between the two, or another instance's store landed last) is the base: taken
+    // from the older one, its text would be merged in a second time, and Yjs keeps both copies.
+    const same =
+      typeof taken === 'number'
+        ? await repo.newestVersionWithText(
+            db,
+            noteId,
+            { after: taken, upTo: version, limit: 10 },
+            { title: title.toString(), content: content.toString() },
+          )
+        : undefined;
+    const from = same ?? taken;
+    const saved = await findVersionByNumber(db, session.ownerId, noteId, version);
+    if (saved === undefined) return;
+    const base = typeof from === 'number' ? await findVersionByNumber(db, session.ownerId, noteId, from) : undefined;
     const liveTitle = title.toString();
     const liveContent = content.toString();
     // What the save changed (from the version the document last took in) is applied where the
@@ -343,8 +524,15 @@ export class Collab implements EffectSink {
     const content = document.getText('content').toString();
     const authorKeys = [...meta.keys()].filter((key) => key.startsWith('author:'));
     const authors = authorKeys
-      .sort((a, b) => (meta.get(a) as number) - (meta.get(b) as number))
+      .sort((a, b) => authorOrder(meta.get(a)) - authorOrder(meta.get(b)))
       .map((key) => key.slice('author:'.length));
+    // The authors of this version are marked as its own (on every instance: the map is shared), and
+    // only keys still so marked are removed when it is written; see recordAuthor.
+    const mark = `${Date.now()}-${Math.random()}`;
+    document.transact(() => {
+      for (const key of authorKeys) meta.set(key, { order: authorOrder(meta.get(key)), writing: mark });
+    }, SERVER);
+    await this.options.checkpoint?.('collab:version');
     let note: Awaited<ReturnType<typeof getNote>>;
     try {
       note = await getNote(db, session.ownerId, noteId);
@@ -354,7 +542,7 @@ export class Collab implements EffectSink {
     }
     const forget = async (version: number) => {
       document.transact(() => {
-        for (const key of authorKeys) meta.delete(key);
+        for (const key of authorKeys) if (writingMark(meta.get(key)) === mark) meta.delete(key);
         if ((meta.get('version') as number | undefined) !== version) meta.set('version', version);
       }, SERVER);
       await this.store(document, noteId);
@@ -369,7 +557,10 @@ export class Collab implements EffectSink {
       log.warn({ noteId }, 'collab: the live text is larger than a note may be; no version written');
       return;
     }
-    const writers = authors.length > 0 ? authors : [session.ownerId];
+    // An author whose account was deleted meanwhile is left out (the version's own author must exist).
+    const existing = await repo.existingUsers(db, authors);
+    const living = authors.filter((id) => existing.has(id));
+    const writers = living.length > 0 ? living : [session.ownerId];
     try {
       const written = await writeVersion(
         db,
@@ -381,13 +572,15 @@ export class Collab implements EffectSink {
         writers[0],
         writers,
         true,
+        this.options.checkpoint,
       );
+      await this.options.checkpoint?.('collab:version-written');
       await forget(written.version);
     } catch (error) {
       // Saved by someone else (or another instance) meanwhile: that save is being taken in; the
       // live text is written at the next quiet moment.
       if (error instanceof AppError && error.status === 412) {
-        this.changed(document, noteId, `${SERVER}-retry`, undefined);
+        this.changed(noteId, `${SERVER}-retry`);
         return;
       }
       throw error;
@@ -409,7 +602,12 @@ export class Collab implements EffectSink {
           void this.recheckConnection(noteId, connection, true);
   }
 
-  private async recheckConnection(noteId: string, connection: Connection, credentials = false): Promise<void> {
+  private async recheckConnection(
+    noteId: string,
+    connection: Connection,
+    credentials = false,
+    rethrow = false,
+  ): Promise<void> {
     const context = connection.context as Context | undefined;
     if (context?.userId === undefined) return;
     try {
@@ -417,15 +615,107 @@ export class Collab implements EffectSink {
         connection.close({ code: 4401, reason: 'Unauthorized' });
         return;
       }
+      const check = (context.checks ?? 0) + 1;
+      context.checks = check;
       const role = await noteRole(this.options.db, context.userId, noteId);
+      // Two changes in quick succession (made viewer, then editor again): an answer older than one
+      // already applied is dropped; one that failed leaves the others to decide.
+      if (check < (context.applied ?? 0)) return;
+      context.applied = check;
       if (role === undefined || role.role === null) connection.close(FORBIDDEN);
       else {
         context.role = role.role;
-        connection.readOnly = role.role === 'viewer';
+        const readOnly = role.role === 'viewer';
+        if (connection.readOnly === readOnly) return;
+        connection.readOnly = readOnly;
+        // The client is told, so that its editor stops (or starts again) taking typing at once
+        // instead of typing into a document the server now drops (docs/api.md, "Role changes while connected").
+        connection.sendStateless(roleMessage(role.role));
       }
     } catch (error) {
+      if (rethrow) throw error;
       this.options.log.warn({ err: error, noteId }, 'collab: access check failed');
     }
+  }
+
+  /**
+   * Messages between instances may have been lost (the bus or Redis was away and is back): the
+   * access changes, saves and signals announced meanwhile were never heard. Every connection is
+   * checked again (credentials and role), every document takes in the note's current version, and
+   * with Redis each document asks the other instances for what its copy lacks (and offers its own).
+   * Several channels may come back at once: one catch-up for them.
+   */
+  private catchUpScheduled = false;
+  /** A document's next catch-up attempt, while one waits. */
+  private readonly catchUpRetries = new Map<string, { timer: NodeJS.Timeout; claimed: number | undefined }>();
+  catchUp(): void {
+    if (this.closed || this.catchUpScheduled) return;
+    this.catchUpScheduled = true;
+    setImmediate(() => {
+      this.catchUpScheduled = false;
+      if (this.closed) return;
+      this.options.log.info(
+        { documents: this.hocuspocus.getDocumentsCount() },
+        'collab: messages between instances may have been missed; checking every live document again',
+      );
+      for (const [noteId, document] of this.hocuspocus.documents) {
+        this.catchUpDocument(noteId, 0);
+        void this.redisExtension
+          ?.onChange?.({ documentName: noteId, document, transactionOrigin: SERVER } as Parameters<
+            NonNullable<Extension['onChange']>
+          >[0])
+          .catch((error: unknown) => this.options.log.warn({ err: error, noteId }, 'collab: Redis re-sync failed'));
+      }
+    });
+  }
+
+  /**
+   * One document's catch-up: its connections checked again, then the note's current version taken
+   * in. The database may be coming back from the same network trouble (a connection of the pool
+   * that lost bytes answers only with a time-out): a failed step is tried again, a few times.
+   */
+  private catchUpDocument(noteId: string, attempt: number, claimed?: number): void {
+    // One catch-up per document: a new gap while one waits to try again starts it afresh now,
+    // keeping its claim (the claim is this instance's, and asked again it would be refused).
+    const waiting = this.catchUpRetries.get(noteId);
+    if (waiting !== undefined) {
+      clearTimeout(waiting.timer);
+      claimed ??= waiting.claimed;
+      this.catchUpRetries.delete(noteId);
+    }
+    this.enqueue(noteId, async () => {
+      const document = this.hocuspocus.documents.get(noteId);
+      const session = this.sessions.get(noteId);
+      if (this.closed || document === undefined || session === undefined) return;
+      try {
+        for (const connection of document.getConnections())
+          await this.recheckConnection(noteId, connection, true, true);
+        let version: number;
+        try {
+          version = (await getNote(this.options.db, session.ownerId, noteId)).version;
+        } catch (error) {
+          if (error instanceof AppError && error.status === 404) return this.closeAll(noteId);
+          throw error;
+        }
+        // With Redis one instance applies it; the claim, once made, holds for the next attempts.
+        if (claimed === version || (await this.claim(noteId, version))) {
+          claimed = version;
+          await this.takeIn(noteId, version);
+        }
+      } catch (error) {
+        const level = attempt >= CATCH_UP_QUIET_RETRIES ? 'warn' : 'info';
+        this.options.log[level]({ err: error, noteId, attempt }, 'collab: catching up failed; trying again');
+        const wait = Math.min(CATCH_UP_RETRY_MS * 2 ** attempt, CATCH_UP_RETRY_MAX_MS);
+        if (this.closed || !this.hocuspocus.documents.has(noteId)) return;
+        clearTimeout(this.catchUpRetries.get(noteId)?.timer);
+        const timer = setTimeout(() => {
+          this.catchUpRetries.delete(noteId);
+          this.catchUpDocument(noteId, attempt + 1, claimed);
+        }, wait);
+        timer.unref();
+        this.catchUpRetries.set(noteId, { timer, claimed });
+      }
+    });
   }
 
   private closeAll(noteId: string): void {
@@ -437,7 +727,10 @@ export class Collab implements EffectSink {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const retry of this.catchUpRetries.values()) clearTimeout(retry.timer);
+    this.catchUpRetries.clear();
     this.unsubscribe?.();
+    this.unsubscribeGap?.();
     for (const [noteId, document] of this.hocuspocus.documents) {
       this.enqueue(noteId, () => this.store(document, noteId));
       await this.sessions.get(noteId)?.queue;
@@ -446,7 +739,10 @@ export class Collab implements EffectSink {
     for (const client of this.wss.clients) client.terminate();
     // Unloaded now (each stored once more), not after the database has closed.
     for (const document of [...this.hocuspocus.documents.values()]) await this.hocuspocus.unloadDocument(document);
-    await Promise.all([...this.sessions.values()].map((s) => s.queue));
+    // Documents unloaded just before (the last person left) may still be writing their version
+    // and storing the state that names it: done before the database may close.
+    await this.options.checkpoint?.('collab:close-waits');
+    await Promise.all([...this.sessions.values(), ...this.unloaded.values()].map((s) => s.queue));
     // Extensions let go of what they hold (the Redis extension its connections and locks). A Redis
     // that does not answer would hold its QUIT for ever: after a moment the connections are cut.
     await Promise.race([
@@ -492,21 +788,37 @@ export function threeWay(base: string, live: string, saved: string): LiveEdit[] 
   // Base ranges the live text changed, and where base's unchanged stretches are in the live text.
   const changed: { from: number; to: number }[] = [];
   const kept: { from: number; to: number; at: number }[] = [];
+  // The live text's changes as whole hunks (a deletion and the insertion after it together): a
+  // saved hunk that is exactly one of them is already there (a client that saved the text it saw
+  // live, others' typing included), and applied again it would double.
+  const liveHunks = new Set<string>();
+  let liveHunk: { from: number; to: number; insert: string } | undefined;
+  const endLiveHunk = () => {
+    if (liveHunk !== undefined) liveHunks.add(`${liveHunk.from}:${liveHunk.to}:${liveHunk.insert}`);
+    liveHunk = undefined;
+  };
   let b = 0;
   let l = 0;
   for (const [op, part] of diff(base, live)) {
     if (op === diff.EQUAL) {
+      endLiveHunk();
       kept.push({ from: b, to: b + part.length, at: l });
       b += part.length;
       l += part.length;
-    } else if (op === diff.DELETE) {
+      continue;
+    }
+    liveHunk ??= { from: b, to: b, insert: '' };
+    if (op === diff.DELETE) {
       changed.push({ from: b, to: b + part.length });
       b += part.length;
+      liveHunk.to = b;
     } else {
       changed.push({ from: b, to: b });
       l += part.length;
+      liveHunk.insert += part;
     }
   }
+  endLiveHunk();
   const place = (offset: number): number | undefined => {
     // The last unchanged stretch holding the offset: after anything the live text inserted there.
     for (let i = kept.length - 1; i >= 0; i -= 1) {
@@ -528,6 +840,10 @@ export function threeWay(base: string, live: string, saved: string): LiveEdit[] 
   let hunk: { from: number; to: number; insert: string } | undefined;
   const flush = () => {
     if (hunk === undefined) return;
+    if (liveHunks.has(`${hunk.from}:${hunk.to}:${hunk.insert}`)) {
+      hunk = undefined;
+      return;
+    }
     const at = place(hunk.from);
     const end = place(hunk.to);
     if (!overlaps(hunk.from, hunk.to) && at !== undefined && end !== undefined && end >= at)

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import { openPostgresKysely } from './postgres.js';
 import type { Tables } from './schema.js';
-import { openSqliteKysely } from './sqlite.js';
+import { openSqliteKysely, sqliteReleased } from './sqlite.js';
 
 export interface Database {
   readonly db: Kysely<Tables>;
@@ -24,7 +24,14 @@ interface OpenOptions {
 export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}): Database {
   if (config.kind === 'sqlite') {
     const db = openSqliteKysely(config.filename);
-    return { db, kind: 'sqlite', close: () => db.destroy() };
+    return {
+      db,
+      kind: 'sqlite',
+      close: async () => {
+        await db.destroy();
+        await sqliteReleased(db);
+      },
+    };
   }
   const { db, pool } = openPostgresKysely(config.url, config.poolMax, options.onPoolError, {
     ...(config.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: config.connectTimeoutMs }),

@@ -29,6 +29,7 @@ import * as teamsA from './migrations/2026-11-26-40-t-teams-a.js';
 import * as teamsSsoReset from './migrations/2026-11-26-40-u-teams-b-sso-reset.js';
 import * as collabServer from './migrations/2026-11-26-40-c-collab-server.js';
 import * as teams2 from './migrations/2026-11-27-51-t-teams2.js';
+import * as tagsSettled from './migrations/2026-11-27-81-o-ops3.js';
 
 // Listed here rather than read from disk so the same code runs from src (tsx) and from dist.
 const migrations: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-26-40-u-teams-b-sso-reset': teamsSsoReset,
   '2026-11-26-40-c-collab-server': collabServer,
   '2026-11-27-51-t-teams2': teams2,
+  '2026-11-27-81-o-ops3': tagsSettled,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
@@ -142,7 +144,7 @@ async function inMigrationTransaction<T>(
       if (isPostgres(conn)) {
         // A migration may rightly run long (an index on a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
         await sql.raw('set local statement_timeout = 0').execute(conn);
-        await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
+        await advisoryXactLock(conn, hooks);
       }
       await ensureMigrationTable(conn);
       const result = await body(conn);
@@ -153,6 +155,20 @@ async function inMigrationTransaction<T>(
       throw error;
     }
   });
+}
+
+/**
+ * PostgreSQL's migration lock, held to the end of the transaction. Taken at once when free; else
+ * this process says so (onWait, as on SQLite: a replica waiting for another's upgrade used to log
+ * nothing on PostgreSQL) and waits however long the other takes (no statement time-out here).
+ */
+async function advisoryXactLock(conn: Kysely<any>, hooks: MigrateHooks): Promise<void> {
+  const { rows } = await sql<{
+    locked: boolean;
+  }>`select pg_try_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0)) as locked`.execute(conn);
+  if (rows[0]?.locked === true) return;
+  hooks.onWait?.();
+  await sql`select pg_advisory_xact_lock(hashtextextended(${LOCK_NAME}, 0))`.execute(conn);
 }
 
 /** SQLite's write lock; while another process migrates, waits (busy_timeout at a time) until it is free. */

@@ -24,9 +24,21 @@ export interface Channel {
 /** PostgreSQL's limit on a NOTIFY payload, in bytes. */
 export const NOTIFY_MAX_BYTES = 8000;
 
-export function databaseChannel(config: DatabaseConfig, name: string, log: FastifyBaseLogger): Channel {
+/** `checkpoint` (tests only) pauses the listening connection's ping at 'events:ping'. */
+export function databaseChannel(
+  config: DatabaseConfig,
+  name: string,
+  log: FastifyBaseLogger,
+  checkpoint?: (step: string) => Promise<void>,
+): Channel {
   return config.kind === 'postgres'
-    ? postgresChannel(config.url, name, log, listenerTimeouts(config.connectTimeoutMs, config.queryTimeoutMs))
+    ? postgresChannel(
+        config.url,
+        name,
+        log,
+        listenerTimeouts(config.connectTimeoutMs, config.queryTimeoutMs),
+        checkpoint,
+      )
     : localChannel();
 }
 
@@ -97,7 +109,13 @@ export async function cutClient(client: pg.Client, graceMs = 0): Promise<void> {
  * LISTEN would otherwise wait for ever, issue #43); lost, it is made again with a growing delay,
  * and once it listens again the subscribers are told that messages may have been missed.
  */
-function postgresChannel(url: string, name: string, log: FastifyBaseLogger, timeouts: ListenerTimeouts): Channel {
+function postgresChannel(
+  url: string,
+  name: string,
+  log: FastifyBaseLogger,
+  timeouts: ListenerTimeouts,
+  checkpoint?: (step: string) => Promise<void>,
+): Channel {
   const listeners = new Set<(payload: string) => void>();
   const gapListeners = new Set<() => void>();
   let listener: pg.Client | undefined;
@@ -140,7 +158,10 @@ function postgresChannel(url: string, name: string, log: FastifyBaseLogger, time
     client.on('end', () => retry(new Error('connection ended'), 'the LISTEN connection ended'));
     const ping = () => {
       pinger = setTimeout(() => {
-        client.query('select 1').then(ping, (error: unknown) => retry(error, 'the LISTEN connection did not answer'));
+        // Tests hold the pings here, so that only the silence they make can fail one.
+        (checkpoint?.('events:ping') ?? Promise.resolve())
+          .then(() => client.query('select 1'))
+          .then(ping, (error: unknown) => retry(error, 'the LISTEN connection did not answer'));
       }, timeouts.pingEveryMs);
       pinger.unref();
     };

@@ -113,6 +113,14 @@ export interface NotesTable {
   archived: ColumnType<boolean, boolean | undefined, boolean>;
   /** The current version's own tags, sorted, space-separated; null until derived (see tags.ts). */
   tags: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * The version whose text `tags` was derived from, and whether `note_tags` holds the note's rows
+   * (only outside the trash). Written with them by every write of this build; a note where they
+   * disagree with `version_id` and `deleted_at` was written by an older release, and the tags
+   * back-fill finds it by the partial index notes_tags_unsettled (migration 2026-11-27-81-o).
+   */
+  tags_version_id: ColumnType<string | null, string | null | undefined, string | null>;
+  tags_listed: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface FoldersTable {

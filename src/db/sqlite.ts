@@ -22,18 +22,68 @@ export function openSqliteKysely(filename: string, options: SqliteOptions = {}):
   const readonly = options.readonly ?? false;
   if (filename !== ':memory:' && !readonly) fs.mkdirSync(path.dirname(filename), { recursive: true });
   const sqlite = new BetterSqlite3(filename, { readonly });
+  // Several workers may share one file; wait for the write lock instead of failing at once.
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (!readonly) {
-    sqlite.pragma('journal_mode = WAL');
+    enableWal(sqlite);
     sqlite.pragma('synchronous = NORMAL');
   }
   sqlite.pragma('foreign_keys = ON');
-  // Several workers may share one file; wait for the write lock instead of failing at once.
-  sqlite.pragma('busy_timeout = 5000');
   options.setup?.(sqlite);
   const checkpointer = readonly || filename === ':memory:' ? undefined : startCheckpointer(sqlite, filename);
-  return new Kysely<Tables>({
+  const db = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => checkpointer?.stop()) }),
   });
+  if (checkpointer !== undefined) checkpointers.set(db, checkpointer);
+  return db;
+}
+
+const checkpointers = new WeakMap<Kysely<Tables>, Checkpointer>();
+/** A thread that has not closed the file by then is ended (a stuck one must not hold up shutdown). */
+const CHECKPOINTER_EXIT_MS = 5_000;
+
+/**
+ * After `db.destroy()`: resolves once no connection of this handle has the file open. The
+ * checkpoint thread closes its own on a message, a moment after the app's; one still starting then
+ * opened the file after the close and recreated its -wal and -shm beside a database being removed
+ * (a test's clean-up failed with ENOTEMPTY) or restored.
+ */
+export async function sqliteReleased(db: Kysely<Tables>): Promise<void> {
+  const checkpointer = checkpointers.get(db);
+  if (checkpointer === undefined) return;
+  // A handle never queried was never opened by Kysely, so its close did not stop the thread.
+  checkpointer.stop();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), CHECKPOINTER_EXIT_MS);
+  });
+  const outcome = await Promise.race([checkpointer.exited, late]);
+  clearTimeout(timer);
+  if (outcome === 'late') await checkpointer.terminate();
+}
+
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Two processes opening a new database together both switch it to WAL, and SQLite answers one of
+ * them SQLITE_BUSY at once, without waiting busy_timeout (waiting could deadlock): that start
+ * failed with "database is locked" (8 in 40 pairs of processes here). The switch is made once per
+ * file and takes a moment, so the one refused tries again a little later, up to busy_timeout; on a
+ * file already in WAL the pragma only reads it.
+ */
+function enableWal(sqlite: BetterSqlite3.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      // Opening is synchronous (the caller needs the handle now): a short blocking pause, as
+      // busy_timeout's own waits are.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
 }
 
 /** How often the checkpoint thread copies the WAL into the database file. */
@@ -46,7 +96,13 @@ const CHECKPOINT_INTERVAL_MS = 250;
  * this connection checkpoints never, and a thread with its own connection does, every
  * CHECKPOINT_INTERVAL_MS. Should that thread fail, automatic checkpoints come back.
  */
-function startCheckpointer(sqlite: BetterSqlite3.Database, filename: string): { stop(): void } {
+interface Checkpointer {
+  stop(): void;
+  exited: Promise<void>;
+  terminate(): Promise<unknown>;
+}
+
+function startCheckpointer(sqlite: BetterSqlite3.Database, filename: string): Checkpointer {
   sqlite.pragma('wal_autocheckpoint = 0');
   const worker = startWorker(import.meta.url, 'checkpoint.worker', {
     workerData: { filename, intervalMs: CHECKPOINT_INTERVAL_MS },
@@ -57,9 +113,15 @@ function startCheckpointer(sqlite: BetterSqlite3.Database, filename: string): { 
     if (!stopping && sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000');
   };
   worker.on('error', fallBack).on('exit', fallBack);
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
+    exited,
+    terminate: () => worker.terminate(),
     stop() {
+      if (stopping) return;
       stopping = true;
+      // Kept alive until the thread has closed the file (sqliteReleased), a moment.
+      worker.ref();
       worker.postMessage('stop');
     },
   };

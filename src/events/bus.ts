@@ -53,14 +53,18 @@ export async function createBus(
   config: Config,
   log: FastifyBaseLogger,
   redisTimeouts: Partial<RedisChannelTimeouts> = {},
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<EventBus> {
   const channel =
     config.redisUrl !== undefined
-      ? await redisChannel(config.redisUrl, `${config.redisKeyPrefix}events`, log, {
-          ...REDIS_CHANNEL_DEFAULTS,
-          ...redisTimeouts,
-        })
-      : databaseChannel(config.database, CHANNEL, log);
+      ? await redisChannel(
+          config.redisUrl,
+          `${config.redisKeyPrefix}events`,
+          log,
+          { ...REDIS_CHANNEL_DEFAULTS, ...redisTimeouts },
+          checkpoint,
+        )
+      : databaseChannel(config.database, CHANNEL, log, checkpoint);
   return {
     kind: channel.kind,
     publish: (event) => channel.publish(JSON.stringify(event)),

@@ -23,7 +23,9 @@ export const eventsRoutes: FastifyPluginAsync<{ live: LiveEvents; headers: Recor
         description:
           'A `text/event-stream` of `note.created`, `note.updated` ({id, version, author_username}), `note.filed`, `note.trashed`, ' +
           "`note.restored`, `note.deleted` and `share.changed` events, each with a JSON `data` line holding at least the note's `id`, for every " +
-          'note the caller owns or is a member of, from every instance. A comment line at least every 25 s; the stream ends when the access ' +
+          'note the caller owns or is a member of, from every instance. `event: resync` with `data: {"reason":"events_missed"}` (no ' +
+          'note id): this instance lost its connection to the others and has it back, so events may have been missed; fetch again ' +
+          'everything shown. A comment line at least every 25 s; the stream ends when the access ' +
           'token expires (reconnect with a fresh one), and within 5 s of its session ending (logout, password change, session revoke, ' +
           '"sign out everywhere else", account deletion) or, for a personal access token, of its deletion or expiry. An access token ' +
           'whose session has ended is refused (401). At most 20 streams per user (429).',

@@ -22,6 +22,7 @@ export async function redisChannel(
   name: string,
   log: FastifyBaseLogger,
   timeouts: RedisChannelTimeouts = REDIS_CHANNEL_DEFAULTS,
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<Channel> {
   const { Redis } = await import('ioredis');
   // Never waited for: a Redis that is down or silent must not hold up start-up (the throttle
@@ -69,7 +70,9 @@ export async function redisChannel(
   });
   const ping = () => {
     clearTimeout(pinger);
-    pinger = setTimeout(() => {
+    pinger = setTimeout(async () => {
+      // Tests hold the pings here, so that only the silence they make can fail one.
+      await checkpoint?.('events:ping');
       let timer: NodeJS.Timeout | undefined;
       Promise.race([
         subscriber.ping(),

@@ -38,8 +38,14 @@ export interface PersonalToken {
 /** Personal access tokens, as the access layer needs them (access-tokens/tokens.service.ts). */
 export interface PersonalTokens {
   looksLike(token: string): boolean;
-  /** The user and the token, if the token is valid, live and has the scope. */
-  authenticate(token: string, scope: PersonalScope): Promise<(PersonalToken & { userId: string }) | undefined>;
+  /**
+   * The user and the token, if the token is valid, live and has the scope; 'insufficient_scope' if it
+   * is valid and live but lacks the scope; undefined otherwise.
+   */
+  authenticate(
+    token: string,
+    scope: PersonalScope,
+  ): Promise<(PersonalToken & { userId: string }) | 'insufficient_scope' | undefined>;
 }
 
 /** Whether the session an access token was issued with is still alive (sessions/session-binding.ts). */
@@ -109,7 +115,10 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
     unauthenticated: () => AppError,
   ): Promise<void> {
     const found = await personal.authenticate(token, scope);
-    if (found === undefined) throw unauthenticated();
+    // A good token without the scope is not a failed sign-in: 403 naming the scope it needs (issue #42).
+    // WebDAV keeps its 401 and Basic challenge, which asks the client for another credential.
+    if (found === 'insufficient_scope' && scope !== 'dav') throw Errors.insufficientScope(scope);
+    if (found === undefined || found === 'insufficient_scope') throw unauthenticated();
     const now = Math.floor(Date.now() / 1000);
     request.claims = {
       sub: found.userId,
@@ -158,7 +167,8 @@ export function accessControl(app: FastifyInstance, options: AccessOptions): Pol
       return;
     }
     const username = normalizeUsername(basic.username);
-    const found = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
+    const answer = personal.looksLike(basic.password) ? await personal.authenticate(basic.password, 'dav') : undefined;
+    const found = answer === 'insufficient_scope' ? undefined : answer;
     const account = found === undefined ? undefined : await findAccount(found.userId);
     if (found === undefined || account?.username !== username || account.disabled) throw Errors.davUnauthorized();
     const now = Math.floor(Date.now() / 1000);

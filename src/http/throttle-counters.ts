@@ -22,10 +22,15 @@ export interface ThrottleCounters {
   redisBreaker?: () => BreakerState;
 }
 
-/** Tests only: a far longer ioredis command time-out (so a request that waited on it would fail) and a clock for the breaker. */
+/**
+ * Tests only: a far longer ioredis command time-out (so a request that waited on it would fail), a
+ * clock for the breaker, and its budget (tests about sharing counts, not about a slow Redis, give
+ * it seconds: on a loaded machine Redis itself may not be scheduled within 50 ms).
+ */
 export interface ThrottleTesting {
   redisCommandTimeoutMs?: number;
   now?: () => number;
+  redisBudgetMs?: number;
 }
 
 /** In memory, or the Redis-backed stores, each behind one breaker that falls back to counting in memory. */
@@ -44,7 +49,11 @@ export async function throttleCounters(
     if (breaker.state === 'closed') await redis.quit().catch(() => redis.disconnect());
     else redis.disconnect();
   });
-  const breaker = createBreaker({ log: app.log, ...(testing.now === undefined ? {} : { now: testing.now }) });
+  const breaker = createBreaker({
+    log: app.log,
+    ...(testing.now === undefined ? {} : { now: testing.now }),
+    ...(testing.redisBudgetMs === undefined ? {} : { budgetMs: testing.redisBudgetMs }),
+  });
   if (!answering) breaker.trip(reason ?? 'Redis accepted the connection at start-up but did not answer');
   const behindBreaker = (name: string) =>
     createBreakerStore(createRedisStore(redis, `${config.redisKeyPrefix}${name}:`), createMemoryStore(), breaker);

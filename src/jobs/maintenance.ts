@@ -20,10 +20,11 @@ export interface MaintenanceTask {
   /** Fills in what an upgrade left missing (old notes' tags): reported by /readyz while it runs. */
   readonly backfill?: boolean;
   /**
-   * Also run every CATCH_UP_DEFAULTS.everyMs for a while after start-up: a back-fill of what the
-   * previous release's replicas still write during a rolling upgrade. Only for a cheap look.
+   * Run instead of `run` every CATCH_UP_DEFAULTS.everyMs for a while after start-up, under the same
+   * name (and lock): a back-fill of what the previous release's replicas still write during a
+   * rolling upgrade. Only for a cheap look.
    */
-  readonly catchUp?: boolean;
+  catchUp?(db: Db, now: Date): Promise<Record<string, number>>;
 }
 
 export type TaskOutcome =
@@ -53,9 +54,11 @@ export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
 
 /**
  * After start-up the catch-up tasks (the tags back-fill) run again this often for a while: during a
- * rolling upgrade the replicas of the previous release keep writing after this one migrated, and
- * their notes have no tags (issue #43, finding 4). With nothing to do a run is one small query; the
- * window covers a rolling upgrade of any reasonable length.
+ * rolling upgrade the replicas of the previous release keep writing after this one migrated: the
+ * notes they create have no tags, the versions they save leave the tags of the version before, and
+ * their trash and restore leave the tag rows as they were. With nothing to do a run is two small
+ * queries; the window covers a rolling upgrade of any reasonable length, and the hourly pass
+ * settles whatever a longer one leaves.
  */
 export const CATCH_UP_DEFAULTS = { everyMs: 15_000, forMs: 30 * 60 * 1000 } as const;
 /** Timers fire a little late or early against another instance's clock; a tick this close to due counts as due. */
@@ -175,6 +178,8 @@ export interface Maintenance {
   readonly current: Promise<void>;
   /** The back-fill this process is running now, if any (reported by /readyz). */
   running(): readonly string[];
+  /** Runs a catch-up pass now, after the pass in progress: what the timer does, for tests. */
+  catchUpNow(): Promise<void>;
 }
 
 /**
@@ -202,8 +207,11 @@ export function startMaintenance({
       let outcome: TaskOutcome;
       try {
         await pause?.(`maintenance:${task.name}`);
-        // A catch-up run is due whenever it comes: it only looks for what older replicas left.
-        outcome = await runTask(database, task, clock(), catchingUp ? {} : { everyMs: intervalMs });
+        const now = clock();
+        if (catchingUp && task.catchUp !== undefined) {
+          // A catch-up run is due whenever it comes: it only looks for what older replicas left.
+          outcome = await runTask(database, { ...task, run: task.catchUp.bind(task) }, now);
+        } else outcome = await runTask(database, task, now, { everyMs: intervalMs });
       } finally {
         runningTask = undefined;
       }
@@ -230,7 +238,7 @@ export function startMaintenance({
       busy = false;
     });
   };
-  const backfills = tasks.filter((task) => task.catchUp === true);
+  const backfills = tasks.filter((task) => task.catchUp !== undefined);
   tick();
   const timer = setInterval(tick, intervalMs);
   timer.unref();
@@ -241,6 +249,11 @@ export function startMaintenance({
       return current;
     },
     running: () => (runningTask === undefined ? [] : [runningTask]),
+    async catchUpNow() {
+      while (busy) await current;
+      tick(true);
+      await current;
+    },
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -4,12 +4,13 @@ import { pruneHistory } from '../notes/retention.js';
 import { indexMissingVersions } from '../search/search.index.js';
 import { pruneDeadRefreshTokens } from '../sessions/retention.js';
 import { purgeTrash } from '../trash/trash.service.js';
-import { deriveMissingTags } from '../notes/tags-backfill.js';
+import { deriveMissingTags, settleTags } from '../notes/tags-backfill.js';
 import { deleteExpiredChallenges } from '../mfa/mfa.repository.js';
 import { collectGarbage } from '../attachments/attachments.service.js';
 import { createStorage } from '../attachments/create-storage.js';
 import { pruneOrphanProperties } from '../dav/dav.repository.js';
 import { deleteDeadLinks } from '../recovery/account-links.repository.js';
+import type { Db } from '../db/schema.js';
 import type { MaintenanceTask } from './maintenance.js';
 
 /**
@@ -45,13 +46,23 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
     {
       name: 'tags-backfill',
       backfill: true,
-      // Notes the previous release's replicas write during a rolling upgrade have no tags.
-      catchUp: true,
-      run: (db) => deriveMissingTags(db),
-      describe: ({ notes = 0 }) =>
-        notes === 0
-          ? "every note's tags derived"
-          : `derived the tags of ${notes} ${plural(notes, 'note')} written before tags existed`,
+      // Hourly too: replicas of an older release may still write after the catch-up's window.
+      run: tagsBackfill,
+      // During a rolling upgrade the previous release's replicas create notes without tags, save
+      // versions without deriving theirs, and trash and restore notes without their tag rows.
+      catchUp: tagsBackfill,
+      describe: ({ notes = 0, settled = 0, checked = 0 }) => {
+        const parts = [
+          ...(notes === 0 ? [] : [`derived the tags of ${notes} ${plural(notes, 'note')} written before tags existed`]),
+          ...(settled === 0
+            ? []
+            : [
+                `settled the tags of ${settled} ${plural(settled, 'note')} that older replicas wrote, trashed or restored without them`,
+              ]),
+          ...(checked === 0 ? [] : [`checked the tags of ${checked} ${plural(checked, 'note')}: right`]),
+        ];
+        return parts.length === 0 ? "every note's tags derived" : parts.join('; ');
+      },
     },
     {
       name: 'audit-retention',
@@ -89,6 +100,12 @@ export function maintenanceTasks(config: Config): MaintenanceTask[] {
         `deleted ${properties} WebDAV ${plural(properties, 'property', 'properties')} of notes, folders and files deleted outside WebDAV`,
     },
   ];
+}
+
+async function tagsBackfill(db: Db): Promise<{ notes: number; settled: number; checked: number }> {
+  const { notes } = await deriveMissingTags(db);
+  const { notes: settled, checked } = await settleTags(db);
+  return { notes, settled, checked };
 }
 
 function plural(n: number, word: string, many = `${word}s`): string {

@@ -47,6 +47,7 @@ const insertNoteQuery = compiled(
       updated_at: p.now,
       folder_id: p.folder_id,
       tags: p.tags,
+      tags_version_id: p.version_id,
     }),
 );
 
@@ -120,10 +121,22 @@ export async function insertVersion(
 /** Everyone who wrote a version, in order (a live session's version: src/collab). */
 export async function insertVersionAuthors(db: Db, versionId: string, userIds: readonly string[]): Promise<void> {
   if (userIds.length === 0) return;
-  await db
-    .insertInto('note_version_authors')
-    .values(userIds.map((user_id, position) => ({ version_id: versionId, position, user_id })))
-    .execute();
+  // An account deleted during the live session is left out (its rows went with it), not a failed
+  // version: the key to users would refuse the whole write, and every later one of the session.
+  const existing = new Set(
+    (
+      await db
+        .selectFrom('users')
+        .select('id')
+        .where('id', 'in', [...userIds])
+        .execute()
+    ).map((row) => row.id),
+  );
+  const rows = userIds
+    .map((user_id, position) => ({ version_id: versionId, position, user_id }))
+    .filter((row) => existing.has(row.user_id));
+  if (rows.length === 0) return;
+  await db.insertInto('note_version_authors').values(rows).execute();
 }
 
 /** The authors of each of these versions that has several, by version id, in order. */
@@ -293,16 +306,25 @@ export async function fileNote(
   return result.numUpdatedRows > 0n;
 }
 
-/** A note's own tags, after a save changed them. */
+/** A note's own tags, after a save changed them (its tag rows are written anew with them). */
 export async function setNoteTags(db: Db, noteId: string, tags: string): Promise<void> {
-  await db.updateTable('notes').set({ tags }).where('id', '=', noteId).execute();
+  await db.updateTable('notes').set({ tags, tags_listed: true }).where('id', '=', noteId).execute();
 }
 
-/** The back-fill's write: only while no save has derived them meanwhile. */
-export async function setMissingNoteTags(db: Db, noteId: string, versionId: string, tags: string): Promise<boolean> {
+/**
+ * The back-fill's write: only while no save has derived them meanwhile. `listed`: whether the
+ * caller writes the tag rows (the note was outside the trash when read).
+ */
+export async function setMissingNoteTags(
+  db: Db,
+  noteId: string,
+  versionId: string,
+  tags: string,
+  listed: boolean,
+): Promise<boolean> {
   const result = await db
     .updateTable('notes')
-    .set({ tags })
+    .set({ tags, tags_version_id: versionId, tags_listed: listed })
     .where('id', '=', noteId)
     .where('version_id', '=', versionId)
     .where('tags', 'is', null)
@@ -319,6 +341,44 @@ export function notesWithoutTags(db: Db, limit: number) {
     .where('n.tags', 'is', null)
     .limit(limit)
     .execute();
+}
+
+/**
+ * Notes whose tags or tag rows an older release's write left behind (notes_tags_unsettled): it
+ * saved a version (`version_id` moved on without `tags_version_id`), created a note, or moved one
+ * into or out of the trash without its rows (`tags_listed` says the opposite of `deleted_at`);
+ * and, once after the migration that added them, every note (no version recorded yet).
+ * The condition is the partial index's own, word for word, so both databases read that index,
+ * which holds nothing while every write is this build's.
+ */
+export function notesWithUnsettledTags(db: Db, limit: number) {
+  return db
+    .selectFrom('notes as n')
+    .innerJoin('note_versions as v', 'v.id', 'n.version_id')
+    .select(['n.id', 'n.owner_id', 'n.deleted_at', 'n.version_id', 'n.tags', 'n.tags_listed', 'v.content'])
+    .where(sql<boolean>`n.tags_version_id is distinct from n.version_id or n.tags_listed = (n.deleted_at is not null)`)
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * The back-fill's write for such a note: its tags derived from `versionId`, and its rows written
+ * (`listed`) or taken out, as the caller then does. Only while the note is still at that version
+ * and on the same side of the trash (a write since is this build's and kept them, or is looked at
+ * by the next pass); returns whether it wrote.
+ */
+export async function settleNoteTags(
+  db: Db,
+  note: { id: string; versionId: string; tags: string; listed: boolean },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('notes')
+    .set({ tags: note.tags, tags_version_id: note.versionId, tags_listed: note.listed })
+    .where('id', '=', note.id)
+    .where('version_id', '=', note.versionId)
+    .where('deleted_at', note.listed ? 'is' : 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -345,7 +405,7 @@ export async function trashNotesInFolders(
             .execute()
         : await db
             .updateTable('notes')
-            .set({ deleted_at: now })
+            .set({ deleted_at: now, tags_listed: false })
             .where('owner_id', '=', ownerId)
             .where('deleted_at', 'is', null)
             .where('folder_id', 'in', chunk)
@@ -369,7 +429,7 @@ export async function deleteNote(db: Db, ownerId: string, noteId: string): Promi
 const trashNoteQuery = compiled((db, p: { ownerId: string; noteId: string; now: string }) =>
   db
     .updateTable('notes')
-    .set({ deleted_at: p.now })
+    .set({ deleted_at: p.now, tags_listed: false })
     .where('id', '=', p.noteId)
     .where('owner_id', '=', p.ownerId)
     .where('deleted_at', 'is', null),
@@ -398,6 +458,8 @@ function advanceVersionBuilder(db: Db, p: VersionChange) {
         version_id: p.versionId,
         title: p.title,
         updated_at: sql<string>`case when updated_at > ${p.now} then updated_at else ${p.now} end`,
+        // The caller keeps the tags right for this version: it rewrites them when they changed.
+        tags_version_id: p.versionId,
       }))
       .where('id', '=', p.noteId)
       .where('owner_id', '=', p.ownerId)
@@ -636,6 +698,7 @@ export async function insertImportedNote(
       pinned: note.pinned,
       archived: note.archived,
       tags: note.tags,
+      tags_version_id: note.versionId,
       // Numbers may skip (a pruned history); history pages need to know (see listVersions).
       pruned: note.version - note.versions,
     })

@@ -1,5 +1,5 @@
 import { linkedAttachments, recordReferences } from '../attachments/references.js';
-import { anyoneListening, noteChanged } from '../db/effects.js';
+import { anyoneListening, inTransaction, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
 import { isForeignKeyViolation, nowIso } from '../db/values.js';
@@ -252,6 +252,8 @@ export async function writeVersion(
   authors?: readonly string[],
   /** Written from a live co-editing session (src/collab): told as such, so it is not applied back to it. */
   live = false,
+  /** Tests only: pauses at `notes:version-authors`, once the version is saved and before its several authors are. */
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
   const coauthors = authors !== undefined && authors.length > 1 ? authors : undefined;
   const versionId = newId();
@@ -261,29 +263,40 @@ export async function writeVersion(
   const tags = extractTags(input.content);
   const encoded = encodeTags(tags);
   const links = linkedAttachments(input.content);
+  const savePostgres = (one: Db) =>
+    onePostgresCall.saveVersion(one, {
+      ownerId,
+      noteId,
+      versionId,
+      title,
+      content: input.content,
+      now,
+      expected,
+      restoredFrom,
+      authorId,
+      tags: encoded,
+      tagRows: searchableTags(tags),
+      links,
+      tsvector: searchVector(title, input.content),
+    });
+  /** The several authors of the version just saved (if it was), in the same transaction, before anyone is told. */
+  const addAuthors = async <T>(trx: Db, saved: T | undefined): Promise<T | undefined> => {
+    if (saved === undefined || coauthors === undefined) return saved;
+    await checkpoint?.('notes:version-authors');
+    await repo.insertVersionAuthors(trx, versionId, coauthors);
+    return saved;
+  };
   const next = await writeWith(
     db,
     {
-      postgres: async (one) => {
-        const saved = await onePostgresCall.saveVersion(one, {
-          ownerId,
-          noteId,
-          versionId,
-          title,
-          content: input.content,
-          now,
-          expected,
-          restoredFrom,
-          authorId,
-          tags: encoded,
-          tagRows: searchableTags(tags),
-          links,
-          tsvector: searchVector(title, input.content),
-        });
-        // The save is one call of its function; the authors follow it, before anyone is told.
-        if (saved !== undefined && coauthors !== undefined) await repo.insertVersionAuthors(one, versionId, coauthors);
-        return saved;
-      },
+      // A version written by several commits with its authors: its save function and their rows in
+      // one transaction (two round trips more, for a live session's versions only). Committed one
+      // after the other, a reader between the two saw the version with its first author alone, and
+      // a process stopped there lost the others for good.
+      postgres: (one) =>
+        coauthors === undefined
+          ? savePostgres(one)
+          : inTransaction(one, async (trx) => addAuthors(trx, await savePostgres(trx))),
       sqlite: async (trx) => {
         const advanced = await repo.advanceVersion(trx, { ownerId, noteId, versionId, title, now, expected });
         if (advanced === undefined) return undefined;
@@ -311,8 +324,7 @@ export async function writeVersion(
           await repo.setNoteTags(trx, noteId, encoded);
           await replaceNoteTags(trx, { noteId, ownerId, tags });
         }
-        if (coauthors !== undefined) await repo.insertVersionAuthors(trx, versionId, coauthors);
-        return advanced;
+        return addAuthors(trx, advanced);
       },
     },
     input.content.length,

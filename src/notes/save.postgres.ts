@@ -6,7 +6,7 @@ import { VERSION_MAX } from './version-rules.js';
 
 /**
  * Saves on PostgreSQL in one round trip each: a new version and a new note are each one call of a
- * function (migration 2026-11-25-34-a-save-function) doing what the transaction of statements
+ * function (migration 2026-11-25-34-a-save-function, now its …_2 of 2026-11-27-81-o-ops3) doing what the transaction of statements
  * does on SQLite (notes.service.ts), where that transaction was six round trips here — BEGIN, four
  * writes, COMMIT — each paying the driver's cost in Node (BENCHMARKS.md, "Issue #28"). The two
  * forms are kept the same by every storage test, which runs on both databases. The calls are fixed
@@ -15,7 +15,7 @@ import { VERSION_MAX } from './version-rules.js';
  */
 
 const SAVE_VERSION = `select saved_version as version, saved_at as updated_at
-from vellum_save_version_1($1::uuid, $2::uuid, $3::uuid, $4::bytea, $5::bytea, $6::timestamptz, $7::int[], ${VERSION_MAX},
+from vellum_save_version_2($1::uuid, $2::uuid, $3::uuid, $4::bytea, $5::bytea, $6::timestamptz, $7::int[], ${VERSION_MAX},
   $8::int, $9::uuid, $10::text, $11::text[], $12::uuid[], $13::tsvector)`;
 registerStatement(SAVE_VERSION);
 
@@ -62,7 +62,7 @@ export async function saveVersion(
   return rows[0];
 }
 
-const CREATE_NOTE = `select vellum_create_note_1($1::uuid, $2::uuid, $3::uuid, $4::bytea, $5::bytea, $6::timestamptz, $7::uuid,
+const CREATE_NOTE = `select vellum_create_note_2($1::uuid, $2::uuid, $3::uuid, $4::bytea, $5::bytea, $6::timestamptz, $7::uuid,
   $8::text, $9::text[], $10::uuid[], $11::tsvector) as created`;
 registerStatement(CREATE_NOTE);
 

@@ -19,7 +19,8 @@ export function listTrash(db: Db, ownerId: string, page: { limit: number; offset
 export async function restoreNote(db: Db, ownerId: string, noteId: string): Promise<boolean> {
   const result = await db
     .updateTable('notes')
-    .set({ deleted_at: null })
+    // The caller puts the tag rows back.
+    .set({ deleted_at: null, tags_listed: true })
     .where('id', '=', noteId)
     .where('owner_id', '=', ownerId)
     .where('deleted_at', 'is not', null)

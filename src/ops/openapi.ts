@@ -28,7 +28,7 @@ const SECURITY: Record<RoutePolicy['auth'], Array<Record<string, string[]>>> = {
 const DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request: malformed input, with a message saying what to fix',
   401: 'Missing or invalid credentials',
-  403: 'Forbidden (not an administrator, a role on a shared note that is not enough, CSRF or origin check failed)',
+  403: 'Forbidden (not an administrator, a role on a shared note that is not enough, a personal access token without the scope, CSRF or origin check failed)',
   404: 'Not found (or not yours)',
   409: 'Conflict',
   412: 'Precondition failed: If-Match is stale; the body names the current version',
@@ -47,6 +47,8 @@ function errorStatuses(route: RouteOptions, policy: RoutePolicy): number[] {
   // A member whose role on the note is not enough (note-access.ts); no role is enough for an owner route.
   if (auth === 'admin' || auth === 'cookie' || (policy.note !== undefined && policy.note !== 'viewer'))
     statuses.push(403);
+  // A personal access token without the scope the route needs (insufficient_scope; http/access.ts).
+  if (auth === 'access' && !route.url.startsWith('/api/auth')) statuses.push(403);
   // A path parameter names something that may not exist (or not be the caller's).
   if (route.url.includes(':')) statuses.push(404);
   if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(String(route.method))) statuses.push(413, 415);

@@ -67,10 +67,10 @@ async function makeResetLink(s: RecoveryServices, userId: string, token: { hash:
 }
 
 /**
- * POST /password-reset: always the same 202, whoever asks. Both paths draw a token and hash it, read
- * one account and write one audit event; only an account with a verified address, on a server that
- * sends mail, also gets a link stored and mailed, and the mail goes out after the answer, so the
- * SMTP round trip does not show in the answer's time.
+ * POST /password-reset: always the same 202, whoever asks, after the same work: a token drawn and
+ * hashed, one account read, one audit event written. Only an account with a verified address, on a
+ * server that sends mail, then gets a link stored and mailed, both after the answer (`mailResetLink`),
+ * so neither the write nor the SMTP round trip shows in the answer's time.
  */
 export async function requestPasswordReset(s: RecoveryServices, login: string, client: ClientInfo): Promise<void> {
   const token = newToken();
@@ -86,7 +86,6 @@ export async function requestPasswordReset(s: RecoveryServices, login: string, c
     });
     return;
   }
-  await makeResetLink(s, row.id, token);
   await audit(s, {
     kind: 'password_reset_request',
     outcome: 'success',
@@ -95,13 +94,26 @@ export async function requestPasswordReset(s: RecoveryServices, login: string, c
     client,
     detail: 'link mailed',
   });
-  const url = resetUrl(s, token.token);
-  void s.mailer.send({
+  void mailResetLink(s, row, email, token).catch((error: unknown) =>
+    s.log.error({ err: error, userId: row.id }, 'a password reset link could not be made'),
+  );
+}
+
+/** After the answer: the link stored (voiding older ones), then mailed. */
+async function mailResetLink(
+  s: RecoveryServices,
+  row: users.UserRow,
+  email: string,
+  token: { token: string; hash: string },
+) {
+  await s.checkpoint?.('password-reset:link');
+  await makeResetLink(s, row.id, token);
+  await s.mailer.send({
     to: email,
     subject: 'Reset your Vellum password',
     text:
       `Someone (hopefully you) asked to reset the password of the Vellum account "${row.username}".\n\n` +
-      `Choose a new password here within 30 minutes:\n\n${url}\n\n` +
+      `Choose a new password here within 30 minutes:\n\n${resetUrl(s, token.token)}\n\n` +
       'If it was not you, ignore this mail: your password stays as it is.\n',
   });
 }

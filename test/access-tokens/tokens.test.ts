@@ -92,11 +92,19 @@ forEachDatabase('personal access tokens', (ctx) => {
     const reader = await token(user, ['notes:read']);
     const writer = await token(user, ['notes:write']);
     assert.equal((await as(reader.token, 'GET', '/api/notes')).statusCode, 200);
-    assert.equal((await as(reader.token, 'POST', '/api/notes', { title: 't' })).statusCode, 401);
+    // A good token without the scope is 403 naming the scope (issue #42), not a failed sign-in.
+    const refused = await as(reader.token, 'POST', '/api/notes', { title: 't' });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().code, 'insufficient_scope');
+    assert.equal(refused.json().required_scope, 'notes:write');
+    assert.match(refused.json().detail, /notes:write/);
+    assert.equal(refused.headers['www-authenticate'], 'Bearer error="insufficient_scope", scope="notes:write"');
     const created = await as(writer.token, 'POST', '/api/notes', { title: 'from a script', content: 'hello' });
     assert.equal(created.statusCode, 201);
     assert.equal(created.json().owner_id, user.userId);
-    assert.equal((await as(writer.token, 'GET', '/api/notes')).statusCode, 401);
+    const unread = await as(writer.token, 'GET', '/api/notes');
+    assert.equal(unread.statusCode, 403);
+    assert.equal(unread.json().required_scope, 'notes:read');
     assert.equal((await as(reader.token, 'GET', `/api/notes/${created.json().id}`)).json().content, 'hello');
     for (const url of ['/api/auth/me', '/api/auth/tokens', '/api/auth/sessions']) {
       const res = await as(reader.token, 'GET', url);

@@ -31,7 +31,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
 const KINDS =
   'signup, admin_create, login, refresh, refresh_reuse, password_change, password_reset, logout, account_delete, ' +
-  'admin_list_users, admin_delete_user, session_revoke, mfa_enrol, mfa_remove, recovery_codes, admin_remove_mfa, token_create, token_revoke, ' +
+  'admin_list_users, admin_view_user, admin_delete_user, session_revoke, mfa_enrol, mfa_remove, recovery_codes, admin_remove_mfa, token_create, token_revoke, ' +
   'admin_invite, admin_invite_revoke, admin_create_user, admin_update_user, admin_setup_link, account_setup, email_change, password_reset_request';
 
 type Event = AuthEvent;

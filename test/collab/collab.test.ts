@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
+import { openDatabase } from '../../src/db/database.js';
+import { buildTestApp, forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
 import { connect, listening, type Client } from './support.js';
 
@@ -184,6 +185,25 @@ forEachDatabase(
       await until(() => !a.content.toString().includes('C'), 'the restore in the live text');
     });
 
+    test('a save that carries live typing it saw (autosaved while its socket was away) adds that typing once', async () => {
+      const id = await newNote('one\ntwo\nthree');
+      const carol = open(id, owner.accessToken);
+      assert.equal(await carol.ready, true);
+      carol.content.insert('one\ntwo\nthree'.length, ' C');
+      await until(() => !carol.provider.hasUnsyncedChanges, 'the edit acknowledged');
+      // Another device saw " C" live, typed " A", lost its socket and saved its text from version 1.
+      const saved = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${id}/versions?merge=true`,
+        headers: { ...owner.auth, 'if-match': '"1"' },
+        payload: { title: 'Shared', content: 'one A\ntwo\nthree C' },
+      });
+      assert.ok(saved.statusCode < 300, saved.body);
+      await until(() => carol.content.toString().includes(' A'), 'the save in the live text');
+      assert.equal(carol.content.toString(), 'one A\ntwo\nthree C');
+      assert.equal((await note(id)).content, 'one A\ntwo\nthree C');
+    });
+
     test('ending the session (logout) and trashing the note end the live session', async () => {
       const ed = await newSession(ctx.app, 'out');
       const id = await newNote('y\n');
@@ -201,7 +221,15 @@ forEachDatabase(
       await until(() => o.closedReason() === 'Forbidden', "the owner's session ended with the trash");
     });
 
-    test('a member made viewer can no longer write', async () => {
+    const setRole = (noteId: string, who: Session, role: 'editor' | 'viewer') =>
+      ctx.app.inject({
+        method: 'PATCH',
+        url: `/api/notes/${noteId}/members/${who.userId}`,
+        headers: owner.auth,
+        payload: { role },
+      });
+
+    test('a member made viewer is told, writes nothing, and made editor again is told and writes again', async () => {
       const ed = await newSession(ctx.app, 'dem');
       const id = await newNote('z\n');
       await share(id, ed, 'editor');
@@ -211,18 +239,117 @@ forEachDatabase(
       assert.equal(await o.ready, true);
       e.content.insert(0, 'allowed ');
       await until(() => o.content.toString() === 'allowed z\n', 'the editor edit');
-      const res = await ctx.app.inject({
-        method: 'PATCH',
-        url: `/api/notes/${id}/members/${ed.userId}`,
-        headers: owner.auth,
-        payload: { role: 'viewer' },
-      });
-      assert.ok(res.statusCode < 300, res.body);
-      await until(() => ctx.app.collab.isReadOnly(id, ed.userId), 'the connection read-only');
+      await until(() => !e.provider.hasUnsyncedChanges, 'the edit acknowledged');
+      assert.deepEqual(e.stateless(), []);
+
+      const demoted = await setRole(id, ed, 'viewer');
+      assert.equal(demoted.statusCode, 200, demoted.body);
+      await until(() => e.stateless().length > 0, 'the role message at the demoted member');
+      assert.deepEqual(e.stateless(), [{ type: 'role', role: 'viewer' }]);
+      assert.deepEqual(o.stateless(), [], 'the owner is told nothing');
+      assert.equal(ctx.app.collab.isReadOnly(id, ed.userId), true);
+
+      // Typed after the message: dropped. The server takes a connection's messages in order, so once
+      // the awareness state sent after the edit has reached the owner, the edit would have too.
       e.content.insert(0, 'refused ');
+      e.provider.setAwarenessField('mark', 'after the refused edit');
+      await until(
+        () => [...o.provider.awareness!.getStates().values()].some((state) => state.mark === 'after the refused edit'),
+        "the demoted member's later awareness at the owner",
+      );
+      assert.equal(o.content.toString(), 'allowed z\n');
+      assert.equal(e.provider.hasUnsyncedChanges, true, 'the dropped edit is never acknowledged');
+      // The viewer still receives the others' typing.
       o.content.insert(o.content.length, 'owner\n');
-      await until(() => e.content.toString().includes('owner'), 'the owner edit at the demoted member');
+      await until(() => e.content.toString() === 'refused allowed z\nowner\n', 'the owner edit at the viewer');
       assert.equal(o.content.toString(), 'allowed z\nowner\n');
+
+      const promoted = await setRole(id, ed, 'editor');
+      assert.equal(promoted.statusCode, 200, promoted.body);
+      await until(() => e.stateless().length > 1, 'the second role message');
+      assert.deepEqual(e.stateless(), [
+        { type: 'role', role: 'viewer' },
+        { type: 'role', role: 'editor' },
+      ]);
+      assert.equal(ctx.app.collab.isReadOnly(id, ed.userId), false);
+      // As docs/api.md asks of a client made editor again (the web client does it): a sync, which
+      // sends what the server dropped meanwhile; then the next edits apply as before.
+      e.provider.forceSync();
+      await until(() => !e.provider.hasUnsyncedChanges, 'the sync acknowledged');
+      e.content.insert(e.content.length, 'back\n');
+      const all = 'refused allowed z\nowner\nback\n';
+      await until(() => o.content.toString() === all, 'the edits of the member made editor again at the owner');
+      assert.equal(e.content.toString(), all);
+    });
+
+    /**
+     * Another instance (its own connections to the same database) whose last person leaves while
+     * the test holds its version at `step`: before it is written, or between writing it and storing
+     * the state that took it in.
+     */
+    async function leavingInstance(id: string, step: 'collab:version' | 'collab:version-written') {
+      let reached!: () => void;
+      const held = new Promise<void>((r) => {
+        reached = r;
+      });
+      let release!: () => void;
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      let waits!: () => void;
+      const closeWaits = new Promise<void>((r) => {
+        waits = r;
+      });
+      const database = openDatabase(ctx.config.database);
+      const app = await buildTestApp(ctx.config, database, {
+        checkpoint: async (reachedStep) => {
+          if (reachedStep === 'collab:close-waits') waits();
+          if (reachedStep !== step) return;
+          reached();
+          await released;
+        },
+      });
+      const a = connect(await listening(app), id, owner.accessToken);
+      assert.equal(await a.ready, true);
+      a.content.insert(a.content.length, 'typed\n');
+      await until(() => !a.provider.hasUnsyncedChanges, 'the edit acknowledged');
+      a.destroy();
+      await held;
+      // Unloaded: Hocuspocus' own store (the typed text, without the version's number) is done.
+      await until(() => app.collab.documentCount === 0, 'the document unloaded');
+      return { app, database, release, closeWaits };
+    }
+
+    test('a restart while the last person leaving is writing the version: version and state stored first', async () => {
+      const id = await newNote('before\n');
+      const other = await leavingInstance(id, 'collab:version');
+      // As a deploy stops the process: the app closes, then its database.
+      const closed = other.app.close().then(() => other.database.close());
+      // Closing waits for the version and its state (or, without that wait, closes the database under them).
+      await Promise.race([closed, other.closeWaits]);
+      other.release();
+      await closed;
+      assert.equal((await note(id)).content, 'before\ntyped\n');
+      const b = open(id, owner.accessToken);
+      assert.equal(await b.ready, true);
+      assert.equal(b.content.toString(), 'before\ntyped\n');
+    });
+
+    test('an instance stopping between the version and its state doubles nothing at the next load', async () => {
+      const id = await newNote('before\n');
+      // Held for good there, as a process killed at that point (or a replica's late store) leaves it.
+      const other = await leavingInstance(id, 'collab:version-written');
+      try {
+        assert.equal((await note(id)).content, 'before\ntyped\n');
+        const b = open(id, owner.accessToken);
+        assert.equal(await b.ready, true);
+        assert.equal(b.content.toString(), 'before\ntyped\n');
+        b.destroy();
+      } finally {
+        other.release();
+        await other.app.close();
+        await other.database.close();
+      }
     });
 
     test('a restart mid-session loses nothing acknowledged', async () => {

@@ -15,6 +15,10 @@ export interface Client {
   closeCode: () => number | undefined;
   /** The reason the server gave when it ended the session. */
   closedReason: () => string | undefined;
+  /** The reason the server gave when it refused the connection (`permission-denied`, `too_many_connections`…). */
+  refusedReason: () => string | undefined;
+  /** The stateless messages the server sent this connection, parsed, in order (`{type: 'role', role}`…). */
+  stateless: () => unknown[];
   destroy(): void;
 }
 
@@ -27,6 +31,8 @@ export function connect(url: string, noteId: string, token: string | null): Clie
   const doc = new Y.Doc();
   let code: number | undefined;
   let closedReason: string | undefined;
+  let refusedReason: string | undefined;
+  const stateless: unknown[] = [];
   const socket = new HocuspocusProviderWebsocket({
     url,
     WebSocketPolyfill: WebSocket,
@@ -46,7 +52,11 @@ export function connect(url: string, noteId: string, token: string | null): Clie
     document: doc,
     token,
     onSynced: () => resolve(true),
-    onAuthenticationFailed: () => resolve(false),
+    onStateless: ({ payload }) => stateless.push(JSON.parse(payload)),
+    onAuthenticationFailed: ({ reason }) => {
+      refusedReason = reason;
+      resolve(false);
+    },
     // The server ends this document's session (access ended): a close message, reason and all.
     onClose: ({ event }) => {
       code ??= event.code;
@@ -63,6 +73,8 @@ export function connect(url: string, noteId: string, token: string | null): Clie
     ready,
     closeCode: () => code,
     closedReason: () => closedReason,
+    refusedReason: () => refusedReason,
+    stateless: () => [...stateless],
     destroy() {
       provider.destroy();
       socket.destroy();

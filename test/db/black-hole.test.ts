@@ -1,11 +1,24 @@
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { BlackHoleProxy } from '../helpers/black-hole.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
-import { buildTestApp, newSession, testConfig, type Session } from '../helpers/harness.js';
+import { entryArgs } from '../helpers/entry.js';
+import {
+  buildTestApp,
+  CSRF_SECRET,
+  JWT_SECRET,
+  newSession,
+  TEST_ENV,
+  testConfig,
+  type Session,
+} from '../helpers/harness.js';
+import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
   describe('a silent PostgreSQL network [postgres]', () => {
@@ -67,6 +80,82 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
       }
       assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
       assert.ok(database.poolStats!().total <= 10);
+    });
+  });
+
+  /**
+   * SIGTERM while the network to PostgreSQL is silent: the drain and the close end on their own
+   * (the pool's and the listener's time-outs), and the process exits 0. It used to take 15 s and
+   * exit 1 (issue #43, finding 6).
+   */
+  describe('SIGTERM while the PostgreSQL network is silent [postgres]', () => {
+    let scratch: ScratchDatabase;
+    let proxy: BlackHoleProxy;
+    let proc: ServerProcess | undefined;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-silent-stop-'));
+
+    before(async () => {
+      scratch = await createScratchDatabase('postgres', { migrated: true });
+      const direct = openDatabase(testConfig(scratch.url).database);
+      await migrateToLatest(direct.db);
+      await direct.close();
+      const real = new URL(scratch.url);
+      proxy = new BlackHoleProxy({ host: real.hostname, port: Number(real.port || 5432) });
+      await proxy.start();
+    });
+    after(async () => {
+      await proc?.kill();
+      await proxy?.stop();
+      await scratch?.drop();
+      fs.rmSync(home, { recursive: true, force: true });
+    });
+
+    test('the drain and the close end by themselves and the process exits 0', { timeout: 60_000 }, async () => {
+      const viaProxy = new URL(scratch.url);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy.port);
+      proc = startProcess(process.execPath, entryArgs('main'), {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: {
+          ...TEST_ENV,
+          HOME: home,
+          PORT: '0',
+          HOST: '127.0.0.1',
+          DATABASE_URL: viaProxy.toString(),
+          DATABASE_QUERY_TIMEOUT_SECONDS: '1',
+          DATABASE_CONNECT_TIMEOUT_SECONDS: '1',
+          SHUTDOWN_DRAIN_SECONDS: '1',
+          JWT_SECRET,
+          CSRF_SECRET,
+          PWNED_PASSWORDS_URL: 'off',
+          RATE_LIMIT: 'off',
+          LOG_LEVEL: 'info',
+        },
+      });
+      const port = await proc.port();
+      const base = `http://127.0.0.1:${port}`;
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      // The start-up maintenance pass is done first: its statements run without the query time-out
+      // (housekeeping may rightly take long), and one caught by the silent network still holds the
+      // shutdown past its deadline (exit 1) — not solved yet, see docs/operations.md.
+      await proc.waitFor(
+        (line) => (logEntry(line)?.msg?.startsWith('maintenance dav-properties') ? true : undefined),
+        30_000,
+        'the start-up maintenance pass',
+      );
+      // Connections in the pool and the LISTEN connection are up; then the network goes silent,
+      // with requests waiting on it.
+      proxy.blackHole(true);
+      const waiting = Array.from({ length: 4 }, () =>
+        fetch(`${base}/readyz`).then(
+          (res) => res.status,
+          () => 0,
+        ),
+      );
+      proc.child.kill('SIGTERM');
+      const { code } = await exitWithin(proc, 45_000);
+      assert.equal(code, 0, proc.output());
+      for (const status of await Promise.all(waiting)) assert.ok([0, 503].includes(status), String(status));
     });
   });
 }

@@ -61,6 +61,12 @@ for (const kind of databaseKinds) {
       await scratch?.drop();
     });
 
+    const scrape = async () => {
+      const res = await app.inject({ method: 'GET', url: '/metrics' });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.body;
+    };
+
     const write = () =>
       app.inject({
         method: 'POST',
@@ -84,6 +90,10 @@ for (const kind of databaseKinds) {
         assert.equal((ready.json() as { code: string }).code, 'storage_full');
         // Reads still work.
         assert.equal((await app.inject({ method: 'GET', url: '/api/notes', headers: session.auth })).statusCode, 200);
+        // And a scrape says so: full now, and one write failed for it.
+        const metrics = await scrape();
+        assert.match(metrics, /^vellum_storage_full 1$/m);
+        assert.match(metrics, /^vellum_database_errors_total\{cause="storage_full"\} 1$/m);
       } finally {
         await freeDisk(kind, database);
       }
@@ -91,6 +101,7 @@ for (const kind of databaseKinds) {
       assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 503);
       assert.equal((await write()).statusCode, 201);
       assert.equal((await app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200);
+      assert.match(await scrape(), /^vellum_storage_full 0$/m);
     });
 
     test('the log says the disk is full, not "cannot rollback"', () => {

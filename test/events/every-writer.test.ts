@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { inTransaction, noteChanged } from '../../src/db/effects.js';
 import { inWriteTransaction } from '../../src/db/group-commit.js';
 import { runTask } from '../../src/jobs/maintenance.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
-import { entryArgs } from '../helpers/entry.js';
+import { runCli } from '../helpers/cli.js';
 import { listen, Stream } from '../helpers/event-stream.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
 
@@ -43,10 +40,17 @@ forEachDatabase('live changes from every writer', (ctx) => {
   const idsOf = async (who: Session): Promise<string[]> =>
     ((await call(who, 'GET', '/api/notes')).json() as Array<{ id: string }>).map((n) => n.id);
   /** A change of the user's own after everything before it: once it arrives, nothing else is on the way. */
-  async function nothingElse(who: Session, stream: Stream): Promise<void> {
+  async function nothingElse(
+    who: Session,
+    stream: Stream,
+    besides: (e: Stream['events'][number]) => boolean = () => false,
+  ): Promise<void> {
     const sentinel = (await call(who, 'POST', '/api/notes', { title: 'sentinel' })).json().id as string;
     await stream.next('note.created', sentinel);
-    assert.deepEqual(stream.events, []);
+    assert.deepEqual(
+      stream.events.filter((e) => !besides(e)),
+      [],
+    );
   }
 
   test('an import tells of every note it created, and an import that rolls back tells nothing', async () => {
@@ -193,7 +197,9 @@ forEachDatabase('live changes from every writer', (ctx) => {
     assert.equal(outcome.status, 'done');
     await memberStream.next('note.deleted', id);
     await ownerStream.next('note.deleted', id);
-    await nothingElse(member, memberStream);
+    // The member was added just after the note was made: its note.created, whose audience is read
+    // when it is delivered (events/live.ts), may reach them too, rightly (they may read it by then).
+    await nothingElse(member, memberStream, (e) => e.type === 'note.created' && e.data.id === id);
   });
 
   // The CLI is its own process: on PostgreSQL its purge reaches the server's streams by NOTIFY (on
@@ -206,20 +212,9 @@ forEachDatabase('live changes from every writer', (ctx) => {
       await stream.next('note.created', id);
       assert.equal((await call(owner, 'DELETE', `/api/notes/${id}`)).statusCode, 204);
       await stream.next('note.trashed', id);
-      const code = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn(process.execPath, [...entryArgs('cli'), 'maintenance'], {
-          cwd: path.resolve(import.meta.dirname, '../..'),
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: os.tmpdir(),
-            DATABASE_URL: (ctx.config.database as { url: string }).url,
-            TRASH_DAYS: '0',
-            LOG_LEVEL: 'silent',
-          },
-          stdio: 'ignore',
-        });
-        child.on('error', reject);
-        child.on('close', resolve);
+      const { code } = await runCli(['maintenance'], {
+        DATABASE_URL: (ctx.config.database as { url: string }).url,
+        TRASH_DAYS: '0',
       });
       assert.equal(code, 0);
       await stream.next('note.deleted', id);

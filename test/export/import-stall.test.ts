@@ -6,7 +6,7 @@ import http from 'node:http';
 import { before, test } from 'node:test';
 import { strToU8, zipSync } from 'fflate';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
-import { assertNoStall, healthDuring, listening } from '../helpers/stall.js';
+import { assertNoStall, healthDuring, listening, STALL_ENV } from '../helpers/stall.js';
 
 /**
  * Issue #19, finding 3: a 64 MiB import document of 22 million `{}` froze the process for 30 s and
@@ -200,5 +200,5 @@ forEachDatabase(
       );
     });
   },
-  { REQUEST_TIMEOUT_SECONDS: '600' },
+  STALL_ENV,
 );

@@ -19,9 +19,12 @@ let out: string | undefined;
  * CLI and server tests spawn dozens. Under scripts/test.mjs the runner has transpiled src/ already.
  */
 export function entryArgs(name: 'main' | 'cli'): string[] {
-  // Run by scripts/test.mjs, this module is itself compiled, beside the compiled src/: use that.
-  if (import.meta.url.endsWith('.js'))
-    return ['--enable-source-maps', fileURLToPath(new URL(`../../src/${name}.js`, import.meta.url))];
+  // Run by scripts/test.mjs, this module is itself compiled, beside the compiled src/: use that,
+  // with source maps when the runner made them (VELLUM_TEST_SOURCE_MAPS).
+  if (import.meta.url.endsWith('.js')) {
+    const maps = process.env.VELLUM_TEST_SOURCE_MAPS === '0' ? [] : ['--enable-source-maps'];
+    return [...maps, fileURLToPath(new URL(`../../src/${name}.js`, import.meta.url))];
+  }
   out ??= transpile();
   return ['--enable-source-maps', path.join(out, 'src', `${name}.js`)];
 }

@@ -93,7 +93,10 @@ export const NO_WEB_CLIENT = path.join(os.tmpdir(), 'vellum-test-no-web-client')
 export async function buildTestApp(
   config: Config,
   database: Database,
-  extra: Pick<AppOptions, 'liveTesting' | 'accountStatusTesting' | 'busTesting'> = {},
+  extra: Pick<
+    AppOptions,
+    'liveTesting' | 'accountStatusTesting' | 'busTesting' | 'collabTesting' | 'checkpoint' | 'throttleTesting'
+  > = {},
 ): Promise<FastifyInstance> {
   // No web client: API tests see the same unknown-path 404s whether or not `npm run build` has run.
   const app = await buildApp({

@@ -33,6 +33,14 @@ export const TURN_CPU_BUDGET_MS = 250;
  */
 export const PROBE_CPU_P99_MS = 100;
 
+/**
+ * The settings the stall tests run the service with: what they assert is CPU time, so the hostile
+ * requests may take long on a busy machine (ten heavy searches at once took over a minute at load
+ * 17) — without the request's time-out, which also bounds how long a silent socket is kept
+ * (app.ts), ending them unanswered.
+ */
+export const STALL_ENV = { REQUEST_TIMEOUT_SECONDS: '600' } as const;
+
 export interface HealthDuring<T> {
   /** What the hostile work resolved to. */
   result: T;

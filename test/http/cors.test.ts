@@ -61,9 +61,9 @@ forEachDatabase('HTTP: CORS preflights allow the methods the routes have', (ctx)
       ['/api/auth/login', ['POST']],
       ['/api/export?format=json', ['GET', 'HEAD']],
       ['/api/import', ['POST']],
-      // The route the path matches, static segments first: not also DELETE /api/auth/admin/{id}.
+      // The route the path matches, static segments first: not also GET /api/auth/admin/{id}.
       ['/api/auth/admin/all', ['GET', 'HEAD']],
-      [`/api/auth/admin/${id}`, ['DELETE', 'PATCH']],
+      [`/api/auth/admin/${id}`, ['DELETE', 'GET', 'HEAD', 'PATCH']],
       ['/api/notes/search', ['GET', 'HEAD']],
       [`/api/notes/${id}/versions`, ['GET', 'HEAD', 'POST']],
       ['/api/no/such/thing', []],

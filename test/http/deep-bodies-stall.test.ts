@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { forEachDatabase } from '../helpers/harness.js';
-import { assertNoStall, healthDuring, listening } from '../helpers/stall.js';
+import { assertNoStall, healthDuring, listening, STALL_ENV } from '../helpers/stall.js';
 import {
   assertTooDeep,
   bodyRoutes,
@@ -116,75 +116,79 @@ async function job(route: BodyRoute, body: string): Promise<Job> {
   return { route, file };
 }
 
-forEachDatabase('deep bodies stall', (ctx) => {
-  let routes: BodyRoute[];
-  let base: string;
-  before(async () => {
-    routes = await bodyRoutes(ctx);
-    base = await listening(ctx.app);
-  });
+forEachDatabase(
+  'deep bodies stall',
+  (ctx) => {
+    let routes: BodyRoute[];
+    let base: string;
+    before(async () => {
+      routes = await bodyRoutes(ctx);
+      base = await listening(ctx.app);
+    });
 
-  /** Sends the jobs in a row from one client while /healthz is probed; every answer is the 400. */
-  async function assertRefusedNoStall(label: string, jobs: Job[]): Promise<void> {
-    const { send } = await client(base, jobs);
-    const probed = await healthDuring(base, send);
-    const { result } = probed;
-    jobs.forEach(({ route }, i) => assertTooDeep(route, result[i]!));
-    assertNoStall(probed, `[${ctx.kind}] ${label}`);
-  }
-
-  test("the 168 KB PROPFIND of 24,000 levels and 6.5 MiB of [[[…]]] on POST /api/notes (the report's own bodies)", async () => {
-    const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
-    const notes = routes.find((r) => r.name === 'POST /api/notes')!;
-    await assertRefusedNoStall("the report's own bodies", [
-      await job(propfind, deepBody('xml', 24_000)),
-      await job(notes, deepBodyOfSize('json', 6.5 * 1024 * 1024)),
-    ]);
-  });
-
-  test('every JSON and XML route: 10,000 levels, and as deep as its body limit allows', async () => {
-    const jobs: Job[] = [];
-    for (const route of routes) {
-      jobs.push(await job(route, deepBody(route.kind, 10_000, false)));
-      // The largest size the route takes, found before the clock starts.
-      let near: string | undefined;
-      for (const size of nearLimitSizes(route.kind)) {
-        const body = deepBodyOfSize(route.kind, size);
-        if ((await injectBody(ctx.app, route, body)).statusCode !== 413) {
-          near = body;
-          break;
-        }
-      }
-      assert.ok(near !== undefined, route.name);
-      jobs.push(await job(route, near));
+    /** Sends the jobs in a row from one client while /healthz is probed; every answer is the 400. */
+    async function assertRefusedNoStall(label: string, jobs: Job[]): Promise<void> {
+      const { send } = await client(base, jobs);
+      const probed = await healthDuring(base, send);
+      const { result } = probed;
+      jobs.forEach(({ route }, i) => assertTooDeep(route, result[i]!));
+      assertNoStall(probed, `[${ctx.kind}] ${label}`);
     }
-    await assertRefusedNoStall('every JSON and XML route', jobs);
-  });
 
-  // Review of #37: shallow 1 MiB XML bodies that saxes reads a character at a time still held the
-  // loop 131-226 ms (one CDATA section of `]`, a processing instruction of `?`, a comment of `-a`,
-  // CR LF text). The WebDAV XML limit is now 256 KiB (XML_LIMITS): each of them at that size.
-  test('WebDAV XML read a character at a time, as large as the limit allows: answered, /healthz answered meanwhile', async () => {
-    const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
-    const size = nearLimitSizes('xml')[0]! - 100;
-    const wrap = (inner: string) =>
-      `<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/></D:prop>${inner}</D:propfind>`;
-    const bodies = [
-      wrap(`<![CDATA[${']'.repeat(size)}]]>`),
-      `<?xml version="1.0"?><?pi ${'?'.repeat(size)}?>${wrap('')}`,
-      wrap(`<!--${'-a'.repeat(size / 2)}-->`),
-      wrap('\r\n'.repeat(size / 2)),
-      wrap('\r'.repeat(size)),
-    ];
-    const jobs = await Promise.all(bodies.map((body) => job(propfind, body)));
-    const { send } = await client(base, jobs);
-    const probed = await healthDuring(base, send);
-    const { result } = probed;
-    for (const answer of result)
-      assert.ok(
-        answer.statusCode === 207 || answer.statusCode === 400,
-        `${answer.statusCode} ${answer.body.slice(0, 200)}`,
-      );
-    assertNoStall(probed, `[${ctx.kind}] WebDAV XML read a character at a time`);
-  });
-});
+    test("the 168 KB PROPFIND of 24,000 levels and 6.5 MiB of [[[…]]] on POST /api/notes (the report's own bodies)", async () => {
+      const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
+      const notes = routes.find((r) => r.name === 'POST /api/notes')!;
+      await assertRefusedNoStall("the report's own bodies", [
+        await job(propfind, deepBody('xml', 24_000)),
+        await job(notes, deepBodyOfSize('json', 6.5 * 1024 * 1024)),
+      ]);
+    });
+
+    test('every JSON and XML route: 10,000 levels, and as deep as its body limit allows', async () => {
+      const jobs: Job[] = [];
+      for (const route of routes) {
+        jobs.push(await job(route, deepBody(route.kind, 10_000, false)));
+        // The largest size the route takes, found before the clock starts.
+        let near: string | undefined;
+        for (const size of nearLimitSizes(route.kind)) {
+          const body = deepBodyOfSize(route.kind, size);
+          if ((await injectBody(ctx.app, route, body)).statusCode !== 413) {
+            near = body;
+            break;
+          }
+        }
+        assert.ok(near !== undefined, route.name);
+        jobs.push(await job(route, near));
+      }
+      await assertRefusedNoStall('every JSON and XML route', jobs);
+    });
+
+    // Review of #37: shallow 1 MiB XML bodies that saxes reads a character at a time still held the
+    // loop 131-226 ms (one CDATA section of `]`, a processing instruction of `?`, a comment of `-a`,
+    // CR LF text). The WebDAV XML limit is now 256 KiB (XML_LIMITS): each of them at that size.
+    test('WebDAV XML read a character at a time, as large as the limit allows: answered, /healthz answered meanwhile', async () => {
+      const propfind = routes.find((r) => r.name === 'PROPFIND /dav/Deep.md')!;
+      const size = nearLimitSizes('xml')[0]! - 100;
+      const wrap = (inner: string) =>
+        `<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/></D:prop>${inner}</D:propfind>`;
+      const bodies = [
+        wrap(`<![CDATA[${']'.repeat(size)}]]>`),
+        `<?xml version="1.0"?><?pi ${'?'.repeat(size)}?>${wrap('')}`,
+        wrap(`<!--${'-a'.repeat(size / 2)}-->`),
+        wrap('\r\n'.repeat(size / 2)),
+        wrap('\r'.repeat(size)),
+      ];
+      const jobs = await Promise.all(bodies.map((body) => job(propfind, body)));
+      const { send } = await client(base, jobs);
+      const probed = await healthDuring(base, send);
+      const { result } = probed;
+      for (const answer of result)
+        assert.ok(
+          answer.statusCode === 207 || answer.statusCode === 400,
+          `${answer.statusCode} ${answer.body.slice(0, 200)}`,
+        );
+      assertNoStall(probed, `[${ctx.kind}] WebDAV XML read a character at a time`);
+    });
+  },
+  STALL_ENV,
+);

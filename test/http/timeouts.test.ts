@@ -91,6 +91,13 @@ forEachDatabase('HTTP: time-outs are enforced and answered as problem+json', (ct
     const note = await app.inject({ url: `/api/notes/${noteId}`, headers: s.auth });
     assert.equal(note.json().version, 1);
   });
+
+  test('a quiet socket is not closed before REQUEST_TIMEOUT_SECONDS: a long import is answered, not hung up on', async () => {
+    // Node closes a socket that has been silent for the server's time-out, with no answer; work
+    // (an import) keeps the socket silent. Waiting it out would take minutes: read the setting.
+    assert.equal((await ctx.rebuild({ REQUEST_TIMEOUT_SECONDS: '600' })).server.timeout, 600_000);
+    assert.equal((await ctx.rebuild()).server.timeout, 60_000);
+  });
 });
 
 test('defaults: 30 s for a request, 10 s for its headers; headers may not outlast the request', () => {

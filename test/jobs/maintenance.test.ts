@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { spawn } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -14,7 +11,7 @@ import {
 } from '../../src/jobs/maintenance.js';
 import { createScratchDatabase, databaseKinds, type ScratchDatabase } from '../helpers/databases.js';
 import { captureLogs } from '../helpers/logs.js';
-import { entryArgs } from '../helpers/entry.js';
+import { runCli } from '../helpers/cli.js';
 
 /** A task that stops inside its run until released, to hold it mid-flight deterministically. */
 function gatedTask(name: string) {
@@ -200,22 +197,7 @@ for (const kind of databaseKinds) {
     });
 
     test('vellum maintenance says what each task did', { timeout: 60_000 }, async () => {
-      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [...entryArgs('cli'), 'maintenance'], {
-          cwd: path.resolve(import.meta.dirname, '../..'),
-          env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), DATABASE_URL: scratch.url, LOG_LEVEL: 'silent' },
-        });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk) => {
-          stdout += String(chunk);
-        });
-        child.stderr.on('data', (chunk) => {
-          stderr += String(chunk);
-        });
-        child.on('error', reject);
-        child.on('close', (code) => resolve({ code, stdout, stderr }));
-      });
+      const result = await runCli(['maintenance'], { DATABASE_URL: scratch.url });
       assert.deepEqual(result, {
         code: 0,
         stdout: [

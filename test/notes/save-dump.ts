@@ -61,9 +61,12 @@ export async function dumpRows(kind: DatabaseKind, db: Db, names: Names): Promis
       pinned: unknown;
       archived: unknown;
       tags: string | null;
+      tags_version_id: string | null;
+      tags_listed: unknown;
       updated_at: unknown;
     }>`
-    select id, owner_id, title, version, version_id, deleted_at, folder_id, pinned, archived, tags, updated_at from notes
+    select id, owner_id, title, version, version_id, deleted_at, folder_id, pinned, archived, tags, tags_version_id,
+      tags_listed, updated_at from notes
     where id in (${inNotes}) or owner_id = ${names.userId}`.execute(db)
   ).rows;
 
@@ -97,6 +100,7 @@ export async function dumpRows(kind: DatabaseKind, db: Db, names: Names): Promis
       pinned: Boolean(n.pinned),
       archived: Boolean(n.archived),
       tags: n.tags ?? '<null>',
+      tagsSettled: n.tags_version_id === n.version_id && Boolean(n.tags_listed) === (n.deleted_at === null),
       updatedIsCurrentVersion: ms(n.updated_at) === createdAt.get(String(n.version_id)),
     })),
     versions: versions.map((v) => ({

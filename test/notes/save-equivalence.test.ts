@@ -14,9 +14,10 @@ import { MISSING_ID } from './support.js';
 
 /**
  * "Write a version" exists twice: statements in TypeScript on SQLite (notes.service.ts) and a
- * PL/pgSQL function on PostgreSQL (migration 2026-11-25-34-a-save-function), which old instances
- * keep calling during a rolling upgrade, so it stays. This property keeps the two the same: random
- * sequences of note operations go through the HTTP API of a SQLite app and a PostgreSQL app, every
+ * PL/pgSQL function on PostgreSQL (migration 2026-11-25-34-a-save-function, now its …_2 of
+ * 2026-11-27-81-o-ops3; old instances keep calling the first during a rolling upgrade). This
+ * property keeps the two the same: random sequences of note operations go through the HTTP API of
+ * a SQLite app and a PostgreSQL app, every
  * answer is compared with a plain model (save-model.ts), and afterwards every table a save writes
  * is read back and must be exactly what the model says — on each database, so the two agree with
  * each other. Without TEST_DATABASE_URL only SQLite runs, still against the model.

@@ -142,6 +142,8 @@ export interface Rows {
     pinned: boolean;
     archived: boolean;
     tags: string;
+    /** The note's tags were made for its current version and its rows for its side of the trash. */
+    tagsSettled: boolean;
     updatedIsCurrentVersion: boolean;
   }>;
   versions: Array<{
@@ -291,6 +293,8 @@ export class SaveModel {
         pinned: n.pinned,
         archived: n.archived,
         tags: encodeTags(tags),
+        // Every write of this build says so: only an older release's leaves a note for the back-fill.
+        tagsSettled: true,
         updatedIsCurrentVersion: true,
       });
       if (!n.trashed) rows.note_tags.push(...searchableTags(tags).map((tag) => `${name} ${tag} me`));

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,32 +7,11 @@ import BetterSqlite3 from 'better-sqlite3';
 import { TEST_DATABASE_URL } from '../helpers/databases.js';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { exitWithin, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { runCli as cli } from '../helpers/cli.js';
 import { entryArgs } from '../helpers/entry.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const WRITERS = 4;
-
-function cli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...TEST_ENV, HOME: os.tmpdir(), LOG_LEVEL: 'silent', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe('vellum backup and restore [sqlite]', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-backup-'));

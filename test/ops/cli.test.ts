@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -12,55 +11,11 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { cookie as cookieOf } from '../helpers/harness.js';
 import { REFRESH, refreshSession } from '../helpers/auth.js';
 import { createScratchDatabase, databaseKinds, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
-import { buildTestApp, GOOD_PASSWORD, login, signup, testConfig, TEST_ENV, uniqueName } from '../helpers/harness.js';
-import { entryArgs } from '../helpers/entry.js';
+import { buildTestApp, GOOD_PASSWORD, login, signup, testConfig, uniqueName } from '../helpers/harness.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const NEW_PASSWORD = 'amber-Kestrel-orchard-77-slowly';
 const SHORT_PASSWORD_MESSAGE = 'Password must be at least 15 characters long; a few unrelated words make a strong one';
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `vellum ARGS` as its own process; only the variables given here (no inherited secrets). */
-function runCli(args: string[], env: Record<string, string>, input?: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...TEST_ENV,
-        HOME: os.tmpdir(),
-        PWNED_PASSWORDS_URL: 'off',
-        LOG_LEVEL: 'silent',
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`vellum ${args.join(' ')} did not finish in 60 s; stderr: ${stderr}`));
-    }, 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.on('error', () => {}); // the CLI may exit without reading its input
-    child.stdin.end(input ?? '');
-  });
-}
 
 function assertOutcome(result: CliResult, code: number, stdout: string, stderr: string): void {
   assert.deepEqual(result, { code, stdout, stderr });
@@ -75,282 +30,286 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-for (const kind of databaseKinds) {
-  describe(`cli [${kind}]`, () => {
-    let scratch: ScratchDatabase;
-    let database: Database;
-    let app: FastifyInstance;
-    let env: Record<string, string>;
-    const cli = (args: string[], extra: Record<string, string> = {}, input?: string) =>
-      runCli(args, { ...env, ...extra }, input);
+// The two databases' halves side by side (each one's tests in order): they wait on the CLI
+// processes they start.
+describe('cli on each database', { concurrency: databaseKinds.length }, () => {
+  for (const kind of databaseKinds) {
+    describe(`cli [${kind}]`, { concurrency: 1 }, () => {
+      let scratch: ScratchDatabase;
+      let database: Database;
+      let app: FastifyInstance;
+      let env: Record<string, string>;
+      const cli = (args: string[], extra: Record<string, string> = {}, input?: string) =>
+        runCli(args, { PWNED_PASSWORDS_URL: 'off', ...env, ...extra }, { input });
 
-    before(async () => {
-      scratch = await createScratchDatabase(kind);
-      env = { DATABASE_URL: scratch.url };
-      const config = testConfig(scratch.url);
-      database = openDatabase(config.database);
-      app = await buildTestApp(config, database);
-    });
-    after(async () => {
-      await app?.close();
-      await database?.close();
-      await scratch?.drop();
-    });
-
-    test('migrate applies every migration once, then reports the database up to date', async () => {
-      const first = await cli(['migrate']);
-      const applied = (
-        (await database.db
-          .selectFrom('kysely_migration' as never)
-          .select('name' as never)
-          .execute()) as Array<{ name: string }>
-      )
-        .map((m) => m.name)
-        .sort();
-      assert.ok(applied.length >= 2, JSON.stringify(applied));
-      assertOutcome(first, 0, `applied: ${applied.join(', ')}\n`, '');
-      assertOutcome(await cli(['migrate']), 0, 'database is up to date\n', '');
-      const ready = await app.inject({ method: 'GET', url: '/readyz' });
-      assert.equal(ready.statusCode, 200, ready.body);
-    });
-
-    test('create-admin makes an administrator who can log in over HTTP', async () => {
-      const name = uniqueName('Root');
-      assertOutcome(
-        await cli(['create-admin', name], { VELLUM_PASSWORD: GOOD_PASSWORD }),
-        0,
-        `created administrator "${name.toLowerCase()}"\n`,
-        '',
-      );
-      const res = await app.inject({
-        method: 'POST',
-        url: '/api/auth/login?includeUser=true',
-        payload: { username: name.toLowerCase(), password: GOOD_PASSWORD },
+      before(async () => {
+        scratch = await createScratchDatabase(kind);
+        env = { DATABASE_URL: scratch.url };
+        const config = testConfig(scratch.url);
+        database = openDatabase(config.database);
+        app = await buildTestApp(config, database);
       });
-      assert.equal(res.statusCode, 200, res.body);
-      const body = res.json() as { access_token: string; user: { id: string; username: string; is_admin: boolean } };
-      assert.equal(body.user.username, name.toLowerCase());
-      assert.equal(body.user.is_admin, true);
-      const all = await app.inject({
-        method: 'GET',
-        url: '/api/auth/admin/all',
-        headers: { authorization: `Bearer ${body.access_token}` },
+      after(async () => {
+        await app?.close();
+        await database?.close();
+        await scratch?.drop();
       });
-      assert.equal(all.statusCode, 200, all.body);
 
-      assertOutcome(
-        await cli(['create-admin', name], { VELLUM_PASSWORD: GOOD_PASSWORD }),
-        1,
-        '',
-        `vellum: user "${name.toLowerCase()}" already exists\n`,
-      );
-      // Through the accounts service, as signup: both attempts are in the audit trail.
-      const events = await database.db
-        .selectFrom('auth_events')
-        .select(['kind', 'outcome', 'user_id', 'detail'])
-        .where('username', '=', name.toLowerCase())
-        .where('kind', '=', 'admin_create')
-        .orderBy('created_at')
-        .execute();
-      assert.deepEqual(
-        events.map((e) => [e.kind, e.outcome, e.detail]),
-        [
-          ['admin_create', 'success', 'by the vellum CLI'],
-          ['admin_create', 'failure', 'username taken'],
-        ],
-      );
-      assert.equal(events[0]!.user_id, body.user.id);
-    });
-
-    test('create-admin reads the password from standard input too', async () => {
-      const name = uniqueName('stdin');
-      assertOutcome(
-        await cli(['create-admin', name], {}, `${GOOD_PASSWORD}\nignored second line\n`),
-        0,
-        `created administrator "${name}"\n`,
-        '',
-      );
-      await login(app, name, GOOD_PASSWORD);
-    });
-
-    test('create-admin refuses an invalid password or username with the reason, exit 1', async () => {
-      const name = uniqueName('weak');
-      assertOutcome(
-        await cli(['create-admin', name], { VELLUM_PASSWORD: 'short' }),
-        1,
-        '',
-        `vellum: ${SHORT_PASSWORD_MESSAGE}\n`,
-      );
-      const res = await app.inject({
-        method: 'POST',
-        url: '/api/auth/login',
-        payload: { username: name, password: 'short' },
+      test('migrate applies every migration once, then reports the database up to date', async () => {
+        const first = await cli(['migrate']);
+        const applied = (
+          (await database.db
+            .selectFrom('kysely_migration' as never)
+            .select('name' as never)
+            .execute()) as Array<{ name: string }>
+        )
+          .map((m) => m.name)
+          .sort();
+        assert.ok(applied.length >= 2, JSON.stringify(applied));
+        assertOutcome(first, 0, `applied: ${applied.join(', ')}\n`, '');
+        assertOutcome(await cli(['migrate']), 0, 'database is up to date\n', '');
+        const ready = await app.inject({ method: 'GET', url: '/readyz' });
+        assert.equal(ready.statusCode, 200, ready.body);
       });
-      assert.equal(res.statusCode, 401, 'no account was created');
-      const bad = await cli(['create-admin', 'x!'], { VELLUM_PASSWORD: GOOD_PASSWORD });
-      assert.equal(bad.code, 1);
-      assert.equal(bad.stdout, '');
-      assert.match(bad.stderr, /^vellum: .*3 to 32 characters.*\n$/s);
-      assertOutcome(
-        await cli(['create-admin'], { VELLUM_PASSWORD: GOOD_PASSWORD }),
-        1,
-        '',
-        'vellum: give a USERNAME (or set ADMIN_USERNAME)\n',
-      );
-    });
 
-    test('reset-password takes the password on stdin and ends every session of the user', async () => {
-      const { username } = await signup(app, uniqueName('Reset').toLowerCase());
-      const first = await login(app, username);
-      const second = await login(app, username);
-      assertOutcome(
-        await cli(['reset-password', username.toUpperCase()], {}, `${NEW_PASSWORD}\n`),
-        0,
-        `password reset for "${username}"; all of its sessions were ended\n`,
-        '',
-      );
-      for (const session of [first, second]) {
-        const res = await refreshSession(app, session.refreshToken);
-        assert.equal(res.statusCode, 401, res.body);
-      }
-      const old = await app.inject({
-        method: 'POST',
-        url: '/api/auth/login',
-        payload: { username, password: GOOD_PASSWORD },
-      });
-      assert.equal(old.statusCode, 401);
-      await login(app, username, NEW_PASSWORD);
-      const reset = await database.db
-        .selectFrom('auth_events')
-        .select(['outcome', 'detail'])
-        .where('username', '=', username)
-        .where('kind', '=', 'password_reset')
-        .execute();
-      assert.deepEqual(reset, [{ outcome: 'success', detail: 'by the vellum CLI; all sessions ended' }]);
-
-      assertOutcome(
-        await cli(['reset-password', 'ghost-of-nobody'], {}, `${NEW_PASSWORD}\n`),
-        1,
-        '',
-        'vellum: no user "ghost-of-nobody"\n',
-      );
-      assertOutcome(
-        await cli(['reset-password', username], {}, 'short\n'),
-        1,
-        '',
-        `vellum: ${SHORT_PASSWORD_MESSAGE}\n`,
-      );
-      await login(app, username, NEW_PASSWORD);
-      assertOutcome(
-        await cli(['reset-password'], {}, `${NEW_PASSWORD}\n`),
-        1,
-        '',
-        'vellum: give the USERNAME whose password to reset\n',
-      );
-    });
-
-    test('prune-sessions deletes tokens that can never be used again and keeps live sessions', async () => {
-      assert.equal((await cli(['prune-sessions'])).code, 0); // whatever earlier tests left behind
-      const { username, id: userId } = await signup(app, uniqueName('prune'));
-      const session = await login(app, username);
-      const rotated = await refreshSession(app, session.refreshToken); // the first token is now revoked, its session live
-      assert.equal(rotated.statusCode, 200, rotated.body);
-      const liveToken = cookieOf(rotated, REFRESH)!.value;
-      const past = new Date(Date.now() - 86_400_000).toISOString();
-      const future = new Date(Date.now() + 86_400_000).toISOString();
-      const token = (expires: string) => ({
-        id: randomUUID(),
-        user_id: userId,
-        family_id: randomUUID(),
-        parent_id: null,
-        token_hash: randomBytes(32).toString('hex'),
-        expires_at: expires,
-        created_at: past,
-        user_agent: null,
-        ip_address: null,
-      });
-      const expired = token(past);
-      const deadFamily = token(future);
-      await insertRefreshToken(database.db, expired);
-      await insertRefreshToken(database.db, deadFamily);
-      await database.db
-        .updateTable('refresh_tokens')
-        .set({ revoked: true, revoked_at: past })
-        .where('id', '=', deadFamily.id)
-        .execute();
-
-      assertOutcome(await cli(['prune-sessions']), 0, 'deleted 2 refresh tokens\n', '');
-      const left = await database.db
-        .selectFrom('refresh_tokens')
-        .select(['id', 'revoked'])
-        .where('user_id', '=', userId)
-        .execute();
-      assert.equal(left.length, 2, JSON.stringify(left));
-      assert.ok(left.every((row) => row.id !== expired.id && row.id !== deadFamily.id));
-      const again = await refreshSession(app, liveToken);
-      assert.equal(again.statusCode, 200, again.body);
-      assertOutcome(await cli(['prune-sessions']), 0, 'deleted 0 refresh tokens\n', '');
-    });
-
-    test('prune-history applies HISTORY_RETENTION and prints the versions it deleted', async () => {
-      const session = await login(app, (await signup(app, uniqueName('history'))).username);
-      const created = await app.inject({
-        method: 'POST',
-        url: '/api/notes',
-        headers: session.auth,
-        payload: { title: 't', content: '1' },
-      });
-      const noteId = (created.json() as { id: string }).id;
-      for (const content of ['2', '3', '4']) {
+      test('create-admin makes an administrator who can log in over HTTP', async () => {
+        const name = uniqueName('Root');
+        assertOutcome(
+          await cli(['create-admin', name], { VELLUM_PASSWORD: GOOD_PASSWORD }),
+          0,
+          `created administrator "${name.toLowerCase()}"\n`,
+          '',
+        );
         const res = await app.inject({
           method: 'POST',
-          url: `/api/notes/${noteId}/versions`,
-          headers: session.auth,
-          payload: { title: 't', content },
+          url: '/api/auth/login?includeUser=true',
+          payload: { username: name.toLowerCase(), password: GOOD_PASSWORD },
         });
-        assert.equal(res.statusCode, 204, res.body);
-      }
-      await database.db
-        .updateTable('note_versions')
-        .set({ created_at: '2000-01-01T00:00:00.000Z' })
-        .where('note_id', '=', noteId)
-        .where('version', 'in', [1, 2, 4])
-        .execute();
-      assertOutcome(await cli(['prune-history']), 0, 'HISTORY_RETENTION is off: every version is kept\n', '');
-      // 4 is current, 3 is younger than a day.
-      assertOutcome(
-        await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }),
-        0,
-        `note ${noteId}: deleted versions 1-2\ndeleted 2 versions of 1 notes\n`,
-        '',
-      );
-      assertOutcome(
-        await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }),
-        0,
-        'deleted 0 versions of 0 notes\n',
-        '',
-      );
-      assertOutcome(
-        await cli(['prune-history'], { HISTORY_RETENTION: 'all=1' }),
-        1,
-        '',
-        'vellum: HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" ("all=1" is not NAME=<n>d or NAME=forever), got "all=1"\n',
-      );
-    });
+        assert.equal(res.statusCode, 200, res.body);
+        const body = res.json() as { access_token: string; user: { id: string; username: string; is_admin: boolean } };
+        assert.equal(body.user.username, name.toLowerCase());
+        assert.equal(body.user.is_admin, true);
+        const all = await app.inject({
+          method: 'GET',
+          url: '/api/auth/admin/all',
+          headers: { authorization: `Bearer ${body.access_token}` },
+        });
+        assert.equal(all.statusCode, 200, all.body);
 
-    test('log lines go to stderr, never into the result on stdout', async () => {
-      const name = uniqueName('logs');
-      const result = await cli(['create-admin', name], {
-        VELLUM_PASSWORD: GOOD_PASSWORD,
-        LOG_LEVEL: 'info',
-        PWNED_PASSWORDS_URL: `http://127.0.0.1:${await closedPort()}`,
+        assertOutcome(
+          await cli(['create-admin', name], { VELLUM_PASSWORD: GOOD_PASSWORD }),
+          1,
+          '',
+          `vellum: user "${name.toLowerCase()}" already exists\n`,
+        );
+        // Through the accounts service, as signup: both attempts are in the audit trail.
+        const events = await database.db
+          .selectFrom('auth_events')
+          .select(['kind', 'outcome', 'user_id', 'detail'])
+          .where('username', '=', name.toLowerCase())
+          .where('kind', '=', 'admin_create')
+          .orderBy('created_at')
+          .execute();
+        assert.deepEqual(
+          events.map((e) => [e.kind, e.outcome, e.detail]),
+          [
+            ['admin_create', 'success', 'by the vellum CLI'],
+            ['admin_create', 'failure', 'username taken'],
+          ],
+        );
+        assert.equal(events[0]!.user_id, body.user.id);
       });
-      assert.equal(result.code, 0, result.stderr);
-      assert.equal(result.stdout, `created administrator "${name}"\n`);
-      assert.match(result.stderr, /breached-password API unreachable; using the offline list/);
+
+      test('create-admin reads the password from standard input too', async () => {
+        const name = uniqueName('stdin');
+        assertOutcome(
+          await cli(['create-admin', name], {}, `${GOOD_PASSWORD}\nignored second line\n`),
+          0,
+          `created administrator "${name}"\n`,
+          '',
+        );
+        await login(app, name, GOOD_PASSWORD);
+      });
+
+      test('create-admin refuses an invalid password or username with the reason, exit 1', async () => {
+        const name = uniqueName('weak');
+        assertOutcome(
+          await cli(['create-admin', name], { VELLUM_PASSWORD: 'short' }),
+          1,
+          '',
+          `vellum: ${SHORT_PASSWORD_MESSAGE}\n`,
+        );
+        const res = await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username: name, password: 'short' },
+        });
+        assert.equal(res.statusCode, 401, 'no account was created');
+        const bad = await cli(['create-admin', 'x!'], { VELLUM_PASSWORD: GOOD_PASSWORD });
+        assert.equal(bad.code, 1);
+        assert.equal(bad.stdout, '');
+        assert.match(bad.stderr, /^vellum: .*3 to 32 characters.*\n$/s);
+        assertOutcome(
+          await cli(['create-admin'], { VELLUM_PASSWORD: GOOD_PASSWORD }),
+          1,
+          '',
+          'vellum: give a USERNAME (or set ADMIN_USERNAME)\n',
+        );
+      });
+
+      test('reset-password takes the password on stdin and ends every session of the user', async () => {
+        const { username } = await signup(app, uniqueName('Reset').toLowerCase());
+        const first = await login(app, username);
+        const second = await login(app, username);
+        assertOutcome(
+          await cli(['reset-password', username.toUpperCase()], {}, `${NEW_PASSWORD}\n`),
+          0,
+          `password reset for "${username}"; all of its sessions were ended\n`,
+          '',
+        );
+        for (const session of [first, second]) {
+          const res = await refreshSession(app, session.refreshToken);
+          assert.equal(res.statusCode, 401, res.body);
+        }
+        const old = await app.inject({
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { username, password: GOOD_PASSWORD },
+        });
+        assert.equal(old.statusCode, 401);
+        await login(app, username, NEW_PASSWORD);
+        const reset = await database.db
+          .selectFrom('auth_events')
+          .select(['outcome', 'detail'])
+          .where('username', '=', username)
+          .where('kind', '=', 'password_reset')
+          .execute();
+        assert.deepEqual(reset, [{ outcome: 'success', detail: 'by the vellum CLI; all sessions ended' }]);
+
+        assertOutcome(
+          await cli(['reset-password', 'ghost-of-nobody'], {}, `${NEW_PASSWORD}\n`),
+          1,
+          '',
+          'vellum: no user "ghost-of-nobody"\n',
+        );
+        assertOutcome(
+          await cli(['reset-password', username], {}, 'short\n'),
+          1,
+          '',
+          `vellum: ${SHORT_PASSWORD_MESSAGE}\n`,
+        );
+        await login(app, username, NEW_PASSWORD);
+        assertOutcome(
+          await cli(['reset-password'], {}, `${NEW_PASSWORD}\n`),
+          1,
+          '',
+          'vellum: give the USERNAME whose password to reset\n',
+        );
+      });
+
+      test('prune-sessions deletes tokens that can never be used again and keeps live sessions', async () => {
+        assert.equal((await cli(['prune-sessions'])).code, 0); // whatever earlier tests left behind
+        const { username, id: userId } = await signup(app, uniqueName('prune'));
+        const session = await login(app, username);
+        const rotated = await refreshSession(app, session.refreshToken); // the first token is now revoked, its session live
+        assert.equal(rotated.statusCode, 200, rotated.body);
+        const liveToken = cookieOf(rotated, REFRESH)!.value;
+        const past = new Date(Date.now() - 86_400_000).toISOString();
+        const future = new Date(Date.now() + 86_400_000).toISOString();
+        const token = (expires: string) => ({
+          id: randomUUID(),
+          user_id: userId,
+          family_id: randomUUID(),
+          parent_id: null,
+          token_hash: randomBytes(32).toString('hex'),
+          expires_at: expires,
+          created_at: past,
+          user_agent: null,
+          ip_address: null,
+        });
+        const expired = token(past);
+        const deadFamily = token(future);
+        await insertRefreshToken(database.db, expired);
+        await insertRefreshToken(database.db, deadFamily);
+        await database.db
+          .updateTable('refresh_tokens')
+          .set({ revoked: true, revoked_at: past })
+          .where('id', '=', deadFamily.id)
+          .execute();
+
+        assertOutcome(await cli(['prune-sessions']), 0, 'deleted 2 refresh tokens\n', '');
+        const left = await database.db
+          .selectFrom('refresh_tokens')
+          .select(['id', 'revoked'])
+          .where('user_id', '=', userId)
+          .execute();
+        assert.equal(left.length, 2, JSON.stringify(left));
+        assert.ok(left.every((row) => row.id !== expired.id && row.id !== deadFamily.id));
+        const again = await refreshSession(app, liveToken);
+        assert.equal(again.statusCode, 200, again.body);
+        assertOutcome(await cli(['prune-sessions']), 0, 'deleted 0 refresh tokens\n', '');
+      });
+
+      test('prune-history applies HISTORY_RETENTION and prints the versions it deleted', async () => {
+        const session = await login(app, (await signup(app, uniqueName('history'))).username);
+        const created = await app.inject({
+          method: 'POST',
+          url: '/api/notes',
+          headers: session.auth,
+          payload: { title: 't', content: '1' },
+        });
+        const noteId = (created.json() as { id: string }).id;
+        for (const content of ['2', '3', '4']) {
+          const res = await app.inject({
+            method: 'POST',
+            url: `/api/notes/${noteId}/versions`,
+            headers: session.auth,
+            payload: { title: 't', content },
+          });
+          assert.equal(res.statusCode, 204, res.body);
+        }
+        await database.db
+          .updateTable('note_versions')
+          .set({ created_at: '2000-01-01T00:00:00.000Z' })
+          .where('note_id', '=', noteId)
+          .where('version', 'in', [1, 2, 4])
+          .execute();
+        assertOutcome(await cli(['prune-history']), 0, 'HISTORY_RETENTION is off: every version is kept\n', '');
+        // 4 is current, 3 is younger than a day.
+        assertOutcome(
+          await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }),
+          0,
+          `note ${noteId}: deleted versions 1-2\ndeleted 2 versions of 1 notes\n`,
+          '',
+        );
+        assertOutcome(
+          await cli(['prune-history'], { HISTORY_RETENTION: 'all=1d' }),
+          0,
+          'deleted 0 versions of 0 notes\n',
+          '',
+        );
+        assertOutcome(
+          await cli(['prune-history'], { HISTORY_RETENTION: 'all=1' }),
+          1,
+          '',
+          'vellum: HISTORY_RETENTION must be "off" or tiers like "all=30d,daily=365d,weekly=forever" ("all=1" is not NAME=<n>d or NAME=forever), got "all=1"\n',
+        );
+      });
+
+      test('log lines go to stderr, never into the result on stdout', async () => {
+        const name = uniqueName('logs');
+        const result = await cli(['create-admin', name], {
+          VELLUM_PASSWORD: GOOD_PASSWORD,
+          LOG_LEVEL: 'info',
+          PWNED_PASSWORDS_URL: `http://127.0.0.1:${await closedPort()}`,
+        });
+        assert.equal(result.code, 0, result.stderr);
+        assert.equal(result.stdout, `created administrator "${name}"\n`);
+        assert.match(result.stderr, /breached-password API unreachable; using the offline list/);
+      });
     });
-  });
-}
+  }
+});
 
 describe('cli without a valid command', () => {
   let dir: string;

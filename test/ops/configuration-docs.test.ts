@@ -17,7 +17,7 @@ function settingsReadBy(file: string): Set<string> {
 
 const settings = new Set([...settingsReadBy('src/config.ts'), ...settingsReadBy('src/cluster.ts')]);
 // Not deployment settings: the test suite's cheap hashing and pause points, and the CLI's password input.
-const NOT_IN_ENV_EXAMPLE = new Set(['TEST_ARGON2', 'TEST_PAUSE_AT', 'VELLUM_PASSWORD']);
+const NOT_IN_ENV_EXAMPLE = new Set(['TEST_ARGON2', 'TEST_COLLAB_STORE_MS', 'TEST_PAUSE_AT', 'VELLUM_PASSWORD']);
 
 test('every setting the code reads is in the configuration table of docs/configuration.md', () => {
   const table = read('docs/configuration.md');

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { startMaintenance } from '../../src/jobs/maintenance.js';
+import { maintenanceTasks } from '../../src/jobs/tasks.js';
+import { listen, Stream } from '../helpers/event-stream.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
+import { captureLogs } from '../helpers/logs.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -164,5 +168,36 @@ forEachDatabase('operational metrics', (ctx) => {
     assert.ok(Number(size[0]!.split(' ')[1]) > 0, size[0]);
     if (ctx.kind === 'sqlite') assert.ok(Number(samples(text, 'vellum_disk_free_bytes')[0]!.split(' ')[1]) > 0);
     assert.ok(text.includes('# TYPE vellum_maintenance_runs_total gauge'));
+  });
+
+  test('the live streams and maintenance outcomes follow what happens', async () => {
+    const base = await listen(ctx.app);
+    const s = await newSession(ctx.app, 'metrics');
+    const stream = await Stream.open(base, s.accessToken);
+    try {
+      assert.equal(stream.status, 200);
+      assert.deepEqual(samples(await scrape(ctx.app), 'vellum_live_streams'), ['vellum_live_streams 1']);
+    } finally {
+      stream.close();
+    }
+    // The server lets go of the stream once it sees the connection closed.
+    while (samples(await scrape(ctx.app), 'vellum_live_streams')[0] !== 'vellum_live_streams 0') {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+
+    // Runs of one task, whatever their outcome (done, or not-due if another pass claimed the hour).
+    const runs = (text: string) =>
+      samples(text, 'vellum_maintenance_runs_total')
+        .filter((line) => line.includes('task="tags-backfill"'))
+        .reduce((sum, line) => sum + Number(line.split(' ')[1]), 0);
+    const before = runs(await scrape(ctx.app));
+    const maintenance = startMaintenance({
+      database: ctx.database,
+      tasks: maintenanceTasks(ctx.config),
+      log: captureLogs().logger,
+    });
+    await maintenance.current;
+    await maintenance.stop();
+    assert.equal(runs(await scrape(ctx.app)), before + 1);
   });
 });

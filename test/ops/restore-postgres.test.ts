@@ -1,41 +1,23 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { createMigrator, knownMigrations, migrateToLatest } from '../../src/db/migrate.js';
 import { createScratchDatabase, TEST_DATABASE_URL, type ScratchDatabase } from '../helpers/databases.js';
-import { entryArgs } from '../helpers/entry.js';
-import { buildTestApp, newSession, TEST_ENV, testConfig } from '../helpers/harness.js';
+import { runCli } from '../helpers/cli.js';
+import { buildTestApp, newSession, testConfig } from '../helpers/harness.js';
 
 /**
  * `vellum restore` on PostgreSQL (issue #43, finding 8) with the real pg_dump, pg_restore and psql:
  * a good dump replaces the database (the old one kept under another name); every bad one is refused
  * in one line, and the live database is left exactly as it was, with no restore copy left behind.
  */
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
-function cli(url: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entryArgs('cli'), ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...TEST_ENV, LOG_LEVEL: 'silent', DATABASE_URL: url },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (url: string, ...args: string[]) => runCli(args, { DATABASE_URL: url });
 
 const dbName = (url: string) => new URL(url).pathname.slice(1);
 
@@ -101,6 +83,24 @@ if (TEST_DATABASE_URL !== undefined) {
         "insert into kysely_migration (name, timestamp) values ('2099-01-01-99-z-future', now())",
       );
       dumps.newer = dump(path.join(dir, 'newer.dump'), source.url, '-Fc');
+      // An older Vellum: the first release's schema, with a note written as it wrote them.
+      const old = await createScratchDatabase('postgres');
+      const oldDb = openDatabase(testConfig(old.url).database);
+      const { error } = await createMigrator(oldDb.db).migrateTo('2026-11-22-03-auth-events');
+      if (error !== undefined) throw error;
+      await oldDb.close();
+      await query(
+        old.url,
+        `insert into users (id, username, password_hash, created_at, updated_at)
+           values ('00000000-0000-4000-8000-000000000001', 'old', 'x', now(), now());
+         insert into notes (id, owner_id, title, version, version_id, created_at, updated_at)
+           values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'Old', 1,
+                   '00000000-0000-4000-8000-000000000003', now(), now());
+         insert into note_versions (id, note_id, version, title, content, created_at)
+           values ('00000000-0000-4000-8000-000000000003', '00000000-0000-4000-8000-000000000002', 1, 'Old', 'old #kept', now())`,
+      );
+      dumps.older = dump(path.join(dir, 'older.dump'), old.url, '-Fc');
+      await old.drop();
       dumps.text = path.join(dir, 'notes.txt');
       fs.writeFileSync(dumps.text, 'hello, not a dump\n');
       // The live database the restores aim at: a Vellum database of its own.
@@ -190,6 +190,21 @@ if (TEST_DATABASE_URL !== undefined) {
         assert.equal(started.code, 0, started.stderr);
       });
     }
+
+    test("an older Vellum's dump is restored, and this build's migrations bring it up to date", {
+      timeout: 120_000,
+    }, async () => {
+      const result = await cli(live.url, 'restore', dumps.older!);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /^restored 1 notes and 1 versions from .+ into \S+\n/);
+      const migrated = await cli(live.url, 'migrate');
+      assert.equal(migrated.code, 0, migrated.stderr);
+      const applied = (await query<{ name: string }>(live.url, 'select name from kysely_migration')).map((r) => r.name);
+      assert.deepEqual(applied.sort(), [...knownMigrations].sort());
+      assert.deepEqual(await query(live.url, "select convert_from(content, 'UTF8') as content from note_versions"), [
+        { content: 'old #kept' },
+      ]);
+    });
   });
 }
 

@@ -1,41 +1,16 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { entryArgs } from '../helpers/entry.js';
-import { TEST_ENV } from '../helpers/harness.js';
+import { runCli } from '../helpers/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-restore-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function restore(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...entryArgs('cli'), 'restore', file], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        ...TEST_ENV,
-        HOME: dir,
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: `sqlite:${path.join(dir, 'vellum.db')}`,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += String(chunk);
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += String(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const restore = (file: string) =>
+  runCli(['restore', file], { HOME: dir, DATABASE_URL: `sqlite:${path.join(dir, 'vellum.db')}` });
 
 test('vellum restore refuses files that are not Vellum SQLite databases with one clear line each, no stack trace', async () => {
   const text = path.join(dir, 'notes.txt');

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -8,64 +7,18 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CSRF_SECRET, GOOD_PASSWORD, JWT_SECRET, TEST_ENV, uniqueName } from '../helpers/harness.js';
 import { entryArgs } from '../helpers/entry.js';
+import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** Resolves with the first value `check` returns for a log line, or rejects after `ms`. */
-function waitForLine<T>(
-  lines: string[],
-  listen: (fn: () => void) => () => void,
-  check: (line: string) => T | undefined,
-  ms: number,
-  what: string,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const scan = () => {
-      for (const line of lines) {
-        const found = check(line);
-        if (found !== undefined) {
-          finish();
-          resolve(found);
-          return;
-        }
-      }
-    };
-    const stop = listen(scan);
-    const timer = setTimeout(() => {
-      finish();
-      reject(new Error(`timed out waiting for ${what}; output:\n${lines.join('\n')}`));
-    }, ms);
-    const finish = () => {
-      clearTimeout(timer);
-      stop();
-    };
-    scan();
-  });
-}
-
-function logMessage(line: string): { msg?: string } | undefined {
-  try {
-    return JSON.parse(line) as { msg?: string };
-  } catch {
-    return undefined;
-  }
-}
-
 describe('graceful shutdown of the real server', () => {
   let dir: string;
-  let child: ChildProcessWithoutNullStreams;
-  const lines: string[] = [];
-  const listeners = new Set<() => void>();
-  const listen = (fn: () => void) => {
-    listeners.add(fn);
-    return () => listeners.delete(fn);
-  };
-  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let server: ServerProcess | undefined;
   let port: number;
 
   before(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shutdown-'));
-    child = spawn(process.execPath, entryArgs('main'), {
+    server = startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',
@@ -81,35 +34,11 @@ describe('graceful shutdown of the real server', () => {
         LOG_LEVEL: 'info',
       },
     });
-    // 'close': the process has exited and its output has been read to the end.
-    exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-    let partial = '';
-    const onOutput = (chunk: Buffer) => {
-      partial += String(chunk);
-      const complete = partial.split('\n');
-      partial = complete.pop()!;
-      lines.push(...complete);
-      for (const fn of [...listeners]) fn();
-    };
-    child.stdout.on('data', onOutput);
-    child.stderr.on('data', onOutput);
-    port = await waitForLine(
-      lines,
-      listen,
-      (line) => {
-        const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(logMessage(line)?.msg ?? '');
-        return m === null ? undefined : Number(m[1]);
-      },
-      60_000,
-      'the listening line',
-    );
+    port = await server.port();
   });
 
   after(async () => {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await server?.kill();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -173,12 +102,11 @@ describe('graceful shutdown of the real server', () => {
       request.write(body.subarray(0, half), (err) => (err ? reject(err) : resolve())),
     );
 
+    const { child, lines } = server!;
     assert.ok(child.kill('SIGTERM'));
     // The server has seen the signal before the rest of the body arrives.
-    await waitForLine(
-      lines,
-      listen,
-      (line) => (logMessage(line)?.msg === 'shutting down' ? true : undefined),
+    await server!.waitFor(
+      (line) => (logEntry(line)?.msg === 'shutting down' ? true : undefined),
       30_000,
       'shutting down',
     );
@@ -197,19 +125,13 @@ describe('graceful shutdown of the real server', () => {
     assert.equal(res.headers.connection, 'close');
     agent.destroy();
 
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      exited,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no exit within 20 s:\n${lines.join('\n')}`)), 20_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const outcome = await exitWithin(server!, 20_000);
     assert.deepEqual(outcome, { code: 0, signal: null }, lines.join('\n'));
     assert.ok(!lines.some((line) => /shutdown timed out|shutdown failed/.test(line)), lines.join('\n'));
     // Log lines are buffered; what was still in the buffer is written as the process exits.
     assert.ok(
       lines.some((line) => {
-        const entry = logMessage(line) as { msg?: string; route?: string; status?: number } | undefined;
+        const entry = logEntry(line) as { msg?: string; route?: string; status?: number } | undefined;
         return entry?.msg === 'request' && entry.route === '/api/notes' && entry.status === 201;
       }),
       lines.join('\n'),

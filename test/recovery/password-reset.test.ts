@@ -11,6 +11,7 @@ import { forEachDatabase, GOOD_PASSWORD, login, newSession, signup, type Session
 import { linkIn, startMailServer, type MailServer } from '../helpers/mail-server.js';
 import { assertMfaRequired, enrolledUser, loginWith } from '../mfa/support.js';
 import { maintenanceTasks } from '../../src/jobs/tasks.js';
+import { racedApp } from '../helpers/pause.js';
 
 const PUBLIC_URL = 'https://notes.example.test';
 const NEW_PASSWORD = 'amber-Orchard-compass-77-softly';
@@ -200,6 +201,72 @@ forEachDatabase('password reset and e-mail addresses, with SMTP', (ctx) => {
   });
 });
 
+forEachDatabase('a reset request answers before any link is made', (ctx) => {
+  let mail: MailServer;
+  before(async () => {
+    mail = await startMailServer();
+    await ctx.rebuild({ SMTP_URL: mail.url, MAIL_FROM: 'Vellum <vellum@example.test>', PUBLIC_URL });
+  });
+  after(async () => mail.close());
+  // Built after the rebuild above (hooks run in order), so it sends mail too.
+  const raced = racedApp(ctx);
+
+  test('for a real account with a verified address, the 202 leaves while the link is not yet stored or mailed', {
+    timeout: 30_000,
+  }, async () => {
+    const session = await newSession(ctx.app);
+    const email = `${session.username}@example.test`;
+    const put = await ctx.app.inject({
+      method: 'PUT',
+      url: '/api/auth/owner/email',
+      headers: session.auth,
+      payload: { email, password: session.password },
+    });
+    assert.equal(put.statusCode, 202, put.body);
+    const confirm = linkIn(await mail.next(), `${PUBLIC_URL}/confirm-email?token=`).searchParams.get('token')!;
+    const confirmed = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/owner/email/confirm',
+      payload: { token: confirm },
+    });
+    assert.equal(confirmed.statusCode, 200, confirmed.body);
+
+    // Held where the link would be stored: the answer comes anyway, exactly as for nobody, so the
+    // extra write (and the mail) cannot show in its time.
+    const gate = raced.pause.arm('password-reset:link');
+    const known = await raced.app.inject({
+      method: 'POST',
+      url: '/api/auth/password-reset',
+      payload: { login: session.username },
+    });
+    const unknown = await raced.app.inject({
+      method: 'POST',
+      url: '/api/auth/password-reset',
+      payload: { login: 'nobody-here-at-all' },
+    });
+    assert.equal(known.statusCode, 202);
+    assert.equal(known.body, unknown.body);
+    await gate.reached;
+    const stored = await ctx.database.db
+      .selectFrom('account_links')
+      .select('id')
+      .where('user_id', '=', session.userId)
+      .where('purpose', '=', 'password_reset')
+      .execute();
+    assert.deepEqual(stored, [], 'no link stored before the hold ends');
+    assert.equal(mail.pending(), 0);
+
+    gate.release();
+    const link = linkIn(await mail.next(), `${PUBLIC_URL}/reset?token=`);
+    const done = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/auth/password-reset/confirm',
+      payload: { token: link.searchParams.get('token'), new_password: NEW_PASSWORD },
+    });
+    assert.equal(done.statusCode, 200, done.body);
+  });
+});
+
 forEachDatabase('password reset keeps the second factor', (ctx) => {
   test('after a reset, the new password still needs the authenticator code, and the recovery codes still work', async () => {
     const admin = await newAdminSession(ctx);
@@ -312,8 +379,11 @@ forEachDatabase(
   'PASSWORD_LOGIN=off',
   (ctx) => {
     test('a password login is 403 password_login_disabled, except for administrators; a wrong password stays 401', async () => {
+      // Accounts from before passwords were turned off (sign-up with one is refused now).
+      await ctx.rebuild({ PASSWORD_LOGIN: 'on' });
       const admin = await newAdminSession(ctx);
       const user = await signup(ctx.app);
+      await ctx.rebuild();
       const res = await ctx.app.inject({
         method: 'POST',
         url: '/api/auth/login',

@@ -34,8 +34,12 @@ export function databaseUrlOf(database: DatabaseConfig): string {
 }
 
 /** Another app on the test's database, as a second instance behind a load balancer would be. */
-export async function anotherInstance(ctx: TestContext, env: Record<string, string>): Promise<FastifyInstance> {
-  return buildTestApp(testConfig(databaseUrlOf(ctx.config.database), env), ctx.database);
+export async function anotherInstance(
+  ctx: TestContext,
+  env: Record<string, string>,
+  extra: Parameters<typeof buildTestApp>[2] = {},
+): Promise<FastifyInstance> {
+  return buildTestApp(testConfig(databaseUrlOf(ctx.config.database), env), ctx.database, extra);
 }
 
 /** A key prefix no other test (or earlier run) uses, so counters never leak between tests. */

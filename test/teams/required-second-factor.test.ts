@@ -5,6 +5,7 @@ import { bearer } from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
 import { totpCode } from '../helpers/totp.js';
 import { adminSession } from './support.js';
+import { connect, listening } from '../collab/support.js';
 
 function assertEnrolmentRequired(res: LightMyRequestResponse, what: string): void {
   assert.equal(res.statusCode, 403, `${what}: ${res.body}`);
@@ -67,6 +68,50 @@ forEachDatabase(
       assert.equal((await me(ctx.app, user)).mfa_enrolment_required, false);
       assert.equal((await ctx.app.inject({ url: '/api/notes', headers: user.auth })).statusCode, 200);
       assert.equal((await ctx.app.inject({ url: '/api/auth/sessions', headers: user.auth })).statusCode, 200);
+    });
+
+    test('live co-editing (/api/collab) is refused until a factor is set up, like every other route', async () => {
+      const owner = await newSession(ctx.app, 'rsfowner');
+      await enrol(ctx.app, owner);
+      const editor = await newSession(ctx.app, 'rsfeditor');
+      const created = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: owner.auth,
+        payload: { title: 'Shared', content: 'text\n' },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const noteId = created.json().id as string;
+      const shared = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${noteId}/members`,
+        headers: owner.auth,
+        payload: { username: editor.username, role: 'editor' },
+      });
+      assert.equal(shared.statusCode, 201, shared.body);
+      assertEnrolmentRequired(
+        await ctx.app.inject({ url: `/api/notes/${noteId}`, headers: editor.auth }),
+        'GET the shared note',
+      );
+
+      const url = await listening(ctx.app);
+      const refused = connect(url, noteId, editor.accessToken);
+      try {
+        assert.equal(await refused.ready, false, 'no live document before enrolment');
+        assert.equal(refused.refusedReason(), 'mfa_enrolment_required');
+        assert.equal(refused.content.toString(), '', 'nothing of the note was sent');
+      } finally {
+        refused.destroy();
+      }
+
+      await enrol(ctx.app, editor);
+      const admitted = connect(url, noteId, editor.accessToken);
+      try {
+        assert.equal(await admitted.ready, true, 'admitted once a factor is set up');
+        assert.equal(admitted.content.toString(), 'text\n');
+      } finally {
+        admitted.destroy();
+      }
     });
 
     test('logout stays open to an account waiting for enrolment', async () => {
