@@ -107,6 +107,66 @@ describe('Session', () => {
     assert.equal(session.signedIn, false);
   });
 
+  it('a refresh the server cannot answer now (503, 429) fails like the network: no sign-out, the token kept, the next refresh works', async () => {
+    for (const status of [503, 502, 429]) {
+      let refreshes = 0;
+      const server = fakeServer({
+        'GET /api/auth/cookie/csrf': csrfOk,
+        'POST /api/auth/cookie/refresh': () => (++refreshes === 1 ? json({}, status) : json({ access_token: 'a4' })),
+        'GET /api/notes/n1': noteFor('a4'),
+      });
+      let signedOut = 0;
+      const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
+      session.setAccessToken('old');
+      await assert.rejects(
+        session.fetch(new Request('http://app/api/notes/n1')),
+        (error: unknown) => error instanceof TypeError && /^Failed to fetch/.test(error.message),
+        String(status),
+      );
+      assert.equal(signedOut, 0, String(status));
+      assert.equal(session.signedIn, true, String(status));
+      assert.equal((await session.fetch(new Request('http://app/api/notes/n1'))).status, 200, String(status));
+    }
+  });
+
+  it('the CSRF call answered 503 is the same: nothing is decided about the session', async () => {
+    const server = fakeServer({ 'GET /api/auth/cookie/csrf': () => json({}, 503) });
+    let signedOut = 0;
+    const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', onSignedOut: () => signedOut++ });
+    session.setAccessToken('old');
+    await assert.rejects(session.token(true), TypeError);
+    assert.equal(signedOut, 0);
+    assert.equal(session.signedIn, true);
+  });
+
+  it('a refresh that fails after a login set a token keeps that token', async () => {
+    let answerCsrf: (response: Response) => void = () => {};
+    const server = fakeServer({
+      // No refresh cookie yet: the CSRF call is refused, the second time only after the login.
+      'GET /api/auth/cookie/csrf': () => new Promise<Response>((resolve) => (answerCsrf = resolve)),
+      'GET /api/notes/n1': noteFor('from-login'),
+    });
+    const session = new Session({ fetch: server.fetch, baseUrl: 'http://app' });
+    const refreshing = session.refresh();
+    answerCsrf(json({}, 401));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    session.setAccessToken('from-login');
+    answerCsrf(json({}, 401));
+    assert.equal(await refreshing, true);
+    assert.equal(session.signedIn, true);
+    const response = await session.fetch(new Request('http://app/api/notes/n1'));
+    assert.equal(response.status, 200);
+    assert.deepEqual(server.calls.slice(-1), ['GET /api/notes/n1 Bearer from-login']);
+  });
+
+  it('without a token and without a refresh cookie, a call goes as it is, not after a doomed refresh', async () => {
+    const server = fakeServer({ 'GET /api/auth/config': () => json({ signup: true }) });
+    const session = new Session({ fetch: server.fetch, baseUrl: 'http://app', mayHaveSession: () => false });
+    const response = await session.fetch(new Request('http://app/api/auth/config'));
+    assert.equal(response.status, 200);
+    assert.deepEqual(server.calls, ['GET /api/auth/config']);
+  });
+
   it('concurrent 401s share one refresh, taken under the cross-tab lock', async () => {
     let refreshes = 0;
     const lockNames: string[] = [];

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { foldSections } from './fold-sections';
-import { errorMessage } from '../api/client';
+import { ApiError, errorMessage } from '../api/client';
 import {
   changeEmail,
   changePassword,
@@ -74,7 +74,16 @@ function Editing() {
   );
 }
 
-export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: () => void }) {
+export function AccountScreen({
+  user,
+  onSignedOut,
+  onDeleted,
+}: {
+  user: User;
+  onSignedOut: () => void;
+  /** The account is deleted: signed out, and the login page says so. */
+  onDeleted: () => void;
+}) {
   const [mfa, setMfa] = useState<Mfa | null>(null);
   const loadMfa = async () => {
     try {
@@ -102,7 +111,7 @@ export function AccountScreen({ user, onSignedOut }: { user: User; onSignedOut: 
       <AccessTokens />
       <Attachments />
       <ExportImport />
-      <DeleteAccount onDeleted={onSignedOut} />
+      <DeleteAccount onDeleted={onDeleted} />
     </div>
   );
 }
@@ -453,40 +462,111 @@ function ExportImport() {
   );
 }
 
+/**
+ * Deleting the account (issue #42, item 10): what it deletes and an export to keep first are said
+ * before anything is asked; the password is the last step and the only confirmation, so a wrong one
+ * is said at once, in place, with nothing to confirm again; afterwards the login page says it is done.
+ */
 function DeleteAccount({ onDeleted }: { onDeleted: () => void }) {
+  const [open, setOpen] = useState(false);
   const [password, setPassword] = useState('');
   const [error, setError] = useState('');
+  const [exported, setExported] = useState('');
+  const [busy, setBusy] = useState(false);
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (open) field.current?.focus();
+  }, [open]);
   const submit = async (event: Event) => {
     event.preventDefault();
-    if (!window.confirm('Delete your account and every note in it, for good?')) return;
+    if (busy) return;
+    setError('');
+    setBusy(true);
     try {
       await deleteAccount(password);
       onDeleted();
     } catch (e) {
-      setError(errorMessage(e));
+      setError(
+        e instanceof ApiError && e.status === 401
+          ? password === ''
+            ? 'Enter your password to delete the account.'
+            : 'That password is wrong. Nothing was deleted; try again.'
+          : errorMessage(e),
+      );
+      setBusy(false);
+      field.current?.focus();
     }
+  };
+  const close = () => {
+    setOpen(false);
+    setPassword('');
+    setError('');
   };
   return (
     <section aria-labelledby="delete-heading" class="danger-zone">
       <h2 id="delete-heading">Delete account</h2>
-      <form onSubmit={submit}>
-        <label for="delete-password">Confirm with your password</label>
-        <input
-          id="delete-password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" class="danger">
-          Delete account
+      <p>
+        Deleting your account deletes every note in it, with their versions, files and shares, for good. It cannot be
+        undone.
+      </p>
+      {!open ? (
+        <button type="button" class="danger" onClick={() => setOpen(true)}>
+          Delete account…
         </button>
-      </form>
+      ) : (
+        <form onSubmit={submit}>
+          <p>
+            Keep a copy first: the export has every note as a Markdown file, and imports into Vellum again.{' '}
+            <button
+              type="button"
+              class="secondary"
+              onClick={async () => {
+                setExported('');
+                try {
+                  await download('markdown', 'vellum-notes.zip');
+                  setExported('Export downloaded (Markdown files in a zip).');
+                } catch (e) {
+                  setExported(errorMessage(e));
+                }
+              }}
+            >
+              Download an export
+            </button>
+          </p>
+          {exported && (
+            <p class="flash" role="status">
+              {exported}
+            </p>
+          )}
+          <label for="delete-password">Confirm with your password</label>
+          <input
+            id="delete-password"
+            ref={field}
+            type="password"
+            autoComplete="current-password"
+            value={password}
+            aria-invalid={error !== '' ? 'true' : undefined}
+            aria-describedby={error !== '' ? 'delete-error' : undefined}
+            onInput={(e) => {
+              setPassword(e.currentTarget.value);
+              setError('');
+            }}
+          />
+          {error && (
+            <p class="error" role="alert" id="delete-error">
+              {error}
+            </p>
+          )}
+          <div class="actions">
+            <button type="submit" class="danger" disabled={busy}>
+              Delete my account and notes for good
+            </button>
+            <button type="button" class="secondary" onClick={close}>
+              Cancel
+            </button>
+          </div>
+        </form>
+      )}
     </section>
   );
 }

@@ -18,7 +18,7 @@ import {
 } from './api';
 import { QrCode } from './qr-code';
 import { formatTime } from '../app/format';
-import { passkeyMessage } from '../auth/auth';
+import { passkeyMessage } from '../auth/passkey';
 import { passwordErrorMessage, usePasswordDialog } from './password-dialog';
 
 type Message = { ok: boolean; text: string } | null;

@@ -15,6 +15,8 @@ import {
 import { copyLink, Invitations } from './invitations';
 import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
+import { takeFlash } from './flash';
+import { formatBytes } from './sizes';
 
 const PAGE = 50;
 
@@ -33,7 +35,7 @@ export function AdminScreen({ me }: { me: User }) {
     }
     await load();
   };
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useState(takeFlash);
   const removeFactors = async (user: User) => {
     if (
       !window.confirm(
@@ -51,12 +53,12 @@ export function AdminScreen({ me }: { me: User }) {
     await load();
   };
   const [setupUrl, setSetupUrl] = useState<string | null>(null);
-  const act = async (work: () => Promise<unknown>, done: string) => {
+  const act = async (work: () => Promise<unknown>, done: string | (() => string)) => {
     setNotice('');
     setError('');
     try {
       await work();
-      setNotice(done);
+      setNotice(typeof done === 'string' ? done : done());
     } catch (e) {
       setError(errorMessage(e));
     }
@@ -74,13 +76,22 @@ export function AdminScreen({ me }: { me: User }) {
   };
   const [newName, setNewName] = useState('');
   const [newAdmin, setNewAdmin] = useState(false);
+  const [newEmail, setNewEmail] = useState('');
   const create = async (event: Event) => {
     event.preventDefault();
-    await act(async () => {
-      const created = await createUser({ username: newName, admin: newAdmin });
-      setSetupUrl(created.setup_url);
-      setNewName('');
-    }, 'Account created: hand over its set-up link.');
+    const email = newEmail.trim();
+    let done = 'Account created: hand over its set-up link.';
+    await act(
+      async () => {
+        const created = await createUser({ username: newName, ...(email === '' ? {} : { email }), admin: newAdmin });
+        setSetupUrl(created.setup_url);
+        setNewName('');
+        setNewEmail('');
+        if (created.mailed) done = `Account created: its set-up link was mailed to ${email}.`;
+        else if (email !== '') done = 'Account created. This server sends no mail: hand over its set-up link.';
+      },
+      () => done,
+    );
   };
   const relink = (user: AdminUser) =>
     act(async () => setSetupUrl((await newSetupLink(user.id)).setup_url), `New set-up link for “${user.username}”.`);
@@ -127,6 +138,14 @@ export function AdminScreen({ me }: { me: User }) {
             value={newName}
             onInput={(e) => setNewName(e.currentTarget.value)}
           />
+          <label for="new-email">New account's e-mail (optional)</label>
+          <input
+            id="new-email"
+            type="email"
+            autoComplete="off"
+            value={newEmail}
+            onInput={(e) => setNewEmail(e.currentTarget.value)}
+          />
           <label>
             <input type="checkbox" checked={newAdmin} onChange={(e) => setNewAdmin(e.currentTarget.checked)} /> As an
             administrator
@@ -139,7 +158,7 @@ export function AdminScreen({ me }: { me: User }) {
               {list.map((user) => (
                 <li key={user.id} aria-label={user.username}>
                   <span class="row-title">
-                    {user.username}
+                    <a href={`/admin/users/${user.id}`}>{user.username}</a>
                     {user.is_admin && ' (admin)'}
                     {user.disabled && ' (disabled)'}
                     {user.id === me.id && ' (you)'}
@@ -247,10 +266,4 @@ export function AdminScreen({ me }: { me: User }) {
       </section>
     </div>
   );
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1048576) return `${+(bytes / 1048576).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${+(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }

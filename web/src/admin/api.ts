@@ -38,7 +38,7 @@ export async function updateUser(
   return unwrap(await api.PATCH('/api/auth/admin/{id}', { params: { path: { id } }, body }));
 }
 
-export async function createUser(body: { username: string; admin?: boolean }) {
+export async function createUser(body: { username: string; email?: string; admin?: boolean }) {
   return unwrap(await api.POST('/api/auth/admin/users', { body }));
 }
 
@@ -57,4 +57,20 @@ export async function createInvitation(body: { email?: string; admin?: boolean }
 
 export async function revokeInvitation(id: string): Promise<void> {
   unwrap(await api.DELETE('/api/auth/admin/invitations/{id}', { params: { path: { id } } }));
+}
+
+/**
+ * One account as administrators see it (the row the list gives), or null when there is none: an
+ * unknown id is 404, and an address whose id is not even a UUID (typed or cut short) is 400.
+ */
+export async function getAdminUser(id: string, signal?: AbortSignal): Promise<AdminUser | null> {
+  const result = await api.GET('/api/auth/admin/{id}', { params: { path: { id } }, signal });
+  const code = (result.error as { code?: unknown } | undefined)?.code;
+  if (code === 'user_not_found' || code === 'resource_id_missing') return null;
+  return unwrap(result);
+}
+
+/** A single-use 30-minute password reset link for the account, to hand over (nothing is mailed). */
+export async function passwordResetLink(id: string) {
+  return unwrap(await api.POST('/api/auth/admin/{id}/password-reset', { params: { path: { id } } }));
 }

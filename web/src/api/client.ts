@@ -43,6 +43,8 @@ export const session = new Session({
   locks: typeof navigator !== 'undefined' ? navigator.locks : undefined,
   baseUrl: globalThis.location?.origin ?? 'http://localhost',
   onSignedOut: () => signedOutListener(),
+  // A first visit's login page asks for /api/auth/config without a doomed refresh first.
+  mayHaveSession: () => mayHaveSession(),
 });
 
 export const api = createClient<paths>({

@@ -39,7 +39,13 @@ async function run(): Promise<void> {
       if (token === null) return;
       const response = await fetch('/api/events', { headers: { authorization: `Bearer ${token}` } });
       if (response.status === 401) {
-        await session.token(true);
+        // The token's session has ended (the server closes the stream within 5 s of it for this):
+        // unless a refresh brings a new one, the page says so at once. Before, it went on showing
+        // the editor, and saves went through on the old token until the next refresh failed.
+        if ((await session.token(true)) === null) {
+          session.ended();
+          return;
+        }
         continue;
       }
       if (!response.ok || response.body === null) throw new Error(`events: ${response.status}`);

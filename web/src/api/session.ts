@@ -17,6 +17,11 @@ export interface SessionOptions {
   locks?: LockManagerLike | undefined;
   /** Origin that relative URLs resolve against. */
   baseUrl: string;
+  /**
+   * False when no refresh cookie can exist (the view cookie says so): a call without a token then
+   * goes as it is (an anonymous answer, or a 401 that refreshes) instead of refreshing first.
+   */
+  mayHaveSession?: () => boolean;
   /** Called when the session is gone for good (refresh refused twice): show the login screen. */
   onSignedOut?: () => void;
 }
@@ -35,6 +40,15 @@ export class Session {
 
   setAccessToken(token: string | null): void {
     this.accessToken = token;
+  }
+
+  /**
+   * The session has ended elsewhere (signed out everywhere, password changed, account disabled),
+   * learnt outside `fetch`: the login screen shows now, not at the next save.
+   */
+  ended(): void {
+    this.accessToken = null;
+    this.options.onSignedOut?.();
   }
 
   /** The access token for a request made outside `fetch` (an upload with progress); refreshed when `stale`. */
@@ -61,8 +75,12 @@ export class Session {
   }
 
   private async refreshOnce(): Promise<boolean> {
+    // A token set while this refresh was on the way (a login on the page that started it) is newer
+    // than anything the refresh could say: a failed refresh must not drop it.
+    const before = this.accessToken;
     for (let attempt = 0; attempt < 2; attempt += 1) {
       const csrfResponse = await this.options.fetch(this.request('/api/auth/cookie/csrf', { method: 'GET' }));
+      unavailable(csrfResponse);
       const csrf = csrfResponse.headers.get('x-csrf-token');
       if (!csrfResponse.ok || csrf === null) {
         if (csrfResponse.status === 401 && attempt === 0) continue;
@@ -71,6 +89,7 @@ export class Session {
       const response = await this.options.fetch(
         this.request('/api/auth/cookie/refresh', { method: 'POST', headers: { 'x-csrf-token': csrf } }),
       );
+      unavailable(response);
       if (response.ok) {
         const body = (await response.json()) as { access_token: string };
         this.accessToken = body.access_token;
@@ -78,6 +97,7 @@ export class Session {
       }
       if (response.status !== 401) break;
     }
+    if (this.accessToken !== before) return true;
     this.accessToken = null;
     return false;
   }
@@ -88,7 +108,8 @@ export class Session {
    */
   fetch = async (input: Request): Promise<Response> => {
     const retry = input.clone();
-    if (this.accessToken === null && !isPublic(input.url)) await this.refresh();
+    if (this.accessToken === null && !isPublic(input.url) && this.options.mayHaveSession?.() !== false)
+      await this.refresh();
     const response = await this.options.fetch(this.authorize(input));
     if (response.status !== 401 || isPublic(input.url) || (await isWrongPassword(response))) return response;
     if (!(await this.refresh())) {
@@ -111,6 +132,16 @@ export class Session {
   private request(path: string, init: RequestInit): Request {
     return new Request(new URL(path, this.options.baseUrl), { ...init, credentials: 'same-origin' });
   }
+}
+
+/**
+ * A refresh the server could not answer now (5xx: a deploy, the database away; 429: too many at
+ * once) says nothing about the session: it fails like the network (a TypeError, as fetch's own),
+ * so callers keep the token and try again later, instead of showing the login screen.
+ */
+function unavailable(response: Response): void {
+  if (response.status >= 500 || response.status === 429)
+    throw new TypeError(`Failed to fetch: the token refresh answered ${response.status}`);
 }
 
 /**

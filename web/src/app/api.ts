@@ -35,12 +35,14 @@ const LOGOUT_PENDING = 'vellum.logout-pending';
  * the server is told once it can be reached.
  */
 export async function logOut(): Promise<void> {
+  // Remembered before asking: a reload or a closed tab before the server answers (the request then
+  // never arrives) still finds the logout at the next start, not the session resumed.
+  localStorage.setItem(LOGOUT_PENDING, '1');
   const told = await api.DELETE('/api/auth/sessions/current').then(
     () => true,
     () => false,
   );
-  if (told) return;
-  localStorage.setItem(LOGOUT_PENDING, '1');
+  if (told) localStorage.removeItem(LOGOUT_PENDING);
 }
 
 /** "Log out everywhere": ends every session of the account, this one included (the spec's /auth/logout). */

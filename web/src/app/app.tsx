@@ -9,27 +9,24 @@ import {
   signedInAgain,
   type User,
 } from './api';
-import { EnrolmentScreen } from '../account/enrolment';
 import { Header } from './header';
+import { AccountScreen, AdminScreens, EnrolmentScreen, HistoryScreen, TrashScreen } from './screens';
 import { Shortcuts } from './shortcuts';
 import { QuickSwitcher } from './quick-switcher';
 import { navigate, usePath } from './router';
-import { AccountScreen } from '../account/account';
-import { AdminScreen } from '../admin/admin';
 import { AuthScreen } from '../auth/auth';
-import { HistoryScreen } from '../history/history';
 import { NotesScreen } from '../notes/notes-screen';
-import { TrashScreen } from '../trash/trash';
+import { loadCodeMirror } from '../notes/markdown-editor';
+import { openForReading } from './device-settings';
 import { SharedPage } from '../sharing/shared-page';
+import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage } from '../auth/recovery';
 import { isNetworkError, useConnection } from '../offline/connection';
 import { ConnectionBanner, StorageFullNotice, UpdatePrompt } from '../offline/connection-state';
 import { forgetDevice, lastAccountOnDevice, signedInOnDevice } from '../offline/device-copy';
-import { saveKeptDrafts } from '../offline/sync';
-import { ConfirmEmailPage, ForgotPasswordPage, ResetPasswordPage } from '../auth/recovery';
 
 type State =
   | { status: 'loading' }
-  | { status: 'out'; ended?: boolean; loggedOut?: boolean }
+  | { status: 'out'; ended?: boolean; loggedOut?: boolean; deleted?: boolean }
   | { status: 'in'; user: User; enrol?: boolean };
 
 export function App() {
@@ -72,6 +69,12 @@ function SignedInApp({ path }: { path: string }) {
   useEffect(() => {
     // Only a session that was in can end (a late 401 after Log out must not say so).
     onSignedOut(() => setState((now) => (now.status === 'in' ? { status: 'out', ended: true } : now)));
+    // A note opened by its link, to edit: the editor's code (the largest chunk) is fetched while the
+    // session resumes and the note loads, not after them.
+    if (mayHaveSession() && /^\/notes\/[^/]+$/.test(path) && !openForReading.on())
+      void loadCodeMirror().catch(() => {
+        /* the editor tries again when it mounts, and has its plain box meanwhile */
+      });
     // A reload keeps the user signed in through the refresh cookie (spec §5.9).
     (async () => {
       const user = await resume();
@@ -105,13 +108,20 @@ function SignedInApp({ path }: { path: string }) {
       <AuthScreen
         mode={path === '/signup' ? 'signup' : path === '/setup' ? 'setup' : 'login'}
         ended={state.ended === true}
+        deleted={state.deleted === true}
         onSignedIn={async (user) => {
           // What another account left on this device goes before anything of this one shows.
           signedInAgain();
           await signedInOnDevice(user);
           // REQUIRE_SECOND_FACTOR may send this account to enrolment first (GET /auth/me says so).
-          setState({ status: 'in', user, enrol: await enrolmentRequired() });
+          // The notes are asked for beside that question, not after it: one round trip less before
+          // the list. Such an account's notes are refused by the server meanwhile, and its
+          // enrolment replaces them as soon as the answer comes (it is asked first, so usually first).
+          const enrol = enrolmentRequired();
+          setState({ status: 'in', user });
           if (path === '/login' || path === '/signup' || path === '/setup') navigate('/', { replace: true });
+          if (await enrol)
+            setState((now) => (now.status === 'in' && now.user === user ? { ...now, enrol: true } : now));
         }}
       />
     );
@@ -123,6 +133,11 @@ function SignedInApp({ path }: { path: string }) {
     setState({ status: 'out', loggedOut: true });
     navigate('/login', { replace: true });
   };
+  const accountDeleted = () => {
+    forgetSession();
+    setState({ status: 'out', loggedOut: true, deleted: true });
+    navigate('/login', { replace: true });
+  };
   if (state.enrol === true)
     return <EnrolmentScreen onDone={() => setState({ status: 'in', user })} onSignOut={signOut} />;
   const history = /^\/notes\/([^/]+)\/history$/.exec(path);
@@ -130,8 +145,9 @@ function SignedInApp({ path }: { path: string }) {
   let screen;
   if (history) screen = <HistoryScreen noteId={history[1]!} />;
   else if (path === '/trash') screen = <TrashScreen />;
-  else if (path === '/account') screen = <AccountScreen user={user} onSignedOut={signOut} />;
-  else if (path === '/admin' && user.is_admin) screen = <AdminScreen me={user} />;
+  else if (path === '/account') screen = <AccountScreen user={user} onSignedOut={signOut} onDeleted={accountDeleted} />;
+  else if ((path === '/admin' || path.startsWith('/admin/')) && user.is_admin)
+    screen = <AdminScreens me={user} path={path} />;
   else screen = <NotesScreen noteId={note ? note[1]! : null} me={user.id} myName={user.username} />;
   return (
     <>
@@ -157,7 +173,8 @@ function KeptDraftsSaver({ me, open }: { me: string; open: string | null }) {
   const latest = useRef(open);
   latest.current = open;
   useEffect(() => {
-    if (wakes > 0) void saveKeptDrafts(me, latest.current);
+    // Its code is fetched then: only a connection that came back needs it.
+    if (wakes > 0) void import('../offline/sync').then(({ saveKeptDrafts }) => saveKeptDrafts(me, latest.current));
   }, [wakes, me]);
   return null;
 }
@@ -166,7 +183,7 @@ function titleFor(path: string): string {
   if (path.endsWith('/history')) return 'History · Vellum';
   if (path === '/trash') return 'Trash · Vellum';
   if (path === '/account') return 'Account · Vellum';
-  if (path === '/admin') return 'Administration · Vellum';
+  if (path === '/admin' || path.startsWith('/admin/')) return 'Administration · Vellum';
   if (path === '/signup') return 'Sign up · Vellum';
   if (path === '/setup') return 'Choose your password · Vellum';
   if (path === '/reset') return 'New password · Vellum';

@@ -1,5 +1,6 @@
 import { logOut as endSession, type User } from './api';
 import { confirmLeave } from './router';
+import { AccountScreen, AdminScreens, preloadOn, TrashScreen } from './screens';
 import { listDrafts } from '../notes/drafts';
 
 export function Header({ user, path, onSignedOut }: { user: User; path: string; onSignedOut: () => void }) {
@@ -19,8 +20,8 @@ export function Header({ user, path, onSignedOut }: { user: User; path: string; 
     await endSession();
     onSignedOut();
   };
-  const link = (href: string, label: string, active: boolean) => (
-    <a href={href} aria-current={active ? 'page' : undefined}>
+  const link = (href: string, label: string, active: boolean, screen?: Parameters<typeof preloadOn>[0]) => (
+    <a href={href} aria-current={active ? 'page' : undefined} {...(screen && preloadOn(screen))}>
       {label}
     </a>
   );
@@ -31,9 +32,9 @@ export function Header({ user, path, onSignedOut }: { user: User; path: string; 
       </a>
       <nav aria-label="Main">
         {link('/', 'Notes', path === '/' || path.startsWith('/notes'))}
-        {link('/trash', 'Trash', path === '/trash')}
-        {link('/account', 'Account', path === '/account')}
-        {user.is_admin && link('/admin', 'Admin', path === '/admin')}
+        {link('/trash', 'Trash', path === '/trash', TrashScreen)}
+        {link('/account', 'Account', path === '/account', AccountScreen)}
+        {user.is_admin && link('/admin', 'Admin', path === '/admin' || path.startsWith('/admin/'), AdminScreens)}
       </nav>
       <span class="who" title="Signed in as">
         {user.username}

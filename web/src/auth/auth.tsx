@@ -1,4 +1,3 @@
-import { browserSupportsWebAuthn, startAuthentication, WebAuthnError } from '@simplewebauthn/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, errorMessage } from '../api/client';
 import { useResource } from '../api/resource';
@@ -10,11 +9,14 @@ export function AuthScreen({
   mode,
   onSignedIn,
   ended = false,
+  deleted = false,
 }: {
   /** setup: an account an administrator created chooses its password (`/setup?token=…`). */
   mode: 'login' | 'signup' | 'setup';
   onSignedIn: (user: User) => void;
   ended?: boolean;
+  /** The account was just deleted (Account, Delete account): the page says it is done. */
+  deleted?: boolean;
 }) {
   // What this server allows (GET /auth/config): sign-up only where it may work.
   const config = useResource((signal) => authConfig(signal), []);
@@ -36,6 +38,11 @@ export function AuthScreen({
   const setup = mode === 'setup';
   /** Single sign-on's button label (null: none), and whether passwords sign in (GET /auth/config). */
   const offer = { sso: config.data?.oidc?.name ?? null, passwords: config.data?.password_login ?? true };
+  /**
+   * PASSWORD_LOGIN=off: no password would sign a new account in, so sign-up offers single sign-on
+   * only (the server refuses a password sign-up but for an administrator's invitation).
+   */
+  const passwordForm = !(signup && !offer.passwords);
 
   useEffect(() => {
     if (code === '') codeInput.current?.focus();
@@ -67,13 +74,18 @@ export function AuthScreen({
     setError('');
     setBusy(true);
     try {
-      const options = await passkeyLoginOptions();
+      const [{ startAuthentication }, options] = await Promise.all([import('./passkey'), passkeyLoginOptions()]);
       const credential = await startAuthentication({
         optionsJSON: options as Parameters<typeof startAuthentication>[0]['optionsJSON'],
       });
       onSignedIn(await logInWithPasskey(credential));
     } catch (e) {
-      setError(passkeyMessage(e, 'sign in'));
+      setError(
+        await import('./passkey').then(
+          ({ passkeyMessage }) => passkeyMessage(e, 'sign in'),
+          () => errorMessage(e),
+        ),
+      );
     } finally {
       setBusy(false);
     }
@@ -106,7 +118,21 @@ export function AuthScreen({
       )}
       {signup && invitation !== undefined && (
         <p class="notice" role="status">
-          You were invited: choose a username and a password.
+          {passwordForm
+            ? 'You were invited: choose a username and a password.'
+            : `You were invited: sign up with ${offer.sso ?? 'single sign-on'}.`}
+        </p>
+      )}
+      {signup && !passwordForm && (
+        <p class="muted">
+          {offer.sso === null
+            ? 'Signing up with a password is turned off on this server.'
+            : `Accounts on this server sign in with ${offer.sso}; passwords are turned off.`}
+        </p>
+      )}
+      {deleted && !signup && (
+        <p class="notice" role="status">
+          Your account is deleted, with every note in it, and this device has forgotten it.
         </p>
       )}
       {ended && !signup && (
@@ -119,12 +145,18 @@ export function AuthScreen({
           {ssoError}
         </p>
       )}
-      {signup && invitation !== undefined && offer.sso !== null && (
+      {signup && signupOffered && offer.sso !== null && (
         <p>
           {/* The invitation travels through the provider in a signed cookie and is used when the account is made. */}
           <button
             type="button"
-            onClick={() => location.assign(`/api/auth/oidc/login?invitation=${encodeURIComponent(invitation)}`)}
+            onClick={() =>
+              location.assign(
+                invitation === undefined
+                  ? '/api/auth/oidc/login'
+                  : `/api/auth/oidc/login?invitation=${encodeURIComponent(invitation)}`,
+              )
+            }
           >
             Sign up with {offer.sso}
           </button>
@@ -139,77 +171,79 @@ export function AuthScreen({
         </p>
       )}
       {!signup && !offer.passwords && <p class="muted">Passwords sign in administrators only on this server.</p>}
-      <form onSubmit={submit} noValidate>
-        {!setup && <label for="username">Username</label>}
-        {!setup && (
-          <input
-            id="username"
-            name="username"
-            autoComplete={signup ? 'username' : 'username webauthn'}
-            autoCapitalize="none"
-            spellcheck={false}
-            value={username}
-            onInput={(e) => {
-              setUsername(e.currentTarget.value);
-              setCode(null);
-            }}
-            required
-            aria-describedby={signup ? 'username-rule' : undefined}
-          />
-        )}
-        {signup && (
-          <p id="username-rule" class="hint">
-            3 to 32 letters, digits, “_”, “.” or “-”.
-          </p>
-        )}
-        <label for="password">Password</label>
-        <input
-          id="password"
-          name="password"
-          type="password"
-          autoComplete={signup || setup ? 'new-password' : 'current-password'}
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-          required
-          aria-describedby={signup || setup ? 'password-rules' : undefined}
-        />
-        {(signup || setup) && <PasswordRules password={password} id="password-rules" />}
-        {code !== null && (
-          <>
-            <label for="one-time-code">One-time code</label>
+      {passwordForm && (
+        <form onSubmit={submit} noValidate>
+          {!setup && <label for="username">Username</label>}
+          {!setup && (
             <input
-              id="one-time-code"
-              ref={codeInput}
-              name="code"
-              autoComplete="one-time-code"
-              inputMode="text"
+              id="username"
+              name="username"
+              autoComplete={signup ? 'username' : 'username webauthn'}
               autoCapitalize="none"
               spellcheck={false}
-              value={code}
-              onInput={(e) => setCode(e.currentTarget.value)}
-              aria-describedby="one-time-code-hint"
-              maxLength={64}
+              value={username}
+              onInput={(e) => {
+                setUsername(e.currentTarget.value);
+                setCode(null);
+              }}
+              required
+              aria-describedby={signup ? 'username-rule' : undefined}
             />
-            <p id="one-time-code-hint" class="hint">
-              The 6-digit code from your authenticator app, or one of your recovery codes.
+          )}
+          {signup && (
+            <p id="username-rule" class="hint">
+              3 to 32 letters, digits, “_”, “.” or “-”.
             </p>
-          </>
-        )}
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
-        <button type="submit" disabled={busy}>
-          {setup ? 'Set password' : signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
-        </button>
-      </form>
+          )}
+          <label for="password">Password</label>
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autoComplete={signup || setup ? 'new-password' : 'current-password'}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+            required
+            aria-describedby={signup || setup ? 'password-rules' : undefined}
+          />
+          {(signup || setup) && <PasswordRules password={password} id="password-rules" />}
+          {code !== null && (
+            <>
+              <label for="one-time-code">One-time code</label>
+              <input
+                id="one-time-code"
+                ref={codeInput}
+                name="code"
+                autoComplete="one-time-code"
+                inputMode="text"
+                autoCapitalize="none"
+                spellcheck={false}
+                value={code}
+                onInput={(e) => setCode(e.currentTarget.value)}
+                aria-describedby="one-time-code-hint"
+                maxLength={64}
+              />
+              <p id="one-time-code-hint" class="hint">
+                The 6-digit code from your authenticator app, or one of your recovery codes.
+              </p>
+            </>
+          )}
+          {error && (
+            <p class="error" role="alert">
+              {error}
+            </p>
+          )}
+          <button type="submit" disabled={busy}>
+            {setup ? 'Set password' : signup ? 'Sign up' : code === null ? 'Log in' : 'Verify and log in'}
+          </button>
+        </form>
+      )}
       {!signup && !setup && (
         <p>
           <a href="/forgot-password">Forgot password?</a>
         </p>
       )}
-      {!signup && !setup && browserSupportsWebAuthn() && (
+      {!signup && !setup && passkeysSupported() && (
         <p>
           <button type="button" class="secondary" disabled={busy} onClick={withPasskey}>
             Sign in with a passkey
@@ -232,16 +266,12 @@ export function AuthScreen({
   );
 }
 
-/** What went wrong with a passkey, in words: the browser's own errors are technical or silent. */
-export function passkeyMessage(error: unknown, action: 'sign in' | 'add it'): string {
-  if (error instanceof WebAuthnError || (error instanceof Error && error.name === 'NotAllowedError')) {
-    return action === 'sign in'
-      ? 'Passkey sign-in was cancelled or timed out, or this device has no passkey for Vellum.'
-      : 'Adding the passkey was cancelled or timed out, or this device already holds one for your account.';
-  }
-  if (error instanceof ApiError && error.status === 401 && action === 'sign in')
-    return 'That passkey is not registered with Vellum any more.';
-  return errorMessage(error);
+/**
+ * Whether this browser can use a passkey at all (what `browserSupportsWebAuthn` of SimpleWebAuthn
+ * checks): asked here, because importing that library for it would put all of it on the login page.
+ */
+function passkeysSupported(): boolean {
+  return typeof globalThis.PublicKeyCredential === 'function';
 }
 
 /** What a single sign-on refusal code means, for the person who was sent back to the login page. */

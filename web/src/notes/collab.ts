@@ -29,6 +29,12 @@ export interface LiveOptions {
   onRefused: (reason: string) => void;
   /** The server ended the session: `Forbidden` (access ended) or `Unauthorized` (the session did). */
   onEnded: (reason: string) => void;
+  /**
+   * The owner changed this person's role while the note is open (the server's stateless
+   * `{"type":"role"}` message, docs/api.md): `false` made viewer (what is typed from now on is
+   * dropped by the server), `true` made editor again.
+   */
+  onWritable: (writable: boolean) => void;
   /** Whether everything typed here has reached the server. */
   onPending: (pending: boolean) => void;
   /** The names of the others here now. */
@@ -37,13 +43,42 @@ export interface LiveOptions {
   onTitle: (title: string) => void;
 }
 
+/** A session's document as it was when its socket went: the state, its writers, and its text. */
+export interface KeptDocument {
+  state: Uint8Array;
+  writers: Map<number, number>;
+  content: string;
+  title: string;
+}
+
+/**
+ * The origin of changes this side makes to the shared text other than typing (an earlier session's
+ * document taken in, text brought in, the title set): the provider sends them like any other, but
+ * undo (which tracks typing) leaves them alone; one Ctrl+Z must not take back the others' words.
+ */
+const NOT_TYPING = { notTyping: true };
+
 export interface Live {
-  /** Whether this connection may write (`readonly` for viewers). */
+  /** Whether this connection may write (`readonly` for viewers; changes with the role, `onWritable`). */
   readonly writable: boolean;
   content(): string;
   title(): string;
   /** CodeMirror's binding to the shared text, with the others' cursors and their names. */
   binding(): Extension;
+  /** The whole document as this side holds it, kept when the socket goes. */
+  keep(): KeptDocument;
+  /**
+   * Whether `kept` (an earlier session's) comes from the same document as the server's now: they
+   * share a writer (the seed the server made the document from, at least). A server that lost its
+   * stored document made a new one from a version, whose items no earlier state has.
+   */
+  sharesHistory(kept: KeptDocument): boolean;
+  /**
+   * Takes an earlier session's document in, merged by Yjs item: what the server already has counts
+   * once, and what it lacks (typed here and never acknowledged; acknowledged, then lost by a server
+   * that stopped before storing it; dropped while a viewer) goes to it again. Not an undo step.
+   */
+  takeIn(kept: KeptDocument): void;
   /** Brings text typed here on `from` (before the session, or while it was away) into the shared text. */
   bringIn(from: string, to: string): void;
   setTitle(title: string): void;
@@ -68,8 +103,8 @@ const namesTheme = EditorView.theme({
 // Chromium rewrites the attribute from the element's (empty) inline style when it next
 // synchronises it — a screenshot did — so rules matching the attribute's text stopped matching and
 // the name was white on nothing. Styles set through the CSSOM are not subject to CSP: after each
-// redraw the carets are coloured here, by the name they show (PALETTE's colour for it, the one that
-// person's client announces; never a colour string another client sends). The selections are
+// redraw the carets are coloured here, by the name they show (PALETTE's colour for it; the server
+// replaces every client's announced name and colours with its account's, src/collab/awareness.ts). The selections are
 // fine: CodeMirror sets mark attributes' `style` through the CSSOM itself.
 const caretColours = EditorView.updateListener.of((update) => {
   for (const caret of update.view.contentDOM.querySelectorAll<HTMLElement>('.cm-ySelectionCaret')) {
@@ -98,7 +133,7 @@ function replaceText(text: Y.Text, next: string): void {
   text.doc!.transact(() => {
     if (now.length - head - tail > 0) text.delete(head, now.length - head - tail);
     if (next.length - head - tail > 0) text.insert(head, next.slice(head, next.length - tail));
-  });
+  }, NOT_TYPING);
 }
 
 export function connectLive(options: LiveOptions): Live {
@@ -116,6 +151,23 @@ export function connectLive(options: LiveOptions): Live {
       writable = scope === 'read-write';
     },
     onAuthenticationFailed: ({ reason }) => options.onRefused(reason),
+    onStateless: ({ payload }) => {
+      let message: { type?: unknown; role?: unknown };
+      try {
+        message = JSON.parse(payload);
+      } catch {
+        return;
+      }
+      if (message?.type !== 'role' || typeof message.role !== 'string') return;
+      const now = message.role !== 'viewer';
+      if (now === writable) return;
+      writable = now;
+      // Made editor again: what was typed here and dropped while a viewer (kept in this document,
+      // unacknowledged) is offered to the server again by a sync, as on connecting; until it is
+      // taken, the next typing would wait for it on the server.
+      if (writable) provider.forceSync();
+      options.onWritable(writable);
+    },
     onSynced: ({ state }) => {
       if (state) options.onSynced();
     },
@@ -145,10 +197,31 @@ export function connectLive(options: LiveOptions): Live {
       return writable;
     },
     content: () => content.toString(),
+    keep: () => ({
+      state: Y.encodeStateAsUpdate(document),
+      writers: Y.decodeStateVector(Y.encodeStateVector(document)),
+      content: content.toString(),
+      title: title.toString(),
+    }),
+    sharesHistory(kept) {
+      const theirs = Y.decodeStateVector(Y.encodeStateVector(document));
+      for (const [client, clock] of kept.writers) if (clock > 0 && (theirs.get(client) ?? 0) > 0) return true;
+      return false;
+    },
+    takeIn: (kept) => Y.applyUpdate(document, kept.state, NOT_TYPING),
     title: () => title.toString(),
     binding: () => [
       yCollab(content, provider.awareness, { undoManager }),
-      Prec.high(keymap.of(yUndoManagerKeymap)),
+      // Undo and redo change the shared text directly, past CodeMirror's read-only state (a
+      // viewer's): only while the editor takes typing.
+      Prec.high(
+        keymap.of(
+          yUndoManagerKeymap.map((binding) => ({
+            ...binding,
+            run: (view: EditorView) => !view.state.readOnly && (binding.run?.(view) ?? false),
+          })),
+        ),
+      ),
       namesTheme,
       caretColours,
     ],
@@ -163,7 +236,7 @@ export function connectLive(options: LiveOptions): Live {
           if (end > start) content.delete(start, end - start);
           if (text !== '') content.insert(start, text);
         }
-      });
+      }, NOT_TYPING);
     },
     setTitle: (next) => replaceText(title, next),
     destroy: () => {

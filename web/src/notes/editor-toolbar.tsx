@@ -1,5 +1,6 @@
 import type { JSX } from 'preact';
 import { navigate } from '../app/router';
+import { HistoryScreen, preloadOn } from '../app/screens';
 import type { Note } from './api';
 import type { Role } from './editor-state';
 import { useConnection } from '../offline/connection';
@@ -97,7 +98,12 @@ export function EditorToolbar({
       <div class="more-actions" id="note-more" data-open={more ? '' : undefined}>
         {canEdit && attachButton}
         {onServer && (
-          <button type="button" class="secondary" onClick={() => navigate(`/notes/${note.id}/history`)}>
+          <button
+            type="button"
+            class="secondary"
+            {...preloadOn(HistoryScreen)}
+            onClick={() => navigate(`/notes/${note.id}/history`)}
+          >
             History
           </button>
         )}

@@ -1,10 +1,9 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { errorMessage } from '../api/client';
 import { Markdown } from '../markdown/markdown';
-import { SharePanel } from '../sharing/share-panel';
 import { createNote, deleteNote, getNote, saveVersion, versionText, type Folder, type Note } from './api';
 import { useAttacher } from './attach';
-import { ConflictPanel, type Conflict } from './conflict-panel';
+import type { Conflict } from './conflict-panel';
 import type { Region } from './merge-choices';
 import { clearDraft } from './drafts';
 import { EditorToolbar } from './editor-toolbar';
@@ -22,6 +21,11 @@ import { currentConnection, isNetworkError } from '../offline/connection';
 import { useLive } from './use-live';
 import type { MarkdownEditorHandle } from './codemirror';
 import { liveEditing } from '../app/device-settings';
+import { lazy } from '../app/lazy';
+
+// Shown only when asked for (Share) or when a save meets changes made elsewhere: chunks of their own.
+const SharePanel = lazy(() => import('../sharing/share-panel').then((m) => m.SharePanel));
+const ConflictPanel = lazy(() => import('./conflict-panel').then((m) => m.ConflictPanel));
 
 export { NEW } from './editor-state';
 
@@ -101,6 +105,11 @@ export function Editor({
   });
   isLive.current = live.state.kind === 'live';
   const ended = live.state.kind === 'ended';
+  /**
+   * Made a viewer by the owner since the note opened (told live; it holds while the socket is away):
+   * the editor takes no typing and saves nothing.
+   */
+  const onlyReading = live.demoted;
   /** Unsaved: while live, only what has not reached the server yet. */
   const dirty = live.state.kind === 'live' ? live.state.pending : ended ? false : changed;
   now.current = { note, dirty, title, role };
@@ -170,9 +179,17 @@ export function Editor({
     } else formRef.current?.focus({ preventScroll: true });
   }, [note]);
 
-  useDraftKeeping({ me, noteId, now, text, edits, discarded });
+  useDraftKeeping({
+    me,
+    noteId,
+    now,
+    text,
+    edits,
+    discarded,
+    unsaved: () => (isLive.current ? live.pending.current : now.current.dirty),
+  });
   // Leaving without saving, asked and answered: the draft goes too (a closed tab keeps it).
-  useLeaveGuard(dirty, () => {
+  useLeaveGuard(live.state.kind === 'live' ? live.pending : dirty, () => {
     // Offline the text stays kept here and is saved on reconnection (offline/sync.ts).
     if (currentConnection().offline) return;
     discarded.current = true;
@@ -180,7 +197,7 @@ export function Editor({
   });
 
   const save = async (base = note, mine = { title, content: text.get() }) => {
-    if (base === null || busy || ended) return;
+    if (base === null || busy || ended || onlyReading) return;
     // Live: every change is already with the server, which makes the versions.
     if (isLive.current) return;
     // An unchanged save would only make an identical version.
@@ -212,6 +229,8 @@ export function Editor({
           getNote(base.id),
           versionText(base.id, base.version, base),
           import('./merge-regions'),
+          // Fetched with the rest, so the panel shows with the merge, not a round trip after it.
+          ConflictPanel.preload(),
         ]);
         // The hunks describe the version the server merged with; saved over again since (or a 412,
         // without hunks), or the base no longer kept here: the whole text is the place to choose,
@@ -282,12 +301,12 @@ export function Editor({
     saveAfter.current = false;
     saveNow();
   }, [busy]);
-  const canTick = role !== 'viewer' && !ended && conflict === null;
+  const canTick = role !== 'viewer' && !ended && !onlyReading && conflict === null;
   // Saved by itself once the typing pauses — also over a newer version saved elsewhere (the save
   // merges with it), but not over a conflict or a restored draft, which wait for the user's choice.
   useAutosave(
     saveNow,
-    dirty && role !== 'viewer' && conflict === null && restored === null && !isLive.current && !ended,
+    dirty && role !== 'viewer' && !onlyReading && conflict === null && restored === null && !isLive.current && !ended,
     [title, edits],
     note,
   );
@@ -335,11 +354,13 @@ export function Editor({
     >
       <EditorToolbar
         note={note}
-        role={ended ? 'viewer' : role}
+        role={ended || onlyReading ? 'viewer' : role}
         dirty={dirty && live.state.kind !== 'live'}
         status={
           live.state.kind === 'live'
-            ? `Live${live.state.people.length > 0 ? ` with ${live.state.people.join(', ')}` : ''} · ${live.state.pending ? 'Saving…' : 'Saved'}`
+            ? `Live${live.state.people.length > 0 ? ` with ${live.state.people.join(', ')}` : ''} · ${
+                !live.state.writable ? 'You can now only read this note' : live.state.pending ? 'Saving…' : 'Saved'
+              }`
             : status
         }
         busy={busy}
@@ -370,7 +391,7 @@ export function Editor({
         />
       ) : (
         <p class="notice shared-badge">
-          Shared with you: you can {role === 'editor' ? 'read and edit' : 'read'} this note.
+          Shared with you: you can {role === 'editor' && !onlyReading ? 'read and edit' : 'read'} this note.
         </p>
       )}
       {newer.gone && (
@@ -396,6 +417,15 @@ export function Editor({
       {live.state.kind === 'ended' && (
         <p class="error" role="alert">
           {live.state.why}
+        </p>
+      )}
+      {live.state.kind === 'off' && live.state.why !== undefined && <p role="status">{live.state.why}</p>}
+      {live.state.kind === 'live' && !live.state.writable && live.state.pending && (
+        // Typed just before the owner made this person a viewer: the server dropped it, and it is
+        // still here (the editor and the draft on this device), never silently gone.
+        <p class="notice" role="status">
+          Your last changes had not reached the others when you were made a viewer: they stay here for you to copy, and
+          reach the others if you are made an editor again.
         </p>
       )}
       {attacher.message}
@@ -448,7 +478,7 @@ export function Editor({
             ref={titleRef}
             value={title}
             maxLength={200}
-            readOnly={ended}
+            readOnly={ended || onlyReading}
             onInput={(e) => {
               setTitle(e.currentTarget.value);
               live.session.current?.setTitle(e.currentTarget.value);

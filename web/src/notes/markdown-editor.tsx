@@ -7,12 +7,29 @@ type CodeMirrorModule = typeof import('./codemirror');
 let loading: Promise<CodeMirrorModule> | null = null;
 
 /** CodeMirror arrives in its own chunk on first use; a failed load may be tried again later. */
-function loadCodeMirror(): Promise<CodeMirrorModule> {
+export function loadCodeMirror(): Promise<CodeMirrorModule> {
   loading ??= import('./codemirror').catch((error: unknown) => {
     loading = null;
     throw error;
   });
   return loading;
+}
+
+/**
+ * The editor's code, fetched while the person looks at the list (called once the list has shown),
+ * so that New note or a click on a note finds it loaded. It waits for an idle moment after the
+ * list's own requests and renders, so it never shares the wire with them; not at all when the
+ * browser says its user wants to save data.
+ */
+export function prefetchCodeMirror(): void {
+  const connection = (navigator as { connection?: { saveData?: boolean } }).connection;
+  if (loading !== null || connection?.saveData === true) return;
+  const start = () =>
+    void loadCodeMirror().catch(() => {
+      /* the editor tries again when it mounts, and has its plain box meanwhile */
+    });
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(start, { timeout: 2000 });
+  else setTimeout(start, 200);
 }
 
 interface Props {

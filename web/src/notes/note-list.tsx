@@ -1,4 +1,5 @@
 import { defaultRangeExtractor } from '@tanstack/virtual-core';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import type { NoteRow, SharedNoteRow } from './api';
 import { NOTE_DRAG_TYPE } from './sidebar';
@@ -32,7 +33,8 @@ export function NoteList({
   onNeedMore: () => void;
   current: string | null;
   query: string;
-  empty: string;
+  /** What an empty list says: a line, or (a new account's notes) more. */
+  empty: ComponentChildren;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const rows = notes ?? [];
@@ -62,7 +64,8 @@ export function NoteList({
         Loading notes…
       </p>
     );
-  if (notes.length === 0) return <p class="muted">{empty}</p>;
+  if (notes.length === 0)
+    return typeof empty === 'string' ? <p class="muted">{empty}</p> : <div class="empty-list">{empty}</div>;
   return (
     <div class="rows-box" ref={box}>
       <ul

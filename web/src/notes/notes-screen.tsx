@@ -19,6 +19,7 @@ import { Editor, NEW } from './editor';
 import { FIND, NoteByTitle } from './note-by-title';
 import { useLiveChanges } from '../api/events';
 import { NoteList, type SharedRow } from './note-list';
+import { prefetchCodeMirror } from './markdown-editor';
 
 /** Notes the list asks for at a time. */
 const PAGE = 100;
@@ -129,6 +130,11 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
     void load();
     return () => inFlight.current?.abort();
   }, [load]);
+  // The list has shown, its requests answered: the editor's code comes next, while it is read.
+  const listed = notes !== null;
+  useEffect(() => {
+    if (listed) prefetchCodeMirror();
+  }, [listed]);
   /** The list again as far as it was scrolled (after a save, a move, a change elsewhere). */
   const refresh = useCallback(() => void load(Math.max(loaded.current, PAGE)), [load]);
   // Saves, moves and shares made elsewhere (another device, another person) show up as they happen.
@@ -325,11 +331,13 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
             current={noteId}
             query={scopeKey}
             empty={
-              scope.kind === 'all'
-                ? 'No notes yet.'
-                : scope.kind === 'shared'
-                  ? 'No one has shared a note with you yet.'
-                  : 'No notes here.'
+              scope.kind === 'all' ? (
+                <NoNotesYet />
+              ) : scope.kind === 'shared' ? (
+                'No one has shared a note with you yet.'
+              ) : (
+                'No notes here.'
+              )
             }
           />
         )}
@@ -369,6 +377,26 @@ export function NotesScreen({ noteId, me, myName }: { noteId: string | null; me:
         )}
       </section>
     </div>
+  );
+}
+
+/**
+ * A list with no notes at all says what Vellum is and how to begin (issue #42, item 10): it is what
+ * an account made without the welcome note (or one that deleted it) first sees.
+ */
+function NoNotesYet() {
+  return (
+    <>
+      <p class="muted">No notes yet.</p>
+      <p>
+        Vellum keeps your notes in Markdown on your own server. Every save is a version you can compare and restore, and
+        search finds any note as you type.
+      </p>
+      <p>
+        Press <strong>New note</strong> to write your first one, or <a href="/account">import what you have</a>: a
+        Vellum export, or a zip of Markdown files such as an Obsidian vault (Account, Export and import).
+      </p>
+    </>
   );
 }
 

@@ -1,5 +1,6 @@
 import { ChangeSet, type ChangeSpec } from '@codemirror/state';
-import { diffArrays } from 'diff';
+// The one function, not the package's index: that would bring every kind of diff along.
+import { diffArrays } from 'diff/lib/diff/array.js';
 
 /** Lines that keep their terminators. */
 const lines = (text: string) => text.match(/[^\n]*\n|[^\n]+$/g) ?? [];

@@ -15,6 +15,7 @@ export function useDraftKeeping({
   text,
   edits,
   discarded,
+  unsaved = () => now.current.dirty,
 }: {
   me: string;
   noteId: string;
@@ -22,6 +23,11 @@ export function useDraftKeeping({
   text: NoteText;
   edits: number;
   discarded: { current: boolean };
+  /**
+   * Whether anything is unsaved at this moment. Live, that is typing the server has not
+   * acknowledged yet, which the render (`dirty`) shows only after half a second.
+   */
+  unsaved?: () => boolean;
 }): void {
   const { note, dirty, title, role } = now.current;
   // What is unsaved as of the latest render, not as of the effect that calls this: a save's answer
@@ -30,7 +36,7 @@ export function useDraftKeeping({
   // next New note).
   const keepDraft = () => {
     const latest = now.current;
-    if (!latest.dirty || latest.note === null || discarded.current || latest.role === 'viewer') return;
+    if (!unsaved() || latest.note === null || discarded.current || latest.role === 'viewer') return;
     void saveDraft(me, latest.note.id, {
       title: latest.title,
       content: text.get(),
@@ -41,16 +47,18 @@ export function useDraftKeeping({
 
   useEffect(() => {
     if (note === null || role === 'viewer') return;
+    // Leaving the page within the pause, or with typing not yet with the server: written at once
+    // (best effort, as the page goes).
+    window.addEventListener('pagehide', keepDraft);
+    const stop = () => window.removeEventListener('pagehide', keepDraft);
     if (!dirty) {
       void clearDraft(me, noteId);
-      return;
+      return stop;
     }
     const timer = setTimeout(keepDraft, 250);
-    // Leaving the page within the pause: written at once (best effort, as the page goes).
-    window.addEventListener('pagehide', keepDraft);
     return () => {
       clearTimeout(timer);
-      window.removeEventListener('pagehide', keepDraft);
+      stop();
     };
   }, [title, edits, dirty, note]);
   // Gone from the screen within the pause without being asked (the session ended, say): written now.

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { accessToken } from './api';
-import type { Live } from './collab';
+import { ApiError } from '../api/client';
+import { useLiveChanges } from '../api/events';
+import { accessToken, getNote } from './api';
+import type { KeptDocument, Live } from './collab';
 import type { MarkdownEditorHandle } from './codemirror';
 import type { EditorNow } from './editor-state';
 import type { NoteText } from './note-text';
@@ -19,13 +21,25 @@ function loadCollab(): Promise<CollabModule> {
 /**
  * `off`: not live (turned off on this device, a new note, a restored draft waiting for a choice, or
  * the socket not there): the editor saves by itself, merging. `live`: one shared text with the
- * others; the server makes the versions. `ended`: the server closed the session (access ended).
+ * others; the server makes the versions; `writable` false once the owner made this person a viewer
+ * (then `pending` means typed here and dropped by the server). `ended`: the server closed the
+ * session (access ended).
  */
 export type LiveState =
-  | { kind: 'off' }
+  | { kind: 'off'; why?: string }
   | { kind: 'connecting' }
   | { kind: 'live'; pending: boolean; people: string[]; writable: boolean }
   | { kind: 'ended'; why: string };
+
+/**
+ * How long something typed here waits for the server's acknowledgement before the status says
+ * "Saving…". Most keystrokes are acknowledged well within it; flipping the status twice a key cost
+ * a render and a layout each, which made a 1 MB note type slower live than not.
+ */
+const PENDING_SHOWN_MS = 500;
+
+/** The server's refusal when the account has as many live connections as it allows (docs/api.md). */
+const TOO_MANY_CONNECTIONS = 'too_many_connections';
 
 /** After a lost or refused connection, the next try waits this long, doubling up to a minute. */
 const RETRY_MS = 2000;
@@ -55,11 +69,31 @@ export function useLive({
   text: NoteText;
   now: { current: EditorNow };
   onTitle: (title: string) => void;
-}): { state: LiveState; session: { current: Live | null } } {
+}): {
+  state: LiveState;
+  session: { current: Live | null };
+  /** Whether something typed here is not yet with the server, now (`state.pending` says it late). */
+  pending: { readonly current: boolean };
+  /**
+   * Made viewer by the owner while the note was open, as last told: it holds while the socket is
+   * away too (the editor must not go back to saving through the API, which would refuse it).
+   */
+  demoted: boolean;
+} {
   const [state, setState] = useState<LiveState>({ kind: 'off' });
+  const [demoted, setDemoted] = useState(false);
+  const pendingNow = useRef(false);
   const current = useRef<Live | null>(null);
   const latest = useRef({ onTitle });
   latest.current = { onTitle };
+  /** While live: asks the server whether this person may still open the note, and ends the session if not. */
+  const recheck = useRef<(() => void) | null>(null);
+  // The text itself stays in step through the socket (Yjs exchanges whatever either side lacks),
+  // but the events that would have told the server or this tab that access ended may be the ones
+  // missed: the note is asked for again, as the server answers it now.
+  useLiveChanges((change) => {
+    if (change.type === 'resync') recheck.current?.();
+  }, []);
 
   useEffect(() => {
     if (!enabled || !ready) return;
@@ -71,16 +105,47 @@ export function useLive({
     /** A fresh token was tried after a refusal. */
     let refreshed = false;
     let live: Live | null = null;
+    let showPending: ReturnType<typeof setTimeout> | undefined;
+    /**
+     * The last session's document when it went (its text is the editor's then), and the version the
+     * editor was on: the next session takes that document in (Yjs merges it by item, so nothing is
+     * counted twice and nothing the server lacks is lost) and brings in only what was typed since.
+     * From the version instead, the others' typing seen live went in twice; from the text the
+     * server had last acknowledged, an update of another's that came while a keystroke here was
+     * unacknowledged went in twice, and what a stopped server had not stored was lost.
+     */
+    let left: { kept: KeptDocument; version: number } | null = null;
 
-    const putAway = () => {
+    /** Ends the session; `keep`: the socket went, and the next session takes its document in. */
+    const putAway = (keep = false) => {
+      const version = now.current.note?.version;
+      if (keep && live !== null && current.current === live && version !== undefined)
+        left = { kept: live.keep(), version };
+      clearTimeout(showPending);
+      pendingNow.current = false;
       handle.current?.collaborate(null);
       live?.destroy();
       live = null;
       current.current = null;
     };
-    const later = () => {
+    const endForGood = () => {
       putAway();
-      setState({ kind: 'off' });
+      handle.current?.setEditable(false);
+      gone = true;
+      setState({
+        kind: 'ended',
+        why: 'Your access to this note ended: live editing is closed. The text stays here to read and copy.',
+      });
+    };
+    recheck.current = () => {
+      if (live === null || gone) return;
+      getNote(noteId).catch((error: unknown) => {
+        if (!gone && error instanceof ApiError && (error.status === 404 || error.status === 403)) endForGood();
+      });
+    };
+    const later = (why?: string) => {
+      putAway(true);
+      setState(why === undefined ? { kind: 'off' } : { kind: 'off', why });
       if (gone) return;
       clearTimeout(retry);
       retry = setTimeout(start, wait);
@@ -117,12 +182,24 @@ export function useLive({
           wait = RETRY_MS;
           refreshed = false;
           const base = now.current.note;
-          // Typed here and not in a version yet (before the session, or while it was away): into
-          // the shared text, on top of what the others typed meanwhile.
+          // The last session's document, unless a version was saved or shown here since (autosave
+          // while away: the server took that text in as an edit of its own, so the old document's
+          // typing would go in twice) or the server's document is a new one (it lost the stored one).
+          const earlier =
+            left !== null && base !== null && left.version === base.version && session_.sharesHistory(left.kept)
+              ? left.kept
+              : null;
+          left = null;
+          // Also for a viewer: what was typed and dropped when made one stays on screen, pending.
+          if (earlier !== null) session_.takeIn(earlier);
+          // Typed here and not in the shared text yet (before the session, or while it was away):
+          // into it, on top of what the others typed meanwhile. The title likewise, only if it was
+          // changed here since (a rename by someone else meanwhile stays otherwise).
           if (base !== null && session_.writable) {
             const typed = text.get();
-            if (typed !== base.content) session_.bringIn(base.content, typed);
-            if (now.current.title !== base.title) session_.setTitle(now.current.title);
+            const from = earlier?.content ?? base.content;
+            if (typed !== from) session_.bringIn(from, typed);
+            if (now.current.title !== (earlier?.title ?? base.title)) session_.setTitle(now.current.title);
           }
           const shared = session_.title();
           if (shared !== '' && shared !== now.current.title) latest.current.onTitle(shared);
@@ -130,12 +207,19 @@ export function useLive({
           editor.setEditable(session_.writable);
           current.current = session_;
           setState({ kind: 'live', pending: false, people: others, writable: session_.writable });
+          setDemoted(!session_.writable);
         },
         onLost: () => {
           if (ours()) later();
         },
         onRefused: (reason) => {
           if (!ours()) return;
+          // This account has as many notes open live as the server allows (other tabs, devices):
+          // this one saves as usual and tries again later, when one of those may have closed.
+          if (reason === TOO_MANY_CONNECTIONS)
+            return later(
+              'Not editing live: you have too many notes open live in other tabs or on other devices. Your changes are saved as usual; close some of them to edit this one live.',
+            );
           // An expired token: once more with a fresh one. Refused again, or refused the note
           // (`Forbidden`): without live editing, saving as usual.
           if (reason !== 'Forbidden' && !refreshed) {
@@ -152,16 +236,27 @@ export function useLive({
             stale = true;
             return later();
           }
-          putAway();
-          handle.current?.setEditable(false);
-          gone = true;
-          setState({
-            kind: 'ended',
-            why: 'Your access to this note ended: live editing is closed. The text stays here to read and copy.',
-          });
+          endForGood();
         },
-        onPending: (pending) =>
-          ours() && setState((s) => (s.kind === 'live' && s.pending !== pending ? { ...s, pending } : s)),
+        onWritable: (writable) => {
+          // Before the session joined, onSynced reads `writable` itself.
+          if (!ours() || !joined) return;
+          // Made viewer: no more typing, at once (the server drops it from now on); made editor
+          // again: typing again. What was typed and not yet acknowledged when made viewer stays on
+          // screen, unacknowledged (`pending`), and reaches the others if made editor again.
+          handle.current?.setEditable(writable);
+          setDemoted(!writable);
+          setState((s) => (s.kind === 'live' && s.writable !== writable ? { ...s, writable } : s));
+        },
+        onPending: (pending) => {
+          if (!ours()) return;
+          pendingNow.current = pending;
+          clearTimeout(showPending);
+          // Unchanged (acknowledged before it was shown), setState keeps the state and nothing renders.
+          const show = () => setState((s) => (s.kind === 'live' && s.pending !== pending ? { ...s, pending } : s));
+          if (pending) showPending = setTimeout(show, PENDING_SHOWN_MS);
+          else show();
+        },
         onPeople: (people) => {
           others = [...new Set(people)];
           if (ours())
@@ -176,10 +271,11 @@ export function useLive({
     void start();
     return () => {
       gone = true;
+      recheck.current = null;
       clearTimeout(retry);
       putAway();
     };
   }, [enabled, ready, noteId]);
 
-  return { state, session: current };
+  return { state, session: current, pending: pendingNow, demoted };
 }
