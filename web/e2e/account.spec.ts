@@ -59,12 +59,12 @@ test('sessions: one device ends another; a password change signs the others out;
 
   // Delete the account: a wrong password is refused; the right one ends everything.
   const deletion = a.getByRole('region', { name: 'Delete account' });
-  a.on('dialog', (d) => void d.accept());
+  await deletion.getByRole('button', { name: 'Delete account…' }).click();
   await deletion.getByLabel('Confirm with your password').fill(GOOD_PASSWORD);
-  await deletion.locator('button[type="submit"]', { hasText: 'Delete account' }).click();
-  await expect(deletion.getByRole('alert')).toHaveText('Invalid credentials');
+  await deletion.getByRole('button', { name: 'Delete my account and notes for good' }).click();
+  await expect(deletion.getByRole('alert')).toHaveText('That password is wrong. Nothing was deleted; try again.');
   await deletion.getByLabel('Confirm with your password').fill(NEW_PASSWORD);
-  await deletion.locator('button[type="submit"]', { hasText: 'Delete account' }).click();
+  await deletion.getByRole('button', { name: 'Delete my account and notes for good' }).click();
   await expect(a.getByRole('button', { name: 'Log in' })).toBeVisible();
   await a.reload();
   await expect(a.getByRole('button', { name: 'Log in' })).toBeVisible();

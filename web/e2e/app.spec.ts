@@ -364,6 +364,7 @@ test('a 375 px phone shows the list, then the note, and works by keyboard', asyn
 test('administrators see users and audit events', async ({ page }) => {
   const someone = await signUp(page);
   await page.getByRole('button', { name: 'Log out', exact: true }).click();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
   await logIn(page, ADMIN.username, ADMIN.password);
   await page.getByRole('link', { name: 'Admin' }).click();
   const row = page.getByRole('listitem', { name: someone });

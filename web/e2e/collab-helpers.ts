@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { contentBox, expect } from './fixtures';
+import { contentBox, createNote, expect, expectContent, signUp } from './fixtures';
 
 // Shared by the live co-editing specs (collab.spec.ts, collab-instances.spec.ts).
 
@@ -36,3 +36,39 @@ export function rgb(hex: string): string {
 }
 
 export const liveState = (page: Page) => page.getByRole('status').filter({ hasText: /^Live/ });
+
+/**
+ * carol and alice sign up with live editing on, alice writes "one / two / three" and shares it with
+ * carol as an editor, and both have it open, each live with the other.
+ */
+export async function editTogether(
+  alice: Page,
+  carol: Page,
+  title: string,
+  { autosave = false }: { autosave?: boolean } = {},
+): Promise<{ id: string; aliceName: string; carolName: string }> {
+  const carolName = await signUp(carol, undefined, undefined, { live: true });
+  const aliceName = await signUp(alice, undefined, undefined, { live: true, autosave });
+  const id = await createNote(alice, title, 'one\ntwo\nthree');
+  await share(alice, carolName, 'editor');
+  await carol.goto(`/notes/${id}`);
+  await expectContent(carol, 'one\ntwo\nthree');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
+  await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
+  return { id, aliceName, carolName };
+}
+
+/** Both type at once, alice at the end of line 1, carol at the end of line 3; both see both lines. */
+export async function typeOnTwoLines(alice: Page, carol: Page): Promise<void> {
+  await contentBox(alice).click();
+  await alice.keyboard.press('Control+Home');
+  await alice.keyboard.press('End');
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await Promise.all([
+    alice.keyboard.type(' and alice', { delay: 20 }),
+    carol.keyboard.type(' and carol', { delay: 20 }),
+  ]);
+  await expectText(alice, 'one and alice\ntwo\nthree and carol');
+  await expectText(carol, 'one and alice\ntwo\nthree and carol');
+}

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createScratchDatabase, type ScratchDatabase, TEST_DATABASE_URL } from '../../test/helpers/databases';
-import { expectText, liveState, share } from './collab-helpers';
-import { contentBox, createNote, expect, expectContent, signUp, startService, test } from './fixtures';
+import { editTogether, expectText, liveState, typeOnTwoLines } from './collab-helpers';
+import { expect, startService, test } from './fixtures';
 
 // Issue 39: two replicas behind a balancer edit one note. alice's browser talks to one instance,
 // carol's to another; the two share one PostgreSQL database and one Redis (REDIS_URL, through
@@ -43,26 +43,8 @@ test('alice and carol on two instances sharing PostgreSQL and Redis type on diff
   try {
     const alice = await aliceContext.newPage();
     const carol = await carolContext.newPage();
-    const carolName = await signUp(carol, undefined, undefined, { live: true });
-    const aliceName = await signUp(alice, undefined, undefined, { live: true });
-    const id = await createNote(alice, 'Two replicas', 'one\ntwo\nthree');
-    await share(alice, carolName, 'editor');
-    await carol.goto(`/notes/${id}`);
-    await expectContent(carol, 'one\ntwo\nthree');
-    await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
-    await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
-
-    await contentBox(alice).click();
-    await alice.keyboard.press('Control+Home');
-    await alice.keyboard.press('End');
-    await contentBox(carol).click();
-    await carol.keyboard.press('Control+End');
-    await Promise.all([
-      alice.keyboard.type(' and alice', { delay: 20 }),
-      carol.keyboard.type(' and carol', { delay: 20 }),
-    ]);
-    await expectText(alice, 'one and alice\ntwo\nthree and carol');
-    await expectText(carol, 'one and alice\ntwo\nthree and carol');
+    const { id, aliceName, carolName } = await editTogether(alice, carol, 'Two replicas');
+    await typeOnTwoLines(alice, carol);
     // Each sees the other's cursor with the name, across the instances.
     await expect(alice.locator('.cm-ySelectionInfo', { hasText: carolName })).toBeVisible();
     await expect(carol.locator('.cm-ySelectionInfo', { hasText: aliceName })).toBeVisible();

@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from '@playwright/test';
 import { colourFor } from '../src/notes/people-colours';
-import { expectText, liveState, rgb, share } from './collab-helpers';
+import { editTogether, expectText, liveState, rgb, share, typeOnTwoLines } from './collab-helpers';
 import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
 
 // Issue 39: live co-editing over /api/collab. Each person in a browser context of their own, closed
@@ -20,27 +20,8 @@ test('alice and carol type on different lines at the same time: both lines are t
 }) => {
   const alice = await person(browser);
   const carol = await person(browser, { width: 375, height: 800 });
-  const carolName = await signUp(carol, undefined, undefined, { live: true });
-  const aliceName = await signUp(alice, undefined, undefined, { live: true });
-  const id = await createNote(alice, 'Together', 'one\ntwo\nthree');
-  await share(alice, carolName, 'editor');
-  await carol.goto(`/notes/${id}`);
-  await expectContent(carol, 'one\ntwo\nthree');
-  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
-  await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
-
-  // Both type at once, alice at the end of line 1, carol at the end of line 3.
-  await contentBox(alice).click();
-  await alice.keyboard.press('Control+Home');
-  await alice.keyboard.press('End');
-  await contentBox(carol).click();
-  await carol.keyboard.press('Control+End');
-  await Promise.all([
-    alice.keyboard.type(' and alice', { delay: 20 }),
-    carol.keyboard.type(' and carol', { delay: 20 }),
-  ]);
-  await expectText(alice, 'one and alice\ntwo\nthree and carol');
-  await expectText(carol, 'one and alice\ntwo\nthree and carol');
+  const { aliceName, carolName } = await editTogether(alice, carol, 'Together');
+  await typeOnTwoLines(alice, carol);
   await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
 
   // The other's cursor, with the name beside it, on that person's colour, inside the editor (alice's
@@ -118,6 +99,82 @@ test('a viewer watches and cannot type; a member removed while editing is closed
   await expectAccessible(carol, 'live editing ended');
 });
 
+test('carol, made viewer while typing live, can only read and keeps what the server dropped; made editor again, she types and alice sees it', async ({
+  browser,
+}) => {
+  const alice = await person(browser);
+  const carol = await person(browser);
+  const carolName = await signUp(carol, undefined, undefined, { live: true });
+  const aliceName = await signUp(alice, undefined, undefined, { live: true });
+  const id = await createNote(alice, 'Plans', 'one\ntwo');
+  await share(alice, carolName, 'editor');
+
+  // carol's socket passes through here: her messages to the server can be held, as on a slow
+  // network, so that what she types is still on its way when alice makes her a viewer.
+  let hold = false;
+  const held: (string | Buffer)[] = [];
+  let toServer: ((message: string | Buffer) => void) | undefined;
+  await carol.routeWebSocket('**/api/collab', (socket) => {
+    const server = socket.connectToServer();
+    toServer = (message) => server.send(message);
+    socket.onMessage((message) => (hold ? held.push(message) : server.send(message)));
+  });
+  await carol.goto(`/notes/${id}`);
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
+  await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await carol.keyboard.type(' and three');
+  await expectText(alice, 'one\ntwo and three');
+
+  hold = true;
+  await carol.keyboard.type(' and four');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saving…`);
+  const people = alice.getByRole('region', { name: 'People' });
+  await people.getByLabel(`Role of ${carolName}`).selectOption('viewer');
+  await expect(people.getByRole('status')).toHaveText(`${carolName} can now read it.`);
+
+  // carol is told at once: no more typing, and the editor says so.
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · You can now only read this note`);
+  await expect(contentBox(carol)).toHaveAttribute('contenteditable', 'false');
+  await expect(carol.getByLabel('Title')).toHaveAttribute('readonly', '');
+  await expect(carol.getByText('Shared with you: you can read this note.')).toBeVisible();
+  await expect(carol.getByRole('button', { name: 'Save' })).toHaveCount(0);
+  // What she typed before being told reaches the server after the change, which drops it: it stays
+  // on her screen, and she is told why the others do not have it.
+  hold = false;
+  for (const message of held.splice(0)) toServer!(message);
+  await expect(
+    carol.getByText(
+      'Your last changes had not reached the others when you were made a viewer: they stay here for you to copy, and reach the others if you are made an editor again.',
+    ),
+  ).toBeVisible();
+  await expectText(carol, 'one\ntwo and three and four');
+  await contentBox(carol).click();
+  await carol.keyboard.type('!!');
+  await expectText(carol, 'one\ntwo and three and four');
+  // She still sees alice's typing.
+  await contentBox(alice).click();
+  await alice.keyboard.press('Control+Home');
+  await alice.keyboard.type('zero\n');
+  await expectText(carol, 'zero\none\ntwo and three and four');
+  await expectText(alice, 'zero\none\ntwo and three');
+  await expectAccessible(carol, 'made viewer while editing live');
+
+  // Made editor again: carol types at once, what was dropped reaches alice, and so does what follows.
+  await people.getByLabel(`Role of ${carolName}`).selectOption('editor');
+  await expect(people.getByRole('status')).toHaveText(`${carolName} can now read and edit it.`);
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
+  await expect(contentBox(carol)).toHaveAttribute('contenteditable', 'true');
+  await expect(carol.getByText('Shared with you: you can read and edit this note.')).toBeVisible();
+  await expectText(alice, 'zero\none\ntwo and three and four');
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await carol.keyboard.type(' and five');
+  await expectText(alice, 'zero\none\ntwo and three and four and five');
+  await expectText(carol, 'zero\none\ntwo and three and four and five');
+});
+
 test('without the live socket the editor saves by itself as before, merging', async ({ browser }) => {
   const page = await person(browser);
   // The socket refused at once, as by a proxy that does not pass WebSockets.
@@ -133,4 +190,158 @@ test('without the live socket the editor saves by itself as before, merging', as
   await page.clock.runFor(2100);
   await expect(state).toHaveText('Saved as version 2');
   await expectContent(page, 'first and more');
+});
+
+test('a live connection lost and back: what the others typed meanwhile and before is there once, with what was typed here while away', async ({
+  browser,
+}) => {
+  const alice = await person(browser);
+  const carol = await person(browser);
+  // alice's socket goes through the test, which can cut it (a network blip, a server restarting).
+  let cut: (() => void) | undefined;
+  await alice.routeWebSocket('**/api/collab', (socket) => {
+    socket.connectToServer();
+    cut = () => socket.close({ code: 1006 });
+  });
+  const { aliceName, carolName } = await editTogether(alice, carol, 'Blip');
+  // carol types, and alice sees it live: in the shared text, in no version yet.
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await carol.keyboard.type(' and more');
+  await expectText(alice, 'one\ntwo\nthree and more');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
+
+  cut!();
+  await expect(liveState(alice)).toHaveCount(0);
+  // While alice is away: carol goes on, alice writes at the start.
+  await carol.keyboard.type(' again');
+  await contentBox(alice).click();
+  await alice.keyboard.press('Control+Home');
+  await alice.keyboard.type('So: ');
+
+  // Back (the editor tries again by itself): each piece once.
+  await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`, { timeout: 20_000 });
+  const together = 'So: one\ntwo\nthree and more again';
+  await expectText(alice, together);
+  await expectText(carol, together);
+});
+
+test('made viewer while live, then the socket goes: the editor stays read-only and saves nothing until it is live again', async ({
+  browser,
+}) => {
+  const alice = await person(browser);
+  const carol = await person(browser);
+  // carol's socket goes through the test: it can cut it, and keep her off until let back.
+  let cut: (() => void) | undefined;
+  let away = false;
+  await carol.routeWebSocket('**/api/collab', (socket) => {
+    if (away) return socket.close({ code: 1006 });
+    socket.connectToServer();
+    cut = () => socket.close({ code: 1006 });
+  });
+  const { id, aliceName, carolName } = await editTogether(alice, carol, 'Read only');
+  const writes: string[] = [];
+  carol.on('request', (request) => {
+    if (request.method() !== 'GET' && request.url().includes(`/api/notes/${id}`)) writes.push(request.method());
+  });
+  const people = alice.getByRole('region', { name: 'People' });
+  await people.getByLabel(`Role of ${carolName}`).selectOption('viewer');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · You can now only read this note`);
+
+  away = true;
+  cut!();
+  await expect(liveState(carol)).toHaveCount(0);
+  await expect(contentBox(carol)).toHaveAttribute('contenteditable', 'false');
+  await expect(carol.getByRole('button', { name: 'Save' })).toHaveCount(0);
+  await expect(carol.getByText('Shared with you: you can read this note.')).toBeVisible();
+  // Ctrl+S saves nothing either.
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+s');
+  await expect(liveState(carol)).toHaveCount(0);
+  // Let back: live again by itself, as a viewer; nothing was sent to be saved meanwhile.
+  away = false;
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · You can now only read this note`, {
+    timeout: 20_000,
+  });
+  expect(writes).toEqual([]);
+});
+
+// With autosave on (the app's default), alice's editor saves through the API 2 s after the cut, as
+// the reconnection is under way: the server takes that text (carol's " C" in it) in as an edit.
+for (const autosave of [false, true])
+  test(`cut while a keystroke here waits for the server and carol’s typing has come in: back live, each is there once (autosave ${autosave ? 'on' : 'off'})`, async ({
+    browser,
+  }) => {
+    const alice = await person(browser);
+    const carol = await person(browser);
+    // alice's messages to the server can be held (a slow uplink) and her socket cut.
+    let hold = false;
+    let cut: (() => void) | undefined;
+    await alice.routeWebSocket('**/api/collab', (socket) => {
+      const server = socket.connectToServer();
+      socket.onMessage((message) => {
+        if (!hold) server.send(message);
+      });
+      cut = () => socket.close({ code: 1006 });
+    });
+    const { carolName } = await editTogether(alice, carol, 'Crossing', { autosave });
+    hold = true;
+    await contentBox(alice).click();
+    await alice.keyboard.press('Control+Home');
+    await alice.keyboard.press('End');
+    await alice.keyboard.type(' A');
+    // carol's typing reaches alice while hers is still on its way, then alice's socket goes.
+    await contentBox(carol).click();
+    await carol.keyboard.press('Control+End');
+    await carol.keyboard.type(' C');
+    await expectText(alice, 'one A\ntwo\nthree C');
+    await expectText(carol, 'one\ntwo\nthree C');
+    cut!();
+    hold = false;
+    await expect(liveState(alice)).toHaveCount(0);
+
+    await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`, { timeout: 20_000 });
+    await expectText(alice, 'one A\ntwo\nthree C');
+    await expectText(carol, 'one A\ntwo\nthree C');
+  });
+
+test('made viewer with typing dropped, then the socket goes: back live, the dropped text is still there, and reaches alice once carol is an editor again', async ({
+  browser,
+}) => {
+  const alice = await person(browser);
+  const carol = await person(browser);
+  let hold = false;
+  const held: (string | Buffer)[] = [];
+  let toServer: ((message: string | Buffer) => void) | undefined;
+  let cut: (() => void) | undefined;
+  await carol.routeWebSocket('**/api/collab', (socket) => {
+    const server = socket.connectToServer();
+    toServer = (message) => server.send(message);
+    socket.onMessage((message) => (hold ? held.push(message) : server.send(message)));
+    cut = () => socket.close({ code: 1006 });
+  });
+  const { aliceName, carolName } = await editTogether(alice, carol, 'Dropped');
+  hold = true;
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await carol.keyboard.type(' kept');
+  const people = alice.getByRole('region', { name: 'People' });
+  await people.getByLabel(`Role of ${carolName}`).selectOption('viewer');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · You can now only read this note`);
+  // Her typing reaches the server after the change, which drops it; then her socket goes.
+  hold = false;
+  for (const message of held.splice(0)) toServer!(message);
+  await expectText(carol, 'one\ntwo\nthree kept');
+  cut!();
+  await expect(liveState(carol)).toHaveCount(0);
+
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · You can now only read this note`, {
+    timeout: 20_000,
+  });
+  await expectText(carol, 'one\ntwo\nthree kept');
+  await expectText(alice, 'one\ntwo\nthree');
+  await people.getByLabel(`Role of ${carolName}`).selectOption('editor');
+  await expect(liveState(carol)).toHaveText(`Live with ${aliceName} · Saved`);
+  await expectText(alice, 'one\ntwo\nthree kept');
+  await expectText(carol, 'one\ntwo\nthree kept');
 });

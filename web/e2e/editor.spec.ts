@@ -1,5 +1,5 @@
 import type { Route } from '@playwright/test';
-import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
+import { contentBox, createNote, expect, expectAccessible, expectContent, leaveEditor, signUp, test } from './fixtures';
 
 // The CodeMirror chunk (web/src/notes/codemirror.ts, loaded on demand).
 const CODEMIRROR_CHUNK = /\/assets\/codemirror-[\w-]+\.js$/;
@@ -33,13 +33,11 @@ test('CodeMirror edits Markdown, saves with Ctrl+S from inside once, and Escape 
 
   // Tab indents (keyboard-traps.spec.ts); Escape, then Shift+Tab goes back to the title, Tab
   // returns, Escape and Tab leave, and no tab was typed.
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('Shift+Tab');
+  await leaveEditor(page, 'Shift+Tab');
   await expect(page.getByLabel('Title')).toBeFocused();
   await page.keyboard.press('Tab');
   await expect(content).toBeFocused();
-  await page.keyboard.press('Escape');
-  await page.keyboard.press('Tab');
+  await leaveEditor(page, 'Tab');
   await expect(content).not.toBeFocused();
   await expectContent(page, '# Plan\n- one\n- two');
   expect(violations).toEqual([]);

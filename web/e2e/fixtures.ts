@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { test as base, expect, type Locator, type Page } from '@playwright/test';
+import { type MailServer, startMailServer } from '../../test/helpers/mail-server';
 import { ADMIN, BREACHED_PASSWORD } from './constants';
 
 export { expect };
@@ -104,6 +105,47 @@ export async function startService(
 }
 
 /**
+ * A service of a spec's own (its own SQLite file, these settings), for the length of `run`; then
+ * stopped and its files removed. For a worker fixture: `async ({}, use) => ownService('x', env, use)`.
+ */
+export async function ownService(
+  name: string,
+  env: Record<string, string>,
+  run: (service: Service) => Promise<void>,
+): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `vellum-e2e-${name}-`));
+  let started: { service: Service; child: ChildProcess } | undefined;
+  try {
+    started = await startService(path.join(dir, 'vellum.db'), { env });
+    await run(started.service);
+  } finally {
+    if (started !== undefined) {
+      const { child } = started;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** `ownService` with a mail server whose address the service sends to (SMTP_URL, MAIL_FROM). */
+export async function ownServiceWithMail(
+  name: string,
+  env: Record<string, string>,
+  run: (team: { service: Service; mail: MailServer }) => Promise<void>,
+): Promise<void> {
+  const mail = await startMailServer();
+  try {
+    await ownService(name, { SMTP_URL: mail.url, MAIL_FROM: 'vellum@example.test', ...env }, (service) =>
+      run({ service, mail }),
+    );
+  } finally {
+    await mail.close();
+  }
+}
+
+/**
  * `test` with a service per worker: each Playwright worker starts its own server on its own SQLite
  * file (the admin account is made from the environment on each), so specs in two workers share no
  * data. The fake breach API (playwright.config.ts) is shared: it only answers lookups.
@@ -134,6 +176,12 @@ export const test = base.extend<object, { service: Service }>({
     { scope: 'worker', timeout: 90_000 },
   ],
   baseURL: async ({ service }, use) => use(service.origin),
+  // A route handler still awaiting route.fetch() when its test ends throws into whichever test the
+  // worker runs next (CI once failed first-visit.spec on first-screen.spec's /auth/me handler).
+  page: async ({ page }, use) => {
+    await use(page);
+    await page.unrouteAll({ behavior: 'ignoreErrors' });
+  },
 });
 
 let counter = 0;
@@ -215,6 +263,26 @@ export function contentBox(page: Page): Locator {
   return page.getByRole('textbox', { name: 'Content', exact: true });
 }
 
+/**
+ * CodeMirror's documented way out for the keyboard: Escape, then Tab (or Shift+Tab). Escape holds
+ * for 2 s by the page's clock; on a starved machine the next key can land later and indent (or
+ * outdent) the line instead. Then the other key puts the line back and the pair is pressed again,
+ * until the focus leaves; callers check the text is as it was.
+ */
+export async function leaveEditor(page: Page, key: 'Tab' | 'Shift+Tab'): Promise<void> {
+  const box = contentBox(page);
+  const inside = () => box.evaluate((el) => (el.getRootNode() as Document | ShadowRoot).activeElement === el);
+  const before = await box.locator('.cm-line').allTextContents();
+  await expect(async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press(key);
+    if (!(await inside())) return;
+    const after = await box.locator('.cm-line').allTextContents();
+    if (after.join('\n') !== before.join('\n')) await page.keyboard.press(key === 'Tab' ? 'Shift+Tab' : 'Tab');
+    throw new Error(`Escape, then ${key}, stayed in the editor`);
+  }).toPass();
+}
+
 /** The text as CodeMirror shows it, line by line (so this also waits for CodeMirror). */
 export async function expectContent(page: Page, text: string): Promise<void> {
   await expect(contentBox(page).locator('.cm-line')).toHaveText(text.split('\n'));
@@ -228,7 +296,9 @@ export async function createNote(page: Page, title: string, content: string): Pr
   await page.getByLabel('Title').fill(title);
   await contentBox(page).fill(content);
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('status').filter({ hasText: /Saved as version 1/ })).toBeVisible();
+  // With live editing on, the new note goes live at once and the toolbar's status becomes
+  // "Live · Saved": "Saved as version 1" may be gone before it is looked for (CI missed it once).
+  await expect(page.getByRole('status').filter({ hasText: /^(Saved as version 1|Live · Saved)$/ })).toBeVisible();
   await expect(page).toHaveURL(/\/notes\/[0-9a-f-]{36}(\?[^/]*)?$/);
   return new URL(page.url()).pathname.split('/').pop()!;
 }

@@ -26,7 +26,9 @@ export default defineConfig({
   testDir: '.',
   // Spec files are spread over the workers; the tests of one file run in order, in one worker.
   fullyParallel: false,
-  workers: 2,
+  // Two by default (scripts/test.mjs runs them beside the node tests on a 2-core machine);
+  // VELLUM_E2E_WORKERS for a larger one.
+  workers: Number(process.env.VELLUM_E2E_WORKERS ?? 2),
   forbidOnly: true,
   // Measurements (offline-bench.spec.ts) run only when asked: VELLUM_E2E_BENCH=1 … --grep @bench.
   ...(process.env.VELLUM_E2E_BENCH ? {} : { grepInvert: /@bench/ }),

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from '@playwright/test';
 import { contentBox, expect, expectAccessible, GOOD_PASSWORD, signUp, test } from './fixtures';
+import { keystrokeDurations } from './keystrokes';
 
 async function tokenFor(page: Page, username: string): Promise<string> {
   const login = await page.request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
@@ -83,26 +84,6 @@ test('chosen on the device, a note opens for reading: rendered, with task lists,
   await page.keyboard.press('e');
   await expect(page.getByRole('article', { name: 'Trip' }).getByRole('heading', { name: 'Trip plan' })).toBeVisible();
 });
-
-/**
- * Keystroke latency from the browser's Event Timing API: for each key, the time from the key
- * press until the frame that shows its effect. Entries under 16 ms are not reported at all, which
- * is well within budget; they count as 0.
- */
-async function keystrokeDurations(page: Page, type: () => Promise<void>, keys: number): Promise<number[]> {
-  await page.evaluate(() => {
-    const w = window as unknown as { keyTimes: number[] };
-    w.keyTimes = [];
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (entry.name === 'keydown') w.keyTimes.push(entry.duration);
-    }).observe({ type: 'event', durationThreshold: 16 } as PerformanceObserverInit);
-  });
-  await type();
-  // Entries are delivered after the frame they end in.
-  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 100))));
-  const slow = await page.evaluate(() => (window as unknown as { keyTimes: number[] }).keyTimes);
-  return [...slow, ...Array<number>(Math.max(0, keys - slow.length)).fill(0)].sort((a, b) => a - b);
-}
 
 /**
  * The budget is 50 ms (issue 27). On this machine (two cores, the server and the browser on them)

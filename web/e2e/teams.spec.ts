@@ -75,8 +75,8 @@ test('an administrator disables an account: its open page is signed out and it c
   await expect(admin.getByRole('status').filter({ hasText: `“${name}” disabled.` })).toBeVisible();
   await expect(row).toContainText('(disabled)');
 
-  // Its sessions ended: the next refresh fails and the page asks to log in; a login is refused.
-  await user.reload();
+  // Its sessions ended: the open page is told by its event stream and asks to log in; a login is refused.
+  await expect(user.getByRole('status').filter({ hasText: 'Your session has ended.' })).toBeVisible();
   await expect(user.getByRole('button', { name: 'Log in' })).toBeVisible();
   await user.getByLabel('Username').fill(name);
   await user.getByLabel('Password', { exact: true }).fill(GOOD_PASSWORD);

@@ -189,6 +189,9 @@ test('a long list: 1,000 notes all reachable by scrolling, with previews and the
   page,
   request,
 }) => {
+  // A thousand notes imported, then walked through half a box at a time: more than a minute on a
+  // busy machine.
+  test.setTimeout(180_000);
   await page.setViewportSize({ width: 1280, height: 720 });
   const username = await signUp(page);
   const login = await request.post('/api/auth/login', { data: { username, password: GOOD_PASSWORD } });
@@ -257,6 +260,29 @@ test('a long list: 1,000 notes all reachable by scrolling, with previews and the
     ;
   ) {
     await expect(list.locator('[aria-busy="true"]')).toHaveCount(0);
+    // The list draws the rows for a new position on its next frame: read them once the rows on the
+    // page cover the whole visible box (steps overlap, so no row is passed unseen).
+    await expect
+      .poll(
+        () =>
+          box.evaluate(async (el) => {
+            // After the frame the list draws in.
+            await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+            const view = el.getBoundingClientRect();
+            // The rows are where the list is (the box may show space around it).
+            const rows = el.querySelector('ul')!.getBoundingClientRect();
+            const end = Math.min(view.bottom, rows.bottom);
+            const spans = Array.from(el.querySelectorAll('[aria-posinset]'))
+              .map((row) => row.getBoundingClientRect())
+              .filter((r) => r.bottom > view.top && r.top < view.bottom)
+              .sort((a, b) => a.top - b.top);
+            let covered = Math.max(view.top, rows.top);
+            for (const r of spans) if (r.top <= covered + 1) covered = Math.max(covered, r.bottom);
+            return covered >= end - 1;
+          }),
+        { intervals: [50] },
+      )
+      .toBe(true);
     for (const title of await list.locator('.row-title').allInnerTexts()) seen.add(title.trim());
     if (top === 0) break;
     top = await box.evaluate((el) => {
