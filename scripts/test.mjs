@@ -3,20 +3,21 @@
 //   npm test                          everything: every test file under test/ and web/test/ on SQLite
 //                                     and, when TEST_DATABASE_URL is set, on PostgreSQL too (the Redis
 //                                     tests run when TEST_REDIS_URL is set, and fail when it is set but
-//                                     Redis does not answer), the stall tests among them; then the
-//                                     browser tests (web/e2e, Playwright driving the system's
-//                                     Chromium against a real build, two workers).
+//                                     Redis does not answer), the stall tests among them; beside
+//                                     them, once the image test's build is there, the browser tests
+//                                     (web/e2e, Playwright driving the system's Chromium against
+//                                     that build, two workers).
 //   npm run test:quick                the day-to-day loop (a few minutes): the node tests on SQLite
 //                                     only (TEST_DATABASE_URL and TEST_REDIS_URL are ignored), without
 //                                     the stall tests, the image test (it builds the app) and the
 //                                     browser tests.
-//   npm test -- test/notes/diff.test.ts [more files]
+//   npm test -- test/notes/diff.test.ts [more files or folders]
 //                                     those files only (on PostgreSQL too when TEST_DATABASE_URL is
 //                                     set); a web/e2e/*.spec.ts file runs in the browser (after a
 //                                     build). Other arguments go to `node --test` (e.g.
 //                                     --test-name-pattern=...).
 //   npm test -- --no-browser          every node test (as `npm test`), no browser tests.
-//   --concurrency=N                   test files run at once (default 2).
+//   --concurrency=N                   test files run at once (default 2; in a whole run, one more once the browser tests beside them are over).
 //
 // The TypeScript is transpiled once per run, by esbuild, into .test-build/run-<pid>/ (same layout:
 // src/, test/, web/test/; removed at exit), and the tests run as plain JavaScript: through tsx's
@@ -29,7 +30,7 @@
 // One build per run: test/ops/image.test.ts replays the Dockerfile, which builds the app; it hands
 // that build to this runner (VELLUM_TEST_DIST), and the browser tests run against it. Without it
 // (the image test not run, or failed), the runner runs `npm run build` itself.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -56,11 +57,23 @@ const noBrowser = args.includes('--no-browser');
 const concurrencyArg = args.find((a) => a.startsWith('--concurrency='));
 const concurrency = concurrencyArg === undefined ? 2 : Number(concurrencyArg.slice('--concurrency='.length));
 args = args.filter((a) => a !== '--quick' && a !== '--no-browser' && a !== concurrencyArg);
+// A folder named stands for its test files (`npm test -- test/collab`).
+args = args.flatMap((a) =>
+  !a.startsWith('-') && fs.existsSync(a) && fs.statSync(a).isDirectory()
+    ? files(a, a.replace(/\\/g, '/').startsWith('web/e2e') ? '.spec.ts' : '.test.ts').sort()
+    : [a],
+);
 const browserArgs = args.filter((a) => a.startsWith('web/e2e/'));
 const namedFiles = args.some((a) => a.endsWith('.ts'));
 const nodeFiles = args.filter((a) => a.endsWith('.ts') && !a.startsWith('web/e2e/'));
 const nodeOptions = args.filter((a) => !a.endsWith('.ts'));
 const env = { ...process.env };
+// Source maps (stack traces naming the TypeScript) cost each process ~0.4 CPU-s to read at start
+// (Node 20 parses them eagerly): about a tenth of a whole run's CPU. On when files are named (the
+// run one debugs), off for whole runs, which say how to get them when something fails.
+// VELLUM_TEST_SOURCE_MAPS=1|0 decides otherwise; the processes the tests spawn follow it.
+const sourceMaps = (env.VELLUM_TEST_SOURCE_MAPS ?? (args.some((a) => a.endsWith('.ts')) ? '1' : '0')) === '1';
+env.VELLUM_TEST_SOURCE_MAPS = sourceMaps ? '1' : '0';
 if (quick) {
   delete env.TEST_DATABASE_URL;
   delete env.TEST_REDIS_URL;
@@ -184,7 +197,7 @@ async function transpile() {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    sourcemap: 'inline',
+    sourcemap: sourceMaps ? 'inline' : false,
     logLevel: 'error',
   };
   // Each test file and each spawned entry point (src/main.ts, src/cli.ts) as one bundle, the
@@ -270,12 +283,20 @@ env.NODE_OPTIONS =
 const LAST_TIMES = path.join(BUILD_ROOT, 'last-times.json');
 
 /**
- * The files in the order to start them: the slowest of the last run first (files it did not run
- * first of all), so that two workers do not end on one long file while the other is idle.
+ * Each file's wall seconds in one whole run (a fresh-clone CI run, 2026-11-27: the order is what
+ * counts), for a checkout that has no run of its own yet (CI's fresh clone).
  */
-function slowestFirst(list) {
-  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
-  const wall = (f) => last[f] ?? Number.POSITIVE_INFINITY;
+const SEED_TIMES = path.join(ROOT, 'scripts', 'test-times.json');
+
+/**
+ * The files in the order to start them: the slowest of the last run first (files it did not run
+ * first of all), so that two workers do not end on one long file while the other is idle. `first`
+ * goes before all (the image test, whose build the browser tests wait for).
+ */
+function slowestFirst(list, first) {
+  const known = fs.existsSync(LAST_TIMES) ? LAST_TIMES : SEED_TIMES;
+  const last = fs.existsSync(known) ? JSON.parse(fs.readFileSync(known, 'utf8')) : {};
+  const wall = (f) => (f === first ? Number.POSITIVE_INFINITY : (last[f] ?? Number.MAX_VALUE));
   return [...list].sort((a, b) => wall(b) - wall(a) || a.localeCompare(b));
 }
 
@@ -312,23 +333,83 @@ function reportTimes() {
 
 // --- Running ------------------------------------------------------------------------------------
 
-const runNode = (concurrency, list) => {
-  if (list.length === 0) return 0;
-  return (
-    spawnSync(
-      process.execPath,
-      [
-        '--enable-source-maps',
-        '--test',
-        `--test-concurrency=${concurrency}`,
-        '--test-reporter=spec',
-        ...nodeOptions,
-        ...list.map(compiled),
-      ],
-      { stdio: 'inherit', env },
-    ).status ?? 1
+/**
+ * Runs a command to its end: its output to ours, or to `sink` (the browser tests' output while
+ * the node tests print theirs, so that neither is cut into the other). Resolves to its status.
+ */
+function run(command, argv, options, sink) {
+  return new Promise((resolve) => {
+    const child = spawn(command, argv, {
+      ...options,
+      stdio: sink === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    });
+    if (sink !== undefined) {
+      child.stdout.on('data', sink);
+      child.stderr.on('data', sink);
+    }
+    child.on('error', () => resolve(1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+const testArgs = () => [
+  ...(sourceMaps ? ['--enable-source-maps'] : []),
+  '--test',
+  '--test-reporter=spec',
+  ...nodeOptions,
+];
+
+/** Named files: one `node --test`, its output as it comes. */
+const runNamed = (concurrency, list) =>
+  list.length === 0
+    ? Promise.resolve(0)
+    : run(process.execPath, [...testArgs(), `--test-concurrency=${concurrency}`, ...list.map(compiled)], { env });
+
+/**
+ * A whole run: the files in the order given, `concurrency` at a time, each in a `node --test` of its
+ * own (one `node --test` of them all sorts them by name: the long files could then start last, and
+ * the image test, whose build the browser tests wait for, late). Each file's report is printed
+ * whole when it ends; the counts are added up at the end.
+ */
+async function runWhole(concurrency, list, oneMoreAfter) {
+  const started = performance.now();
+  const totals = new Map();
+  const failed = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < list.length) {
+      const file = list[next++];
+      let output = '';
+      const status = await run(process.execPath, [...testArgs(), compiled(file)], { env }, (chunk) => {
+        output += chunk;
+      });
+      const report = output.split('\n').filter((text) => {
+        const count = /^ℹ (\w+) ([\d.]+)$/.exec(text);
+        if (count === null) return true;
+        totals.set(count[1], (totals.get(count[1]) ?? 0) + Number(count[2]));
+        return false;
+      });
+      process.stdout.write(`${report.join('\n').trimEnd()}\n`);
+      if (status !== 0) failed.push(file);
+    }
+  };
+  const workers = Array.from({ length: concurrency }, worker);
+  // Once the browser tests are over, their share of the machine goes to one more file at a time.
+  // Never waited for by itself: the browser tests may be waiting for these to end (no image build).
+  let more;
+  oneMoreAfter?.then(
+    () => {
+      if (next < list.length) more = worker();
+    },
+    () => {},
   );
-};
+  await Promise.all(workers);
+  await more;
+  for (const [name, count] of totals) if (name !== 'duration_ms') console.log(`ℹ ${name} ${count}`);
+  console.log(`ℹ files ${list.length}, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  if (failed.length > 0) console.log(`✖ files with failures:\n${failed.map((f) => `  ${f}`).join('\n')}`);
+  return failed.length > 0 ? 1 : 0;
+}
 
 // --- Migrated templates ---------------------------------------------------------------------------
 
@@ -376,61 +457,94 @@ async function dropTemplates() {
 const imageDist = path.join(out, 'image', 'dist');
 env.VELLUM_TEST_DIST = imageDist;
 
-let status = 0;
-if (!namedFiles || nodeFiles.length > 0) {
+const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const wantBrowser = !quick && !noBrowser && (!namedFiles || browserArgs.length > 0);
+const browserSkipped = wantBrowser && !fs.existsSync(chromium);
+// A whole run starts the browser tests as soon as the image test has handed over its build, beside
+// the node tests still running: each half leaves a core idle much of the time (the node tests wait
+// on timers, servers and PostgreSQL; the browser tests on the page), and one after the other they
+// took 24 minutes in CI. VELLUM_TEST_SERIAL=1 runs them one after the other.
+const overlap = wantBrowser && !browserSkipped && !namedFiles && env.VELLUM_TEST_SERIAL !== '1';
+
+/** Output held back until the node tests have printed theirs; after that, printed as it comes. */
+const held = { chunks: [], live: !overlap };
+const browserOutput = (chunk) => (held.live ? process.stdout.write(chunk) : held.chunks.push(chunk));
+let nodeDone = false;
+
+async function browserTests() {
+  let dist = path.join(ROOT, 'dist');
+  // The image test's build, once it is there (or the node tests are over without it).
+  while (overlap && !nodeDone && !fs.existsSync(path.join(imageDist, 'main.js')))
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  if (fs.existsSync(path.join(imageDist, 'main.js'))) {
+    dist = imageDist;
+    browserOutput(`Browser tests: the build of the image test (${path.relative(ROOT, dist)}).\n`);
+  } else {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const built = await run(npm, ['run', '-s', 'build'], { env }, overlap ? browserOutput : undefined);
+    if (built !== 0) return built;
+  }
+  return run(
+    process.execPath,
+    ['node_modules/@playwright/test/cli.js', 'test', '--config', 'web/e2e/playwright.config.ts', ...browserArgs],
+    { env: { ...env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium, VELLUM_E2E_DIST: dist } },
+    overlap ? browserOutput : undefined,
+  );
+}
+
+/** `browserOver`: settles when the browser tests running beside are over (a whole run). */
+async function nodeTests(browserOver) {
   await transpile();
   await makeTemplates();
-  if (namedFiles) {
-    status = runNode(
-      concurrency,
-      nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))),
-    );
-  } else {
-    const all = [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
-      .sort()
-      .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f))));
-    status = runNode(concurrency, slowestFirst(all));
-  }
+  const status = namedFiles
+    ? await runNamed(
+        concurrency,
+        nodeFiles.map((f) => path.relative(ROOT, path.resolve(f))),
+      )
+    : await runWhole(
+        concurrency,
+        slowestFirst(
+          [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
+            .sort()
+            .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f)))),
+          overlap ? IMAGE_TEST : undefined,
+        ),
+        browserOver,
+      );
   reportTimes();
   await dropTemplates();
+  if (status !== 0 && !sourceMaps)
+    console.warn(
+      `${line}\n!! Stack traces above name the compiled JavaScript (source maps are off in whole runs).\n!! For TypeScript lines, run the failing file by name: npm test -- test/<file>.test.ts\n${line}`,
+    );
+  return status;
 }
 
-const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-let browserSkipped = false;
-if (!quick && !noBrowser && (!namedFiles || browserArgs.length > 0)) {
-  if (!fs.existsSync(chromium)) {
-    browserSkipped = true;
-  } else {
-    let dist = path.join(ROOT, 'dist');
-    let build = { status: 0 };
-    if (fs.existsSync(path.join(imageDist, 'main.js'))) {
-      dist = imageDist;
-      console.log(`Browser tests: the build of the image test (${path.relative(ROOT, dist)}).`);
-    } else {
-      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-      build = spawnSync(npm, ['run', '-s', 'build'], { stdio: 'inherit', env });
-    }
-    const browser =
-      build.status !== 0
-        ? build
-        : spawnSync(
-            process.execPath,
-            [
-              'node_modules/@playwright/test/cli.js',
-              'test',
-              '--config',
-              'web/e2e/playwright.config.ts',
-              ...browserArgs,
-            ],
-            {
-              stdio: 'inherit',
-              env: { ...env, PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: '1', CHROMIUM_PATH: chromium, VELLUM_E2E_DIST: dist },
-            },
-          );
-    if (status === 0) status = browser.status ?? 1;
+const runsNode = !namedFiles || nodeFiles.length > 0;
+const runsBrowser = wantBrowser && !browserSkipped;
+const runStarted = performance.now();
+let status;
+if (overlap) {
+  const browser = browserTests();
+  const nodeStatus = await nodeTests(browser);
+  nodeDone = true;
+  if (held.chunks.length > 0) console.log('\n--- Browser tests (started while the node tests ran) ---');
+  for (const chunk of held.chunks) process.stdout.write(chunk);
+  held.live = true;
+  const browserStatus = await browser;
+  status = nodeStatus !== 0 ? nodeStatus : browserStatus;
+} else {
+  status = runsNode ? await nodeTests() : 0;
+  nodeDone = true;
+  if (runsBrowser) {
+    const browserStatus = await browserTests();
+    if (status === 0) status = browserStatus;
   }
 }
 
+console.log(
+  `npm test: ${((performance.now() - runStarted) / 1000).toFixed(0)} s from the first transpile to the last test.`,
+);
 if (!quick && !env.TEST_DATABASE_URL)
   console.warn('!! Reminder: PostgreSQL tests were SKIPPED (TEST_DATABASE_URL not set).');
 if (!quick && !env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');

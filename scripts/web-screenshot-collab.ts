@@ -3,63 +3,23 @@
 // port with a throwaway SQLite file; alice (1280×720, light scheme) writes a short note and shares
 // it with carol and dave, who each type in a browser context of their own (carol adds a line and
 // selects a word, dave adds to the list); the picture is alice's screen with both their cursors.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from '@playwright/test';
+import type { Browser, Page } from '@playwright/test';
+import { repo, signUp, startShotService } from './screenshot-service.js';
 
-const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/co-editing.png');
-const port = await new Promise<number>((resolve) => {
-  const server = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = server.address() as net.AddressInfo;
-    server.close(() => resolve(free));
-  });
-});
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shot-'));
-const service = spawn(process.execPath, ['dist/main.js'], {
-  cwd: repo,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: `sqlite:${path.join(dir, 'shot.db')}`,
-    RATE_LIMIT: 'off',
-    PWNED_PASSWORDS_URL: 'off',
-    WELCOME_NOTE: 'off',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'development',
-  },
-});
-const base = `http://127.0.0.1:${port}`;
+const { base, browser, stop } = await startShotService({ WELCOME_NOTE: 'off' });
 const content = (page: Page) => page.getByRole('textbox', { name: 'Content', exact: true });
 
 async function person(browser: Browser, username: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, colorScheme: 'light' });
   const page = await context.newPage();
-  await page.goto(`${base}/signup`);
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password', { exact: true }).fill('violet-Harbor-lantern-42-quietly');
-  await page.getByRole('button', { name: 'Sign up' }).click();
-  await page.getByRole('button', { name: 'New note' }).waitFor();
+  await signUp(page, base, username);
   return page;
 }
 
 try {
-  for (let ready = false; !ready; ) {
-    ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (!ready) await new Promise((r) => setTimeout(r, 200));
-  }
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
   const carol = await person(browser, 'carol');
   const dave = await person(browser, 'dave');
   const alice = await person(browser, 'alice');
@@ -109,6 +69,5 @@ try {
   await browser.close();
   console.log(`Wrote ${path.relative(process.cwd(), out)} (${fs.statSync(out).size} bytes)`);
 } finally {
-  service.kill();
-  fs.rmSync(dir, { recursive: true, force: true });
+  stop();
 }

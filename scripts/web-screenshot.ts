@@ -4,57 +4,18 @@
 // sidebar, the list with its previews and the editor with its preview (docs/web-client.png), then
 // the same note in the reading view (docs/web-client-reading.png), and that note on a 375×812
 // phone in the dark scheme, in the reading view (docs/web-client-phone-dark.png).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium } from '@playwright/test';
+import { PASSWORD, repo, signUp, startShotService } from './screenshot-service.js';
 
-const repo = path.resolve(import.meta.dirname, '..');
 const out = path.join(repo, 'docs/web-client.png');
 const reading = path.join(repo, 'docs/web-client-reading.png');
 const phone = path.join(repo, 'docs/web-client-phone-dark.png');
-const port = await new Promise<number>((resolve) => {
-  const server = net.createServer().listen(0, '127.0.0.1', () => {
-    const { port: free } = server.address() as net.AddressInfo;
-    server.close(() => resolve(free));
-  });
-});
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vellum-shot-'));
-const service = spawn(process.execPath, ['dist/main.js'], {
-  cwd: repo,
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    ...process.env,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    DATABASE_URL: `sqlite:${path.join(dir, 'shot.db')}`,
-    RATE_LIMIT: 'off',
-    PWNED_PASSWORDS_URL: 'off',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'development',
-  },
-});
-const base = `http://127.0.0.1:${port}`;
+const { base, browser, stop } = await startShotService();
 
 try {
-  for (let ready = false; !ready; ) {
-    ready = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (!ready) await new Promise((r) => setTimeout(r, 200));
-  }
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu'],
-  });
   const page = await browser.newPage({ viewport: { width: 1280, height: 640 }, colorScheme: 'light' });
-  await page.goto(`${base}/signup`);
-  await page.getByLabel('Username').fill('ada');
-  await page.getByLabel('Password', { exact: true }).fill('violet-Harbor-lantern-42-quietly');
-  await page.getByRole('button', { name: 'Sign up' }).click();
+  await signUp(page, base, 'ada');
   for (const folder of ['Travel', 'Work']) {
     // At the top level: a folder made while another is open goes inside it.
     await page.getByRole('navigation', { name: 'Folders' }).getByRole('link', { name: 'All notes' }).click();
@@ -118,7 +79,7 @@ try {
   const dark = await browser.newPage({ viewport: { width: 375, height: 812 }, colorScheme: 'dark' });
   await dark.goto(`${base}/login`);
   await dark.getByLabel('Username').fill('ada');
-  await dark.getByLabel('Password', { exact: true }).fill('violet-Harbor-lantern-42-quietly');
+  await dark.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await dark.getByRole('button', { name: 'Log in' }).click();
   await dark.getByRole('button', { name: 'New note' }).waitFor();
   await dark.goto(noteUrl);
@@ -131,6 +92,5 @@ try {
   for (const file of [out, reading, phone])
     console.log(`Wrote ${path.relative(process.cwd(), file)} (${fs.statSync(file).size} bytes)`);
 } finally {
-  service.kill();
-  fs.rmSync(dir, { recursive: true, force: true });
+  stop();
 }

@@ -1,7 +1,9 @@
 // Sizes of the built web client (`npm run size:web`, after `npm run build`): what index.html
 // loads before the first screen shows (the entry and its static imports) against what loads later
-// (dynamic imports: the editor, the Markdown renderer), raw and gzipped, from Vite's manifest.
-// Exits 1 when the first screen's JavaScript exceeds the budget of issue 13 (150 kB gzipped).
+// (dynamic imports: the editor, the Markdown renderer, the screens other than the notes and the
+// login page), raw and gzipped, from Vite's manifest. Exits 1 when the first screen's JavaScript
+// and CSS together exceed the budget of issue 42 (60 kB gzipped, what a slow network carries before
+// anything shows).
 import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -17,7 +19,7 @@ interface Chunk {
   css?: string[];
 }
 
-export const BUDGET_GZIP_BYTES = 150_000;
+export const BUDGET_GZIP_BYTES = 60_000;
 const root = path.resolve(import.meta.dirname, '../dist/public');
 const manifestPath = path.join(root, '.vite/manifest.json');
 if (!fs.existsSync(manifestPath)) {
@@ -63,7 +65,8 @@ const firstCss = [...new Set([...first].flatMap((key) => manifest[key]!.css ?? [
 
 console.log('First screen (loaded by index.html):');
 const js = row('  JavaScript', firstJs);
-if (firstCss.length > 0) row('  CSS', firstCss);
+const css = firstCss.length > 0 ? row('  CSS', firstCss) : { raw: 0, gzip: 0 };
+const firstGzip = js.gzip + css.gzip;
 
 console.log('Loaded later (dynamic imports):');
 for (const key of Object.keys(manifest)
@@ -74,6 +77,8 @@ for (const key of Object.keys(manifest)
   row(`  ${chunk.src ?? chunk.name ?? key}`, files);
 }
 
-const verdict = js.gzip <= BUDGET_GZIP_BYTES ? 'within' : 'OVER';
-console.log(`First-screen JavaScript: ${kB(js.gzip)} gzipped, ${verdict} the budget of ${kB(BUDGET_GZIP_BYTES)}.`);
-if (js.gzip > BUDGET_GZIP_BYTES) process.exit(1);
+const verdict = firstGzip <= BUDGET_GZIP_BYTES ? 'within' : 'OVER';
+console.log(
+  `First screen (JavaScript and CSS): ${kB(firstGzip)} gzipped, ${verdict} the budget of ${kB(BUDGET_GZIP_BYTES)}.`,
+);
+if (firstGzip > BUDGET_GZIP_BYTES) process.exit(1);
