@@ -457,7 +457,11 @@ async function dropTemplates() {
 const imageDist = path.join(out, 'image', 'dist');
 env.VELLUM_TEST_DIST = imageDist;
 
-const chromium = env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Debian's headless shell when there, else the full Chromium: as web/e2e/playwright.config.ts chooses.
+const chromium =
+  env.CHROMIUM_PATH ??
+  ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((file) => fs.existsSync(file)) ??
+  '/usr/bin/chromium';
 const wantBrowser = !quick && !noBrowser && (!namedFiles || browserArgs.length > 0);
 const browserSkipped = wantBrowser && !fs.existsSync(chromium);
 // A whole run starts the browser tests as soon as the image test has handed over its build, beside
@@ -550,7 +554,7 @@ if (!quick && !env.TEST_DATABASE_URL)
 if (!quick && !env.TEST_REDIS_URL) console.warn('!! Reminder: Redis tests were SKIPPED (TEST_REDIS_URL not set).');
 if (browserSkipped) {
   console.warn(
-    `${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH.\n${line}`,
+    `${line}\n!! BROWSER TESTS SKIPPED: no Chromium at ${chromium}.\n!! Install it (Debian: apt-get install -y chromium-headless-shell) or set CHROMIUM_PATH.\n${line}`,
   );
 }
 process.exit(status);

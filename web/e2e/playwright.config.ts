@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,15 @@ async function freePort(): Promise<number> {
   return port;
 }
 process.env.VELLUM_E2E_BREACH_PORT ??= String(await freePort());
+
+// Debian's headless shell (package chromium-headless-shell: Chromium's engine without the browser's
+// UI, and Playwright's own choice for headless runs) when it is there, else the full Chromium. On
+// two shared cores the shell ran the same 24 tests on 33 CPU-s against 60 (45 s of wall against 77).
+// CHROMIUM_PATH chooses otherwise.
+const chromium =
+  process.env.CHROMIUM_PATH ??
+  ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((file) => fs.existsSync(file)) ??
+  '/usr/bin/chromium';
 const breachPort = process.env.VELLUM_E2E_BREACH_PORT;
 
 export default defineConfig({
@@ -40,7 +50,7 @@ export default defineConfig({
   use: {
     browserName: 'chromium',
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      executablePath: chromium,
       args: [
         '--no-sandbox',
         '--disable-gpu',
