@@ -96,7 +96,8 @@ export interface Config {
   readonly mail: MailConfig | null;
   /**
    * Tests only (TEST_PAUSE_AT, refused unless NODE_ENV=test): a named start-up point (`snapshot`,
-   * `migration:NAME` just before that migration commits) where the server logs "paused at NAME" and
+   * `migration:NAME` just before that migration commits, `maintenance:TASK` before a housekeeping task,
+   * `maintenance:TASK:unbounded` once its statements run without a time-out on PostgreSQL) where the server logs "paused at NAME" and
    * waits for a signal (SIGTERM/SIGINT shut down, SIGUSR2 carries on), so a test can kill it there.
    */
   readonly testPauseAt: string | undefined;

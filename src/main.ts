@@ -95,7 +95,20 @@ async function main(): Promise<void> {
     });
     shutdown.whenUp(async (drainMs) => {
       // /readyz answers 503 at once; the listener keeps serving for the drain period (ops/graceful-close.ts).
-      await Promise.all([drainAndClose(app, drainMs), maintenance?.stop()]);
+      let housekeepingDone = false;
+      const housekept = maintenance?.stop().finally(() => {
+        housekeepingDone = true;
+      });
+      await drainAndClose(app, drainMs);
+      // Housekeeping on PostgreSQL runs without a reply time-out (a VACUUM may rightly take long).
+      // Still running once the requests are done, it is abandoned: its batch rolls back and a later
+      // pass takes it up. Waited for, a statement caught by a silent network held the exit past its
+      // deadline.
+      if (!housekeepingDone) {
+        const ended = database.abandonUnbounded();
+        if (ended > 0) log.warn({ connections: ended }, 'housekeeping still running at shutdown: abandoned');
+      }
+      await housekept;
       await database.close();
     }, config.shutdownDrainMs);
     await startThreadPool();

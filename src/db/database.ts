@@ -10,6 +10,11 @@ export interface Database {
   /** Connection counts of the PostgreSQL pool (absent on SQLite). */
   readonly poolStats?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
+  /**
+   * Ends the work still running without a reply time-out (PostgreSQL's migrations and maintenance,
+   * postgres.ts) so that close() can finish; nothing to do on SQLite. Returns how many connections it ended.
+   */
+  abandonUnbounded(): number;
 }
 
 interface OpenOptions {
@@ -27,16 +32,17 @@ export function openDatabase(config: DatabaseConfig, options: OpenOptions = {}):
     return {
       db,
       kind: 'sqlite',
+      abandonUnbounded: () => 0,
       close: async () => {
         await db.destroy();
         await sqliteReleased(db);
       },
     };
   }
-  const { db, pool } = openPostgresKysely(config.url, config.poolMax, options.onPoolError, {
+  const { db, pool, abandonUnbounded } = openPostgresKysely(config.url, config.poolMax, options.onPoolError, {
     ...(config.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: config.connectTimeoutMs }),
     ...(config.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: config.queryTimeoutMs }),
   });
   const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-  return { db, kind: 'postgres', poolStats, close: () => db.destroy() };
+  return { db, kind: 'postgres', poolStats, abandonUnbounded, close: () => db.destroy() };
 }

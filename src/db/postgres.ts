@@ -97,6 +97,13 @@ class Client extends pg.Client {
 export interface PostgresHandle {
   db: Kysely<Tables>;
   pool: pg.Pool;
+  /**
+   * Ends the connections whose work runs without a reply time-out (`statement_timeout = 0`:
+   * migrations, maintenance), so that work fails now and its connection goes back to the pool. For
+   * shutdown: such a statement caught by a silent network never answers, and held the exit past
+   * its deadline. Returns how many were ended.
+   */
+  abandonUnbounded(): number;
 }
 
 export interface PostgresTimeouts {
@@ -144,7 +151,12 @@ export function openPostgresKysely(
   // out (mid-query) emits 'error' on the client too, and with no listener that crashed the process;
   // the query itself fails with the same error (answered as 503) and the pool drops the client on
   // release, so there is nothing more to do here.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const clients = new Set<Client>();
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    clients.add(client as unknown as Client);
+    client.once('end', () => clients.delete(client as unknown as Client));
+  });
   pool.on('release', (_error: unknown, client: pg.PoolClient) => {
     (client as unknown as Client).unbounded = false;
   });
@@ -157,5 +169,14 @@ export function openPostgresKysely(
       },
     }),
   });
-  return { db, pool };
+  const abandonUnbounded = () => {
+    let ended = 0;
+    for (const client of clients) {
+      if (!client.unbounded) continue;
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      ended += 1;
+    }
+    return ended;
+  };
+  return { db, pool, abandonUnbounded };
 }

@@ -48,6 +48,8 @@ export interface RunOptions {
    * recorded.
    */
   everyMs?: number;
+  /** Tests only (TEST_PAUSE_AT): `maintenance:TASK:unbounded`, once its statements have no time-out (PostgreSQL). */
+  pause?: (point: string) => Promise<void>;
 }
 
 export const MAINTENANCE_INTERVAL_MS = 60 * 60 * 1000;
@@ -89,7 +91,7 @@ export async function runTask(
   database: Database,
   task: MaintenanceTask,
   now: Date,
-  { everyMs }: RunOptions = {},
+  { everyMs, pause }: RunOptions = {},
 ): Promise<TaskOutcome> {
   let running = runningByDatabase.get(database);
   if (running === undefined) runningByDatabase.set(database, (running = new Set()));
@@ -108,6 +110,7 @@ export async function runTask(
       try {
         // Housekeeping may rightly run long (a VACUUM of a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
         await sql.raw('set statement_timeout = 0').execute(conn);
+        await pause?.(`maintenance:${task.name}:unbounded`);
         return await claimAndRun(conn, task, now, everyMs);
       } finally {
         await sql.raw('reset statement_timeout').execute(conn);
@@ -210,8 +213,8 @@ export function startMaintenance({
         const now = clock();
         if (catchingUp && task.catchUp !== undefined) {
           // A catch-up run is due whenever it comes: it only looks for what older replicas left.
-          outcome = await runTask(database, { ...task, run: task.catchUp.bind(task) }, now);
-        } else outcome = await runTask(database, task, now, { everyMs: intervalMs });
+          outcome = await runTask(database, { ...task, run: task.catchUp.bind(task) }, now, { pause });
+        } else outcome = await runTask(database, task, now, { everyMs: intervalMs, pause });
       } finally {
         runningTask = undefined;
       }
