@@ -70,6 +70,7 @@ import { memberRoutes } from './members/members.routes.js';
 import { sharedWithMeRoutes } from './notes/shared-with-me.routes.js';
 import { registerJsonParser } from './http/json-parser.js';
 import { createValidatorCompiler } from './shared/validation/validator.js';
+import { createSerializerCompiler } from './shared/validation/serializer.js';
 import { addressLimits } from './http/rate-limit.js';
 import { hashShedding } from './http/shed.js';
 import { noStore, registerSecurityHeaders, securityHeaders } from './http/security-headers.js';
@@ -184,8 +185,10 @@ export async function buildApp({
     ...(logger === false ? {} : { childLoggerFactory: lazyChildLogger }),
     genReqId: (request) => requestId(request.headers['x-request-id']),
   }).withTypeProvider<TypeBoxTypeProvider>();
-  // Every route part is checked against its schema by one Ajv (http/validator.ts).
+  // Every route part is checked against its schema by one Ajv, and every answer written by one
+  // serializer per schema, each compiled once per process (shared/validation/).
   app.setValidatorCompiler(createValidatorCompiler());
+  app.setSerializerCompiler(createSerializerCompiler());
   addDavMethods(app);
 
   // Plumbing: every request, whatever its route. Each hook is synchronous and does only what

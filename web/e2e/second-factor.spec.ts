@@ -174,6 +174,9 @@ test('passkeys: register two, sign in without a password, remove one; no user ve
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password', { exact: true }).fill(GOOD_PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
+  // Signed in once the list is there, as logIn() waits (a click on Account at the first sight of
+  // the header was lost once on a loaded machine, the page staying on the list).
+  await expect(page.getByRole('button', { name: 'New note' })).toBeVisible();
   await page.getByRole('link', { name: 'Account' }).click();
   await add('No verification');
   await expect(section.getByRole('alert')).toBeVisible();
