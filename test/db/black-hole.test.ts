@@ -163,7 +163,9 @@ if (databaseKinds.includes('postgres') && TEST_DATABASE_URL !== undefined) {
 
     // Housekeeping's statements run without the reply time-out (a VACUUM may rightly take long): one
     // the silence caught held the shutdown past its deadline, and the process exited 1 (1 run in 3).
-    test('a housekeeping statement the silence caught is abandoned after the drain: exit 0', { timeout: 60_000 }, async () => {
+    test('a housekeeping statement the silence caught is abandoned after the drain: exit 0', {
+      timeout: 60_000,
+    }, async () => {
       await proc?.kill();
       proxy.blackHole(false);
       proc = start({ TEST_PAUSE_AT: 'maintenance:trash-purge:unbounded' });
