@@ -288,7 +288,14 @@ export async function buildApp({
         (await enrolmentRequired(database.db, config.requireSecondFactor, userId))
       )
         throw Object.assign(new Error('mfa_enrolment_required'), { reason: 'mfa_enrolment_required' });
-      return { userId, username: user.username, stillValid: () => sessionIsLive(database.db, claims) };
+      return {
+        userId,
+        username: user.username,
+        // Checked again when the user's credentials change (a session ends, a factor is removed).
+        stillValid: async () =>
+          (await sessionIsLive(database.db, claims)) &&
+          !(await enrolmentRequired(database.db, config.requireSecondFactor, userId)),
+      };
     },
   });
   await collab.start();

@@ -24,6 +24,11 @@ export interface MfaServices {
   policy: PasswordPolicy;
   log: FastifyBaseLogger;
   box: SecretBox;
+  /**
+   * After the commit of a removed factor: REQUIRE_SECOND_FACTOR may now cover the account, and its
+   * open live documents are checked again (app.ts). Absent in the CLI.
+   */
+  credentialsRevoked?: (userId: string) => void;
 }
 
 export interface MfaStatus {
@@ -117,6 +122,7 @@ export async function removeTotp(s: MfaServices, userId: string, code: string, c
     await store.deleteTotp(trx, userId);
     await store.deleteRecoveryCodes(trx, userId);
   });
+  s.credentialsRevoked?.(userId);
   await audit(s, {
     kind: 'mfa_remove',
     outcome: 'success',
@@ -210,6 +216,7 @@ export async function adminRemoveFactors(
     await store.deleteRecoveryCodes(trx, userId);
     return store.deletePasskeys(trx, userId);
   });
+  s.credentialsRevoked?.(userId);
   await audit(s, {
     kind: 'admin_remove_mfa',
     outcome: 'success',

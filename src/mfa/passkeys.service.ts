@@ -189,6 +189,7 @@ export async function registerPasskey(
 
 export async function deletePasskey(s: SessionServices, userId: string, id: string, client: ClientInfo): Promise<void> {
   if (!(await store.deletePasskey(s.db, userId, id))) throw Errors.passkeyNotFound();
+  s.credentialsRevoked?.(userId);
   await audit(s, { kind: 'mfa_remove', outcome: 'success', userId, client, detail: `passkey ${id}` });
 }
 

@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
@@ -22,9 +23,11 @@ export interface Client {
   destroy(): void;
 }
 
+/** The app's collab URL, listening on an ephemeral loopback port (once: later calls give the same). */
 export async function listening(app: FastifyInstance): Promise<string> {
-  const address = await app.listen({ port: 0, host: '127.0.0.1' });
-  return `${address.replace(/^http/, 'ws')}/api/collab`;
+  if (!app.server.listening) await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  return `ws://127.0.0.1:${port}/api/collab`;
 }
 
 export function connect(url: string, noteId: string, token: string | null): Client {

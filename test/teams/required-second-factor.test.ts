@@ -4,6 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { bearer } from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
 import { totpCode } from '../helpers/totp.js';
+import { until } from '../helpers/until.js';
 import { adminSession } from './support.js';
 import { connect, listening } from '../collab/support.js';
 
@@ -111,6 +112,57 @@ forEachDatabase(
         assert.equal(admitted.content.toString(), 'text\n');
       } finally {
         admitted.destroy();
+      }
+    });
+
+    test('an open live document closes when its account loses its last factor', async () => {
+      const owner = await newSession(ctx.app, 'rsflost');
+      await enrol(ctx.app, owner);
+      const editor = await newSession(ctx.app, 'rsflosted');
+      await enrol(ctx.app, editor);
+      const created = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/notes',
+        headers: owner.auth,
+        payload: { title: 'Shared', content: 'text\n' },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const noteId = created.json().id as string;
+      const shared = await ctx.app.inject({
+        method: 'POST',
+        url: `/api/notes/${noteId}/members`,
+        headers: owner.auth,
+        payload: { username: editor.username, role: 'editor' },
+      });
+      assert.equal(shared.statusCode, 201, shared.body);
+      const url = await listening(ctx.app);
+      const editing = connect(url, noteId, editor.accessToken);
+      const owning = connect(url, noteId, owner.accessToken);
+      try {
+        assert.equal(await editing.ready, true);
+        assert.equal(await owning.ready, true);
+        // An administrator removes the editor's factors (a lost phone): REQUIRE_SECOND_FACTOR covers
+        // the account again, and its open document is closed as its other routes are refused.
+        const admin = await adminSession(ctx);
+        await enrol(ctx.app, admin);
+        const removed = await ctx.app.inject({
+          method: 'DELETE',
+          url: `/api/auth/admin/${editor.userId}/mfa`,
+          headers: admin.auth,
+        });
+        assert.equal(removed.statusCode, 204, removed.body);
+        await until(() => editing.closedReason() === 'Unauthorized', 'the editor’s live document closed');
+        assert.equal(owning.closedReason(), undefined, 'the owner keeps editing');
+        const again = connect(url, noteId, editor.accessToken);
+        try {
+          assert.equal(await again.ready, false);
+          assert.equal(again.refusedReason(), 'mfa_enrolment_required');
+        } finally {
+          again.destroy();
+        }
+      } finally {
+        editing.destroy();
+        owning.destroy();
       }
     });
 
