@@ -260,10 +260,9 @@ export async function buildApp({
   bus.subscribe((message) => {
     if (isRecheck(message)) accountStatus.forget(message.recheck);
   });
-  const live = new LiveEvents(database.db, bus, app.log, {
-    ...LIVE_DEFAULTS,
-    ...liveTesting,
-  });
+  const live = new LiveEvents(database.db, bus, app.log, { ...LIVE_DEFAULTS, ...liveTesting }, (userId) =>
+    enrolmentRequired(database.db, config.requireSecondFactor, userId),
+  );
   app.decorate('liveEvents', live);
   // Live co-editing (collab/collab.ts): a WebSocket at /api/collab, taken from the HTTP upgrade.
   const collab = new Collab({

@@ -54,6 +54,11 @@ export class LiveEvents {
     private readonly bus: EventBus,
     private readonly log: FastifyBaseLogger,
     readonly options: LiveOptions,
+    /**
+     * REQUIRE_SECOND_FACTOR: whether the account must set up a factor first (mfa/mfa.service.ts).
+     * Asked when its credentials change (a factor removed), not by the periodic sweep.
+     */
+    private readonly enrolmentRequired: (userId: string) => Promise<boolean> = async () => false,
   ) {
     this.unsubscribe = bus.subscribe((message) => this.deliver(message));
     this.unsubscribeGaps = bus.onGap(() => this.announceGap());
@@ -176,7 +181,15 @@ export class LiveEvents {
     if (isRecheck(message)) {
       if (!this.streams.has(message.recheck)) return;
       this.delivering = this.delivering
-        .then(() => this.endRevoked([...(this.streams.get(message.recheck) ?? [])]))
+        .then(async () => {
+          await this.endRevoked([...(this.streams.get(message.recheck) ?? [])]);
+          // An account that lost its last factor is sent to enrolment: its streams end, as its
+          // other routes are refused (a new stream is 403 mfa_enrolment_required).
+          const left = this.streams.get(message.recheck);
+          if (left === undefined || left.size === 0 || !(await this.enrolmentRequired(message.recheck))) return;
+          this.log.info({ userId: message.recheck }, 'live events: streams of an account sent to enrolment were ended');
+          for (const stream of [...left]) stream.end();
+        })
         .catch((error: unknown) =>
           this.log.warn({ err: error, userId: message.recheck }, 'live events: a re-check failed'),
         );

@@ -4,6 +4,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { bearer } from '../helpers/auth.js';
 import { forEachDatabase, GOOD_PASSWORD, newSession, type Session } from '../helpers/harness.js';
 import { totpCode } from '../helpers/totp.js';
+import { Stream } from '../helpers/event-stream.js';
 import { until } from '../helpers/until.js';
 import { adminSession } from './support.js';
 import { connect, listening } from '../collab/support.js';
@@ -115,7 +116,7 @@ forEachDatabase(
       }
     });
 
-    test('an open live document closes when its account loses its last factor', async () => {
+    test('an open live document and event stream close when their account loses its last factor', async () => {
       const owner = await newSession(ctx.app, 'rsflost');
       await enrol(ctx.app, owner);
       const editor = await newSession(ctx.app, 'rsflosted');
@@ -138,7 +139,11 @@ forEachDatabase(
       const url = await listening(ctx.app);
       const editing = connect(url, noteId, editor.accessToken);
       const owning = connect(url, noteId, owner.accessToken);
+      const base = url.replace(/^ws/, 'http').replace(/\/api\/collab$/, '');
+      const events = await Stream.open(base, editor.accessToken);
+      const ownerEvents = await Stream.open(base, owner.accessToken);
       try {
+        assert.equal(events.status, 200);
         assert.equal(await editing.ready, true);
         assert.equal(await owning.ready, true);
         // An administrator removes the editor's factors (a lost phone): REQUIRE_SECOND_FACTOR covers
@@ -152,7 +157,12 @@ forEachDatabase(
         });
         assert.equal(removed.statusCode, 204, removed.body);
         await until(() => editing.closedReason() === 'Unauthorized', 'the editor’s live document closed');
+        await until(() => events.ended, 'the editor’s event stream ended');
         assert.equal(owning.closedReason(), undefined, 'the owner keeps editing');
+        assert.equal(ownerEvents.ended, false, 'the owner’s stream stays');
+        const refused = await fetch(`${base}/api/events`, { headers: editor.auth });
+        assert.equal(refused.status, 403);
+        assert.equal(((await refused.json()) as { code: string }).code, 'mfa_enrolment_required');
         const again = connect(url, noteId, editor.accessToken);
         try {
           assert.equal(await again.ready, false);
@@ -163,6 +173,8 @@ forEachDatabase(
       } finally {
         editing.destroy();
         owning.destroy();
+        events.close();
+        ownerEvents.close();
       }
     });
 
