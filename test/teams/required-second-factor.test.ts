@@ -38,6 +38,26 @@ async function enrol(app: FastifyInstance, user: Session): Promise<void> {
   assert.equal(confirm.statusCode, 200, confirm.body);
 }
 
+/** A note of `owner`'s ("text\n") that `editor` may edit. */
+async function sharedNote(app: FastifyInstance, owner: Session, editor: Session): Promise<string> {
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/notes',
+    headers: owner.auth,
+    payload: { title: 'Shared', content: 'text\n' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const noteId = created.json().id as string;
+  const shared = await app.inject({
+    method: 'POST',
+    url: `/api/notes/${noteId}/members`,
+    headers: owner.auth,
+    payload: { username: editor.username, role: 'editor' },
+  });
+  assert.equal(shared.statusCode, 201, shared.body);
+  return noteId;
+}
+
 /** Routes a covered account cannot reach before enrolment: notes, its sessions, tokens, WebDAV, events. */
 const ELSEWHERE = [
   ['GET', '/api/notes'],
@@ -76,21 +96,7 @@ forEachDatabase(
       const owner = await newSession(ctx.app, 'rsfowner');
       await enrol(ctx.app, owner);
       const editor = await newSession(ctx.app, 'rsfeditor');
-      const created = await ctx.app.inject({
-        method: 'POST',
-        url: '/api/notes',
-        headers: owner.auth,
-        payload: { title: 'Shared', content: 'text\n' },
-      });
-      assert.equal(created.statusCode, 201, created.body);
-      const noteId = created.json().id as string;
-      const shared = await ctx.app.inject({
-        method: 'POST',
-        url: `/api/notes/${noteId}/members`,
-        headers: owner.auth,
-        payload: { username: editor.username, role: 'editor' },
-      });
-      assert.equal(shared.statusCode, 201, shared.body);
+      const noteId = await sharedNote(ctx.app, owner, editor);
       assertEnrolmentRequired(
         await ctx.app.inject({ url: `/api/notes/${noteId}`, headers: editor.auth }),
         'GET the shared note',
@@ -121,21 +127,7 @@ forEachDatabase(
       await enrol(ctx.app, owner);
       const editor = await newSession(ctx.app, 'rsflosted');
       await enrol(ctx.app, editor);
-      const created = await ctx.app.inject({
-        method: 'POST',
-        url: '/api/notes',
-        headers: owner.auth,
-        payload: { title: 'Shared', content: 'text\n' },
-      });
-      assert.equal(created.statusCode, 201, created.body);
-      const noteId = created.json().id as string;
-      const shared = await ctx.app.inject({
-        method: 'POST',
-        url: `/api/notes/${noteId}/members`,
-        headers: owner.auth,
-        payload: { username: editor.username, role: 'editor' },
-      });
-      assert.equal(shared.statusCode, 201, shared.body);
+      const noteId = await sharedNote(ctx.app, owner, editor);
       const url = await listening(ctx.app);
       const editing = connect(url, noteId, editor.accessToken);
       const owning = connect(url, noteId, owner.accessToken);
