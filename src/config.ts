@@ -97,7 +97,8 @@ export interface Config {
   /**
    * Tests only (TEST_PAUSE_AT, refused unless NODE_ENV=test): a named start-up point (`snapshot`,
    * `migration:NAME` just before that migration commits, `maintenance:TASK` before a housekeeping task,
-   * `maintenance:TASK:unbounded` once its statements run without a time-out on PostgreSQL) where the server logs "paused at NAME" and
+   * `maintenance:TASK:unbounded` once its statements run without a time-out on PostgreSQL,
+   * `maintenance:TASK:claimed` once its run is claimed) where the server logs "paused at NAME" and
    * waits for a signal (SIGTERM/SIGINT shut down, SIGUSR2 carries on), so a test can kill it there.
    */
   readonly testPauseAt: string | undefined;

@@ -48,7 +48,16 @@ export interface RunOptions {
    * recorded.
    */
   everyMs?: number;
-  /** Tests only (TEST_PAUSE_AT): `maintenance:TASK:unbounded`, once its statements have no time-out (PostgreSQL). */
+  /**
+   * A back-fill claimed before this instant that never finished was interrupted (the process
+   * killed, the machine lost): it is due now, not an interval later. The start of the scheduler,
+   * so a run another process of the same start is doing is not taken for one.
+   */
+  unfinishedBefore?: Date;
+  /**
+   * Tests only (TEST_PAUSE_AT): `maintenance:TASK:unbounded`, once its statements have no time-out
+   * (PostgreSQL), and `maintenance:TASK:claimed`, once its run is claimed.
+   */
   pause?: (point: string) => Promise<void>;
 }
 
@@ -91,14 +100,15 @@ export async function runTask(
   database: Database,
   task: MaintenanceTask,
   now: Date,
-  { everyMs, pause }: RunOptions = {},
+  options: RunOptions = {},
 ): Promise<TaskOutcome> {
+  const { pause } = options;
   let running = runningByDatabase.get(database);
   if (running === undefined) runningByDatabase.set(database, (running = new Set()));
   if (running.has(task.name)) return { task: task.name, status: 'skipped' };
   running.add(task.name);
   try {
-    if (database.kind === 'sqlite') return await claimAndRun(database.db, task, now, everyMs);
+    if (database.kind === 'sqlite') return await claimAndRun(database.db, task, now, options);
     return await database.db.connection().execute(async (conn) => {
       // Changes the task makes on this connection are told as any other (db/effects.ts).
       sameEffectsAs(conn, database.db);
@@ -111,7 +121,7 @@ export async function runTask(
         // Housekeeping may rightly run long (a VACUUM of a large table): no DATABASE_QUERY_TIMEOUT_SECONDS.
         await sql.raw('set statement_timeout = 0').execute(conn);
         await pause?.(`maintenance:${task.name}:unbounded`);
-        return await claimAndRun(conn, task, now, everyMs);
+        return await claimAndRun(conn, task, now, options);
       } finally {
         await sql.raw('reset statement_timeout').execute(conn);
         await sql`select pg_advisory_unlock(${LOCK_CLASS}, ${key})`.execute(conn);
@@ -128,15 +138,17 @@ async function claimAndRun(
   db: Db,
   task: MaintenanceTask,
   now: Date,
-  everyMs: number | undefined,
+  { everyMs, unfinishedBefore, pause }: RunOptions,
 ): Promise<TaskOutcome> {
   const claim = await claimRun(
     db,
     task.name,
     now,
     everyMs === undefined ? undefined : new Date(now.getTime() - everyMs + CLAIM_SLACK_MS),
+    task.backfill === true ? unfinishedBefore : undefined,
   );
   if (!claim.claimed) return { task: task.name, status: 'not-due', lastRunAt: claim.lastRunAt };
+  await pause?.(`maintenance:${task.name}:claimed`);
   let counts: Record<string, number>;
   try {
     counts = await task.run(db, now);
@@ -201,6 +213,7 @@ export function startMaintenance({
   catchUp = CATCH_UP_DEFAULTS,
 }: MaintenanceOptions): Maintenance {
   let stopped = false;
+  const startedAt = clock();
   let runningTask: string | undefined;
   let current: Promise<void> = Promise.resolve();
   let busy = false;
@@ -214,7 +227,8 @@ export function startMaintenance({
         if (catchingUp && task.catchUp !== undefined) {
           // A catch-up run is due whenever it comes: it only looks for what older replicas left.
           outcome = await runTask(database, { ...task, run: task.catchUp.bind(task) }, now, { pause });
-        } else outcome = await runTask(database, task, now, { everyMs: intervalMs, pause });
+        } else
+          outcome = await runTask(database, task, now, { everyMs: intervalMs, unfinishedBefore: startedAt, pause });
       } finally {
         runningTask = undefined;
       }

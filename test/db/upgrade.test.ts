@@ -319,6 +319,48 @@ describe('schema upgrades', { concurrency: databaseKinds.length }, () => {
         });
       });
 
+      test('back-fills killed mid-run (kill -9) run again at the next start, not an interval later', async () => {
+        const url = await scratch();
+        const { noteId } = await oldDatabaseWithData(url);
+        const summaryOf = (proc: ServerProcess, task: string) =>
+          proc.lines.findIndex((line) => logEntry(line)?.msg?.startsWith(`maintenance ${task}: `) === true);
+        // The search back-fill claimed (the claim says "ran now") and killed before it did anything.
+        const first = start(url, home, { TEST_PAUSE_AT: 'maintenance:search-index:claimed' });
+        await paused(first, 'maintenance:search-index:claimed');
+        first.child.kill('SIGKILL');
+        await first.exited;
+        // The next start runs it again at once; then the tags back-fill is claimed and killed likewise.
+        const second = start(url, home, { TEST_PAUSE_AT: 'maintenance:tags-backfill:claimed' });
+        await step('the next start pausing in the tags back-fill', { second }, () =>
+          paused(second, 'maintenance:tags-backfill:claimed'),
+        );
+        assert.match(
+          second.lines[summaryOf(second, 'search-index')] ?? second.output(),
+          /indexed 1 version the search index lacked/,
+        );
+        second.child.kill('SIGKILL');
+        await second.exited;
+        const third = start(url, home);
+        await step('the tags derived', { third }, () =>
+          third.waitFor(
+            (line) => (logEntry(line)?.msg?.startsWith('maintenance audit-retention: ') ? true : undefined),
+            60_000,
+            'the start-up pass',
+          ),
+        );
+        // In the start-up pass, before the tasks after it: not by the catch-up 15 s later.
+        const tags = summaryOf(third, 'tags-backfill');
+        assert.ok(tags !== -1 && tags < summaryOf(third, 'audit-retention'), third.output());
+        assert.match(third.lines[tags]!, /derived the tags of 1 note written before tags existed/);
+        await stop(third);
+        await withDatabase(url, async (database) => {
+          const { rows } = await sql<{ tags: string | null }>`select tags from notes where id = ${noteId}`.execute(
+            database.db,
+          );
+          assert.equal(rows[0]!.tags, 'content');
+        });
+      });
+
       test('two instances starting at the same instant on a new database both serve', async () => {
         const url = await scratch();
         const both = [start(url, home), start(url, home)];
