@@ -42,44 +42,47 @@ function integerMembers(schema: unknown): string[] {
 }
 
 /**
- * Validators by schema object, for the process: a schema shared by routes (`/owner/` and `/owner`),
- * and every schema again when the app is built anew in the same process (the tests build hundreds),
- * is compiled once. The route schemas are constants of their modules, never changed after.
+ * Validators by schema object, for the process, each compiled when it first checks a value: a
+ * process that serves a few routes (a test file, a short-lived worker) compiles a few of the ~300
+ * schemas, not all of them (Ajv's compiling was a third of a small test process's CPU). A schema
+ * shared by routes (`/owner/` and `/owner`), and every schema again when the app is built anew in
+ * the same process (the tests build hundreds), is compiled once. The route schemas are constants
+ * of their modules, never changed after; openapi-conformance sends every operation requests, so
+ * a schema Ajv refuses fails the suite, not a user's first request.
  */
-let shared: { compile(schema: object): ValidateFunction } | undefined;
-function compiler() {
+type Check = ((data: unknown) => boolean) & { errors?: ValidateFunction['errors'] };
+let shared: ((schema: object) => ValidateFunction) | undefined;
+function compiler(): (schema: object) => ValidateFunction {
   if (shared !== undefined) return shared;
   const ajv = createAjv();
   const compiled = new WeakMap<object, ValidateFunction>();
-  shared = {
-    compile(schema) {
-      let validate = compiled.get(schema);
-      if (validate === undefined) compiled.set(schema, (validate = ajv.compile(schema)));
-      return validate;
-    },
+  shared = (schema) => {
+    let validate = compiled.get(schema);
+    if (validate === undefined) compiled.set(schema, (validate = ajv.compile(schema)));
+    return validate;
   };
   return shared;
 }
 
 /** Fastify's validator compiler: one Ajv for every route and part; query strings and path parameters get their integers converted first. */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const { compile } = compiler();
+  const compile = compiler();
   return ({ schema, httpPart }) => {
-    const validate = compile(schema as object);
     const integers = httpPart === 'querystring' || httpPart === 'params' ? integerMembers(schema) : [];
-    if (integers.length === 0) return validate;
-    const check = (data: unknown) => {
-      if (isObject(data)) {
+    let validate: ValidateFunction | undefined;
+    const check: Check = (data: unknown) => {
+      if (integers.length > 0 && isObject(data)) {
         for (const name of integers) {
           const value = data[name];
           if (typeof value === 'string' && DECIMAL.test(value)) data[name] = Number(value);
         }
       }
-      const valid = validate(data);
+      validate ??= compile(schema as object);
+      const valid = validate(data) as boolean;
       check.errors = validate.errors;
       return valid;
     };
-    check.errors = undefined as ValidateFunction['errors'];
+    check.errors = undefined;
     return check;
   };
 }
