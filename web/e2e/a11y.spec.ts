@@ -59,3 +59,23 @@ for (const scheme of ['light', 'dark'] as const) {
     });
   }
 }
+
+// The check itself can fail: a page of the app with an unlabelled field and an image without a text
+// alternative, in the dark scheme, as the screens above are checked.
+test('the accessibility check finds what it looks for', async ({ page }) => {
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.goto('/login');
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  await page.evaluate(() => {
+    const field = document.createElement('input');
+    const image = document.createElement('img');
+    image.src = 'data:image/gif;base64,R0lGODlhAQABAAAAACw=';
+    document.querySelector('main')!.append(field, image);
+  });
+  const failure = await expectAccessible(page, 'broken login').then(
+    () => undefined,
+    (error: Error) => error.message,
+  );
+  expect(failure).toContain('label (critical)');
+  expect(failure).toContain('image-alt (critical)');
+});

@@ -59,7 +59,6 @@ export default defineConfig({
         '--disable-sync',
         '--no-first-run',
         '--disable-dev-shm-usage',
-        ...(process.env.XARGS ? process.env.XARGS.split(' ') : []),
       ],
     },
     trace: 'off',
