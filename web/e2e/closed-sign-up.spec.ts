@@ -106,3 +106,49 @@ for (const width of [375, 1280]) {
     await adminContext.close();
   });
 }
+
+// The e-mail confirmation, on the same service's mail: an account adds an address in Account, the
+// link arrives by mail, and following it confirms the address (once).
+for (const width of [375, 1280]) {
+  test(`at ${width} px: an address added in Account is confirmed by the mailed link, which works once`, async ({
+    browser,
+    closed,
+  }) => {
+    const { origin, crossOrigin } = closed.service;
+    const context = await browser.newContext({ baseURL: origin, viewport: { width, height: 800 } });
+    const page = await context.newPage();
+    await logIn(page, ADMIN.username, ADMIN.password);
+    await page.getByRole('link', { name: 'Account' }).click();
+    const section = page.getByRole('region', { name: 'E-mail address' });
+    // On a phone the sections of Account start folded.
+    const heading = section.getByRole('button', { name: 'E-mail address', exact: true });
+    if ((await heading.getAttribute('aria-expanded')) === 'false') await heading.click();
+    const email = `${uniqueName('confirm')}@example.test`;
+    await section.getByLabel('E-mail address', { exact: true }).fill(email);
+    await section.getByLabel('Password (to confirm it is you)').fill(ADMIN.password);
+    await section.getByRole('button', { name: 'Save e-mail address' }).click();
+    await expect(section.getByRole('status')).toHaveText(
+      `We sent a confirmation link to ${email}; the address counts once you follow it.`,
+    );
+
+    let link: URL | undefined;
+    while (link === undefined) {
+      const message = await closed.mail.next();
+      if (JSON.stringify(message.to).includes(email)) link = linkIn(message, `${crossOrigin}/confirm-email?token=`);
+    }
+    await page.goto(link.pathname + link.search);
+    await expect(page.getByRole('status')).toHaveText(`Your e-mail address ${email} is confirmed.`);
+    await expectAccessible(page, `e-mail confirmed, ${width} px`);
+    await page.getByRole('link', { name: 'Go to your notes' }).click();
+    await page.getByRole('link', { name: 'Account' }).click();
+    if ((await heading.getAttribute('aria-expanded')) === 'false') await heading.click();
+    await expect(section.getByText(`Confirmed: ${email}. Password reset links go there.`)).toBeVisible();
+
+    // Followed again, the link is spent, and the page says so.
+    await page.goto(link.pathname + link.search);
+    await expect(page.getByRole('alert')).toHaveText(
+      'This link is invalid, has expired or was already used; ask for a new one',
+    );
+    await context.close();
+  });
+}
