@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { COLLAB_CONNECTIONS_PER_USER, TOO_MANY_CONNECTIONS } from '../../src/collab/collab.js';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
-import { connect, listening, type Client } from './support.js';
+import { connect, listening, sharedNote, type Client } from './support.js';
 
 interface Shown {
   user?: { name?: string; color?: string; colorLight?: string };
@@ -28,30 +28,9 @@ forEachDatabase('who is shown at /api/collab, and how many connections an accoun
     for (const client of clients.splice(0)) client.destroy();
   });
 
-  async function sharedNote(...editors: Session[]): Promise<string> {
-    const res = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/notes',
-      headers: owner.auth,
-      payload: { title: 'Who', content: 'text\n' },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    const id = res.json().id as string;
-    for (const editor of editors) {
-      const shared = await ctx.app.inject({
-        method: 'POST',
-        url: `/api/notes/${id}/members`,
-        headers: owner.auth,
-        payload: { username: editor.username, role: 'editor' },
-      });
-      assert.equal(shared.statusCode, 201, shared.body);
-    }
-    return id;
-  }
-
   test("a client claiming another person's name and colour is shown with its own account's", async () => {
     const mallory = await newSession(ctx.app, 'mal');
-    const id = await sharedNote(mallory);
+    const id = await sharedNote(ctx.app, owner, mallory);
     const o = open(id, owner.accessToken);
     const m = open(id, mallory.accessToken);
     assert.equal(await o.ready, true);
@@ -86,7 +65,7 @@ forEachDatabase('who is shown at /api/collab, and how many connections an accoun
   test(`an account may hold ${COLLAB_CONNECTIONS_PER_USER} connections on an instance; one more is refused with ${TOO_MANY_CONNECTIONS}`, async () => {
     const many = await newSession(ctx.app, 'cap');
     const other = await newSession(ctx.app, 'oth');
-    const id = await sharedNote(many, other);
+    const id = await sharedNote(ctx.app, owner, many, other);
     const held: Client[] = [];
     for (let i = 0; i < COLLAB_CONNECTIONS_PER_USER; i += 1) held.push(open(id, many.accessToken));
     assert.deepEqual(

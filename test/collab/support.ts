@@ -1,8 +1,10 @@
+import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { HocuspocusProvider, HocuspocusProviderWebsocket } from '@hocuspocus/provider';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import * as Y from 'yjs';
+import type { Session } from '../helpers/harness.js';
 
 /** A Node client of /api/collab, as the web editor is one (Hocuspocus' provider over `ws`). */
 export interface Client {
@@ -83,4 +85,26 @@ export function connect(url: string, noteId: string, token: string | null): Clie
       socket.destroy();
     },
   };
+}
+
+/** A note of `owner`'s ("text\n") that each of `editors` may edit; its id. */
+export async function sharedNote(app: FastifyInstance, owner: Session, ...editors: Session[]): Promise<string> {
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/notes',
+    headers: owner.auth,
+    payload: { title: 'Shared', content: 'text\n' },
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  const id = created.json().id as string;
+  for (const editor of editors) {
+    const shared = await app.inject({
+      method: 'POST',
+      url: `/api/notes/${id}/members`,
+      headers: owner.auth,
+      payload: { username: editor.username, role: 'editor' },
+    });
+    assert.equal(shared.statusCode, 201, shared.body);
+  }
+  return id;
 }

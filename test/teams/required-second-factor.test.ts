@@ -7,7 +7,7 @@ import { totpCode } from '../helpers/totp.js';
 import { Stream } from '../helpers/event-stream.js';
 import { until } from '../helpers/until.js';
 import { adminSession } from './support.js';
-import { connect, listening } from '../collab/support.js';
+import { connect, listening, sharedNote } from '../collab/support.js';
 
 function assertEnrolmentRequired(res: LightMyRequestResponse, what: string): void {
   assert.equal(res.statusCode, 403, `${what}: ${res.body}`);
@@ -36,26 +36,6 @@ async function enrol(app: FastifyInstance, user: Session): Promise<void> {
     payload: { code: totpCode(start.json().secret) },
   });
   assert.equal(confirm.statusCode, 200, confirm.body);
-}
-
-/** A note of `owner`'s ("text\n") that `editor` may edit. */
-async function sharedNote(app: FastifyInstance, owner: Session, editor: Session): Promise<string> {
-  const created = await app.inject({
-    method: 'POST',
-    url: '/api/notes',
-    headers: owner.auth,
-    payload: { title: 'Shared', content: 'text\n' },
-  });
-  assert.equal(created.statusCode, 201, created.body);
-  const noteId = created.json().id as string;
-  const shared = await app.inject({
-    method: 'POST',
-    url: `/api/notes/${noteId}/members`,
-    headers: owner.auth,
-    payload: { username: editor.username, role: 'editor' },
-  });
-  assert.equal(shared.statusCode, 201, shared.body);
-  return noteId;
 }
 
 /** Routes a covered account cannot reach before enrolment: notes, its sessions, tokens, WebDAV, events. */
