@@ -32,9 +32,12 @@ export function pauseAt() {
 }
 
 /**
- * Whether `request`, sent while a refresh holds the user row's lock, is queued behind it rather
- * than answered. PostgreSQL: polls until a backend of this test's database waits on a lock (true)
- * or the request answers (false). SQLite cannot be asked: the held transaction owns the only
+ * Whether `request`, sent while a transaction paused at a named step holds a lock, is queued behind
+ * it rather than answered. PostgreSQL: polls until a backend of this test's database waits on a lock
+ * that a transaction sitting idle holds — the paused one (true) — or the request answers (false).
+ * Only such a wait counts: two commits that each sent a NOTIFY (live events) queue on PostgreSQL's
+ * notification lock for an instant, and a note create once counted as queued for that on a busy
+ * machine. SQLite cannot be asked: the held transaction owns the only
  * connection, so any query would queue behind it too; everything that touches the database after
  * the hold waits for its commit by construction, and this answers true without looking.
  */
@@ -53,7 +56,10 @@ export async function queuedBehindLock(ctx: TestContext, request: Promise<unknow
   const deadline = Date.now() + 10_000;
   while (!answered && Date.now() < deadline) {
     const { rows } = await sql<{ n: number }>`
-      select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'
+      select count(*)::int as n from pg_stat_activity waiting
+      where waiting.datname = current_database() and waiting.wait_event_type = 'Lock'
+        and exists (select 1 from pg_stat_activity holder
+          where holder.pid = any(pg_blocking_pids(waiting.pid)) and holder.state = 'idle in transaction')
     `.execute(ctx.database.db);
     if (rows[0]!.n > 0) return true;
   }
