@@ -29,9 +29,17 @@ export const TURN_CPU_BUDGET_MS = 250;
  * And: the main thread's CPU time spent while a probe waited for its answer — the work the probe
  * queued behind — is under this at p99. It is the wall-clock p99 of STALL_P99_MS counted in CPU
  * time: many short turns in a row (fifty diffs on the event loop, ~120 ms each) hold /healthz as
- * one long turn does.
+ * one long turn does. Probes go one at a time, so one long turn (bounded by TURN_CPU_BUDGET_MS)
+ * holds one probe: one probe over this is allowed however few there were (with under a hundred,
+ * a plain p99 is the slowest probe, and a single 102 ms turn of WebDAV's XML parser, well within
+ * the turn budget, failed a run).
  */
 export const PROBE_CPU_P99_MS = 100;
+
+/** How many probes may wait behind more than PROBE_CPU_P99_MS: 1 %, and at least one. */
+function probesAllowedOver(probes: number): number {
+  return Math.max(1, Math.floor(probes / 100));
+}
 
 /**
  * The settings the stall tests run the service with: what they assert is CPU time, so the hostile
@@ -56,16 +64,31 @@ export interface HealthDuring<T> {
   probeCpuMs: number[];
 }
 
-/** The main thread's CPU time so far, in nanoseconds (Linux; undefined elsewhere). */
+/**
+ * The main thread's CPU time so far, in nanoseconds (Linux; 0 elsewhere). Read with one pread on a
+ * descriptor kept open: opening and reading the file each time cost the watch below 15 % of a core.
+ */
 const schedstat = `/proc/self/task/${process.pid}/schedstat`;
 const hasSchedstat = fs.existsSync(schedstat);
+const schedstatFd = hasSchedstat ? fs.openSync(schedstat, 'r') : -1;
+const schedstatBuffer = Buffer.alloc(128);
 function mainThreadCpuNs(): number {
-  return hasSchedstat ? Number(fs.readFileSync(schedstat, 'latin1').split(' ', 1)[0]) : 0;
+  if (!hasSchedstat) return 0;
+  const read = fs.readSync(schedstatFd, schedstatBuffer, 0, schedstatBuffer.length, 0);
+  return Number(schedstatBuffer.toString('latin1', 0, read).split(' ', 1)[0]);
 }
 
 /**
- * Watches the event loop's turns: a 1 ms timer fires once per turn at most, so the main thread's
- * CPU time between two firings is what the turn(s) in between cost it. Stops with the longest.
+ * How often the watch below reads the main thread's CPU time. A firing comes between turns, so
+ * what is counted between two firings is at most the longest turn plus the turns of this much wall
+ * time: an over-count of a few milliseconds against TURN_CPU_BUDGET_MS. At 1 ms, the watch itself
+ * cost the test process a tenth of a core for as long as the hostile work ran.
+ */
+const TURN_WATCH_MS = 5;
+
+/**
+ * Watches the event loop's turns: a timer fires between turns, so the main thread's CPU time
+ * between two firings is what the turn(s) in between cost it. Stops with the longest.
  */
 function watchTurns(): () => number {
   if (!hasSchedstat) return () => 0;
@@ -75,7 +98,7 @@ function watchTurns(): () => number {
     const now = mainThreadCpuNs();
     longest = Math.max(longest, now - last);
     last = now;
-  }, 1);
+  }, TURN_WATCH_MS);
   return () => {
     clearInterval(timer);
     longest = Math.max(longest, mainThreadCpuNs() - last);
@@ -91,10 +114,12 @@ export async function listening(app: FastifyInstance): Promise<string> {
 }
 
 /**
- * Probes go out every PROBE_INTERVAL_MS on one keep-alive connection (a load balancer's pace, not
- * a flood: back to back, the probes took a core of their own from the work being measured).
+ * Probes go out every PROBE_INTERVAL_MS on one keep-alive connection: a fast load balancer's pace,
+ * not a flood. Back to back, the probes took a core of their own from the work being measured; at
+ * 5 ms, a fifth of one (client and server share this process), for as long as the work ran — on a
+ * loaded machine, minutes. Work that holds the loop for longer than this is caught all the same.
  */
-const PROBE_INTERVAL_MS = 5;
+const PROBE_INTERVAL_MS = 20;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One GET /healthz; resolves when it has answered 200. */
@@ -170,8 +195,9 @@ export function described({
 /**
  * The stall tests' assertion, load-independent: /healthz was answered while the hostile work was
  * in flight, no turn of the event loop took more than TURN_CPU_BUDGET_MS of the main thread's CPU,
- * and the probes waited behind less than PROBE_CPU_P99_MS of it at p99. With VELLUM_STALL_FIGURES set (bench/stall.ts), the wall-clock figures are appended there as
- * a JSON line under `label`.
+ * and the probes waited behind less than PROBE_CPU_P99_MS of it at p99 (one probe over it allowed).
+ * With VELLUM_STALL_FIGURES set (bench/stall.ts), the wall-clock figures are appended there as a
+ * JSON line under `label`.
  */
 export function assertNoStall(probed: HealthDuring<unknown>, label: string): void {
   const file = process.env.VELLUM_STALL_FIGURES;
@@ -197,8 +223,9 @@ export function assertNoStall(probed: HealthDuring<unknown>, label: string): voi
     probed.longestTurnCpuMs < TURN_CPU_BUDGET_MS,
     `a turn of the event loop over ${TURN_CPU_BUDGET_MS} ms CPU; ${what}`,
   );
+  const over = probed.probeCpuMs.filter((ms) => ms >= PROBE_CPU_P99_MS).length;
   assert.ok(
-    percentile(probed.probeCpuMs, 99) < PROBE_CPU_P99_MS,
-    `/healthz waited behind over ${PROBE_CPU_P99_MS} ms of the main thread's CPU at p99; ${what}`,
+    over <= probesAllowedOver(probed.probeCpuMs.length),
+    `/healthz waited behind over ${PROBE_CPU_P99_MS} ms of the main thread's CPU ${over} times in ${probed.probeCpuMs.length} (1 % and one are allowed); ${what}`,
   );
 }
