@@ -54,7 +54,7 @@ test('turns within the budget, one after another, fail the check: every probe wa
   skip: !linux && 'no per-thread CPU account here',
 }, async () => {
   await assert.rejects(
-    check(() => turnsOf(20, 150)),
+    check(() => turnsOf(8, 150)),
     /\/healthz waited behind over 100 ms of the main thread's CPU \d+ times in \d+/,
   );
 });
