@@ -288,16 +288,92 @@ const LAST_TIMES = path.join(BUILD_ROOT, 'last-times.json');
  */
 const SEED_TIMES = path.join(ROOT, 'scripts', 'test-times.json');
 
+const readTimes = (file) => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {});
+
+// --- Groups -------------------------------------------------------------------------------------
+
 /**
- * The files in the order to start them: the slowest of the last run first (files it did not run
+ * In a whole run, small files share a process, several to a group: each file alone paid for
+ * loading the app and for V8 warming to its code again (20 small files: 108 CPU-s one to a
+ * process, 62 in one). A group imports its files each inside a suite named for the file, so that a
+ * file's top-level hooks (frozenDate's mock clock, say) stay its own and its report says which
+ * file a test is in; the files run one after another, as they are listed.
+ *
+ * A file runs alone when what it does is the process's, not a suite's: it changes process.env or
+ * a global (web/test/client.test.ts puts a fake document there) or listens on process, reads the process's memory or its main thread's CPU (the stall and memory
+ * tests), is long enough to be a group by itself (SOLO_WALL_S), is the image test, or says
+ * `test-runner: own process`. VELLUM_TEST_GROUPS=0 runs every file alone (to rule a neighbour out).
+ */
+const grouping = process.env.VELLUM_TEST_GROUPS !== '0';
+const GROUP_WALL_S = 40;
+const SOLO_WALL_S = 20;
+/** A file not in the seed's times: grouped, counted as this many seconds. */
+const UNKNOWN_WALL_S = 5;
+const OWN_PROCESS =
+  /process\.env\.\w+\s*=[^=]|delete process\.env|process\.(on|once)\(|process\.chdir|process\.exitCode|globalThis\.\w+\s*=[^=]|\(globalThis,|VmHWM|VmRSS|memoryUsage\(|helpers\/stall|test-runner: own process/;
+
+/** Group entry files, by their compiled path: the source files in each. */
+const groupFiles = new Map();
+
+/**
+ * The units of a whole run, each `{ run, files }` (run: the compiled file a process runs): the files
+ * that run alone, and groups of the rest, made in name order up to GROUP_WALL_S of the seed's times
+ * (so that a checkout and CI make the same groups).
+ */
+function units(list, first) {
+  const seed = readTimes(SEED_TIMES);
+  const alone = (f) =>
+    !grouping ||
+    f === first ||
+    f === IMAGE_TEST ||
+    isStall(f) ||
+    (seed[f] ?? 0) >= SOLO_WALL_S ||
+    OWN_PROCESS.test(fs.readFileSync(f, 'utf8'));
+  const made = [];
+  let group = [];
+  let groupWall = 0;
+  const close = () => {
+    if (group.length === 1) made.push({ run: compiled(group[0]), files: group });
+    else if (group.length > 1) {
+      const entry = path.join(out, 'groups', `group-${groupFiles.size + 1}.test.js`);
+      const suites = group.map(
+        (f) =>
+          `describe(${JSON.stringify(f)}, async () => {\n  await import(${JSON.stringify(pathToFileURL(compiled(f)).href)});\n});`,
+      );
+      fs.mkdirSync(path.dirname(entry), { recursive: true });
+      fs.writeFileSync(entry, `import { describe } from 'node:test';\n${suites.join('\n')}\n`);
+      groupFiles.set(entry, group);
+      made.push({ run: entry, files: group });
+    }
+    group = [];
+    groupWall = 0;
+  };
+  for (const f of [...list].sort()) {
+    if (alone(f)) {
+      made.push({ run: compiled(f), files: [f] });
+      continue;
+    }
+    const wall = seed[f] ?? UNKNOWN_WALL_S;
+    if (groupWall + wall > GROUP_WALL_S) close();
+    group.push(f);
+    groupWall += wall;
+  }
+  close();
+  return made;
+}
+
+/**
+ * The units in the order to start them: the slowest of the last run first (files it did not run
  * first of all), so that two workers do not end on one long file while the other is idle. `first`
  * goes before all (the image test, whose build the browser tests wait for).
  */
 function slowestFirst(list, first) {
-  const known = fs.existsSync(LAST_TIMES) ? LAST_TIMES : SEED_TIMES;
-  const last = fs.existsSync(known) ? JSON.parse(fs.readFileSync(known, 'utf8')) : {};
-  const wall = (f) => (f === first ? Number.POSITIVE_INFINITY : (last[f] ?? Number.MAX_VALUE));
-  return [...list].sort((a, b) => wall(b) - wall(a) || a.localeCompare(b));
+  const last = readTimes(fs.existsSync(LAST_TIMES) ? LAST_TIMES : SEED_TIMES);
+  const wall = (unit) =>
+    unit.files.includes(first)
+      ? Number.POSITIVE_INFINITY
+      : unit.files.reduce((sum, f) => sum + (last[f] ?? Number.MAX_VALUE), 0);
+  return [...list].sort((a, b) => wall(b) - wall(a) || a.files[0].localeCompare(b.files[0]));
 }
 
 function reportTimes() {
@@ -308,9 +384,20 @@ function reportTimes() {
     .filter(Boolean)
     .map((line) => JSON.parse(line));
   if (process.env.VELLUM_TEST_TIMES_KEEP) fs.copyFileSync(timesFile, process.env.VELLUM_TEST_TIMES_KEEP);
-  // For the next run's order (slowestFirst).
-  const last = fs.existsSync(LAST_TIMES) ? JSON.parse(fs.readFileSync(LAST_TIMES, 'utf8')) : {};
-  for (const r of rows) last[path.relative(out, r.file).replace(/\.js$/, '.ts')] = r.wallS;
+  // For the next run's order (slowestFirst); a group's time is shared among its files as the
+  // seed's times share it.
+  const last = readTimes(LAST_TIMES);
+  const seed = readTimes(SEED_TIMES);
+  for (const r of rows) {
+    const members = groupFiles.get(r.file);
+    if (members === undefined) {
+      last[path.relative(out, r.file).replace(/\.js$/, '.ts')] = r.wallS;
+      continue;
+    }
+    const weight = (f) => seed[f] ?? UNKNOWN_WALL_S;
+    const sum = members.reduce((total, f) => total + weight(f), 0);
+    for (const f of members) last[f] = (r.wallS * weight(f)) / sum;
+  }
   fs.writeFileSync(LAST_TIMES, JSON.stringify(last));
   fs.rmSync(timesFile, { force: true });
   if (rows.length < 2) return;
@@ -323,7 +410,11 @@ function reportTimes() {
   );
   console.log('  CPU-s (own + spawned)  wall-s  file');
   for (const r of rows.slice(0, 25)) {
-    const name = path.relative(out, r.file);
+    const members = groupFiles.get(r.file);
+    const name =
+      members === undefined
+        ? path.relative(out, r.file)
+        : `${path.relative(out, r.file)} (${members.length} files: ${members.map((f) => path.basename(f, '.test.ts')).join(', ')})`;
     const own = `${r.cpuS.toFixed(1)} + ${(r.childCpuS ?? 0).toFixed(1)}`;
     console.log(
       `${cpu(r).toFixed(1).padStart(7)} ${`(${own})`.padStart(15)} ${r.wallS.toFixed(1).padStart(7)}  ${name}`,
@@ -364,11 +455,11 @@ const testArgs = () => [
  * program, with the same reporter and a failing status on failure. Through `node --test` each
  * file had a second process, the runner, at ~0.2 CPU-s: 35 CPU-s a whole run.
  */
-const fileArgs = (file) => [
+const fileArgs = (run) => [
   ...(sourceMaps ? ['--enable-source-maps'] : []),
   '--test-reporter=spec',
   ...nodeOptions,
-  compiled(file),
+  run,
 ];
 
 /** Named files: one `node --test`, its output as it comes. */
@@ -384,15 +475,16 @@ const runNamed = (concurrency, list) =>
  * whole when it ends; the counts are added up at the end.
  */
 async function runWhole(concurrency, list, oneMoreAfter) {
+  const fileCount = list.reduce((sum, unit) => sum + unit.files.length, 0);
   const started = performance.now();
   const totals = new Map();
   const failed = [];
   let next = 0;
   const worker = async () => {
     while (next < list.length) {
-      const file = list[next++];
+      const unit = list[next++];
       let output = '';
-      const status = await run(process.execPath, fileArgs(file), { env }, (chunk) => {
+      const status = await run(process.execPath, fileArgs(unit.run), { env }, (chunk) => {
         output += chunk;
       });
       const report = output.split('\n').filter((text) => {
@@ -402,7 +494,7 @@ async function runWhole(concurrency, list, oneMoreAfter) {
         return false;
       });
       process.stdout.write(`${report.join('\n').trimEnd()}\n`);
-      if (status !== 0) failed.push(file);
+      if (status !== 0) failed.push(unit);
     }
   };
   const workers = Array.from({ length: concurrency }, worker);
@@ -418,8 +510,14 @@ async function runWhole(concurrency, list, oneMoreAfter) {
   await Promise.all(workers);
   await more;
   for (const [name, count] of totals) if (name !== 'duration_ms') console.log(`ℹ ${name} ${count}`);
-  console.log(`ℹ files ${list.length}, ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  if (failed.length > 0) console.log(`✖ files with failures:\n${failed.map((f) => `  ${f}`).join('\n')}`);
+  console.log(
+    `ℹ files ${fileCount} in ${list.length} processes, ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  const named = (unit) =>
+    unit.files.length === 1
+      ? `  ${unit.files[0]}`
+      : `  a group (its failing suite above is named for its file): ${unit.files.join(', ')}`;
+  if (failed.length > 0) console.log(`✖ files with failures:\n${failed.map(named).join('\n')}`);
   return failed.length > 0 ? 1 : 0;
 }
 
@@ -520,9 +618,12 @@ async function nodeTests(browserOver) {
     : await runWhole(
         concurrency,
         slowestFirst(
-          [...files('test', '.test.ts'), ...files('web/test', '.test.ts')]
-            .sort()
-            .filter((f) => !(quick && (f === IMAGE_TEST || isStall(f)))),
+          units(
+            [...files('test', '.test.ts'), ...files('web/test', '.test.ts')].filter(
+              (f) => !(quick && (f === IMAGE_TEST || isStall(f))),
+            ),
+            overlap ? IMAGE_TEST : undefined,
+          ),
           overlap ? IMAGE_TEST : undefined,
         ),
         browserOver,
