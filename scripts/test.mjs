@@ -17,7 +17,9 @@
 //                                     build). Other arguments go to `node --test` (e.g.
 //                                     --test-name-pattern=...).
 //   npm test -- --no-browser          every node test (as `npm test`), no browser tests.
-//   --concurrency=N                   test files run at once (default 2; in a whole run, one more once the browser tests beside them are over).
+//   --concurrency=N                   test processes at once (default 2; in a whole run, one more once the browser tests beside them are over).
+//                                     A whole run puts small files several to a process (see units()).
+//   VELLUM_TEST_GROUPS=0              a whole run with every file in a process of its own.
 //
 // The TypeScript is transpiled once per run, by esbuild, into .test-build/run-<pid>/ (same layout:
 // src/, test/, web/test/; removed at exit), and the tests run as plain JavaScript: through tsx's
