@@ -17,7 +17,8 @@
 //                                     build). Other arguments go to `node --test` (e.g.
 //                                     --test-name-pattern=...).
 //   npm test -- --no-browser          every node test (as `npm test`), no browser tests.
-//   --concurrency=N                   test processes at once (default 2; in a whole run, one more once the browser tests beside them are over).
+//   --concurrency=N                   test processes at once (default 2; in a whole run, one more
+//                                     once the browser tests beside them are over).
 //                                     A whole run puts small files several to a process (see units()).
 //   VELLUM_TEST_GROUPS=0              a whole run with every file in a process of its own.
 //
@@ -302,17 +303,26 @@ const readTimes = (file) => (fs.existsSync(file) ? JSON.parse(fs.readFileSync(fi
  * file a test is in; the files run one after another, as they are listed.
  *
  * A file runs alone when what it does is the process's, not a suite's: it changes process.env or
- * a global (web/test/client.test.ts puts a fake document there) or listens on process, reads the process's memory or its main thread's CPU (the stall and memory
- * tests), is long enough to be a group by itself (SOLO_WALL_S), is the image test, or says
- * `test-runner: own process`. VELLUM_TEST_GROUPS=0 runs every file alone (to rule a neighbour out).
+ * a global (web/test/client.test.ts puts a fake document there) or listens on process, reads the
+ * process's memory or its main thread's CPU (the stall and memory tests), is long enough to be a
+ * group by itself (SOLO_WALL_S), is the image test, or says `test-runner: own process`.
+ * VELLUM_TEST_GROUPS=0 runs every file alone (to rule a neighbour out).
  */
 const grouping = process.env.VELLUM_TEST_GROUPS !== '0';
 const GROUP_WALL_S = 40;
 const SOLO_WALL_S = 20;
 /** A file not in the seed's times: grouped, counted as this many seconds. */
 const UNKNOWN_WALL_S = 5;
-const OWN_PROCESS =
-  /process\.env\.\w+\s*=[^=]|delete process\.env|process\.(on|once)\(|process\.chdir|process\.exitCode|globalThis\.\w+\s*=[^=]|\(globalThis,|VmHWM|VmRSS|memoryUsage\(|helpers\/stall|test-runner: own process/;
+const OWN_PROCESS = new RegExp(
+  [
+    // the environment, globals, the process's listeners and state
+    /process\.env\.\w+\s*=[^=]|delete process\.env|globalThis\.\w+\s*=[^=]|\(globalThis,/.source,
+    /process\.(on|once)\(|process\.chdir|process\.exitCode/.source,
+    // the process's memory, its main thread's CPU (helpers/stall.ts)
+    /VmHWM|VmRSS|memoryUsage\(|helpers\/stall/.source,
+    /test-runner: own process/.source,
+  ].join('|'),
+);
 
 /** Group entry files, by their compiled path: the source files in each. */
 const groupFiles = new Map();
@@ -471,10 +481,10 @@ const runNamed = (concurrency, list) =>
     : run(process.execPath, [...testArgs(), `--test-concurrency=${concurrency}`, ...list.map(compiled)], { env });
 
 /**
- * A whole run: the files in the order given, `concurrency` at a time, each in a process of its own
- * (fileArgs; one `node --test` of them all sorts them by name: the long files could then start last, and
- * the image test, whose build the browser tests wait for, late). Each file's report is printed
- * whole when it ends; the counts are added up at the end.
+ * A whole run: the units in the order given, `concurrency` at a time, each a process of its own
+ * (fileArgs; one `node --test` of them all sorts them by name: the long files could then start
+ * last, and the image test, whose build the browser tests wait for, late). Each unit's report is
+ * printed whole when it ends; the counts are added up at the end.
  */
 async function runWhole(concurrency, list, oneMoreAfter) {
   const fileCount = list.reduce((sum, unit) => sum + unit.files.length, 0);

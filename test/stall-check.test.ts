@@ -21,7 +21,10 @@ before(async () => {
 });
 after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-/** Holds the event loop until the process has spent `ms` more of CPU (by CPU, not the clock: a busy machine may deschedule it). */
+/**
+ * Holds the event loop until the process has spent `ms` more of CPU (by CPU, not the clock: a busy
+ * machine may deschedule it).
+ */
 function burn(ms: number): void {
   const spent = () => {
     const { user, system } = process.cpuUsage();
