@@ -81,8 +81,8 @@ function mainThreadCpuNs(): number {
 /**
  * How often the watch below reads the main thread's CPU time. A firing comes between turns, so
  * what is counted between two firings is at most the longest turn plus the turns of this much wall
- * time: an over-count of a few milliseconds against TURN_CPU_BUDGET_MS. At 1 ms, the watch itself
- * cost the test process a tenth of a core for as long as the hostile work ran.
+ * time: an over-count of a few milliseconds against TURN_CPU_BUDGET_MS. At 1 ms (and reading the
+ * file afresh each time), the watch itself cost the test process 15 % of a core while the work ran.
  */
 const TURN_WATCH_MS = 5;
 
