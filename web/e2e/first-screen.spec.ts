@@ -63,10 +63,16 @@ test('a screen whose code cannot be fetched says so, and Try again opens it', as
   await expect(page.getByRole('heading', { name: 'Trash', level: 1 })).toBeVisible();
 });
 
-/** When a finished request's response ended, in the browser's clock (epoch ms). */
-function endOf(request: Request): number {
+/**
+ * When a finished request's answer began to arrive, in the browser's clock (epoch ms): always before
+ * the page could have read it. Not when it ended: the network service stamps the end when it reports
+ * completion, which can come after the page has read the whole (small) body and moved on (the chunk
+ * was asked for 6.5 ms before /api/tags's end stamp in one loaded CI run; 20-60 ms after its first
+ * byte here, and 1-3 ms before it when the prefetch was moved to the screen's first render).
+ */
+function answeredAt(request: Request): number {
   const timing = request.timing();
-  return timing.startTime + timing.responseEnd;
+  return timing.startTime + timing.responseStart;
 }
 
 test("the editor's code is fetched while the list is read, after the list's own requests", async ({ page }) => {
@@ -88,9 +94,11 @@ test("the editor's code is fetched while the list is read, after the list's own 
   const fetched = await editorFetched;
   expect(editorRequests).toHaveLength(1);
   expect([...listRequests.keys()].sort()).toEqual(['/api/folders', '/api/notes', '/api/tags']);
-  // It did not share the wire with the list: it started once the list's answers had all arrived.
+  // It did not share the wire with the list: it started once the list's answers had all come in.
   const started = fetched.timing().startTime;
-  for (const request of listRequests.values()) expect(started, request.url()).toBeGreaterThanOrEqual(endOf(request));
+  for (const request of listRequests.values()) {
+    expect(started, request.url()).toBeGreaterThanOrEqual(answeredAt(request));
+  }
 
   // New note finds it loaded: CodeMirror shows without fetching it again.
   await page.getByRole('button', { name: 'New note' }).click();
