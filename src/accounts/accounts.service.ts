@@ -336,6 +336,8 @@ async function removeUser(s: AccountServices, userId: string): Promise<boolean> 
     await s.checkpoint?.('delete:locked');
     if (!locked.exists) return 'missing';
     if (locked.isAdmin && locked.admins <= 1) return 'last-admin';
+    // Their unused invitations go with them (revokeInvitationsMadeBy says why).
+    await invitations.revokeInvitationsMadeBy(trx, userId);
     await users.deleteUser(trx, userId);
     return 'deleted';
   });

@@ -2,7 +2,7 @@ import { audit } from '../audit/audit.service.js';
 import { nowIso } from '../db/values.js';
 import { isUniqueViolation } from '../db/values.js';
 import { Errors } from '../errors.js';
-import { hashLinkToken, newLinkToken } from '../invitations/invitations.service.js';
+import { hashLinkToken, newLinkToken, revokeInvitationsMadeBy } from '../invitations/invitations.service.js';
 import { validatePassword } from '../passwords/password-policy.js';
 import type { ClientInfo } from '../shared/client-info.js';
 import { newId } from '../shared/ids.js';
@@ -263,6 +263,7 @@ export async function adminUpdateUser(
   if (patch.storage_quota_bytes !== undefined) changes.storage_quota_bytes = patch.storage_quota_bytes;
   const event = { kind: 'admin_update_user', userId: actorId, client } as const;
   const said = describePatch(changes);
+  let revoked = 0;
   const outcome = await s.db.transaction().execute(async (trx) => {
     const { target, enabledAdmins } = await users.lockForAdministration(trx, userId);
     await s.checkpoint?.('admin-update:locked');
@@ -273,6 +274,7 @@ export async function adminUpdateUser(
     const disabling = changes.disabled === true && !target.disabled;
     const enabling = changes.disabled === false && target.disabled;
     if (disabling) await s.sessions.endAll(trx, userId);
+    revoked = wasActiveAdmin && !staysActiveAdmin ? await revokeInvitationsMadeBy(trx, userId) : 0;
     const now = nowIso();
     // Access tokens issued before this belong to sessions the disabling ended (accounts/account-status.ts).
     if (Object.keys(changes).length > 0)
@@ -292,7 +294,7 @@ export async function adminUpdateUser(
   await audit(s, {
     ...event,
     outcome: 'success',
-    detail: `user ${userId}: ${said}${outcome === 'disabled' ? '; every session ended' : ''}`,
+    detail: `user ${userId}: ${said}${outcome === 'disabled' ? '; every session ended' : ''}${revoked > 0 ? `; ${revoked} open invitation${revoked === 1 ? '' : 's'} of theirs revoked` : ''}`,
   });
   const row = await users.findUserById(s.db, userId);
   if (row === undefined) throw Errors.userNotFound();

@@ -57,3 +57,13 @@ export async function deleteOpenInvitation(db: Db, id: string): Promise<boolean>
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+/** Deletes the unused invitations `createdBy` made, in the caller's transaction; how many. */
+export async function deleteOpenInvitationsMadeBy(db: Db, createdBy: string): Promise<number> {
+  const result = await db
+    .deleteFrom('invitations')
+    .where('created_by', '=', createdBy)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -110,6 +110,15 @@ export async function revokeInvitation(
   if (!deleted) throw Errors.invitationNotFound();
 }
 
+/**
+ * The unused invitations an administrator made stop working when they stop being one (demoted,
+ * disabled or deleted): a link they kept must not let anyone in on their word, least of all as an
+ * administrator. In the caller's transaction, the one that takes the role away; how many.
+ */
+export function revokeInvitationsMadeBy(db: Db, userId: string): Promise<number> {
+  return store.deleteOpenInvitationsMadeBy(db, userId);
+}
+
 /** The invitation this token names, if it can still be used (sign-up checks it before any hashing). */
 export async function findUsable(db: Db, token: string): Promise<{ id: string; admin: boolean } | undefined> {
   const row = await store.findUsableInvitation(db, hashLinkToken(token), nowIso());

@@ -67,6 +67,58 @@ forEachDatabase('sign-up modes and invitations', (ctx) => {
     }
   });
 
+  test('an administrator demoted, disabled or deleted: their open invitations stop working, the others do not', async () => {
+    await ctx.rebuild({ SIGNUP: 'invite' });
+    admin = await adminSession(ctx);
+    const kept = await invite(ctx.app, admin.accessToken, { admin: true });
+    const changes: Array<[string, (id: string) => Promise<number>]> = [
+      ['demoted', (id) => patchUser(id, { is_admin: false })],
+      ['disabled', (id) => patchUser(id, { disabled: true })],
+      ['deleted', async (id) => (await adminRequest('DELETE', id)).statusCode],
+    ];
+    for (const [change, apply] of changes) {
+      const other = await adminSession(ctx);
+      const open = await invite(ctx.app, other.accessToken, { admin: true, expires_in_days: 365 });
+      const used = await invite(ctx.app, other.accessToken);
+      const member = await signupWith(ctx.app, used.token);
+      assert.equal(member.statusCode, 201, member.body);
+      assert.equal(await apply(other.userId), change === 'deleted' ? 204 : 200, change);
+      // The link they kept lets nobody in, as an administrator or at all.
+      assertRefused(await signupWith(ctx.app, open.token), 'invitation_required');
+      const listed = await ctx.app.inject({ url: '/api/auth/admin/invitations', headers: bearer(admin.accessToken) });
+      assert.deepEqual(
+        (listed.json() as Array<{ id: string }>).map((i) => i.id),
+        [kept.id],
+        `${change}: only the other administrator's invitation is open`,
+      );
+      // Who came in by a used one is still there, and its record too.
+      const record = await ctx.database.db
+        .selectFrom('invitations')
+        .select('used_by')
+        .where('id', '=', used.id)
+        .executeTakeFirst();
+      assert.equal(record?.used_by, member.json().id, change);
+    }
+    // The disabling (the newest change of an administrator) says so.
+    const [disabled] = await auditEvents(ctx.app, admin.accessToken, 'admin_update_user');
+    assert.match(disabled!.detail ?? '', /: disabled; every session ended; 1 open invitation of theirs revoked$/);
+    assert.equal((await signupWith(ctx.app, kept.token)).statusCode, 201, 'the other invitation still works');
+
+    async function adminRequest(method: 'PATCH' | 'DELETE', id: string, payload?: object) {
+      return ctx.app.inject({
+        method,
+        url: `/api/auth/admin/${id}`,
+        headers: bearer(admin.accessToken),
+        ...(payload === undefined ? {} : { payload }),
+      });
+    }
+    async function patchUser(id: string, payload: object) {
+      const res = await adminRequest('PATCH', id, payload);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.statusCode;
+    }
+  });
+
   test('invitations: the token once, only its hash stored, listed while open, revoked once, administrators only, audited', async () => {
     await ctx.rebuild({ SIGNUP: 'invite', PUBLIC_URL: 'https://notes.example.com' });
     admin = await adminSession(ctx);
