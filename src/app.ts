@@ -14,7 +14,8 @@ import { clearAuthCookies, setAuthCookies } from './sessions/cookies.js';
 import { loginLockout, sessionFailures } from './sessions/login-throttle.js';
 import { checkInSession } from './sessions/session-lockout.js';
 import { sessionRoutes } from './sessions/sessions.routes.js';
-import { endAllSessions, issueTokenPair } from './sessions/sessions.service.js';
+import { issueTokenPair } from './sessions/sessions.service.js';
+import { endEverySession } from './auth/end-sessions.js';
 import type { Reauthenticate } from './sessions/reauthentication.js';
 import { authRoutes } from './auth/auth.routes.js';
 import type { LoginServices } from './auth/login.service.js';
@@ -331,7 +332,7 @@ export async function buildApp({
     passwordLogin: config.passwordLogin,
     ...(config.welcomeNote ? { welcome: (userId: string) => createWelcomeNote(database.db, userId) } : {}),
     sessions: {
-      endAll: endAllSessions,
+      endAll: endEverySession,
       open: (trx, user, client) => issueTokenPair(trx, tokens, user, client),
       checkIn: (caller, check) => checkInSession(services, caller, check),
     },

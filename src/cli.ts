@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createPasswordHasher } from './passwords/password-hasher.js';
 import { policyFromConfig } from './passwords/password-policy.js';
-import { endAllSessions } from './sessions/sessions.service.js';
+import { endEverySession } from './auth/end-sessions.js';
 import { CommandError, createAdmin, pruneSessions, resetPassword, type CommandDeps } from './cli/commands.js';
 import { backupSqlite, restoreDatabase } from './cli/backup.js';
 import { commandUsage, findCommand, HELP_HINT, usage, UsageError } from './cli/usage.js';
@@ -90,7 +90,7 @@ async function run(argv: string[]): Promise<number> {
     policy: policyFromConfig(config, log),
     hasher: createPasswordHasher({ cost: config.argon2Cost }),
     log,
-    sessions: { endAll: endAllSessions },
+    sessions: { endAll: endEverySession },
   };
   try {
     // Every command works on an up-to-date schema.

@@ -5,6 +5,7 @@ import { toUser, type User } from '../accounts/user.js';
 import * as users from '../accounts/user.repository.js';
 import { isValidUsername, normalizeUsername } from '../accounts/username.js';
 import { audit } from '../audit/audit.service.js';
+import type { Trx } from '../db/schema.js';
 import { isUniqueViolation, nowIso } from '../db/values.js';
 import { Errors } from '../errors.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -64,6 +65,16 @@ async function makeResetLink(s: RecoveryServices, userId: string, token: { hash:
     });
   });
   return expiresAt;
+}
+
+/**
+ * Voids the account's unused reset links in the caller's transaction. The composition (app.ts,
+ * cli.ts) runs it wherever every session of an account ends (a password change, a reset, a set-up,
+ * a disabling, `vellum reset-password`): a link made before cannot undo what the owner, or an
+ * administrator, just did to take the account back.
+ */
+export function voidResetLinks(trx: Trx, userId: string): Promise<void> {
+  return links.voidLinks(trx, userId, 'password_reset', nowIso());
 }
 
 /**
@@ -191,7 +202,11 @@ export async function requestEmailChange(
 ): Promise<{ removed: User } | { pending: { email: string; expires_at: string; sent: boolean } }> {
   if (email === null) {
     const now = nowIso();
-    await users.setEmail(s.db, row.id, null, now);
+    await s.db.transaction().execute(async (trx) => {
+      await users.setEmail(trx, row.id, null, now);
+      // A reset link mailed to the address removed stops working: the owner took the mailbox out.
+      await links.voidLinks(trx, row.id, 'password_reset', now);
+    });
     await audit(s, {
       kind: 'email_change',
       outcome: 'success',
@@ -252,6 +267,8 @@ export async function confirmEmail(s: RecoveryServices, token: string, client: C
     updated = await s.db.transaction().execute(async (trx) => {
       if (!(await links.consumeLink(trx, link.id, now))) return undefined;
       await users.setEmail(trx, link.user_id, email, now);
+      // A reset link mailed to the address this one replaces stops working.
+      await links.voidLinks(trx, link.user_id, 'password_reset', now);
       return users.findUserById(trx, link.user_id);
     });
   } catch (error) {

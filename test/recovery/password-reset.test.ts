@@ -169,6 +169,66 @@ forEachDatabase('password reset and e-mail addresses, with SMTP', (ctx) => {
     assert.equal((await confirmReset(newer, NEW_PASSWORD)).statusCode, 400, 'past its 30 minutes');
   });
 
+  test('a reset link stops working once the account is taken back: a password change, the address removed or replaced, a disabling', async () => {
+    const resetLink = async (login: string) => {
+      assert.equal((await requestReset(login)).statusCode, 202);
+      return linkIn(await mail.next(), `${PUBLIC_URL}/reset?token=`).searchParams.get('token')!;
+    };
+    const refused = async (token: string, what: string) => {
+      const res = await confirmReset(token, 'another-Granite-meadow-19-slowly');
+      assert.equal(res.statusCode, 400, `${what}: ${res.body}`);
+      assertProblem(res, 400, 'This link is invalid, has expired or was already used; ask for a new one');
+    };
+
+    const changed = await withVerifiedEmail();
+    const beforeChange = await resetLink(changed.session.username);
+    const change = await ctx.app.inject({
+      method: 'PUT',
+      url: '/api/auth/owner',
+      headers: changed.session.auth,
+      payload: { old_password: changed.session.password, new_password: NEW_PASSWORD },
+    });
+    assert.equal(change.statusCode, 200, change.body);
+    assert.equal((await mail.next()).subject, 'Your Vellum password was changed');
+    await refused(beforeChange, 'after a password change');
+
+    const removed = await withVerifiedEmail();
+    const beforeRemoval = await resetLink(removed.email);
+    const removal = await putEmail(removed.session, { email: null, password: removed.session.password });
+    assert.equal(removal.statusCode, 200, removal.body);
+    await refused(beforeRemoval, 'after the address was removed');
+
+    const replaced = await withVerifiedEmail();
+    const beforeReplacing = await resetLink(replaced.email);
+    const replacing = await putEmail(replaced.session, {
+      email: `new-${replaced.session.username}@example.test`,
+      password: replaced.session.password,
+    });
+    assert.equal(replacing.statusCode, 202, replacing.body);
+    const confirmation = linkIn(await mail.next(), `${PUBLIC_URL}/confirm-email?token=`);
+    assert.equal((await confirmEmail(confirmation.searchParams.get('token')!)).statusCode, 200);
+    await refused(beforeReplacing, 'after another address was confirmed');
+
+    const admin = await newAdminSession(ctx);
+    const disabled = await withVerifiedEmail();
+    const beforeDisabling = await resetLink(disabled.email);
+    for (const flag of [true, false]) {
+      const res = await ctx.app.inject({
+        method: 'PATCH',
+        url: `/api/auth/admin/${disabled.session.userId}`,
+        headers: bearer(admin.accessToken),
+        payload: { disabled: flag },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    await refused(beforeDisabling, 'after a disabling, enabled again since');
+
+    // A link asked for after all that works.
+    const fresh = await confirmReset(await resetLink(disabled.email), NEW_PASSWORD);
+    assert.equal(fresh.statusCode, 200, fresh.body);
+    assert.equal((await mail.next()).subject, 'Your Vellum password was reset');
+  });
+
   test('POST /auth/admin/{id}/password-reset: a 30-minute link for the administrator to hand over', async () => {
     const admin = await newAdminSession(ctx);
     const user = await newSession(ctx.app);
