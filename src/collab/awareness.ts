@@ -27,6 +27,15 @@ export function identityOf(username: string): { name: string; color: string; col
 
 /** Hocuspocus' message type of an awareness update (MessageType.Awareness). */
 const AWARENESS = 1;
+/** Hocuspocus' message type of a stateless message to send on to every connection (MessageType.BroadcastStateless). */
+export const BROADCAST_STATELESS = 6;
+
+/** The type of a message from a client (document name, type, payload); throws on one that cannot be read. */
+export function messageTypeOf(message: Uint8Array): number {
+  const reader = new Reader(message);
+  reader.skip(reader.varUint()); // the document's name
+  return reader.varUint();
+}
 
 /**
  * For a message from a client (`message`: document name, type, payload): when it is an awareness

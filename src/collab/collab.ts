@@ -14,7 +14,7 @@ import { noteRole, type NoteRole } from '../members/access.repository.js';
 import { findVersionByNumber } from '../notes/notes.repository.js';
 import { checkText, getNote, writeVersion } from '../notes/notes.service.js';
 import { isUuid } from '../shared/ids.js';
-import { applyVouched } from './awareness.js';
+import { applyVouched, BROADCAST_STATELESS, messageTypeOf } from './awareness.js';
 import * as repo from './collab.repository.js';
 
 /**
@@ -239,6 +239,10 @@ export class Collab implements EffectSink {
       onAuthenticate: (data) => this.onAuthenticate(data),
       connected: async ({ context }) => this.established(context as Context),
       beforeHandleMessage: async ({ update, document, connection, context }) => {
+        // Stateless messages are the server's own (a role change, roleMessage): one a client asked
+        // Hocuspocus to send on would reach every other editor as if from the server (a viewer
+        // could turn everyone's editor read-only). The connection is closed instead.
+        if (messageTypeOf(update) === BROADCAST_STATELESS) throw Object.assign(new Error('Forbidden'), FORBIDDEN);
         applyVouched(document.awareness, update, (context as Context).username, connection.webSocket);
       },
       onLoadDocument: ({ document, documentName, context }) => this.load(document, documentName, context as Context),

@@ -144,6 +144,26 @@ forEachDatabase(
       assert.equal((await note(id)).version, 2);
     });
 
+    test("a client's broadcast of a stateless message is refused: its connection closes, nobody hears it", async () => {
+      const viewer = await newSession(ctx.app, 'spf');
+      const id = await newNote('x\n');
+      await share(id, viewer, 'viewer');
+      const o = open(id, owner.accessToken);
+      const v = open(id, viewer.accessToken);
+      assert.equal(await o.ready, true);
+      assert.equal(await v.ready, true);
+      // What the server sends a member made viewer, asked by the viewer to go to everyone
+      // (MessageType.BroadcastStateless): the owner's editor would have turned read-only.
+      const spoof = framed(id, 6, JSON.stringify({ type: 'role', role: 'viewer' }));
+      v.provider.configuration.websocketProvider.webSocket!.send(spoof);
+      await until(() => v.closedReason() === 'Forbidden', "the viewer's connection closed");
+      // The owner's connection carries on, and heard nothing.
+      o.content.insert(0, 'still ');
+      await until(async () => (await note(id)).content === 'still x\n', "the owner's edit saved");
+      assert.deepEqual(o.stateless(), []);
+      assert.equal(o.closedReason(), undefined);
+    });
+
     test('removing a member closes their connection', async () => {
       const ed = await newSession(ctx.app, 'rem');
       const id = await newNote('x\n');
@@ -368,3 +388,21 @@ forEachDatabase(
   },
   { COLLAB_IDLE_SECONDS: '0.3' },
 );
+
+/** A message framed as Hocuspocus' clients frame one: the document's name, the type, one string. */
+function framed(documentName: string, type: number, text: string): Uint8Array {
+  const bytes: number[] = [];
+  const varUint = (n: number) => {
+    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
+    bytes.push(n);
+  };
+  const varString = (value: string) => {
+    const utf8 = Buffer.from(value, 'utf8');
+    varUint(utf8.length);
+    bytes.push(...utf8);
+  };
+  varString(documentName);
+  varUint(type);
+  varString(text);
+  return Uint8Array.from(bytes);
+}
