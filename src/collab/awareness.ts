@@ -37,6 +37,12 @@ export function messageTypeOf(message: Uint8Array): number {
   return reader.varUint();
 }
 
+/** The document a message from a client is for; throws on one that cannot be read. */
+export function documentNameOf(message: Uint8Array): string {
+  const reader = new Reader(message);
+  return Buffer.from(reader.bytes(reader.varUint())).toString('utf8');
+}
+
 /**
  * For a message from a client (`message`: document name, type, payload): when it is an awareness
  * update, applies it with every state's `user` replaced by `username`'s identity. Returns whether

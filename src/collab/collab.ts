@@ -16,6 +16,7 @@ import { checkText, getNote, writeVersion } from '../notes/notes.service.js';
 import { isUuid } from '../shared/ids.js';
 import { applyVouched, BROADCAST_STATELESS, messageTypeOf } from './awareness.js';
 import * as repo from './collab.repository.js';
+import { SocketGuard } from './socket-guard.js';
 
 /**
  * Live co-editing (CONTRACT.md, "Many hands and devices"; issue #39): a WebSocket at /api/collab
@@ -151,6 +152,7 @@ const REDIS_QUIT_MS = 2_000;
 export class Collab implements EffectSink {
   hocuspocus!: Hocuspocus;
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 8 * 1024 * 1024 });
+  private readonly guard: SocketGuard;
   private readonly sessions = new Map<string, Session>();
   /** Documents unloaded whose queued work is still running. */
   private readonly unloaded = new Map<string, Session>();
@@ -169,7 +171,9 @@ export class Collab implements EffectSink {
   /** Closed and done: the database may be closed next, nothing more is stored. */
   private destroyed = false;
 
-  constructor(private readonly options: CollabOptions) {}
+  constructor(private readonly options: CollabOptions) {
+    this.guard = new SocketGuard(options.log);
+  }
 
   /** Builds the server, with Redis (when configured) and the bus; called once, before listening. */
   async start(): Promise<void> {
@@ -237,7 +241,10 @@ export class Collab implements EffectSink {
       maxDebounce: Math.max(5000, this.options.storeDebounceMs ?? 0),
       extensions,
       onAuthenticate: (data) => this.onAuthenticate(data),
-      connected: async ({ context }) => this.established(context as Context),
+      connected: async ({ context, connection, documentName }) => {
+        this.guard.admitted(connection.webSocket, documentName);
+        this.established(context as Context);
+      },
       beforeHandleMessage: async ({ update, document, connection, context }) => {
         // Stateless messages are the server's own (a role change, roleMessage): one a client asked
         // Hocuspocus to send on would reach every other editor as if from the server (a viewer
@@ -288,7 +295,10 @@ export class Collab implements EffectSink {
       socket.destroy();
       return true;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.hocuspocus.handleConnection(ws, request));
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      this.guard.watch(ws);
+      this.hocuspocus.handleConnection(ws, request);
+    });
     return true;
   }
 
