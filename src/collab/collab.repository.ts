@@ -57,14 +57,3 @@ export async function newestVersionWithText(
     .execute();
   return rows.find((row) => row.title === text.title && row.content === text.content)?.version;
 }
-
-/** Which of these accounts still exist (one deleted during a live session is no author any more). */
-export async function existingUsers(db: Db, userIds: readonly string[]): Promise<Set<string>> {
-  if (userIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('users')
-    .select('id')
-    .where('id', 'in', [...userIds])
-    .execute();
-  return new Set(rows.map((row) => row.id));
-}

@@ -13,6 +13,7 @@ import type { EventBus } from '../events/bus.js';
 import { noteRole, type NoteRole } from '../members/access.repository.js';
 import { findVersionByNumber } from '../notes/notes.repository.js';
 import { checkText, getNote, writeVersion } from '../notes/notes.service.js';
+import { TITLE_MAX_CHARACTERS } from '../limits.js';
 import { isUuid } from '../shared/ids.js';
 import { applyVouched, BROADCAST_STATELESS, messageTypeOf } from './awareness.js';
 import * as repo from './collab.repository.js';
@@ -101,6 +102,17 @@ interface Context {
   /** Access checks started on this connection, and the latest of them applied so far. */
   checks?: number;
   applied?: number;
+}
+
+/**
+ * The title a version of the live text gets: at most TITLE_MAX_CHARACTERS, as every title. Each
+ * person's title field stops there, but two typing into it at once can take it past (and a client
+ * need not stop at all); the version keeps the first ones, so that the text still becomes history
+ * and the account's export imports again.
+ */
+function versionTitle(live: string): string {
+  const characters = [...live];
+  return characters.length > TITLE_MAX_CHARACTERS ? characters.slice(0, TITLE_MAX_CHARACTERS).join('') : live;
 }
 
 /** Per open document on this instance. */
@@ -527,6 +539,13 @@ export class Collab implements EffectSink {
     if (loading === undefined) await this.store(document, noteId);
   }
 
+  /** Those of `userIds` who may write the note (its owner and editors), in the order given. */
+  private async mayWrite(noteId: string, userIds: string[]): Promise<string[]> {
+    const candidates = userIds.filter(isUuid);
+    const roles = await Promise.all(candidates.map((id) => noteRole(this.options.db, id, noteId)));
+    return candidates.filter((_, i) => roles[i]?.role === 'owner' || roles[i]?.role === 'editor');
+  }
+
   /** The live text as a version (idle, or the last person left), if it differs from the note's. */
   private async writeSessionVersion(noteId: string, unloading?: Document): Promise<void> {
     const document = unloading ?? this.hocuspocus.documents.get(noteId);
@@ -534,7 +553,7 @@ export class Collab implements EffectSink {
     if (document === undefined || session === undefined) return;
     const { db, log } = this.options;
     const meta = document.getMap(META);
-    const title = document.getText('title').toString();
+    const title = versionTitle(document.getText('title').toString());
     const content = document.getText('content').toString();
     const authorKeys = [...meta.keys()].filter((key) => key.startsWith('author:'));
     const authors = authorKeys
@@ -571,10 +590,12 @@ export class Collab implements EffectSink {
       log.warn({ noteId }, 'collab: the live text is larger than a note may be; no version written');
       return;
     }
-    // An author whose account was deleted meanwhile is left out (the version's own author must exist).
-    const existing = await repo.existingUsers(db, authors);
-    const living = authors.filter((id) => existing.has(id));
-    const writers = living.length > 0 ? living : [session.ownerId];
+
+    // Only accounts that may write the note now are its authors. The map is the document's, which a
+    // client can write into: an id that is no account's (on PostgreSQL, one that is not even a UUID
+    // failed every later version) or a stranger's is left out, as is an account deleted meanwhile.
+    const writers = await this.mayWrite(noteId, authors);
+    if (writers.length === 0) writers.push(session.ownerId);
     try {
       const written = await writeVersion(
         db,

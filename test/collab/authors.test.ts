@@ -121,6 +121,35 @@ forEachDatabase(
         await app.close();
       }
     });
+
+    test("the map's author entries are the document's, which a client can write: only accounts that may write the note count", async () => {
+      const app = await buildTestApp({ ...ctx.config, collabIdleSeconds: 3600 }, ctx.database);
+      const { owner, carol, id, a, c, history } = await editingTogether(app);
+      const stranger = await newSession(app, 'str');
+      try {
+        assert.equal(await a.ready, true);
+        assert.equal(await c.ready, true);
+        // carol names, beside her typing, an id that is no UUID (on PostgreSQL that failed every
+        // later version of the note) and a stranger to the note, both before her.
+        c.doc.transact(() => {
+          const meta = c.doc.getMap('vellum');
+          meta.set('author:not-a-uuid', 1);
+          meta.set(`author:${stranger.userId}`, 2);
+          c.content.insert(c.content.length, 'carol\n');
+        });
+        await until(() => a.content.toString() === 'start\ncarol\n', "carol's edit at alice's");
+        c.destroy();
+        a.destroy();
+        await until(async () => (await history())[0]!.version === 2, 'the version written');
+        assert.deepEqual((await history())[0]!.authors, [carol.username]);
+        const note = await app.inject({ method: 'GET', url: `/api/notes/${id}`, headers: owner.auth });
+        assert.equal(note.json().content, 'start\ncarol\n');
+      } finally {
+        a.destroy();
+        c.destroy();
+        await app.close();
+      }
+    });
   },
   { COLLAB_IDLE_SECONDS: '0.3' },
 );
