@@ -164,6 +164,35 @@ forEachDatabase(
       assert.equal(o.closedReason(), undefined);
     });
 
+    test('a live title past 200 characters (two people typing into it at once): the version keeps the first 200', async () => {
+      const carol = await newSession(ctx.app, 'ttl');
+      const id = await newNote('x\n', 'T');
+      await share(id, carol, 'editor');
+      const a = open(id, owner.accessToken);
+      const c = open(id, carol.accessToken);
+      assert.equal(await a.ready, true);
+      assert.equal(await c.ready, true);
+      // Each stays within the limit; together they are past it. An emoji is one character of the 200.
+      a.title.insert(1, '😀'.repeat(150));
+      c.title.insert(1, 'b'.repeat(150));
+      await until(() => a.title.length === c.title.length && a.title.length === 1 + 300 + 150, 'both in both');
+      const live = [...a.title.toString()];
+      await until(async () => (await note(id)).version === 2, 'the version written');
+      const saved = await note(id);
+      assert.equal(saved.title, live.slice(0, 200).join(''));
+      assert.equal([...saved.title].length, 200);
+      // The account's export imports again.
+      const exported = await ctx.app.inject({ url: '/api/export', headers: owner.auth });
+      assert.equal(exported.statusCode, 200);
+      const imported = await ctx.app.inject({
+        method: 'POST',
+        url: '/api/import',
+        headers: { ...owner.auth, 'content-type': 'application/json' },
+        payload: exported.body,
+      });
+      assert.equal(imported.statusCode, 201, imported.body);
+    });
+
     test('removing a member closes their connection', async () => {
       const ed = await newSession(ctx.app, 'rem');
       const id = await newNote('x\n');
