@@ -1,17 +1,22 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
+import { explain } from '../shared/validation/schema-rules.js';
 import { ReauthenticationFields } from '../sessions/sessions.schemas.js';
 import { SCOPES } from './tokens.service.js';
 
 const Scope = Type.Enum([...SCOPES]);
 
 export const CreateTokenBody = Type.Object({
-  name: Type.String({
-    minLength: 1,
-    maxLength: 100,
-    pattern: '\\S',
-    description: 'what the token is for, 1 to 100 characters',
-  }),
+  // Control characters (PostgreSQL text cannot hold NUL) and unpaired surrogates have no place in a name.
+  name: explain(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^(?=.*\\S)[^\\p{Cc}\\p{Cs}]+$',
+      description: 'what the token is for, 1 to 100 characters, not only spaces, no control characters',
+    }),
+    { pattern: 'must not be only spaces, nor hold control characters' },
+  ),
   scopes: Type.Array(Scope, {
     minItems: 1,
     maxItems: 3,

@@ -1,13 +1,18 @@
 import { Type } from 'typebox';
 import { Timestamp, Uuid } from '../http/schemas.js';
+import { explain } from '../shared/validation/schema-rules.js';
 
-export const Email = Type.String({
-  minLength: 3,
-  maxLength: 254,
-  pattern: '^[^\\s@]+@[^\\s@]+$',
-  description: 'an e-mail address (mailed the link when SMTP is set)',
-  examples: ['sam@example.com'],
-});
+// No spaces, control characters (PostgreSQL text cannot hold NUL) or unpaired surrogates.
+export const Email = explain(
+  Type.String({
+    minLength: 3,
+    maxLength: 254,
+    pattern: '^[^\\s@\\p{Cc}\\p{Cs}]+@[^\\s@\\p{Cc}\\p{Cs}]+$',
+    description: 'an e-mail address (mailed the link when SMTP is set)',
+    examples: ['sam@example.com'],
+  }),
+  { pattern: 'must be an e-mail address: one @, no spaces or control characters' },
+);
 
 export const CreateInvitationBody = Type.Object({
   email: Type.Optional(Email),

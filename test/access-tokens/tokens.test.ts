@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { isValidPersonalToken } from '../../src/access-tokens/personal-token.js';
-import { assertReauthenticationRequired, bearer, newAdminSession } from '../helpers/auth.js';
+import { assertProblem, assertReauthenticationRequired, bearer, newAdminSession } from '../helpers/auth.js';
 import { frozenDate } from '../helpers/clock.js';
 import { forEachDatabase, GOOD_PASSWORD, login, signup, uniqueName, type Session } from '../helpers/harness.js';
 
@@ -85,6 +85,18 @@ forEachDatabase('personal access tokens', (ctx) => {
       .executeTakeFirstOrThrow();
     assert.equal(row.token_hash, createHash('sha256').update(body.token).digest('hex'));
     assert.ok(!JSON.stringify(row).includes(body.token.slice(4, 20)), 'the secret is nowhere in the row');
+  });
+
+  test('a name of spaces only, or with a control character or an unpaired surrogate, is 400 naming the rule', async () => {
+    const user = await newUser();
+    for (const name of ['   ', 't\u0000b', 'tab\there', 'line\nbreak', 'del\u007f', 'lone \udfff']) {
+      const res = await create(user, { name, scopes: ['notes:read'] });
+      assertProblem(res, 400, 'Name must not be only spaces, nor hold control characters');
+    }
+    assert.deepEqual((await app().inject({ method: 'GET', url: '/api/auth/tokens', headers: user.auth })).json(), []);
+    // Any other character is a name's: accents, right-to-left text, emoji.
+    const res = await create(user, { name: 'Sauvegarde — نسخة 📦', scopes: ['notes:read'] });
+    assert.equal(res.statusCode, 201, res.body);
   });
 
   test('scopes: notes:read for reads, notes:write for the rest; never on /api/auth', async () => {
