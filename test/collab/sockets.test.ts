@@ -22,7 +22,9 @@ async function rawSocket(url: string): Promise<{ socket: net.Socket; closed: Pro
     'GET /api/collab HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
       'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
   );
-  const head = await new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+  const head = await new Promise<string>((resolve) =>
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString())),
+  );
   assert.match(head, /^HTTP\/1\.1 101 /);
   return { socket, closed };
 }
