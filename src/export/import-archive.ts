@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 import * as attachmentsRepo from '../attachments/attachments.repository.js';
 import { cleanFilename, upload, type AttachmentServices } from '../attachments/attachments.service.js';
@@ -71,13 +72,26 @@ export function entryStream(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Rea
   });
 }
 
-/** An entry's bytes; a failure to inflate them (a damaged archive) is the client's 400, not our 500. */
-export async function* inflated(stream: Readable, name: string): AsyncGenerator<Buffer> {
+/**
+ * An entry's bytes; a failure to inflate them (a damaged archive) is the client's 400, not our 500,
+ * and so are bytes whose CRC-32 is not the one the directory gives: yauzl checks sizes, not
+ * checksums, and a changed byte of a stored (uncompressed) entry was imported as it was.
+ */
+export async function* inflated(
+  stream: Readable,
+  entry: Pick<yauzl.Entry, 'crc32'>,
+  name: string,
+): AsyncGenerator<Buffer> {
+  let crc = 0;
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      crc = zlib.crc32(chunk, crc);
+      yield chunk;
+    }
   } catch {
     throw invalid(`${name} is damaged`);
   }
+  if (crc !== entry.crc32) throw invalid(`${name} is damaged (its checksum does not match)`);
 }
 
 /** An entry's bytes, at most `max` of them (`name` says which entry was too large). */
@@ -188,13 +202,13 @@ export async function readArchive(
   try {
     await eachEntry(zip, async (entry) => {
       if (entry.fileName === ARCHIVE_DOCUMENT) {
-        document = await collect(inflated(await entryStream(zip, entry), entry.fileName), maxDocumentBytes);
+        document = await collect(inflated(await entryStream(zip, entry), entry, entry.fileName), maxDocumentBytes);
       } else if (isArchiveFile(entry.fileName)) {
         const oldId = entry.fileName.slice(ARCHIVE_FILES.length).toLowerCase();
         const created = await upload(s, ownerId, {
           filename: oldId,
           mimetype: undefined,
-          stream: inflated(await entryStream(zip, entry), entry.fileName),
+          stream: inflated(await entryStream(zip, entry), entry, entry.fileName),
         });
         uploaded.push(created.id);
         renamed.set(oldId, created.id);

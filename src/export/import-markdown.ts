@@ -210,7 +210,7 @@ export async function readMarkdownZip(
         const created = await upload(s, ownerId, {
           filename: file[2]!,
           mimetype: undefined,
-          stream: inflated(await entryStream(zip, entry), name),
+          stream: inflated(await entryStream(zip, entry), entry, name),
         });
         uploaded.push(created.id);
         renamed.set(file[1]!.toLowerCase(), created.id);
@@ -221,7 +221,7 @@ export async function readMarkdownZip(
         const folder = slash === -1 ? null : name.slice(0, slash);
         if (folder !== null) folders.add(folder);
         const content = await collect(
-          inflated(await entryStream(zip, entry), name),
+          inflated(await entryStream(zip, entry), entry, name),
           Math.min(MAX_NOTE_FILE_BYTES, maxTextBytes - textBytes),
           name,
         );

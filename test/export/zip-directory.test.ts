@@ -149,6 +149,27 @@ forEachDatabase('zip directory checks', (ctx) => {
     await nothingStays(u.auth);
   });
 
+  test('an entry whose bytes do not match its CRC-32 is refused, whichever it is; nothing stays', async () => {
+    const u = await newUser();
+    const file = `attachments/${randomUUID()}`;
+    const archives: Array<[string, Record<string, Uint8Array>, string]> = [
+      ['vellum-export.json', { 'vellum-export.json': document() }, '"format"'],
+      [file, { 'vellum-export.json': document(), [file]: strToU8('attachment bytes') }, 'attachment bytes'],
+      ['a.md', { 'a.md': strToU8('# A note\n\nwords') }, 'words'],
+    ];
+    for (const [name, entries, text] of archives) {
+      // Stored, not deflated: one changed byte inflates without complaint, and only the checksum can tell.
+      const zip = Buffer.from(zipSync(entries, { level: 0 }));
+      const at = zip.indexOf(Buffer.from(text));
+      assert.ok(at > 0, text);
+      zip.writeUInt8(zip.readUInt8(at + 1) ^ 0x01, at + 1);
+      const res = await importZip(u.auth, zip);
+      assert.equal(res.statusCode, 400, `${name}: ${res.body}`);
+      assert.equal(res.json().detail, `Invalid archive: ${name} is damaged (its checksum does not match)`);
+      await nothingStays(u.auth);
+    }
+  });
+
   test('zip imports share the one-at-a-time import queue: while one runs two wait, a third is 503, the waiting ones then run', {
     timeout: 30_000,
   }, async () => {
