@@ -310,3 +310,17 @@ export async function recordReferences(
     )
     .execute();
 }
+
+/** Those of `ids` that a version of the note already links to. */
+export async function linkedByNote(db: Db, noteId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('attachment_refs as r')
+    .innerJoin('note_versions as v', 'v.id', 'r.version_id')
+    .select('r.attachment_id')
+    .distinct()
+    .where('v.note_id', '=', noteId)
+    .where('r.attachment_id', 'in', [...ids])
+    .execute();
+  return rows.map((row) => row.attachment_id);
+}

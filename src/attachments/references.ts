@@ -19,4 +19,4 @@ export function linkedAttachments(content: string): string[] {
   return [...ids];
 }
 
-export { recordReferences } from './attachments.repository.js';
+export { linkedByNote, recordReferences } from './attachments.repository.js';

@@ -1,4 +1,4 @@
-import { linkedAttachments, recordReferences } from '../attachments/references.js';
+import { linkedAttachments, linkedByNote, recordReferences } from '../attachments/references.js';
 import { anyoneListening, inTransaction, noteChanged } from '../db/effects.js';
 import { inWriteTransaction, writeWith } from '../db/group-commit.js';
 import type { Db } from '../db/schema.js';
@@ -262,7 +262,12 @@ export async function writeVersion(
   // Derived before the transaction: a large note's scan does not hold the write lock.
   const tags = extractTags(input.content);
   const encoded = encodeTags(tags);
-  const links = linkedAttachments(input.content);
+  // Someone else's version of the owner's note links only the owner's attachments the note already
+  // links to: a link records the file as part of the note, readable by its members and through its
+  // share link, and the owner's other files are theirs alone, whatever ids an editor learned.
+  const byOwner = authorId === ownerId || coauthors?.includes(ownerId) === true;
+  const found = linkedAttachments(input.content);
+  const links = byOwner ? found : await linkedByNote(db, noteId, found);
   const savePostgres = (one: Db) =>
     onePostgresCall.saveVersion(one, {
       ownerId,

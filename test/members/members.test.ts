@@ -274,5 +274,37 @@ forEachDatabase('notes shared with people', (ctx) => {
     assert.equal((await call(people.viewer, 'GET', `/api/attachments/${linked}`)).body, 'linked bytes');
     assert.equal(statusOf(await call(people.viewer, 'GET', `/api/attachments/${other}`)), 404);
     assert.equal(statusOf(await call(people.stranger, 'GET', `/api/attachments/${linked}`)), 404);
+
+    // An editor who learned the id of another of the owner's files cannot link it into the note:
+    // their version keeps the text, but the file stays the owner's alone (no member reads it, no
+    // share link serves it, the owner may still delete it).
+    const saved = await call(people.editor, 'POST', `/api/notes/${id}/versions`, {
+      title: 'Plan',
+      content: `[file](/api/attachments/${linked}) [mine now](/api/attachments/${other})`,
+    });
+    assert.equal(saved.statusCode, 204, saved.body);
+    for (const who of ['viewer', 'editor'] as const)
+      assert.equal(statusOf(await call(people[who], 'GET', `/api/attachments/${other}`)), 404, who);
+    assert.equal((await call(people.viewer, 'GET', `/api/attachments/${linked}`)).body, 'linked bytes');
+    const share = await call(people.owner, 'POST', `/api/notes/${id}/shares`, {});
+    assert.equal(share.statusCode, 201, share.body);
+    const token = share.json().token as string;
+    const publicFile = await app().inject({ url: `/api/shared/${token}/attachments/${other}` });
+    assert.equal(publicFile.statusCode, 404, publicFile.body);
+    assert.equal(statusOf(await call(people.owner, 'DELETE', `/api/attachments/${other}`)), 204);
+    // Once the owner's own version links it, it is the note's like any other.
+    const third = await upload('later bytes');
+    await call(people.owner, 'POST', `/api/notes/${id}/versions`, {
+      title: 'Plan',
+      content: `[file](/api/attachments/${third})`,
+    });
+    await call(people.editor, 'POST', `/api/notes/${id}/versions`, {
+      title: 'Plan',
+      content: `edited [file](/api/attachments/${third})`,
+    });
+    // The share link serves the files the current version (the editor's) links to.
+    const sharedThird = await app().inject({ url: `/api/shared/${token}/attachments/${third}` });
+    assert.equal(sharedThird.statusCode, 200, sharedThird.body);
+    assert.equal(sharedThird.body, 'later bytes');
   });
 });
