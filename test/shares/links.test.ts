@@ -4,6 +4,7 @@ import { parseHistoryRetention } from '../../src/config.js';
 import { pruneHistory } from '../../src/notes/retention.js';
 import { download, PNG, upload } from '../attachments/support.js';
 import { frozenDate } from '../helpers/clock.js';
+import { bearer, newAdminSession } from '../helpers/auth.js';
 import { forEachDatabase, login, signup, uniqueName } from '../helpers/harness.js';
 import { notesClient } from '../notes/support.js';
 
@@ -103,6 +104,39 @@ forEachDatabase('share links', (ctx) => {
         code: 'share_not_found',
       });
     }
+  });
+
+  test("a disabled account's links are the same 404 as any miss, its files too; enabled again, they work", async () => {
+    const admin = await newAdminSession(ctx);
+    const owner = await newUser();
+    const file = await upload(app(), owner, PNG, { filename: 'p.png', type: 'image/png' });
+    const note = await notes.createOk(owner, { title: 'Plan', content: `![p](/api/attachments/${file.id})` });
+    const res = await app().inject({
+      method: 'POST',
+      url: `/api/notes/${note.id}/shares`,
+      headers: owner.auth,
+      payload: {},
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const { token } = res.json() as { token: string };
+    const fileUrl = `/api/shared/${token}/attachments/${file.id}`;
+    const setDisabled = async (disabled: boolean) => {
+      const patched = await app().inject({
+        method: 'PATCH',
+        url: `/api/auth/admin/${owner.userId}`,
+        headers: bearer(admin.accessToken),
+        payload: { disabled },
+      });
+      assert.equal(patched.statusCode, 200, patched.body);
+    };
+    await setDisabled(true);
+    for (const miss of [await shared(token), await app().inject({ url: fileUrl })]) {
+      assert.equal(miss.statusCode, 404, miss.body);
+      assert.equal(miss.json().code, 'share_not_found');
+    }
+    await setDisabled(false);
+    assert.equal((await shared(token)).statusCode, 200);
+    assert.equal((await app().inject({ url: fileUrl })).statusCode, 200);
   });
 
   test('only the owner manages links; bad versions and past expiry are refused', async () => {
