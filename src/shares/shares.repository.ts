@@ -43,15 +43,15 @@ export async function deleteShare(db: Db, ownerId: string, noteId: string, id: s
 
 /**
  * What a link shows, in one statement for every kind of miss (unknown, expired, the note in the
- * trash, a pinned version gone, its owner's account disabled): the version's id, text and time, and
- * the note's owner and current version. The view is counted by the caller (countView), only when
+ * trash, a pinned version gone, its owner's account disabled: it publishes nothing, as none of its
+ * tokens works, until enabled again): the version's id, text and time, and the note's owner and
+ * current version. The view is counted by the caller (countView), only when
  * something was found.
  */
 export async function findShown(db: Db, token: string, now: string) {
   return db
     .selectFrom('shares as s')
     .innerJoin('notes as n', 'n.id', 's.note_id')
-    // A disabled account publishes nothing, as none of its tokens works (enabled again, its links do).
     .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'n.owner_id').on('u.disabled', '=', false))
     .innerJoin('note_versions as v', (join) =>
       join
