@@ -255,6 +255,7 @@ export class Collab implements EffectSink {
       onAuthenticate: (data) => this.onAuthenticate(data),
       connected: async ({ context, connection, documentName }) => {
         this.guard.admitted(connection.webSocket, documentName);
+        connection.onClose(() => this.guard.left(connection.webSocket, documentName));
         this.established(context as Context);
       },
       beforeHandleMessage: async ({ update, document, connection, context }) => {

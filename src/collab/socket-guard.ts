@@ -55,6 +55,11 @@ export class SocketGuard {
     state.pending.set(documentName, -1);
   }
 
+  /** The socket's connection to `documentName` ended (the socket stays): its messages count again. */
+  left(ws: WebSocket, documentName: string): void {
+    this.watched.get(ws)?.pending.delete(documentName);
+  }
+
   private received(ws: WebSocket, state: Watched, data: RawData): void {
     const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
     let name: string;

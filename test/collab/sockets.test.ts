@@ -4,6 +4,7 @@ import { mock, test } from 'node:test';
 import WebSocket from 'ws';
 import { AUTHENTICATION_MS, UNAUTHENTICATED_BYTES } from '../../src/collab/socket-guard.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
+import { until } from '../helpers/until.js';
 import { connect, listening } from './support.js';
 
 /**
@@ -82,6 +83,47 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
     assert.ok(sent > UNAUTHENTICATED_BYTES - message.length, `${sent} bytes sent`);
   });
 
+  // A time-out of its own: were the allowance not counted again, the socket would stay open and the test wait.
+  test("a note's connection ended (the socket stays): what is sent for it counts again", {
+    timeout: 20_000,
+  }, async () => {
+    const url = await listening(ctx.app);
+    const owner = await newSession(ctx.app, 'lft');
+    const editor = await newSession(ctx.app, 'lfe');
+    const created = await ctx.app.inject({
+      method: 'POST',
+      url: '/api/notes',
+      headers: owner.auth,
+      payload: { title: 'Shared', content: 'x\n' },
+    });
+    const id = created.json().id as string;
+    const shared = await ctx.app.inject({
+      method: 'POST',
+      url: `/api/notes/${id}/members`,
+      headers: owner.auth,
+      payload: { username: editor.username, role: 'editor' },
+    });
+    assert.equal(shared.statusCode, 201, shared.body);
+    // Hocuspocus' own messages, by hand: a provider would reconnect on its own when the socket closes.
+    const ws = new WebSocket(url);
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send(frame(id, 2, 0, editor.accessToken)); // Auth, token
+    await until(() => ctx.app.collab.connectionCount === 1, 'let into the note');
+    const removed = await ctx.app.inject({
+      method: 'DELETE',
+      url: `/api/notes/${id}/members/${editor.userId}`,
+      headers: owner.auth,
+    });
+    assert.equal(removed.statusCode, 204, removed.body);
+    await until(() => ctx.app.collab.connectionCount === 0, 'the note connection ended');
+    assert.equal(ws.readyState, WebSocket.OPEN, 'the socket stays');
+    const message = Buffer.concat([frame(id, 0), Buffer.alloc(64 * 1024)]);
+    for (let sent = 0; ws.readyState === WebSocket.OPEN && sent <= UNAUTHENTICATED_BYTES; sent += message.length)
+      ws.send(message);
+    assert.equal(await closed, 1008);
+  });
+
   test('a socket not let into any note within the time allowed is closed, 1008; one let in stays', async () => {
     const url = await listening(ctx.app);
     const owner = await newSession(ctx.app, 'tmo');
@@ -109,3 +151,21 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
     }
   });
 });
+
+/** A message as Hocuspocus frames one: numbers as lib0 variable-length integers, strings with their length. */
+function frame(...parts: Array<number | string>): Buffer {
+  const bytes: number[] = [];
+  const varUint = (n: number) => {
+    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
+    bytes.push(n);
+  };
+  for (const part of parts) {
+    if (typeof part === 'number') varUint(part);
+    else {
+      const utf8 = Buffer.from(part, 'utf8');
+      varUint(utf8.length);
+      bytes.push(...utf8);
+    }
+  }
+  return Buffer.from(bytes);
+}
