@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from '@playwright/test';
+import type { Browser, BrowserContext, Page, Route } from '@playwright/test';
 import { colourFor } from '../src/notes/people-colours';
 import { editTogether, expectText, liveState, rgb, share, typeOnTwoLines } from './collab-helpers';
 import { contentBox, createNote, expect, expectAccessible, expectContent, signUp, test } from './fixtures';
@@ -190,6 +190,72 @@ test('without the live socket the editor saves by itself as before, merging', as
   await page.clock.runFor(2100);
   await expect(state).toHaveText('Saved as version 2');
   await expectContent(page, 'first and more');
+});
+
+test('Save pressed while the note is still joining live editing: the text is saved once, not twice', async ({
+  browser,
+}) => {
+  const page = await person(browser);
+  await signUp(page, undefined, undefined, { live: true });
+  const id = await createNote(page, 'Once', 'one');
+  // The server's messages on the socket are held, as on a slow network: the session cannot join
+  // yet. A message is the note's id, its type and (for type 0, sync) the sync message's type.
+  const kindOf = (message: string | Buffer) =>
+    Buffer.isBuffer(message) && message[0] === id.length ? `${message[1 + id.length]}.${message[2 + id.length]}` : '';
+  let hold = true;
+  const held: (string | Buffer)[] = [];
+  let release: (() => void) | undefined;
+  let answered: () => void = () => {};
+  const syncAnswered = new Promise<void>((resolve) => {
+    answered = resolve;
+  });
+  await page.routeWebSocket('**/api/collab', (socket) => {
+    const server = socket.connectToServer();
+    const toPage = (message: string | Buffer) => {
+      socket.send(message);
+      // The server's answer to the page's sync (SyncStep2) is with the page: the session syncs.
+      if (kindOf(message) === '0.1') answered();
+    };
+    release = () => {
+      hold = false;
+      for (const message of held.splice(0)) toPage(message);
+    };
+    server.onMessage((message) => (hold ? held.push(message) : toPage(message)));
+  });
+  // The save reaches the server; its answer is held on the way back.
+  let answer: (() => Promise<void>) | undefined;
+  const saved = new Promise<void>((resolve) => {
+    void page.route(
+      (url) => url.pathname === `/api/notes/${id}/versions`,
+      async (route) => {
+        if (route.request().method() !== 'POST') return route.fallback();
+        const response = await route.fetch();
+        answer = () => route.fulfill({ response });
+        resolve();
+      },
+    );
+  });
+  await page.goto(`/notes/${id}`);
+  await expectText(page, 'one');
+  await contentBox(page).click();
+  await page.keyboard.press('Control+End');
+  await page.keyboard.type(' and two');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await saved;
+  // The server took the save into the shared text as an edit (an update, 0.2), still held.
+  await expect.poll(() => held.some((message) => kindOf(message) === '0.2')).toBe(true);
+
+  // The session syncs, with the save's edit, before the save's answer arrives; then the answer.
+  release!();
+  await syncAnswered;
+  await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+  await answer!();
+  await expect(liveState(page)).toHaveText('Live · Saved');
+  await expectText(page, 'one and two');
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+  await page.reload();
+  await expect(liveState(page)).toHaveText('Live · Saved');
+  await expectText(page, 'one and two');
 });
 
 test('a live connection lost and back: what the others typed meanwhile and before is there once, with what was typed here while away', async ({

@@ -101,6 +101,7 @@ export function Editor({
     handle: cm,
     text,
     now,
+    saving: busy,
     onTitle: setTitle,
   });
   isLive.current = live.state.kind === 'live';

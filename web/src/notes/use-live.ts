@@ -59,6 +59,7 @@ export function useLive({
   handle,
   text,
   now,
+  saving,
   onTitle,
 }: {
   enabled: boolean;
@@ -68,6 +69,8 @@ export function useLive({
   handle: { current: MarkdownEditorHandle | null };
   text: NoteText;
   now: { current: EditorNow };
+  /** A save through the API is on its way (before the session joined, the editor saves by itself). */
+  saving: boolean;
   onTitle: (title: string) => void;
 }): {
   state: LiveState;
@@ -86,6 +89,21 @@ export function useLive({
   const current = useRef<Live | null>(null);
   const latest = useRef({ onTitle });
   latest.current = { onTitle };
+  const savingNow = useRef(saving);
+  savingNow.current = saving;
+  /**
+   * A session that synced while a save through the API was on its way joins once the save is
+   * answered. The server takes a save into the shared text as an edit of its own; joined before the
+   * answer, the text typed here was brought in again on top of it, from the version before the save
+   * (the whole note twice, on a slow network).
+   */
+  const joinAfterSave = useRef<(() => void) | null>(null);
+  useEffect(() => {
+    if (saving) return;
+    const join = joinAfterSave.current;
+    joinAfterSave.current = null;
+    join?.();
+  }, [saving]);
   /** While live: asks the server whether this person may still open the note, and ends the session if not. */
   const recheck = useRef<(() => void) | null>(null);
   // The text itself stays in step through the socket (Yjs exchanges whatever either side lacks),
@@ -167,6 +185,41 @@ export function useLive({
       // Callbacks may come during connectLive itself (awareness set up): `ours` holds until it returns.
       let session_: Live | null = null;
       const ours = () => session_ !== null && live === session_;
+      /** The session takes over the editor: what was typed here goes into the shared text. */
+      const join = () => {
+        const editor = handle.current;
+        if (joined || gone || editor === null || session_ === null || !ours()) return;
+        joined = true;
+        wait = RETRY_MS;
+        refreshed = false;
+        const base = now.current.note;
+        // The last session's document, unless a version was saved or shown here since (autosave
+        // while away: the server took that text in as an edit of its own, so the old document's
+        // typing would go in twice) or the server's document is a new one (it lost the stored one).
+        const earlier =
+          left !== null && base !== null && left.version === base.version && session_.sharesHistory(left.kept)
+            ? left.kept
+            : null;
+        left = null;
+        // Also for a viewer: what was typed and dropped when made one stays on screen, pending.
+        if (earlier !== null) session_.takeIn(earlier);
+        // Typed here and not in the shared text yet (before the session, or while it was away):
+        // into it, on top of what the others typed meanwhile. The title likewise, only if it was
+        // changed here since (a rename by someone else meanwhile stays otherwise).
+        if (base !== null && session_.writable) {
+          const typed = text.get();
+          const from = earlier?.content ?? base.content;
+          if (typed !== from) session_.bringIn(from, typed);
+          if (now.current.title !== (earlier?.title ?? base.title)) session_.setTitle(now.current.title);
+        }
+        const shared = session_.title();
+        if (shared !== '' && shared !== now.current.title) latest.current.onTitle(shared);
+        editor.collaborate(session_.binding(), session_.content());
+        editor.setEditable(session_.writable);
+        current.current = session_;
+        setState({ kind: 'live', pending: false, people: others, writable: session_.writable });
+        setDemoted(!session_.writable);
+      };
       session_ = collab.connectLive({
         noteId,
         token: async () => {
@@ -176,38 +229,8 @@ export function useLive({
         },
         user: { name, color: collab.colourFor(name) },
         onSynced: () => {
-          const editor = handle.current;
-          if (joined || gone || editor === null || session_ === null || !ours()) return;
-          joined = true;
-          wait = RETRY_MS;
-          refreshed = false;
-          const base = now.current.note;
-          // The last session's document, unless a version was saved or shown here since (autosave
-          // while away: the server took that text in as an edit of its own, so the old document's
-          // typing would go in twice) or the server's document is a new one (it lost the stored one).
-          const earlier =
-            left !== null && base !== null && left.version === base.version && session_.sharesHistory(left.kept)
-              ? left.kept
-              : null;
-          left = null;
-          // Also for a viewer: what was typed and dropped when made one stays on screen, pending.
-          if (earlier !== null) session_.takeIn(earlier);
-          // Typed here and not in the shared text yet (before the session, or while it was away):
-          // into it, on top of what the others typed meanwhile. The title likewise, only if it was
-          // changed here since (a rename by someone else meanwhile stays otherwise).
-          if (base !== null && session_.writable) {
-            const typed = text.get();
-            const from = earlier?.content ?? base.content;
-            if (typed !== from) session_.bringIn(from, typed);
-            if (now.current.title !== (earlier?.title ?? base.title)) session_.setTitle(now.current.title);
-          }
-          const shared = session_.title();
-          if (shared !== '' && shared !== now.current.title) latest.current.onTitle(shared);
-          editor.collaborate(session_.binding(), session_.content());
-          editor.setEditable(session_.writable);
-          current.current = session_;
-          setState({ kind: 'live', pending: false, people: others, writable: session_.writable });
-          setDemoted(!session_.writable);
+          if (savingNow.current) joinAfterSave.current = join;
+          else join();
         },
         onLost: () => {
           if (ours()) later();
