@@ -292,6 +292,30 @@ test('a live connection lost and back: what the others typed meanwhile and befor
   await expectText(carol, together);
 });
 
+test('the device goes offline while live: the status says so at once, typing goes on, and back online each piece is there once', async ({
+  browser,
+}) => {
+  const alice = await person(browser);
+  const carol = await person(browser);
+  const { carolName } = await editTogether(alice, carol, 'Train');
+  await alice.context().setOffline(true);
+  // Not "Live" for the socket's own time-out: put away at once, the offline line shown.
+  await expect(liveState(alice)).toHaveCount(0);
+  await expect(alice.getByText(/Offline/).first()).toBeVisible();
+  await contentBox(alice).click();
+  await alice.keyboard.press('Control+Home');
+  await alice.keyboard.type('On the train: ');
+  await contentBox(carol).click();
+  await carol.keyboard.press('Control+End');
+  await carol.keyboard.type(' meanwhile');
+
+  await alice.context().setOffline(false);
+  await expect(liveState(alice)).toHaveText(`Live with ${carolName} · Saved`);
+  const together = 'On the train: one\ntwo\nthree meanwhile';
+  await expectText(alice, together);
+  await expectText(carol, together);
+});
+
 test('made viewer while live, then the socket goes: the editor stays read-only and saves nothing until it is live again', async ({
   browser,
 }) => {

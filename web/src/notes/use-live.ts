@@ -6,6 +6,7 @@ import type { KeptDocument, Live } from './collab';
 import type { MarkdownEditorHandle } from './codemirror';
 import type { EditorNow } from './editor-state';
 import type { NoteText } from './note-text';
+import { onConnection } from '../offline/connection';
 
 type CollabModule = typeof import('./collab');
 let loading: Promise<CollabModule> | null = null;
@@ -166,7 +167,10 @@ export function useLive({
       setState(why === undefined ? { kind: 'off' } : { kind: 'off', why });
       if (gone) return;
       clearTimeout(retry);
-      retry = setTimeout(start, wait);
+      retry = setTimeout(() => {
+        retry = undefined;
+        void start();
+      }, wait);
       wait = Math.min(wait * 2, RETRY_MAX_MS);
     };
 
@@ -292,8 +296,23 @@ export function useLive({
       live = session_;
     };
     void start();
+    // The device lost its network (the browser says so): the socket went with it, though only its
+    // own time-out would tell, many seconds on, with "Live" shown meanwhile. The session is put
+    // away at once (what is typed meanwhile is kept and brought in later), and tried again as soon
+    // as the service answers again.
+    const stopWatching = onConnection((connection) => {
+      if (gone) return;
+      if (connection.offline && navigator.onLine === false && live !== null) later();
+      else if (!connection.offline && live === null && retry !== undefined) {
+        clearTimeout(retry);
+        retry = undefined;
+        wait = RETRY_MS;
+        void start();
+      }
+    });
     return () => {
       gone = true;
+      stopWatching();
       recheck.current = null;
       clearTimeout(retry);
       putAway();
