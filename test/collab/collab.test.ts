@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
 import { buildTestApp, forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
-import { connect, listening, type Client } from './support.js';
+import { connect, frame, listening, type Client } from './support.js';
 
 forEachDatabase(
   'live co-editing at /api/collab',
@@ -154,7 +154,7 @@ forEachDatabase(
       assert.equal(await v.ready, true);
       // What the server sends a member made viewer, asked by the viewer to go to everyone
       // (MessageType.BroadcastStateless): the owner's editor would have turned read-only.
-      const spoof = framed(id, 6, JSON.stringify({ type: 'role', role: 'viewer' }));
+      const spoof = frame(id, 6, JSON.stringify({ type: 'role', role: 'viewer' }));
       v.provider.configuration.websocketProvider.webSocket!.send(spoof);
       await until(() => v.closedReason() === 'Forbidden', "the viewer's connection closed");
       // The owner's connection carries on, and heard nothing.
@@ -417,21 +417,3 @@ forEachDatabase(
   },
   { COLLAB_IDLE_SECONDS: '0.3' },
 );
-
-/** A message framed as Hocuspocus' clients frame one: the document's name, the type, one string. */
-function framed(documentName: string, type: number, text: string): Uint8Array {
-  const bytes: number[] = [];
-  const varUint = (n: number) => {
-    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
-    bytes.push(n);
-  };
-  const varString = (value: string) => {
-    const utf8 = Buffer.from(value, 'utf8');
-    varUint(utf8.length);
-    bytes.push(...utf8);
-  };
-  varString(documentName);
-  varUint(type);
-  varString(text);
-  return Uint8Array.from(bytes);
-}

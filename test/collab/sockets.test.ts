@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { AUTHENTICATION_MS, UNAUTHENTICATED_BYTES } from '../../src/collab/socket-guard.js';
 import { forEachDatabase, newSession } from '../helpers/harness.js';
 import { until } from '../helpers/until.js';
-import { connect, listening } from './support.js';
+import { connect, frame, listening, sharedNote } from './support.js';
 
 /**
  * The socket-level limits of /api/collab (collab/socket-guard.ts): a broken frame ends its socket
@@ -31,6 +31,17 @@ async function rawSocket(url: string): Promise<{ socket: net.Socket; closed: Pro
 }
 
 const MASK = [0, 0, 0, 0];
+
+/** Each message of a flood: a sync message of 64 KiB. */
+const CHUNK = 64 * 1024;
+
+/** Sends sync messages for `documentName` until the allowance is spent or the socket closes; bytes sent. */
+function flood(ws: WebSocket, documentName: string): number {
+  const message = Buffer.concat([frame(documentName, 0), Buffer.alloc(CHUNK)]);
+  let sent = 0;
+  for (; ws.readyState === WebSocket.OPEN && sent <= UNAUTHENTICATED_BYTES; sent += message.length) ws.send(message);
+  return sent;
+}
 
 forEachDatabase('the sockets of /api/collab', (ctx) => {
   test('a frame unmasked, with a reserved opcode, or longer than allowed ends its socket; the service carries on', async () => {
@@ -71,16 +82,10 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
       ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })),
     );
     await new Promise((resolve) => ws.once('open', resolve));
-    // Sync messages for a note it never authenticated for, 64 KiB each: Hocuspocus would keep them all.
-    const name = Buffer.from('00000000-0000-4000-8000-000000000000');
-    const message = Buffer.concat([Buffer.from([name.length]), name, Buffer.from([0]), Buffer.alloc(64 * 1024)]);
-    let sent = 0;
-    while (ws.readyState === WebSocket.OPEN && sent <= UNAUTHENTICATED_BYTES) {
-      ws.send(message);
-      sent += message.length;
-    }
+    // Sync messages for a note it never authenticated for: Hocuspocus would keep them all.
+    const sent = flood(ws, '00000000-0000-4000-8000-000000000000');
     assert.deepEqual(await closed, { code: 1008, reason: 'too much before authentication' });
-    assert.ok(sent > UNAUTHENTICATED_BYTES - message.length, `${sent} bytes sent`);
+    assert.ok(sent > UNAUTHENTICATED_BYTES - CHUNK, `${sent} bytes sent`);
   });
 
   // A time-out of its own: were the allowance not counted again, the socket would stay open and the test wait.
@@ -90,20 +95,7 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
     const url = await listening(ctx.app);
     const owner = await newSession(ctx.app, 'lft');
     const editor = await newSession(ctx.app, 'lfe');
-    const created = await ctx.app.inject({
-      method: 'POST',
-      url: '/api/notes',
-      headers: owner.auth,
-      payload: { title: 'Shared', content: 'x\n' },
-    });
-    const id = created.json().id as string;
-    const shared = await ctx.app.inject({
-      method: 'POST',
-      url: `/api/notes/${id}/members`,
-      headers: owner.auth,
-      payload: { username: editor.username, role: 'editor' },
-    });
-    assert.equal(shared.statusCode, 201, shared.body);
+    const id = await sharedNote(ctx.app, owner, editor);
     // Hocuspocus' own messages, by hand: a provider would reconnect on its own when the socket closes.
     const ws = new WebSocket(url);
     const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
@@ -118,9 +110,7 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
     assert.equal(removed.statusCode, 204, removed.body);
     await until(() => ctx.app.collab.connectionCount === 0, 'the note connection ended');
     assert.equal(ws.readyState, WebSocket.OPEN, 'the socket stays');
-    const message = Buffer.concat([frame(id, 0), Buffer.alloc(64 * 1024)]);
-    for (let sent = 0; ws.readyState === WebSocket.OPEN && sent <= UNAUTHENTICATED_BYTES; sent += message.length)
-      ws.send(message);
+    flood(ws, id);
     assert.equal(await closed, 1008);
   });
 
@@ -151,21 +141,3 @@ forEachDatabase('the sockets of /api/collab', (ctx) => {
     }
   });
 });
-
-/** A message as Hocuspocus frames one: numbers as lib0 variable-length integers, strings with their length. */
-function frame(...parts: Array<number | string>): Buffer {
-  const bytes: number[] = [];
-  const varUint = (n: number) => {
-    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
-    bytes.push(n);
-  };
-  for (const part of parts) {
-    if (typeof part === 'number') varUint(part);
-    else {
-      const utf8 = Buffer.from(part, 'utf8');
-      varUint(utf8.length);
-      bytes.push(...utf8);
-    }
-  }
-  return Buffer.from(bytes);
-}

@@ -108,3 +108,24 @@ export async function sharedNote(app: FastifyInstance, owner: Session, ...editor
   }
   return id;
 }
+
+/**
+ * A message as Hocuspocus frames one, by hand (what no provider would send): numbers as lib0
+ * variable-length integers, strings with their UTF-8 length first. The document's name comes first.
+ */
+export function frame(...parts: Array<number | string>): Buffer {
+  const bytes: number[] = [];
+  const varUint = (n: number) => {
+    for (; n >= 0x80; n = Math.floor(n / 0x80)) bytes.push((n % 0x80) | 0x80);
+    bytes.push(n);
+  };
+  for (const part of parts) {
+    if (typeof part === 'number') varUint(part);
+    else {
+      const utf8 = Buffer.from(part, 'utf8');
+      varUint(utf8.length);
+      bytes.push(...utf8);
+    }
+  }
+  return Buffer.from(bytes);
+}
