@@ -6,7 +6,7 @@ import type { KeptDocument, Live } from './collab';
 import type { MarkdownEditorHandle } from './codemirror';
 import type { EditorNow } from './editor-state';
 import type { NoteText } from './note-text';
-import { onConnection } from '../offline/connection';
+import { currentConnection, onConnection } from '../offline/connection';
 
 type CollabModule = typeof import('./collab');
 let loading: Promise<CollabModule> | null = null;
@@ -300,10 +300,13 @@ export function useLive({
     // own time-out would tell, many seconds on, with "Live" shown meanwhile. The session is put
     // away at once (what is typed meanwhile is kept and brought in later), and tried again as soon
     // as the service answers again.
+    let wakes = currentConnection().wakes;
     const stopWatching = onConnection((connection) => {
       if (gone) return;
+      const woke = connection.wakes !== wakes;
+      wakes = connection.wakes;
       if (connection.offline && navigator.onLine === false && live !== null) later();
-      else if (!connection.offline && live === null && retry !== undefined) {
+      else if (woke && live === null && retry !== undefined) {
         clearTimeout(retry);
         retry = undefined;
         wait = RETRY_MS;
