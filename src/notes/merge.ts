@@ -124,30 +124,32 @@ export function mergeContent(base: string, ours: string, theirs: string, budget 
   let [oi, ai, bi] = [head, head, head];
   const ends: [number, number, number][] = [...anchors, [o.length - tail, a.length - tail, b.length - tail]];
   for (const [oe, ae, be] of ends) {
+    /** The piece as one conflict, whole: coarser, never wrong. */
+    const whole = (): Conflict => ({
+      field: 'content',
+      base: range(o, oi, oe - oi),
+      ours: range(a, ai, ae - ai),
+      theirs: range(b, bi, be - bi),
+    });
     if (same(a, ai, ae, o, oi, oe) || same(a, ai, ae, b, bi, be)) append(out, b, bi, be);
     else if (same(b, bi, be, o, oi, oe)) append(out, a, ai, ae);
-    else if (mergeCost(o, oi, oe, a, ai, ae, b, bi, be) > budget) {
-      conflicts.push({
-        field: 'content',
-        base: range(o, oi, oe - oi),
-        ours: range(a, ai, ae - ai),
-        theirs: range(b, bi, be - bi),
-      });
-    } else {
-      for (const region of diff3Merge(a.slice(ai, ae), o.slice(oi, oe), b.slice(bi, be), {
-        excludeFalseConflicts: true,
-      })) {
-        if (region.ok !== undefined) append(out, region.ok, 0, region.ok.length);
-        else if (region.conflict !== undefined) {
-          const c = region.conflict;
-          conflicts.push({
-            field: 'content',
-            base: range(o, oi + c.oIndex, c.o.length),
-            ours: range(a, ai + c.aIndex, c.a.length),
-            theirs: range(b, bi + c.bIndex, c.b.length),
-          });
+    else if (mergeCost(o, oi, oe, a, ai, ae, b, bi, be) > budget) conflicts.push(whole());
+    else {
+      const regions = diff3Merge(a.slice(ai, ae), o.slice(oi, oe), b.slice(bi, be), { excludeFalseConflicts: true });
+      if (!agreesReversed(regions, o.slice(oi, oe), a.slice(ai, ae), b.slice(bi, be))) conflicts.push(whole());
+      else
+        for (const region of regions) {
+          if (region.ok !== undefined) append(out, region.ok, 0, region.ok.length);
+          else if (region.conflict !== undefined) {
+            const c = region.conflict;
+            conflicts.push({
+              field: 'content',
+              base: range(o, oi + c.oIndex, c.o.length),
+              ours: range(a, ai + c.aIndex, c.a.length),
+              theirs: range(b, bi + c.bIndex, c.b.length),
+            });
+          }
         }
-      }
     }
     // The anchor itself (the last end is the common tail's start, not an anchor).
     if (oe < o.length - tail) out.push(o[oe]!);
@@ -156,6 +158,28 @@ export function mergeContent(base: string, ours: string, theirs: string, budget 
   if (conflicts.length > 0) return { merged: false, conflicts };
   for (let i = o.length - tail; i < o.length; i += 1) out.push(o[i]!);
   return { merged: true, text: out.join('') };
+}
+
+/**
+ * Whether a clean merge of a piece is the one the same merge finds on the lines reversed. Where lines
+ * repeat (checklists, blank lines, rules), a side's diff can be aligned several ways: an edit of the
+ * first of three identical lines read as "insert, and delete the third", and the other side's
+ * deletion of that third then looked made by both and was merged once: lost, with no conflict. Run
+ * backwards, such ties fall the other way; a piece whose two runs do not give the same clean text is
+ * a conflict, whole. A merge with conflicts is kept as it is (it already says so).
+ */
+function agreesReversed(
+  regions: ReturnType<typeof diff3Merge<string>>,
+  o: string[],
+  a: string[],
+  b: string[],
+): boolean {
+  if (regions.some((region) => region.conflict !== undefined)) return true;
+  const backwards = diff3Merge([...a].reverse(), [...o].reverse(), [...b].reverse(), { excludeFalseConflicts: true });
+  if (backwards.some((region) => region.conflict !== undefined)) return false;
+  const forward = regions.flatMap((region) => region.ok ?? []);
+  const reversed = backwards.flatMap((region) => region.ok ?? []).reverse();
+  return forward.length === reversed.length && forward.every((line, i) => line === reversed[i]);
 }
 
 /**

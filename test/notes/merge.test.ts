@@ -124,6 +124,48 @@ forEachDatabase('notes: merging saves', (ctx) => {
     assert.equal(okJson<Note>(await api.get(s, id)).content, 'a\nB1\nc\nd\ne\nF1\n');
   });
 
+  test('repeated lines: one side deletes one, the other ticks another: a conflict, never the deletion lost', async () => {
+    const lines = (...all: string[]) => all.map((line) => `${line}\n`).join('');
+    const base = lines(
+      '- [ ] eggs',
+      '- [ ] eggs',
+      '- [ ] eggs',
+      '---',
+      '- [ ] eggs',
+      '',
+      'Summary',
+      '---',
+      'end',
+      'end',
+    );
+    // Saved first, elsewhere: one of the three top lines gone, the last line rewritten.
+    const theirs = lines('- [ ] eggs', '- [ ] eggs', '---', '- [ ] eggs', '', 'Summary', '---', 'end', 'the end');
+    const id = await changedSince(base, theirs);
+    // The first line ticked. node-diff3 aligned this as "insert a line, delete the third": the
+    // deletion elsewhere then looked made by both and was merged once (three lines stayed on top).
+    const ours = lines(
+      '- [x] eggs',
+      '- [ ] eggs',
+      '- [ ] eggs',
+      '---',
+      '- [ ] eggs',
+      '',
+      'Summary',
+      '---',
+      'end',
+      'end',
+    );
+    const res = await save(id, { title: 'T', content: ours }, '"1"');
+    assert.equal(res.statusCode, 409, res.body);
+    assert.equal(res.json().code, 'merge_conflict');
+    assert.deepEqual(
+      (res.json().conflicts as Array<{ base: { text: string } }>).map((c) => c.base.text),
+      // The piece before the first line that occurs once in each text (''), whole.
+      [lines('- [ ] eggs', '- [ ] eggs', '- [ ] eggs', '---', '- [ ] eggs')],
+    );
+    assert.equal(okJson<Note>(await api.get(s, id)).content, theirs);
+  });
+
   test('the same change on both sides is no conflict', async () => {
     const id = await changedSince('a\nb\nc\n', 'a\nX\nc\n');
     await expectMerged(await save(id, { title: 'T', content: 'a\nX\nc\nd\n' }, '"1"'), id, {
