@@ -35,7 +35,7 @@ export async function addVersionMerging(
   checkpoint?: (step: string) => Promise<void>,
 ): Promise<MergingSave> {
   try {
-    return { merged: false, version: await addVersion(db, ownerId, noteId, input, expected, authorId) };
+    return { merged: false, version: await addVersion(db, ownerId, noteId, input, expected, authorId, checkpoint) };
   } catch (error) {
     if (expected === undefined || !isVersionMismatch(error)) throw error;
   }

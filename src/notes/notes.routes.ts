@@ -259,7 +259,15 @@ export const notesRoutes: FastifyPluginAsyncTypebox<NotesRoutesOptions> = async 
             )
           : {
               merged: false as const,
-              version: await notes.addVersion(db, noteOwnerOf(request), noteId, request.body, expected, author),
+              version: await notes.addVersion(
+                db,
+                noteOwnerOf(request),
+                noteId,
+                request.body,
+                expected,
+                author,
+                checkpoint,
+              ),
             };
       const version = saved.merged ? saved.note.version : saved.version;
       // No body at all: send(null) went through the preSerialization hooks and the serializer (as

@@ -231,9 +231,12 @@ export async function addVersion(
   input: { title: string; content: string },
   expected: number[] | undefined,
   authorId = ownerId,
+  /** Tests only: pauses at `notes:save-missed` (see writeVersion). */
+  checkpoint?: (step: string) => Promise<void>,
 ): Promise<number> {
   checkText(input.content);
-  return (await writeVersion(db, ownerId, noteId, input, expected, null, authorId)).version;
+  return (await writeVersion(db, ownerId, noteId, input, expected, null, authorId, undefined, false, checkpoint))
+    .version;
 }
 
 /**
@@ -252,7 +255,11 @@ export async function writeVersion(
   authors?: readonly string[],
   /** Written from a live co-editing session (src/collab): told as such, so it is not applied back to it. */
   live = false,
-  /** Tests only: pauses at `notes:version-authors`, once the version is saved and before its several authors are. */
+  /**
+   * Tests only: pauses at `notes:version-authors`, once the version is saved and before its several
+   * authors are; at `notes:save-write`, before the write; at `notes:save-missed`, once a save
+   * wrote nothing and before it says why.
+   */
   checkpoint?: (step: string) => Promise<void>,
 ): Promise<{ version: number; versionId: string; updatedAt: string }> {
   const coauthors = authors !== undefined && authors.length > 1 ? authors : undefined;
@@ -291,6 +298,7 @@ export async function writeVersion(
     await repo.insertVersionAuthors(trx, versionId, coauthors);
     return saved;
   };
+  await checkpoint?.('notes:save-write');
   const next = await writeWith(
     db,
     {
@@ -338,9 +346,12 @@ export async function writeVersion(
     noteChanged(db, { type: 'note.updated', noteId, version: next.version, authorId, ...(live && { live }) });
     return { version: next.version, versionId, updatedAt: next.updated_at };
   }
+  await checkpoint?.('notes:save-missed');
   const current = await repo.findNoteVersionNumber(db, ownerId, noteId);
-  if (current === undefined) throw Errors.noteNotFound();
-  if (current >= VERSION_MAX) throw Errors.versionLimit();
+  if (current !== undefined && current >= VERSION_MAX) throw Errors.versionLimit();
+  // A save that named no version can only have missed the note: in the trash, or deleted, when it
+  // was written, though it may be back by now (then a 412 would tell of a version it never named).
+  if (current === undefined || expected === undefined) throw Errors.noteNotFound();
   throw Errors.versionMismatch(current);
 }
 

@@ -3,7 +3,16 @@ import { before, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { forEachDatabase, newSession, type Session } from '../helpers/harness.js';
 import { racedApp } from '../helpers/pause.js';
-import { expectNoContent, expectProblem, JSON_TYPE, NOTE_KEYS, notesClient, okJson, type Note } from './support.js';
+import {
+  expectNoContent,
+  expectNoteNotFound,
+  expectProblem,
+  JSON_TYPE,
+  NOTE_KEYS,
+  notesClient,
+  okJson,
+  type Note,
+} from './support.js';
 
 /** Merging saves (docs/api.md, Notes): POST /notes/{id}/versions?merge=true with a stale If-Match. */
 forEachDatabase('notes: merging saves', (ctx) => {
@@ -373,6 +382,27 @@ forEachDatabase('notes: merging saves', (ctx) => {
     await api.addVersionOk(s, id, { title: 'T', content: 'A\nb\nC\nd\ne\n' });
     held.release();
     await expectMerged(await merging, id, { title: 'T', content: 'A\nb\nC\nd\nE\n', version: 4 });
+  });
+
+  test('race: a save naming no version, made while the note was in the trash, is 404 though the note is back before the answer', async () => {
+    const id = await changedSince('a\n', 'b\n');
+    const call = (method: 'DELETE' | 'POST', url: string) => ctx.app.inject({ method, url, headers: s.auth });
+    for (const query of ['', '?merge=true']) {
+      // Past the access check, the note goes to the trash before the write, and is back before the answer.
+      const writing = raced.pause.arm('notes:save-write');
+      const saving = save(id, { title: 'T', content: 'c\n' }, undefined, query, raced.app);
+      await writing.reached;
+      expectNoContent(await call('DELETE', `/api/notes/${id}`));
+      // Armed in the same turn as the release (one step is armed at a time): before the save goes on.
+      writing.release();
+      const missed = raced.pause.arm('notes:save-missed');
+      await missed.reached;
+      assert.equal((await call('POST', `/api/trash/${id}/restore`)).statusCode, 200);
+      missed.release();
+      // Not 412 version_mismatch: it named no version to be stale against.
+      expectNoteNotFound(await saving);
+    }
+    assert.equal(await versionCount(id), 2);
   });
 
   test('race: losing twice is 412 version_mismatch naming the newest version, and nothing of the body is saved', async () => {
