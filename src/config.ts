@@ -170,9 +170,34 @@ type Env = Record<string, string | undefined>;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const MIN_SECRET_LENGTH = 32;
 
+/**
+ * NODE_ENV: `production` (secrets required, Secure cookies), `development` (the default) or `test`.
+ * Anything else is refused: a typo (`prod`) ran in development mode, with secrets written beside
+ * the database and cookies without Secure, and said nothing.
+ */
+function readNodeEnv(env: Env): string {
+  const value = nonEmpty(env.NODE_ENV) ?? 'development';
+  if (!['production', 'development', 'test'].includes(value))
+    throw new ConfigError(`NODE_ENV must be production, development or test, got "${value}"`);
+  return value;
+}
+
+/**
+ * COOKIE_DOMAIN: a host name (`notes.example.com`, or `.example.com`), never a URL. Unchecked, a
+ * pasted URL started the server and then failed every login with a 500 when the cookie was set.
+ */
+function readCookieDomain(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\.?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i.test(value))
+    throw new ConfigError(
+      `COOKIE_DOMAIN must be a host name such as notes.example.com (no scheme, port or path), got "${value}"`,
+    );
+  return value;
+}
+
 /** Reads and validates every variable once; nothing else in the app reads process.env. */
 export function loadConfig(env: Env = process.env): Config {
-  const production = (env.NODE_ENV ?? 'development') === 'production';
+  const production = readNodeEnv(env) === 'production';
   const secrets = readSecrets(env, production);
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const config: Config = {
@@ -192,7 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     attachmentStorage: readAttachmentStorage(env),
     attachmentMaxBytes: integer(env, 'ATTACHMENT_MAX_BYTES', 25 * 1024 * 1024, 1, 1024 * 1024 * 1024),
     storageQuotaBytes: integer(env, 'STORAGE_QUOTA_BYTES', 1024 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
-    cookieDomain: nonEmpty(env.COOKIE_DOMAIN),
+    cookieDomain: readCookieDomain(nonEmpty(env.COOKIE_DOMAIN)),
     admin: readAdmin(env),
     pwnedPasswordsUrl: readPwnedUrl(env.PWNED_PASSWORDS_URL),
     passwordMinLength: integer(env, 'PASSWORD_MIN_LENGTH', 15, 1, 256),

