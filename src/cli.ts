@@ -79,6 +79,9 @@ async function run(argv: string[]): Promise<number> {
     }
     return 0;
   }
+  // Checked before the database is opened (and migrated): a usage error changes nothing.
+  if (command === 'reset-password' && arg === undefined)
+    throw new UsageError('reset-password needs a USERNAME; run "vellum reset-password --help"');
   // Log lines go to stderr: stdout carries only the command's result, so scripts can read it.
   const log = pino(
     { ...loggerOptions(config), level: config.logLevel === 'info' ? 'warn' : config.logLevel },
@@ -110,7 +113,7 @@ async function run(argv: string[]): Promise<number> {
         return 0;
       }
       case 'reset-password': {
-        if (arg === undefined) throw new CommandError('give the USERNAME whose password to reset');
+        if (arg === undefined) throw new UsageError('reset-password needs a USERNAME'); // checked above
         await resetPassword(deps, arg, await readPassword(config));
         process.stdout.write(`password reset for "${arg.toLowerCase()}"; all of its sessions were ended\n`);
         return 0;
@@ -195,6 +198,10 @@ try {
     process.stderr.write(`vellum: ${(error as Error).message}\n`);
     process.exitCode = 1;
   } else {
-    throw error;
+    // The database cannot be opened or migrated (a file that is no database, PostgreSQL refusing the
+    // connection…): one line for the operator, not a stack trace.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`vellum: failed: ${message.split('\n')[0]}\n`);
+    process.exitCode = 1;
   }
 }

@@ -66,7 +66,17 @@ async function main(): Promise<void> {
           await Promise.race([shutdown.requested, new Promise((resolve) => process.once('SIGUSR2', resolve))]);
           clearInterval(alive);
         };
-  const database = openDatabase(config.database, { onPoolError: (err) => log.error({ err }, 'database pool error') });
+  let database: ReturnType<typeof openDatabase>;
+  try {
+    database = openDatabase(config.database, { onPoolError: (err) => log.error({ err }, 'database pool error') });
+  } catch (error) {
+    // A file that is no SQLite database, a directory that cannot be made: said in one line.
+    log.fatal(
+      `start-up failed: the database cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
+    );
+    log.flush();
+    process.exit(1);
+  }
   const stopIfAsked = async (stage: string): Promise<void> => {
     if (!shutdown.isRequested()) return;
     log.info({ stage }, `shut down during start-up (${stage})`);

@@ -199,11 +199,12 @@ describe('cli on each database', { concurrency: databaseKinds.length }, () => {
           `vellum: ${SHORT_PASSWORD_MESSAGE}\n`,
         );
         await login(app, username, NEW_PASSWORD);
+        // A usage error (exit 2), told before the database is opened: nothing is created or migrated.
         assertOutcome(
           await cli(['reset-password'], {}, `${NEW_PASSWORD}\n`),
-          1,
+          2,
           '',
-          'vellum: give the USERNAME whose password to reset\n',
+          'vellum: reset-password needs a USERNAME; run "vellum reset-password --help"\n',
         );
       });
 
@@ -330,6 +331,28 @@ describe('cli without a valid command', () => {
       const pg = await runCli(['frobnicate'], { DATABASE_URL: url.toString() });
       assertOutcome(pg, 2, '', 'vellum: unknown command "frobnicate"; run "vellum --help" for the commands\n');
     }
+  });
+
+  test('a database that cannot be opened or reached: one line naming why, exit 1, no stack trace', async () => {
+    const notADatabase = path.join(dir, 'notes.txt');
+    fs.writeFileSync(notADatabase, 'just some text, not a database\n'.repeat(100));
+    const refused = [
+      [`sqlite:${notADatabase}`, /^vellum: failed: .*file is not a database\n$/],
+      // Nothing listens on port 1.
+      ['postgres://postgres@127.0.0.1:1/vellum', /^vellum: failed: .*ECONNREFUSED.*\n$/],
+    ] as const;
+    for (const [url, stderr] of refused) {
+      const result = await runCli(['migrate'], { DATABASE_URL: url });
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, stderr);
+      assert.equal(result.stderr.split('\n').length, 2, result.stderr);
+    }
+    // A usage error is told before anything is opened: no database file appears.
+    const file = path.join(dir, 'untouched.db');
+    const usage = await runCli(['reset-password'], { DATABASE_URL: `sqlite:${file}` });
+    assertOutcome(usage, 2, '', 'vellum: reset-password needs a USERNAME; run "vellum reset-password --help"\n');
+    assert.equal(fs.existsSync(file), false, 'the database file was created');
   });
 
   test('no command prints the usage to stderr and exits 2; --help, -h and help print it to stdout and exit 0', async () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { GOOD_PASSWORD, TEST_ENV, uniqueName } from '../helpers/harness.js';
-import { exitWithin, startProcess, type ServerProcess } from '../helpers/server-process.js';
+import { exitWithin, logEntry, startProcess, type ServerProcess } from '../helpers/server-process.js';
 import { entryArgs } from '../helpers/entry.js';
 
 // A development server started as a person starts it: no secrets set, a SQLite file. It says
@@ -87,6 +87,24 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
       401,
     );
     await stop();
+  });
+
+  test('a DATABASE_URL naming a file that is no database: exit 1 with one line saying so, no stack trace', async () => {
+    const text = path.join(dir, 'notes.txt');
+    fs.writeFileSync(text, 'just some text, not a database\n'.repeat(100));
+    const failed = startProcess(process.execPath, entryArgs('main'), {
+      cwd: ROOT,
+      env: { ...TEST_ENV, HOME: dir, PORT: '0', DATABASE_URL: `sqlite:${text}`, PWNED_PASSWORDS_URL: 'off' },
+    });
+    assert.deepEqual(await exitWithin(failed, 20_000), { code: 1, signal: null }, failed.output());
+    const said = failed.lines.map(logEntry).filter((entry) => Number(entry?.level) >= 50);
+    assert.deepEqual(
+      said.map((entry) => entry!.msg),
+      ['start-up failed: the database cannot be opened: file is not a database'],
+      failed.output(),
+    );
+    assert.equal(said[0]!.err, undefined, 'no error object, so no stack');
+    assert.doesNotMatch(failed.output(), /\n\s+at /);
   });
 
   test('PUBLIC_URL is the address shown', async () => {
