@@ -371,6 +371,7 @@ export async function buildApp({
     liveStreams: () => live.total,
     maintenance: maintenanceOutcomes,
     databaseSize: () => databaseSize(config.database, database.db),
+    diskFree: config.database.kind === 'sqlite',
   });
   await app.register(healthRoutes, {
     database,

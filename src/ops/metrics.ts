@@ -25,6 +25,8 @@ export interface MetricsSources {
   maintenance?: ReadonlyMap<string, number>;
   /** Bytes the database takes (and, for SQLite, free on its disk). */
   databaseSize?: () => Promise<{ bytes: number; diskFreeBytes?: number }>;
+  /** The database is a SQLite file, whose disk's free bytes are a gauge (on PostgreSQL it is not there at all). */
+  diskFree?: boolean;
 }
 
 function buildVersion(): string {
@@ -119,40 +121,8 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
       },
     });
   }
-  if (sources.databaseSize !== undefined) {
-    const size = sources.databaseSize;
-    let latest: { bytes: number; diskFreeBytes?: number } = { bytes: 0 };
-    new Gauge({
-      name: 'vellum_database_size_bytes',
-      help: 'Bytes the database takes (SQLite: the file and its WAL; PostgreSQL: pg_database_size)',
-      registers: [registry],
-      async collect() {
-        latest = await size().catch(() => latest);
-        this.set(latest.bytes);
-      },
-    });
-    new Gauge({
-      name: 'vellum_disk_free_bytes',
-      help: "Bytes free on the SQLite database's file system (absent on PostgreSQL)",
-      registers: [registry],
-      async collect() {
-        const { diskFreeBytes } = await size().catch(() => latest);
-        if (diskFreeBytes !== undefined) this.set(diskFreeBytes);
-      },
-    });
-  }
-  if (sources.redisBreaker !== undefined) {
-    const state = sources.redisBreaker;
-    // 1 while this instance counts in memory (open or probing): its limits are no longer shared.
-    new Gauge({
-      name: 'vellum_redis_breaker_open',
-      help: "Whether the Redis breaker is open (throttling counts in this instance's memory)",
-      registers: [registry],
-      collect() {
-        this.set(state() === 'closed' ? 0 : 1);
-      },
-    });
-  }
+  // Before the database size's gauges: their queries, started in the same scrape, would otherwise
+  // wait a tick for a connection and count as waiting (2 on an idle server).
   if (sources.pool !== undefined) {
     const pool = sources.pool;
     new Gauge({
@@ -165,6 +135,46 @@ export function registerMetrics(app: FastifyInstance, sources: MetricsSources): 
         this.set({ state: 'total' }, total);
         this.set({ state: 'idle' }, idle);
         this.set({ state: 'waiting' }, waiting);
+      },
+    });
+  }
+  if (sources.databaseSize !== undefined) {
+    const size = sources.databaseSize;
+    let latest: { bytes: number; diskFreeBytes?: number } = { bytes: 0 };
+    /** This scrape's reading, shared by both gauges (one query, not two). */
+    let reading: Promise<{ bytes: number; diskFreeBytes?: number }> | undefined;
+    new Gauge({
+      name: 'vellum_database_size_bytes',
+      help: 'Bytes the database takes (SQLite: the file and its WAL; PostgreSQL: pg_database_size)',
+      registers: [registry],
+      async collect() {
+        reading = size().catch(() => latest);
+        latest = await reading;
+        this.set(latest.bytes);
+      },
+    });
+    // Registered only where there is a figure: a gauge never set is exported as 0, which read as a
+    // full disk on every PostgreSQL instance.
+    if (sources.diskFree === true)
+      new Gauge({
+        name: 'vellum_disk_free_bytes',
+        help: "Bytes free on the SQLite database's file system (absent on PostgreSQL)",
+        registers: [registry],
+        async collect() {
+          const { diskFreeBytes } = await (reading ?? size().catch(() => latest));
+          if (diskFreeBytes !== undefined) this.set(diskFreeBytes);
+        },
+      });
+  }
+  if (sources.redisBreaker !== undefined) {
+    const state = sources.redisBreaker;
+    // 1 while this instance counts in memory (open or probing): its limits are no longer shared.
+    new Gauge({
+      name: 'vellum_redis_breaker_open',
+      help: "Whether the Redis breaker is open (throttling counts in this instance's memory)",
+      registers: [registry],
+      collect() {
+        this.set(state() === 'closed' ? 0 : 1);
       },
     });
   }
