@@ -45,7 +45,12 @@ export function createBreachChecker({ baseUrl, timeoutMs = 2_000, log }: BreachC
         }
         return rangeContains(await response.text(), sha1.slice(5)) ? 'breached' : 'clean';
       } catch (error) {
-        log.warn({ err: error }, 'breached-password API unreachable; using the offline list');
+        // The reason, not the error: an expected outage (a server without internet) is no stack trace.
+        const reason =
+          error instanceof Error
+            ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}`
+            : String(error);
+        log.warn({ reason }, 'breached-password API unreachable; using the offline list');
         return isInOfflineList(password) ? 'breached' : 'clean';
       }
     },
