@@ -5,8 +5,21 @@ export type AuthEventRow = Selectable<AuthEventsTable>;
 export type NewAuthEvent = Omit<Insertable<AuthEventsTable>, 'seq'>;
 
 /** Appends one event. The trail is append-only: only retention (deleteEventsBefore) removes rows. */
+/**
+ * An event without a username but with an account (an administrator's action, which names the
+ * actor by id) gets the account's username as it is now, read in the same statement: the trail
+ * says who acted, and still does once that account is renamed or deleted.
+ */
 export async function recordEvent(db: Db, event: NewAuthEvent): Promise<void> {
-  await db.insertInto('auth_events').values(event).execute();
+  const { user_id: userId } = event;
+  await db
+    .insertInto('auth_events')
+    .values(
+      event.username === null && userId !== null && userId !== undefined
+        ? { ...event, username: (eb) => eb.selectFrom('users').select('username').where('id', '=', userId) }
+        : event,
+    )
+    .execute();
 }
 
 export interface EventFilter {

@@ -167,19 +167,19 @@ forEachDatabase(
         { ...base, username, kind: 'account_delete', outcome: 'success', detail: null },
         { ...base, username, kind: 'account_delete', outcome: 'failure', detail: 'wrong password' },
         { ...base, username, kind: 'login', outcome: 'success', detail: `session ${fourth.session}` },
-        { ...base, ...local, username: null, kind: 'refresh', outcome: 'failure', detail: 'revoked token' },
+        { ...base, ...local, username, kind: 'refresh', outcome: 'failure', detail: 'revoked token' },
         {
           ...base,
           ...local,
-          username: null,
+          username,
           kind: 'refresh_reuse',
           outcome: 'failure',
           detail: `a rotated token of session ${session1} was presented again; 0 active tokens revoked`,
         },
-        { ...base, username: null, kind: 'logout', outcome: 'success', detail: 'all sessions revoked' },
-        { ...base, username: null, kind: 'session_revoke', outcome: 'failure', detail: `session ${unknown} not found` },
+        { ...base, username, kind: 'logout', outcome: 'success', detail: 'all sessions revoked' },
+        { ...base, username, kind: 'session_revoke', outcome: 'failure', detail: `session ${unknown} not found` },
         { ...base, username, kind: 'login', outcome: 'success', detail: `session ${third.session}` },
-        { ...base, username: null, kind: 'session_revoke', outcome: 'success', detail: `session ${session2}` },
+        { ...base, username, kind: 'session_revoke', outcome: 'success', detail: `session ${session2}` },
         {
           ...base,
           username,
@@ -192,7 +192,7 @@ forEachDatabase(
         {
           ...base,
           ip_address: '127.0.0.1',
-          username: null,
+          username,
           kind: 'refresh',
           outcome: 'success',
           detail: `session ${session1}`,
@@ -213,7 +213,7 @@ forEachDatabase(
       assert.deepEqual(stripped([latest!]), [
         {
           user_id: s.userId,
-          username: null,
+          username: s.username,
           kind: 'refresh_reuse',
           outcome: 'failure',
           ip_address: '127.0.0.1',
@@ -279,13 +279,19 @@ forEachDatabase(
       assert.deepEqual(stripped(await events(`?user_id=${boss.userId}`)), [
         {
           ...local,
-          username: null,
+          username: boss.username,
           kind: 'admin_delete_user',
           outcome: 'failure',
           detail: `user ${missing} not found`,
         },
-        { ...local, username: null, kind: 'admin_delete_user', outcome: 'success', detail: `user ${target.id}` },
-        { ...local, username: null, kind: 'admin_list_users', outcome: 'success', detail: 'limit 2 offset 1' },
+        {
+          ...local,
+          username: boss.username,
+          kind: 'admin_delete_user',
+          outcome: 'success',
+          detail: `user ${target.id}`,
+        },
+        { ...local, username: boss.username, kind: 'admin_list_users', outcome: 'success', detail: 'limit 2 offset 1' },
         {
           ...local,
           username: boss.username,

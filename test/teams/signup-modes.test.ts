@@ -113,6 +113,11 @@ forEachDatabase('sign-up modes and invitations', (ctx) => {
     // The disabling (the newest change of an administrator) says so.
     const [disabled] = await auditEvents(ctx.app, admin.accessToken, 'admin_update_user');
     assert.match(disabled!.detail ?? '', /: disabled; every session ended; 1 open invitation of theirs revoked$/);
+    // Who acted is named, not only by id (the trail's screen showed "—" for every administrator's action).
+    assert.deepEqual(
+      [disabled!.user_id, (disabled as { username?: string | null }).username],
+      [admin.userId, admin.username],
+    );
     assert.equal((await signupWith(ctx.app, kept.token)).statusCode, 201, 'the other invitation still works');
 
     async function adminRequest(method: 'PATCH' | 'DELETE', id: string, payload?: object) {
