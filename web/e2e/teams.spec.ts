@@ -71,8 +71,26 @@ test('an administrator disables an account: its open page is signed out and it c
     await next.click();
     await expect(users.getByRole('listitem').first()).not.toHaveAttribute('aria-label', first ?? '');
   }
+  // Asked first, as on the account's own page: dismissed, nothing changes; accepted, it is disabled.
+  const asked: string[] = [];
+  admin.once('dialog', (dialog) => {
+    asked.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await row.getByRole('button', { name: 'Disable' }).click();
+  await expect.poll(() => asked.length).toBe(1);
+  await expect(row).not.toContainText('(disabled)');
+  admin.once('dialog', (dialog) => {
+    asked.push(dialog.message());
+    void dialog.accept();
+  });
   await row.getByRole('button', { name: 'Disable' }).click();
   await expect(admin.getByRole('status').filter({ hasText: `“${name}” disabled.` })).toBeVisible();
+  expect(asked).toEqual(
+    Array(2).fill(
+      `Disable “${name}”? Every session of it ends at once, its tokens stop working and it cannot log in until enabled.`,
+    ),
+  );
   await expect(row).toContainText('(disabled)');
 
   // Its sessions ended: the open page is told by its event stream and asks to log in; a login is refused.

@@ -17,6 +17,7 @@ import { Loaded, useResource } from '../api/resource';
 import { formatTime } from '../app/format';
 import { takeFlash } from './flash';
 import { formatBytes } from './sizes';
+import { confirmDisable, confirmRemoveAdmin } from './confirmations';
 
 const PAGE = 50;
 
@@ -175,24 +176,27 @@ export function AdminScreen({ me }: { me: User }) {
                     <button
                       type="button"
                       class="secondary"
-                      onClick={() =>
-                        act(
+                      onClick={() => {
+                        // Disabling locks the person out: asked first, as on the account's own page.
+                        if (!user.disabled && !confirmDisable(`“${user.username}”`, user.id === me.id)) return;
+                        void act(
                           () => updateUser(user.id, { disabled: !user.disabled }),
                           `“${user.username}” ${user.disabled ? 'enabled' : 'disabled'}.`,
-                        )
-                      }
+                        );
+                      }}
                     >
                       {user.disabled ? 'Enable' : 'Disable'}
                     </button>
                     <button
                       type="button"
                       class="secondary"
-                      onClick={() =>
-                        act(
+                      onClick={() => {
+                        if (user.is_admin && !confirmRemoveAdmin(`“${user.username}”`, user.id === me.id)) return;
+                        void act(
                           () => updateUser(user.id, { is_admin: !user.is_admin }),
                           `“${user.username}” ${user.is_admin ? 'is no longer' : 'is now'} an administrator.`,
-                        )
-                      }
+                        );
+                      }}
                     >
                       {user.is_admin ? 'Remove admin' : 'Make admin'}
                     </button>

@@ -16,6 +16,7 @@ import { flashNext } from './flash';
 import { copyLink } from './invitations';
 import { formatBytes } from './sizes';
 import './admin.css';
+import { confirmDisable, confirmRemoveAdmin } from './confirmations';
 
 type Message = { ok: boolean; text: string } | null;
 const MIB = 1048576;
@@ -78,19 +79,12 @@ function Detail({ initial, me }: { initial: AdminUser; me: User }) {
 
   const toggleDisabled = () => {
     if (user.disabled) return change({ disabled: false }, `${name} enabled: it can log in again.`);
-    const warning = self ? ' You will be signed out here too.' : '';
-    if (
-      !window.confirm(
-        `Disable ${name}? Every session of it ends at once, its tokens stop working and it cannot log in until enabled.${warning}`,
-      )
-    )
-      return;
+    if (!confirmDisable(name, self)) return;
     return change({ disabled: true }, `${name} disabled: its sessions ended.`);
   };
   const toggleAdmin = () => {
     if (!user.is_admin) return change({ is_admin: true }, `${name} is now an administrator.`);
-    const warning = self ? ' You will no longer see Administration.' : '';
-    if (!window.confirm(`Remove ${name} from the administrators?${warning}`)) return;
+    if (!confirmRemoveAdmin(name, self)) return;
     return change({ is_admin: false }, `${name} is no longer an administrator.`);
   };
   const remove = () => {
