@@ -121,7 +121,9 @@ export function registerRequestLog(app: FastifyInstance): void {
       userId: request.claims?.sub,
       ip: request.ip,
     };
-    if (status >= 500) log.error(line, 'request');
+    // A readiness probe's 503 is its answer (draining, the database away), not a failure: during a
+    // drain a balancer asks every second, and each was an error line.
+    if (status >= 500 && line.route !== '/readyz') log.error(line, 'request');
     else log.info(line, 'request');
     done();
   });

@@ -6,7 +6,16 @@ import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { buildApp } from '../../src/app.js';
 import { loggerOptions } from '../../src/logger.js';
-import { forEachDatabase, GOOD_PASSWORD, newSession, NO_WEB_CLIENT, type Session } from '../helpers/harness.js';
+import { openDatabase } from '../../src/db/database.js';
+import { createScratchDatabase } from '../helpers/databases.js';
+import {
+  forEachDatabase,
+  GOOD_PASSWORD,
+  newSession,
+  NO_WEB_CLIENT,
+  testConfig,
+  type Session,
+} from '../helpers/harness.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -218,6 +227,26 @@ forEachDatabase('request log', (ctx) => {
       assert.match(JSON.stringify(reports[0]!.err), /argon2 exploded/);
     } finally {
       await broken.close();
+    }
+  });
+
+  test("a readiness probe's 503 is logged at info level: its answer, not a failure", async () => {
+    // A database never migrated: /readyz says not ready.
+    const scratch = await createScratchDatabase(ctx.kind);
+    const database = openDatabase(testConfig(scratch.url).database);
+    const unready = await buildApp({ config: testConfig(scratch.url), database, logger: memoryLogger(lines) });
+    try {
+      const res = await unready.inject({ method: 'GET', url: '/readyz', headers: { 'x-request-id': 'log-readyz' } });
+      assert.equal(res.statusCode, 503, res.body);
+      const found = requestLines('log-readyz');
+      assert.deepEqual(
+        found.map((line) => [line.level, line.status, line.route]),
+        [[30, 503, '/readyz']],
+      );
+    } finally {
+      await unready.close();
+      await database.close();
+      await scratch.drop();
     }
   });
 
