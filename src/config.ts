@@ -537,7 +537,8 @@ function list(value: string | undefined): string[] {
 function number(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
-  const value = Number(raw);
+  // Decimal only: Number() also reads "0x1F90" (8080) and "1e3" (1000), which nobody means.
+  const value = /^[+-]?(\d+\.?\d*|\.\d+)$/.test(raw.trim()) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value) || value < min || value > max) {
     throw new ConfigError(`${name} must be a number from ${min} to ${max}, got "${raw}"`);
   }

