@@ -56,7 +56,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { setWriteCheckpoint } from './db/group-commit.js';
 import { StorageHealth } from './db/availability.js';
-import { databaseSize } from './db/size.js';
+import { databaseSize, reportsDiskFree } from './db/size.js';
 import { maintenanceOutcomes } from './jobs/maintenance.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { foldersRoutes } from './folders/folders.routes.js';
@@ -371,7 +371,7 @@ export async function buildApp({
     liveStreams: () => live.total,
     maintenance: maintenanceOutcomes,
     databaseSize: () => databaseSize(config.database, database.db),
-    diskFree: config.database.kind === 'sqlite',
+    diskFree: reportsDiskFree(config.database),
   });
   await app.register(healthRoutes, {
     database,

@@ -3,6 +3,9 @@ import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 
+/** Whether databaseSize gives the free bytes of the database's file system: SQLite's file only. */
+export const reportsDiskFree = (config: DatabaseConfig): boolean => config.kind === 'sqlite';
+
 /** How much the database takes, and for SQLite how much its file system has left (/metrics). */
 export async function databaseSize(
   config: DatabaseConfig,
