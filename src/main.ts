@@ -140,7 +140,11 @@ async function main(): Promise<void> {
     preloadPasskeys();
     log.debug({ threads: lowered }, 'background threads run at lower CPU priority than the event loop');
   } catch (error) {
-    log.fatal({ err: error }, `start-up failed: ${error instanceof Error ? error.message : String(error)}`);
+    const message = `start-up failed: ${error instanceof Error ? error.message : String(error)}`;
+    // The system's refusals (a port in use, a HOST that does not resolve, no permission) are the
+    // operator's to fix and say all in their message; anything else keeps its stack for a report.
+    if (typeof (error as { syscall?: unknown }).syscall === 'string') log.fatal(message);
+    else log.fatal({ err: error }, message);
     await database.close().catch(() => {});
     process.exit(1);
   }

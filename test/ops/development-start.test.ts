@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -105,6 +106,34 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
     );
     assert.equal(said[0]!.err, undefined, 'no error object, so no stack');
     assert.doesNotMatch(failed.output(), /\n\s+at /);
+  });
+
+  test('a port in use: exit 1 with one line naming it, no stack trace', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      const failed = startProcess(process.execPath, entryArgs('main'), {
+        cwd: ROOT,
+        env: {
+          ...TEST_ENV,
+          HOME: dir,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          DATABASE_URL: `sqlite:${path.join(dir, 'port', 'vellum.db')}`,
+          PWNED_PASSWORDS_URL: 'off',
+        },
+      });
+      assert.deepEqual(await exitWithin(failed, 20_000), { code: 1, signal: null }, failed.output());
+      const said = failed.lines.map(logEntry).filter((entry) => Number(entry?.level) >= 50);
+      assert.deepEqual(
+        said.map((entry) => [entry!.msg, entry!.err]),
+        [[`start-up failed: listen EADDRINUSE: address already in use 127.0.0.1:${port}`, undefined]],
+        failed.output(),
+      );
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 
   test('PUBLIC_URL is the address shown', async () => {
