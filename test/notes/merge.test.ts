@@ -152,18 +152,7 @@ forEachDatabase('notes: merging saves', (ctx) => {
     const id = await changedSince(base, theirs);
     // The first line ticked. node-diff3 aligned this as "insert a line, delete the third": the
     // deletion elsewhere then looked made by both and was merged once (three lines stayed on top).
-    const ours = lines(
-      '- [x] eggs',
-      '- [ ] eggs',
-      '- [ ] eggs',
-      '---',
-      '- [ ] eggs',
-      '',
-      'Summary',
-      '---',
-      'end',
-      'end',
-    );
+    const ours = base.replace('- [ ] eggs', '- [x] eggs');
     const res = await save(id, { title: 'T', content: ours }, '"1"');
     assert.equal(res.statusCode, 409, res.body);
     assert.equal(res.json().code, 'merge_conflict');

@@ -20,8 +20,8 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const start = async (extra: Record<string, string> = {}) => {
-    server = startProcess(process.execPath, entryArgs('main'), {
+  const spawnMain = (extra: Record<string, string> = {}) =>
+    startProcess(process.execPath, entryArgs('main'), {
       cwd: ROOT,
       env: {
         ...TEST_ENV,
@@ -34,6 +34,14 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
         ...extra,
       },
     });
+  /** A start that fails: it exits 1; its error and fatal log entries. */
+  const failedStart = async (extra: Record<string, string>) => {
+    const failed = spawnMain(extra);
+    assert.deepEqual(await exitWithin(failed, 20_000), { code: 1, signal: null }, failed.output());
+    return { failed, said: failed.lines.map(logEntry).filter((entry) => Number(entry?.level) >= 50) };
+  };
+  const start = async (extra: Record<string, string> = {}) => {
+    server = spawnMain(extra);
     const port = await server.port();
     const ready = await server.waitFor(
       (line) => (line.startsWith('Vellum is ready') ? line : undefined),
@@ -93,12 +101,7 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
   test('a DATABASE_URL naming a file that is no database: exit 1 with one line saying so, no stack trace', async () => {
     const text = path.join(dir, 'notes.txt');
     fs.writeFileSync(text, 'just some text, not a database\n'.repeat(100));
-    const failed = startProcess(process.execPath, entryArgs('main'), {
-      cwd: ROOT,
-      env: { ...TEST_ENV, HOME: dir, PORT: '0', DATABASE_URL: `sqlite:${text}`, PWNED_PASSWORDS_URL: 'off' },
-    });
-    assert.deepEqual(await exitWithin(failed, 20_000), { code: 1, signal: null }, failed.output());
-    const said = failed.lines.map(logEntry).filter((entry) => Number(entry?.level) >= 50);
+    const { failed, said } = await failedStart({ DATABASE_URL: `sqlite:${text}` });
     assert.deepEqual(
       said.map((entry) => entry!.msg),
       ['start-up failed: the database cannot be opened: file is not a database'],
@@ -113,19 +116,10 @@ describe('a development start without JWT_SECRET/CSRF_SECRET', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const { port } = taken.address() as net.AddressInfo;
     try {
-      const failed = startProcess(process.execPath, entryArgs('main'), {
-        cwd: ROOT,
-        env: {
-          ...TEST_ENV,
-          HOME: dir,
-          PORT: String(port),
-          HOST: '127.0.0.1',
-          DATABASE_URL: `sqlite:${path.join(dir, 'port', 'vellum.db')}`,
-          PWNED_PASSWORDS_URL: 'off',
-        },
+      const { failed, said } = await failedStart({
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${path.join(dir, 'port', 'vellum.db')}`,
       });
-      assert.deepEqual(await exitWithin(failed, 20_000), { code: 1, signal: null }, failed.output());
-      const said = failed.lines.map(logEntry).filter((entry) => Number(entry?.level) >= 50);
       assert.deepEqual(
         said.map((entry) => [entry!.msg, entry!.err]),
         [[`start-up failed: listen EADDRINUSE: address already in use 127.0.0.1:${port}`, undefined]],
